@@ -1,0 +1,75 @@
+// Image files on the host filesystem: read-only opening, and atomic creation.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "fsimg/io/block_device.hpp"
+
+namespace fsimg::io {
+
+/// An existing regular file opened for positioned I/O.
+/// Reads beyond the end of the file throw Error(corrupt) naming how many bytes
+/// are missing (a truncated image), never return garbage.
+class FileImage final : public BlockDevice {
+public:
+    /// Opens `path` read-only (writable=false) or read-write.
+    /// Throws Error(io) naming the path and the OS reason.
+    /// Refuses block and character devices with Error(refused) unless allow_device.
+    static std::unique_ptr<FileImage> open(const std::filesystem::path& path, bool writable,
+                                           bool allow_device = false);
+    ~FileImage() override;
+    FileImage(const FileImage&) = delete;
+    FileImage& operator=(const FileImage&) = delete;
+
+    std::uint64_t size() const override { return size_; }
+    void read_at(std::uint64_t offset, std::span<std::byte> out) const override;
+    void write_at(std::uint64_t offset, std::span<const std::byte> in) override;
+    /// Punches a hole (FALLOC_FL_PUNCH_HOLE) where the host filesystem supports
+    /// it, otherwise writes zeros.
+    void zero_range(std::uint64_t offset, std::uint64_t length) override;
+    /// fsync(2); throws Error(io) on failure.
+    void sync();
+    const std::filesystem::path& path() const noexcept { return path_; }
+
+private:
+    friend class AtomicImage;
+    FileImage(int fd, std::filesystem::path path, std::uint64_t size, bool writable);
+    int fd_;
+    std::filesystem::path path_;
+    std::uint64_t size_;
+    bool writable_;
+};
+
+/// Builds a new image under a temporary name in the destination's folder and
+/// renames it into place on commit(). Until then the destination is untouched;
+/// if commit() is never reached (exception, ENOSPC, EACCES) the destructor
+/// removes the temporary file, and SIGINT/SIGTERM/SIGHUP remove it too before
+/// the process dies.
+///
+/// The temporary file is created with ftruncate to `size` bytes, so it is
+/// sparse: only what is written occupies disk.
+class AtomicImage {
+public:
+    /// Throws Error(io) naming the folder when the temporary file cannot be created.
+    AtomicImage(const std::filesystem::path& destination, std::uint64_t size);
+    ~AtomicImage();
+    AtomicImage(const AtomicImage&) = delete;
+    AtomicImage& operator=(const AtomicImage&) = delete;
+
+    BlockDevice& device() noexcept { return *image_; }
+    const std::filesystem::path& temporary_path() const noexcept { return temp_path_; }
+    /// fsyncs the file and renames it over the destination (mode 0644 less umask).
+    void commit();
+
+private:
+    std::filesystem::path destination_;
+    std::filesystem::path temp_path_;
+    std::unique_ptr<FileImage> image_;
+    int slot_ = -1;  ///< entry in the signal-cleanup registry, -1 when none
+    bool committed_ = false;
+};
+
+}  // namespace fsimg::io

@@ -1,0 +1,85 @@
+// MBR and GPT partition tables: writing one partition, reading any table.
+//
+// Facts: ../shared/docs/formats.md §4 (MBR layout; GPT per the UEFI spec,
+// checked against sgdisk/sfdisk output).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fsimg/io/block_device.hpp"
+
+namespace fsimg::io {
+
+enum class PartitionTableKind : std::uint8_t { none, mbr, gpt };
+
+/// "none" | "mbr" | "gpt"; throws Error(usage) naming the value otherwise.
+PartitionTableKind parse_partition_table_kind(std::string_view text);
+std::string_view to_string(PartitionTableKind kind) noexcept;
+
+/// A GUID in its on-disk byte order (first three fields little-endian).
+using Guid = std::array<std::uint8_t, 16>;
+/// "EBD0A0A2-B9E5-4433-87C0-68B6B72699C7" form (upper-case hex).
+std::string format_guid(const Guid& guid);
+/// Microsoft Basic Data partition type (FAT, exFAT and NTFS alike).
+extern const Guid kGptBasicDataType;
+/// Derives a version-4-shaped GUID deterministically from a seed (e.g. the
+/// volume ID) and a salt distinguishing the disk GUID from a partition GUID.
+Guid guid_from_seed(std::uint64_t seed, std::uint32_t salt) noexcept;
+
+struct Partition {
+    unsigned index = 0;              ///< 1-based, as IMAGE@N names it
+    std::uint64_t first_lba = 0;     ///< in sectors of the table's sector size
+    std::uint64_t sector_count = 0;  ///< in sectors
+    std::uint8_t mbr_type = 0;       ///< MBR type byte (0xEE for the GPT protective entry)
+    Guid gpt_type{};                 ///< GPT only
+    Guid gpt_unique{};               ///< GPT only
+    std::string name;                ///< GPT partition name (UTF-8), empty for MBR
+    bool bootable = false;           ///< MBR status 0x80
+};
+
+struct PartitionTable {
+    PartitionTableKind kind = PartitionTableKind::none;
+    std::uint32_t sector_size = 512;       ///< bytes; GPT found at LBA 1 of this size
+    std::uint32_t mbr_disk_signature = 0;  ///< MBR offset 440
+    Guid gpt_disk_guid{};
+    std::vector<Partition> partitions;  ///< used entries, in table order
+};
+
+/// Where a single partition goes in a disk of `disk_bytes`: first LBA at
+/// 1 MiB, last sector before the GPT backup structures for GPT (last usable
+/// LBA = N - 34 at 512-byte sectors), the rest of the disk for MBR.
+/// Throws Error(usage) when the disk is too small (names the minimum) or, for
+/// MBR, when the partition would pass 2^32 sectors.
+struct PartitionPlacement {
+    std::uint64_t first_lba = 0;
+    std::uint64_t sector_count = 0;
+};
+PartitionPlacement place_single_partition(PartitionTableKind kind, std::uint64_t disk_bytes,
+                                          std::uint32_t sector_size);
+
+/// Writes an MBR with one primary partition (sector 0 only).
+void write_mbr(BlockDevice& disk, std::uint32_t sector_size, const Partition& partition,
+               std::uint32_t disk_signature);
+
+/// Writes a protective MBR, primary GPT header + 128-entry array at LBA 1..,
+/// backup array and header at the end of the disk, with CRC32s (zlib).
+void write_gpt(BlockDevice& disk, std::uint32_t sector_size, const Partition& partition,
+               const Guid& disk_guid);
+
+/// Reads the partition table of `disk`. Returns kind none when sector 0 holds
+/// a filesystem boot sector (FAT BPB, "EXFAT   ", "NTFS    ") or no 55AA
+/// signature. Validates GPT header and entry-array CRC32s (falls back to the
+/// backup header when the primary is bad), and every partition's range
+/// against the disk size; throws Error(corrupt) naming the entry otherwise.
+/// Memory is bounded: the entry array is read only when count*size fits the disk.
+PartitionTable read_partition_table(const BlockDevice& disk);
+
+/// True when the 512 bytes look like a FAT, exFAT or NTFS boot sector.
+bool looks_like_boot_sector(std::span<const std::byte> sector0) noexcept;
+
+}  // namespace fsimg::io

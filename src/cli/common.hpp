@@ -1,0 +1,32 @@
+// Shared pieces of the command line: exit codes and subcommand registration.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+
+namespace fsimg::cli {
+
+/// Exit codes of every command except fsck (which follows fsck(8), see
+/// docs/exit-codes.md).
+enum ExitCode : int {
+    kExitOk = 0,
+    kExitFailure = 1,  ///< operational failure: I/O error, corrupt input, unsupported
+    kExitUsage = 2,    ///< invalid arguments or values
+    kExitRefused =
+        3,  ///< a safety rule refused (existing filesystem without --force, a device without --device)
+};
+
+/// Each subcommand adds itself to the app and returns the action to run when
+/// it was chosen. The action returns the exit code; it may throw fsimg::Error.
+using Action = std::function<int()>;
+Action add_mkfs(CLI::App& app);
+Action add_dump(CLI::App& app);
+
+/// Prints "fsimg: note: ..." on stderr (unless quiet).
+void note(const std::string& text);
+/// Prints "fsimg: warning: ..." on stderr.
+void warn(const std::string& text);
+
+}  // namespace fsimg::cli

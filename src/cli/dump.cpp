@@ -1,0 +1,212 @@
+// fsimg dump: show the boot region of an image (and its partition table).
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common.hpp"
+#include "fsimg/core/error.hpp"
+#include "fsimg/core/units.hpp"
+#include "fsimg/fat/volume.hpp"
+#include "fsimg/io/open.hpp"
+
+namespace fsimg::cli {
+
+namespace {
+
+struct DumpArgs {
+    std::string image;
+    bool json = false;
+};
+
+std::string rstrip(std::string s) {
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\0')) s.pop_back();
+    return s;
+}
+
+nlohmann::json partition_json(const io::OpenedVolume& v) {
+    nlohmann::json t;
+    t["kind"] = std::string(io::to_string(v.table.kind));
+    t["sector_size"] = v.table.sector_size;
+    if (v.table.kind == io::PartitionTableKind::gpt) t["disk_guid"] = io::format_guid(v.table.gpt_disk_guid);
+    if (v.table.kind == io::PartitionTableKind::mbr) t["disk_signature"] = v.table.mbr_disk_signature;
+    t["partitions"] = nlohmann::json::array();
+    for (const auto& p : v.table.partitions) {
+        nlohmann::json j{{"index", p.index}, {"first_lba", p.first_lba}, {"sector_count", p.sector_count}};
+        if (v.table.kind == io::PartitionTableKind::gpt) {
+            j["type_guid"] = io::format_guid(p.gpt_type);
+            j["unique_guid"] = io::format_guid(p.gpt_unique);
+            j["name"] = p.name;
+        } else {
+            j["type"] = p.mbr_type;
+            j["bootable"] = p.bootable;
+        }
+        t["partitions"].push_back(j);
+    }
+    if (v.partition) t["selected"] = v.partition->index;
+    return t;
+}
+
+nlohmann::json dump_json(const std::string& image, const io::OpenedVolume& v, const fat::BootRegion& r) {
+    nlohmann::json j;
+    j["schema_version"] = 1;
+    j["image"] = image;
+    j["filesystem"] = "fat";
+    j["volume_offset"] = v.offset();
+    j["volume_device_bytes"] = r.device_bytes;
+    if (v.table.kind != io::PartitionTableKind::none) j["partition_table"] = partition_json(v);
+    nlohmann::json bs = nlohmann::json::object();
+    for (const auto& f : fat::boot_fields(r.boot)) {
+        if (f.is_text) {
+            bs[f.name] = f.text;
+        } else {
+            bs[f.name] = f.number;
+        }
+    }
+    j["boot_sector"] = bs;
+    if (r.layout) {
+        const fat::Layout& l = *r.layout;
+        j["geometry"] = {
+            {"fat_type", std::string(fat::to_string(l.type))},
+            {"bytes_per_sector", l.bytes_per_sector},
+            {"sectors_per_cluster", l.sectors_per_cluster},
+            {"cluster_bytes", l.cluster_bytes()},
+            {"cluster_count", l.cluster_count},
+            {"fat_size_sectors", l.fat_size_sectors},
+            {"num_fats", l.num_fats},
+            {"first_fat_sector", l.first_fat_sector},
+            {"root_dir_sectors", l.root_dir_sectors},
+            {"first_root_dir_sector", l.first_root_dir_sector},
+            {"first_data_sector", l.first_data_sector},
+            {"total_sectors", l.total_sectors},
+            {"volume_bytes", l.volume_bytes()},
+        };
+    } else {
+        j["geometry"] = nullptr;
+        j["geometry_problem"] = *r.problem;
+    }
+    if (r.fsinfo) {
+        j["fsinfo"] = {{"lead_signature", r.fsinfo->lead_signature},
+                       {"struct_signature", r.fsinfo->struct_signature},
+                       {"free_count", r.fsinfo->free_count},
+                       {"next_free", r.fsinfo->next_free},
+                       {"trail_signature", r.fsinfo->trail_signature}};
+    }
+    if (r.backup) {
+        j["backup_boot_sector"] = {{"sector", r.boot.backup_boot_sector}, {"identical", r.backup_identical}};
+    }
+    j["label"] = {
+        {"boot_sector", rstrip(r.boot.volume_label)},
+        {"root_directory", r.root_label ? nlohmann::json(rstrip(*r.root_label)) : nlohmann::json()}};
+    return j;
+}
+
+void print_text(const std::string& image, const io::OpenedVolume& v, const fat::BootRegion& r) {
+    fmt::print("Image:            {}\n", image);
+    if (v.table.kind != io::PartitionTableKind::none) {
+        fmt::print("Partition table:  {}, {}-byte sectors, {} partition(s)\n", io::to_string(v.table.kind),
+                   v.table.sector_size, v.table.partitions.size());
+        if (v.table.kind == io::PartitionTableKind::gpt) {
+            fmt::print("  disk GUID       {}\n", io::format_guid(v.table.gpt_disk_guid));
+        } else {
+            fmt::print("  disk signature  {:08X}\n", v.table.mbr_disk_signature);
+        }
+        for (const auto& p : v.table.partitions) {
+            const std::string type =
+                v.table.kind == io::PartitionTableKind::gpt
+                    ? fmt::format("type {} \"{}\"", io::format_guid(p.gpt_type), p.name)
+                    : fmt::format("type 0x{:02X}{}", p.mbr_type, p.bootable ? " active" : "");
+            fmt::print("  #{} {} start LBA {}, {} sectors ({}), {}\n", p.index,
+                       v.partition && v.partition->index == p.index ? "*" : " ", p.first_lba, p.sector_count,
+                       core::format_size(p.sector_count * v.table.sector_size), type);
+        }
+    }
+    fmt::print("Volume offset:    {} bytes\n", v.offset());
+    fmt::print("\nBoot sector\n");
+    for (const auto& f : fat::boot_fields(r.boot)) {
+        if (f.is_text) {
+            fmt::print("  0x{:03X}  {:<16} \"{}\"\n", f.offset, f.name, f.text);
+        } else if (f.name == "BPB_Media" || f.name == "Signature_word" || f.name == "BS_VolID" ||
+                   f.name == "BS_DrvNum" || f.name == "BS_BootSig" || f.name == "BPB_ExtFlags") {
+            fmt::print("  0x{:03X}  {:<16} 0x{:0{}X}\n", f.offset, f.name, f.number, f.width * 2);
+        } else {
+            fmt::print("  0x{:03X}  {:<16} {}\n", f.offset, f.name, f.number);
+        }
+    }
+    fmt::print("\nGeometry\n");
+    if (!r.layout) {
+        fmt::print("  not derivable: {}\n", *r.problem);
+    } else {
+        const fat::Layout& l = *r.layout;
+        fmt::print("  FAT type          {} ({} BPB, {} clusters)\n", fat::to_string(l.type),
+                   r.boot.is_fat32_shape ? "FAT32-shaped" : "FAT12/16-shaped",
+                   core::format_count(l.cluster_count));
+        fmt::print("  sector size       {} bytes\n", l.bytes_per_sector);
+        fmt::print("  cluster size      {} ({} sectors)\n", core::format_size(l.cluster_bytes()),
+                   l.sectors_per_cluster);
+        fmt::print("  cluster count     {} (clusters 2..{})\n", core::format_count(l.cluster_count),
+                   std::uint64_t(l.cluster_count) + 1);
+        fmt::print("  FAT size          {} sectors x {} FATs, first FAT at sector {}\n", l.fat_size_sectors,
+                   l.num_fats, l.first_fat_sector);
+        if (l.type == fat::FatType::fat32) {
+            fmt::print("  root directory    cluster {}\n", l.root_cluster);
+        } else {
+            fmt::print("  root directory    sectors {}..{} ({} entries)\n", l.first_root_dir_sector,
+                       l.first_root_dir_sector + l.root_dir_sectors - 1, l.root_entry_count);
+        }
+        fmt::print("  first data sector {} (byte {})\n", l.first_data_sector,
+                   l.first_data_sector * l.bytes_per_sector);
+        fmt::print("  volume size       {} sectors ({})\n", l.total_sectors,
+                   core::format_size(l.volume_bytes()));
+        if (l.volume_bytes() > r.device_bytes) {
+            fmt::print(
+                "  WARNING           the volume claims {} bytes but only {} are present ({} missing)\n",
+                l.volume_bytes(), r.device_bytes, l.volume_bytes() - r.device_bytes);
+        }
+    }
+    if (r.fsinfo) {
+        fmt::print("\nFSInfo (sector {})\n", r.boot.fsinfo_sector);
+        fmt::print("  signatures        {:08X} {:08X} {:08X}\n", r.fsinfo->lead_signature,
+                   r.fsinfo->struct_signature, r.fsinfo->trail_signature);
+        fmt::print("  free clusters     {}\n", r.fsinfo->free_count == fat::kFsInfoUnknown
+                                                   ? "unknown"
+                                                   : core::format_count(r.fsinfo->free_count));
+        fmt::print("  next free         {}\n", r.fsinfo->next_free == fat::kFsInfoUnknown
+                                                   ? "unknown"
+                                                   : std::to_string(r.fsinfo->next_free));
+    }
+    if (r.backup) {
+        fmt::print("\nBackup boot sector (sector {}): {}\n", r.boot.backup_boot_sector,
+                   r.backup_identical ? "identical to sector 0" : "DIFFERS from sector 0");
+    }
+    fmt::print("\nLabel\n  boot sector       \"{}\"\n  root directory    {}\n", rstrip(r.boot.volume_label),
+               r.root_label ? fmt::format("\"{}\"", rstrip(*r.root_label)) : std::string("none"));
+}
+
+int run_dump(const DumpArgs& a) {
+    io::OpenedVolume v = io::open_volume(a.image);
+    const fat::BootRegion r = fat::read_boot_region(v.device());
+    if (a.json) {
+        fmt::print("{}\n", dump_json(a.image, v, r).dump(2));
+    } else {
+        print_text(a.image, v, r);
+    }
+    return kExitOk;
+}
+
+}  // namespace
+
+Action add_dump(CLI::App& app) {
+    auto args = std::make_shared<DumpArgs>();
+    CLI::App* cmd =
+        app.add_subcommand("dump", "Show the boot region of an image: BPB fields, geometry, FSInfo");
+    cmd->footer(
+        "Examples:\n"
+        "  fsimg dump disk.img\n"
+        "  fsimg dump --json card.img@1");
+    cmd->add_flag("--json", args->json, "Print JSON (schema in docs/json.md)");
+    cmd->add_option("IMAGE", args->image, "Image file; IMAGE@N selects partition N")->required();
+    return [args] { return run_dump(*args); };
+}
+
+}  // namespace fsimg::cli

@@ -1,0 +1,62 @@
+// fsimg: the command line. Parsing (CLI11) and printing (fmt) only.
+#include <fmt/format.h>
+
+#include <csignal>
+#include <cstdio>
+#include <vector>
+
+#include "common.hpp"
+#include "fsimg/core/error.hpp"
+
+namespace fsimg::cli {
+
+void note(const std::string& text) { fmt::print(stderr, "fsimg: note: {}\n", text); }
+void warn(const std::string& text) { fmt::print(stderr, "fsimg: warning: {}\n", text); }
+
+namespace {
+
+int exit_code_for(ErrorCode code) {
+    switch (code) {
+        case ErrorCode::usage:
+            return kExitUsage;
+        case ErrorCode::refused:
+            return kExitRefused;
+        default:
+            return kExitFailure;
+    }
+}
+
+}  // namespace
+}  // namespace fsimg::cli
+
+int main(int argc, char** argv) {
+    using namespace fsimg::cli;
+    // Past a file-size limit, let writes fail with EFBIG (reported, temporary
+    // file removed) instead of the process being killed by SIGXFSZ.
+    std::signal(SIGXFSZ, SIG_IGN);
+    CLI::App app{"fsimg: create, check and inspect FAT12/16/32 image files offline", "fsimg"};
+    app.set_version_flag("--version", std::string("fsimg ") + FSIMG_VERSION);
+    app.require_subcommand(1);
+    const std::vector<std::pair<std::string, Action>> actions = {
+        {"mkfs", add_mkfs(app)},
+        {"dump", add_dump(app)},
+    };
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int rc = app.exit(e);
+        return rc == 0 ? 0 : kExitUsage;
+    }
+    try {
+        for (const auto& [name, action] : actions) {
+            if (app.got_subcommand(name)) return action();
+        }
+    } catch (const fsimg::Error& e) {
+        fmt::print(stderr, "fsimg: error: {}\n", e.what());
+        return exit_code_for(e.code());
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "fsimg: internal error: {}\n", e.what());
+        return kExitFailure;
+    }
+    return kExitUsage;
+}

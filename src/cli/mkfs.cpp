@@ -1,0 +1,298 @@
+// fsimg mkfs: create a filesystem image.
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+#include "fsimg/core/error.hpp"
+#include "fsimg/core/time.hpp"
+#include "fsimg/core/units.hpp"
+#include "fsimg/fat/format.hpp"
+#include "fsimg/fat/layout.hpp"
+#include "fsimg/fat/structs.hpp"
+#include "fsimg/io/file_image.hpp"
+#include "fsimg/io/partition.hpp"
+
+namespace fsimg::cli {
+
+namespace {
+
+struct MkfsArgs {
+    std::string type;
+    std::string size;
+    std::string cluster;
+    std::uint32_t sector_size = 512;
+    std::string label;
+    std::string volume_id;
+    std::string partition_table = "none";
+    bool force = false;
+    bool device = false;
+    bool explain = false;
+    bool quiet = false;
+    std::string image;
+};
+
+/// "1234ABCD", "0x1234abcd" or "1234-ABCD" -> 32-bit volume ID.
+std::uint32_t parse_volume_id(const std::string& text) {
+    std::string hex = text;
+    if (hex.size() > 2 && (hex.rfind("0x", 0) == 0 || hex.rfind("0X", 0) == 0)) hex = hex.substr(2);
+    if (hex.size() == 9 && hex[4] == '-') hex.erase(4, 1);
+    const bool ok = !hex.empty() && hex.size() <= 8 && std::all_of(hex.begin(), hex.end(), [](char c) {
+        return std::isxdigit(static_cast<unsigned char>(c));
+    });
+    if (!ok) {
+        throw Error(
+            ErrorCode::usage,
+            fmt::format("--volume-id \"{}\" is not a 32-bit hexadecimal number (e.g. 1234ABCD or 1234-ABCD)",
+                        text));
+    }
+    return static_cast<std::uint32_t>(std::stoul(hex, nullptr, 16));
+}
+
+std::optional<fat::FatType> parse_fat_type(const std::string& t) {
+    if (t == "fat12") return fat::FatType::fat12;
+    if (t == "fat16") return fat::FatType::fat16;
+    if (t == "fat32") return fat::FatType::fat32;
+    return std::nullopt;  // "fat": choose
+}
+
+/// What an existing file at the destination holds, if anything worth keeping.
+std::optional<std::string> describe_existing_content(io::BlockDevice& dev) {
+    if (dev.size() < 512) return std::nullopt;
+    std::array<std::byte, 512> s0{};
+    dev.read_at(0, s0);
+    auto sig_at = [&](std::size_t off, std::string_view text) {
+        return std::equal(text.begin(), text.end(), s0.begin() + off,
+                          [](char a, std::byte b) { return static_cast<std::byte>(a) == b; });
+    };
+    if (sig_at(3, "EXFAT   ")) return "an exFAT filesystem";
+    if (sig_at(3, "NTFS    ")) return "an NTFS filesystem";
+    if (io::looks_like_boot_sector(s0)) return "a FAT filesystem";
+    try {
+        const io::PartitionTable table = io::read_partition_table(dev);
+        if (table.kind != io::PartitionTableKind::none) {
+            return fmt::format("{} partition table with {} partition(s)",
+                               table.kind == io::PartitionTableKind::gpt ? "a GPT" : "an MBR",
+                               table.partitions.size());
+        }
+    } catch (const Error&) {
+        if (s0[510] == std::byte{0x55} && s0[511] == std::byte{0xAA}) {
+            return "a boot sector or damaged partition table (55AA signature)";
+        }
+    }
+    return std::nullopt;
+}
+
+std::uint8_t mbr_type_for(fat::FatType t) {
+    switch (t) {
+        case fat::FatType::fat12:
+            return 0x01;
+        case fat::FatType::fat16:
+            return 0x0E;  // FAT16 LBA
+        case fat::FatType::fat32:
+            return 0x0C;  // FAT32 LBA
+    }
+    return 0x0C;
+}
+
+int run_mkfs(const MkfsArgs& a) {
+    if (a.type == "exfat" || a.type == "ntfs") {
+        throw Error(ErrorCode::unsupported,
+                    fmt::format("mkfs -t {} is not available in this version of fsimg; it writes "
+                                "fat12, fat16 and fat32 (or -t fat to choose)",
+                                a.type));
+    }
+    if (a.sector_size != 512 && a.sector_size != 1024 && a.sector_size != 2048 && a.sector_size != 4096) {
+        throw Error(
+            ErrorCode::usage,
+            fmt::format("--sector-size {} is not supported; use 512, 1024, 2048 or 4096", a.sector_size));
+    }
+    const io::PartitionTableKind ptable = io::parse_partition_table_kind(a.partition_table);
+    const std::filesystem::path path(a.image);
+
+    // What is at the destination now.
+    struct stat st {};
+    const bool exists = ::stat(path.c_str(), &st) == 0;
+    const bool is_device = exists && (S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode));
+    if (is_device && !a.device) {
+        throw Error(ErrorCode::refused,
+                    fmt::format("{} is a device; fsimg writes image files. Pass --device to format the "
+                                "device itself (everything on it is lost)",
+                                a.image));
+    }
+    if (exists && !is_device && !S_ISREG(st.st_mode)) {
+        throw Error(ErrorCode::refused, fmt::format("{} exists and is not a regular file", a.image));
+    }
+    std::unique_ptr<io::FileImage> existing;
+    if (exists) existing = io::FileImage::open(path, is_device, is_device);
+    if (exists && !a.force) {
+        if (auto what = describe_existing_content(*existing)) {
+            throw Error(ErrorCode::refused,
+                        fmt::format("{} already holds {}; pass --force to overwrite it", a.image, *what));
+        }
+    }
+
+    std::uint64_t image_bytes = 0;
+    if (!a.size.empty()) {
+        image_bytes = core::parse_size(a.size);
+        if (is_device && image_bytes > existing->size()) {
+            throw Error(ErrorCode::usage,
+                        fmt::format("-s {} is larger than the device ({} bytes)", a.size, existing->size()));
+        }
+    } else if (exists) {
+        image_bytes = existing->size();
+    } else {
+        throw Error(ErrorCode::usage,
+                    fmt::format("{} does not exist: give its size with -s SIZE (e.g. -s 64M)", a.image));
+    }
+    if (image_bytes % a.sector_size != 0) {
+        warn(fmt::format(
+            "the image size {} is not a multiple of the {}-byte sector; the last {} bytes stay unused",
+            image_bytes, a.sector_size, image_bytes % a.sector_size));
+    }
+
+    // Where the filesystem goes.
+    io::PartitionPlacement place{0, image_bytes / a.sector_size};
+    if (ptable != io::PartitionTableKind::none) {
+        place = io::place_single_partition(ptable, image_bytes, a.sector_size);
+    }
+    fat::LayoutRequest req;
+    req.volume_bytes = place.sector_count * a.sector_size;
+    req.bytes_per_sector = a.sector_size;
+    req.type = parse_fat_type(a.type);
+    req.hidden_sectors = place.first_lba;
+    if (!a.cluster.empty()) {
+        const std::uint64_t c = core::parse_size(a.cluster);
+        if (c > 0xFFFFFFFFu) throw Error(ErrorCode::usage, fmt::format("-c {} is far too large", a.cluster));
+        req.cluster_bytes = static_cast<std::uint32_t>(c);
+    }
+    auto planned = fat::plan_layout(req);
+    if (auto* refusal = std::get_if<fat::LayoutRefusal>(&planned)) {
+        std::string msg = fmt::format("cannot make -t {} -s {}{}: {}", a.type,
+                                      a.size.empty() ? std::to_string(image_bytes) : a.size,
+                                      a.cluster.empty() ? "" : " -c " + a.cluster, refusal->reason);
+        if (!refusal->suggestions.empty()) {
+            msg += "\n  what would work:";
+            for (const auto& s : refusal->suggestions) msg += "\n    " + s;
+        }
+        throw Error(ErrorCode::usage, msg);
+    }
+    const fat::Layout& layout = std::get<fat::Layout>(planned);
+
+    // Identity and time: reproducible with SOURCE_DATE_EPOCH and --volume-id.
+    const std::optional<std::int64_t> sde = core::source_date_epoch();
+    const std::int64_t now = core::creation_time_unix();
+    std::uint32_t volume_id = 0;
+    if (!a.volume_id.empty()) {
+        volume_id = parse_volume_id(a.volume_id);
+    } else {
+        const auto ns =
+            sde ? 0u
+                : static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                 std::chrono::system_clock::now().time_since_epoch())
+                                                 .count() %
+                                             1000000000);
+        volume_id = fat::volume_id_from_time(now, ns);
+    }
+
+    if (a.explain) {
+        for (const auto& line : fat::explain_layout(req, layout)) fmt::print("{}\n", line);
+    }
+    if (ptable == io::PartitionTableKind::none && !a.quiet) {
+        note(
+            "no partition table: Windows handles unpartitioned fixed disks badly; "
+            "use --partition-table mbr for images meant for Windows");
+    }
+
+    fat::FormatOptions fo;
+    fo.volume_id = volume_id;
+    fo.label = a.label;
+    fo.timestamp_unix = now;
+    fat::normalize_volume_label(a.label);  // refuse a bad label before creating anything
+
+    auto write_all = [&](io::BlockDevice& disk) {
+        if (ptable != io::PartitionTableKind::none) {
+            io::Partition p;
+            p.index = 1;
+            p.first_lba = place.first_lba;
+            p.sector_count = place.sector_count;
+            p.mbr_type = mbr_type_for(layout.type);
+            p.gpt_type = io::kGptBasicDataType;
+            p.gpt_unique = io::guid_from_seed(volume_id, 2);
+            p.name = a.label.empty() ? "Basic data partition" : a.label;
+            if (ptable == io::PartitionTableKind::mbr) {
+                io::write_mbr(disk, a.sector_size, p, volume_id);
+            } else {
+                io::write_gpt(disk, a.sector_size, p, io::guid_from_seed(volume_id, 1));
+            }
+        }
+        io::SubRange volume(disk, place.first_lba * a.sector_size, req.volume_bytes);
+        fat::format_volume(volume, layout, fo);
+    };
+
+    if (is_device) {
+        fo.device_is_zeroed = false;
+        existing.reset();
+        auto dev = io::FileImage::open(path, true, true);
+        write_all(*dev);
+        dev->sync();
+    } else {
+        existing.reset();
+        io::AtomicImage out(path, image_bytes);
+        write_all(out.device());
+        out.commit();
+    }
+
+    if (!a.quiet) {
+        fmt::print(
+            "{}: {} {}, {} clusters of {}, serial {:04X}-{:04X}{}{}\n", a.image, to_string(layout.type),
+            core::format_size(req.volume_bytes), core::format_count(layout.cluster_count),
+            core::format_size(layout.cluster_bytes()), volume_id >> 16, volume_id & 0xFFFF,
+            a.label.empty() ? "" : fmt::format(", label \"{}\"", a.label),
+            ptable == io::PartitionTableKind::none
+                ? ""
+                : fmt::format(", in {} partition 1 at sector {}", io::to_string(ptable), place.first_lba));
+    }
+    return kExitOk;
+}
+
+}  // namespace
+
+Action add_mkfs(CLI::App& app) {
+    auto args = std::make_shared<MkfsArgs>();
+    CLI::App* cmd = app.add_subcommand("mkfs", "Create a filesystem image");
+    cmd->footer(
+        "Examples:\n"
+        "  fsimg mkfs -t fat32 -s 2G disk.img\n"
+        "  fsimg mkfs -t fat -s 200M -c 512 --explain small.img\n"
+        "  fsimg mkfs -t fat16 -s 256M -L CAMERA --partition-table mbr card.img\n"
+        "  SOURCE_DATE_EPOCH=0 fsimg mkfs -t fat32 -s 1G --volume-id 1234ABCD repro.img");
+    cmd->add_option("-t,--type", args->type, "Filesystem: fat12, fat16, fat32, or fat (choose by size)")
+        ->required()
+        ->check(CLI::IsMember({"fat12", "fat16", "fat32", "fat", "exfat", "ntfs"}));
+    cmd->add_option("-s,--size", args->size,
+                    "Image size (512, 4K, 64M, 2G, 1T); default: the existing file's size");
+    cmd->add_option("-c,--cluster-size", args->cluster, "Cluster (allocation unit) size in bytes, e.g. 4K");
+    cmd->add_option("--sector-size", args->sector_size, "Logical sector size: 512, 1024, 2048 or 4096");
+    cmd->add_option("-L,--label", args->label, "Volume label (up to 11 characters)");
+    cmd->add_option("--volume-id", args->volume_id,
+                    "Volume serial number, 8 hex digits (default: from the time)");
+    cmd->add_option("--partition-table", args->partition_table, "none, mbr or gpt (one partition at 1 MiB)")
+        ->check(CLI::IsMember({"none", "mbr", "gpt"}));
+    cmd->add_flag("--force", args->force,
+                  "Overwrite a file that already holds a filesystem or partition table");
+    cmd->add_flag("--device", args->device, "Allow formatting a block device in place");
+    cmd->add_flag("-v,--explain", args->explain, "Print the chosen geometry and why");
+    cmd->add_flag("-q,--quiet", args->quiet, "Print nothing but errors");
+    cmd->add_option("IMAGE", args->image, "Image file to create")->required();
+    return [args] { return run_mkfs(*args); };
+}
+
+}  // namespace fsimg::cli

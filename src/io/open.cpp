@@ -1,0 +1,101 @@
+#include "fsimg/io/open.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <limits>
+
+#include "fsimg/core/error.hpp"
+#include "fsimg/core/units.hpp"
+
+namespace fsimg::io {
+
+namespace {
+
+std::string describe(const PartitionTable& table, const Partition& p) {
+    const std::uint64_t bytes = p.sector_count * table.sector_size;
+    if (table.kind == PartitionTableKind::gpt) {
+        return fmt::format("{} (LBA {}, {}, \"{}\")", p.index, p.first_lba, core::format_size(bytes), p.name);
+    }
+    return fmt::format("{} (LBA {}, {}, type 0x{:02X})", p.index, p.first_lba, core::format_size(bytes),
+                       p.mbr_type);
+}
+
+std::string list_partitions(const PartitionTable& table) {
+    std::string out;
+    for (const Partition& p : table.partitions) {
+        if (!out.empty()) out += ", ";
+        out += describe(table, p);
+    }
+    return out;
+}
+
+}  // namespace
+
+std::pair<std::string, std::optional<unsigned>> split_image_spec(std::string_view spec) {
+    const auto at = spec.rfind('@');
+    if (at == std::string_view::npos || at == 0 || at + 1 == spec.size())
+        return {std::string(spec), std::nullopt};
+    const std::string_view digits = spec.substr(at + 1);
+    std::uint64_t n = 0;
+    for (char c : digits) {
+        if (c < '0' || c > '9') return {std::string(spec), std::nullopt};
+        n = n * 10 + static_cast<unsigned>(c - '0');
+        if (n > std::numeric_limits<unsigned>::max()) {
+            throw Error(ErrorCode::usage,
+                        fmt::format("partition number \"{}\" in \"{}\" is too large", digits, spec));
+        }
+    }
+    std::error_code ec;
+    if (std::filesystem::exists(std::filesystem::path(std::string(spec)), ec)) {
+        return {std::string(spec), std::nullopt};
+    }
+    return {std::string(spec.substr(0, at)), static_cast<unsigned>(n)};
+}
+
+OpenedVolume open_volume(std::string_view spec, bool writable) {
+    auto [path, number] = split_image_spec(spec);
+    OpenedVolume v;
+    v.file = FileImage::open(path, writable);
+    v.table = read_partition_table(*v.file);
+    if (v.table.kind == PartitionTableKind::none) {
+        if (number) {
+            throw Error(ErrorCode::usage,
+                        fmt::format("\"{}\" has no partition table, so there is no partition {}; open \"{}\" "
+                                    "without @{}",
+                                    path, *number, path, *number));
+        }
+        return v;
+    }
+    const Partition* chosen = nullptr;
+    if (number) {
+        for (const Partition& p : v.table.partitions) {
+            if (p.index == *number) chosen = &p;
+        }
+        if (chosen == nullptr) {
+            throw Error(ErrorCode::usage,
+                        fmt::format("\"{}\" has no partition {} in its {} table; partitions: {}", path,
+                                    *number, to_string(v.table.kind),
+                                    v.table.partitions.empty() ? "none" : list_partitions(v.table)));
+        }
+    } else if (v.table.partitions.size() == 1) {
+        chosen = &v.table.partitions.front();
+    } else if (v.table.partitions.empty()) {
+        throw Error(ErrorCode::not_this_fs,
+                    fmt::format("\"{}\" holds an {} partition table with no partitions", path,
+                                to_string(v.table.kind)));
+    } else {
+        throw Error(ErrorCode::usage,
+                    fmt::format("\"{}\" holds {} partitions; choose one with {}@N: {}", path,
+                                v.table.partitions.size(), path, list_partitions(v.table)));
+    }
+    v.partition = *chosen;
+    const std::uint64_t offset =
+        core::checked_mul(chosen->first_lba, v.table.sector_size, "partition offset");
+    const std::uint64_t length =
+        core::checked_mul(chosen->sector_count, v.table.sector_size, "partition size");
+    v.window = std::make_unique<SubRange>(*v.file, offset, length);
+    return v;
+}
+
+}  // namespace fsimg::io

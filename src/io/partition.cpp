@@ -1,0 +1,570 @@
+#include "fsimg/io/partition.hpp"
+
+#include <fmt/format.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "fsimg/core/bytes.hpp"
+#include "fsimg/core/error.hpp"
+#include "fsimg/core/units.hpp"
+#include "fsimg/core/utf.hpp"
+
+namespace fsimg::io {
+
+namespace {
+
+namespace mbr {  // formats.md §4.1
+inline constexpr std::size_t kSize = 512;
+inline constexpr std::size_t DiskSignature = 440;  // u32
+inline constexpr std::size_t Entries = 446;        // 4 x 16 bytes
+inline constexpr std::size_t Signature = 510;      // 55 AA
+inline constexpr std::size_t kEntrySize = 16;
+namespace entry {
+inline constexpr std::size_t Status = 0;    // u8, 0x80 active
+inline constexpr std::size_t ChsFirst = 1;  // 3 bytes
+inline constexpr std::size_t Type = 4;      // u8
+inline constexpr std::size_t ChsLast = 5;   // 3 bytes
+inline constexpr std::size_t LbaFirst = 8;  // u32
+inline constexpr std::size_t Sectors = 12;  // u32
+}  // namespace entry
+static_assert(Entries + 4 * kEntrySize == Signature);
+static_assert(Signature + 2 == kSize);
+static_assert(entry::Sectors + 4 == kEntrySize);
+}  // namespace mbr
+
+namespace gpt {  // UEFI 2.x §5.3, formats.md §4.2
+inline constexpr std::size_t kHeaderSize = 92;
+inline constexpr std::size_t Signature = 0;         // "EFI PART"
+inline constexpr std::size_t Revision = 8;          // u32 0x00010000
+inline constexpr std::size_t HeaderSize = 12;       // u32
+inline constexpr std::size_t HeaderCrc32 = 16;      // u32
+inline constexpr std::size_t Reserved = 20;         // u32
+inline constexpr std::size_t MyLba = 24;            // u64
+inline constexpr std::size_t AlternateLba = 32;     // u64
+inline constexpr std::size_t FirstUsableLba = 40;   // u64
+inline constexpr std::size_t LastUsableLba = 48;    // u64
+inline constexpr std::size_t DiskGuid = 56;         // 16 bytes
+inline constexpr std::size_t EntryLba = 72;         // u64
+inline constexpr std::size_t EntryCount = 80;       // u32
+inline constexpr std::size_t EntrySize = 84;        // u32
+inline constexpr std::size_t EntryArrayCrc32 = 88;  // u32
+static_assert(EntryArrayCrc32 + 4 == kHeaderSize);
+
+inline constexpr std::size_t kEntrySize = 128;
+inline constexpr std::uint32_t kEntryCount = 128;
+inline constexpr std::uint64_t kArrayBytes = kEntrySize * kEntryCount;  // 16 KiB, the UEFI minimum
+namespace entry {
+inline constexpr std::size_t TypeGuid = 0;     // 16 bytes
+inline constexpr std::size_t UniqueGuid = 16;  // 16 bytes
+inline constexpr std::size_t FirstLba = 32;    // u64
+inline constexpr std::size_t LastLba = 40;     // u64, inclusive
+inline constexpr std::size_t Attributes = 48;  // u64
+inline constexpr std::size_t Name = 56;        // 36 UTF-16LE code units
+inline constexpr std::size_t kNameUnits = 36;
+static_assert(Name + 2 * kNameUnits == kEntrySize);
+}  // namespace entry
+/// Hostile-input bound on count * size of an entry array we are willing to read.
+inline constexpr std::uint64_t kMaxArrayBytes = 1 << 20;
+}  // namespace gpt
+
+constexpr std::uint64_t kAlignment = 1 << 20;  // first partition at 1 MiB
+
+std::uint32_t crc32_of(std::span<const std::byte> data) {
+    uLong crc = crc32(0L, Z_NULL, 0);
+    // zlib takes uInt lengths; feed in chunks.
+    while (!data.empty()) {
+        const auto n = static_cast<uInt>(std::min<std::size_t>(data.size(), 1u << 30));
+        crc = crc32(crc, reinterpret_cast<const Bytef*>(data.data()), n);
+        data = data.subspan(n);
+    }
+    return static_cast<std::uint32_t>(crc);
+}
+
+void check_sector_size(std::uint32_t sector_size) {
+    if (sector_size < 512 || sector_size > 4096 || !core::is_power_of_two(sector_size)) {
+        throw Error(ErrorCode::usage,
+                    fmt::format("sector size {} is not supported; use 512 or 4096", sector_size));
+    }
+}
+
+std::uint64_t gpt_array_sectors(std::uint32_t sector_size) {
+    return core::div_ceil(gpt::kArrayBytes, sector_size);
+}
+
+/// CHS address of `lba` as the three MBR bytes, with the 255-head, 63-sector
+/// geometry sfdisk and sgdisk use; beyond cylinder 1023 it is 1023/254/63 (FE FF FF).
+std::array<std::uint8_t, 3> chs_bytes(std::uint64_t lba) {
+    constexpr std::uint64_t kHeads = 255;
+    constexpr std::uint64_t kSectors = 63;
+    const std::uint64_t cylinder = lba / (kHeads * kSectors);
+    if (cylinder > 1023) return {0xFE, 0xFF, 0xFF};
+    const auto head = static_cast<std::uint8_t>((lba / kSectors) % kHeads);
+    const auto sector = static_cast<std::uint8_t>(lba % kSectors + 1);
+    return {head, static_cast<std::uint8_t>(sector | ((cylinder >> 2) & 0xC0)),
+            static_cast<std::uint8_t>(cylinder & 0xFF)};
+}
+
+void put_mbr_entry(std::span<std::byte, mbr::kSize> sector, unsigned slot, std::uint8_t status,
+                   std::uint8_t type, std::uint64_t first_lba, std::uint64_t count) {
+    auto e = sector.subspan(mbr::Entries + slot * mbr::kEntrySize, mbr::kEntrySize);
+    const auto first = chs_bytes(first_lba);
+    const auto last = chs_bytes(first_lba + count - 1);
+    e[mbr::entry::Status] = std::byte{status};
+    for (std::size_t i = 0; i < 3; ++i) {
+        e[mbr::entry::ChsFirst + i] = std::byte{first[i]};
+        e[mbr::entry::ChsLast + i] = std::byte{last[i]};
+    }
+    e[mbr::entry::Type] = std::byte{type};
+    core::store_le32(e, mbr::entry::LbaFirst, static_cast<std::uint32_t>(first_lba));
+    core::store_le32(e, mbr::entry::Sectors, static_cast<std::uint32_t>(count));
+}
+
+void finish_mbr(std::span<std::byte, mbr::kSize> sector) {
+    sector[mbr::Signature] = std::byte{0x55};
+    sector[mbr::Signature + 1] = std::byte{0xAA};
+}
+
+Guid load_guid(std::span<const std::byte> s, std::size_t offset) {
+    Guid g{};
+    for (std::size_t i = 0; i < g.size(); ++i) g[i] = static_cast<std::uint8_t>(s[offset + i]);
+    return g;
+}
+
+void store_guid(std::span<std::byte> s, std::size_t offset, const Guid& g) {
+    for (std::size_t i = 0; i < g.size(); ++i) s[offset + i] = std::byte{g[i]};
+}
+
+bool is_zero(const Guid& g) {
+    return std::all_of(g.begin(), g.end(), [](std::uint8_t b) { return b == 0; });
+}
+
+std::uint64_t splitmix64(std::uint64_t& state) noexcept {
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/// Builds a GPT header sector (CRC filled in).
+std::vector<std::byte> make_gpt_header(std::uint32_t sector_size, std::uint64_t my_lba,
+                                       std::uint64_t alternate_lba, std::uint64_t first_usable,
+                                       std::uint64_t last_usable, const Guid& disk_guid,
+                                       std::uint64_t entry_lba, std::uint32_t array_crc) {
+    std::vector<std::byte> sector(sector_size);
+    auto h = std::span(sector).first<gpt::kHeaderSize>();
+    core::store_padded(h.subspan(gpt::Signature, 8), "EFI PART");
+    core::store32<gpt::Revision>(h, 0x00010000);
+    core::store32<gpt::HeaderSize>(h, gpt::kHeaderSize);
+    core::store32<gpt::Reserved>(h, 0);
+    core::store64<gpt::MyLba>(h, my_lba);
+    core::store64<gpt::AlternateLba>(h, alternate_lba);
+    core::store64<gpt::FirstUsableLba>(h, first_usable);
+    core::store64<gpt::LastUsableLba>(h, last_usable);
+    store_guid(h, gpt::DiskGuid, disk_guid);
+    core::store64<gpt::EntryLba>(h, entry_lba);
+    core::store32<gpt::EntryCount>(h, gpt::kEntryCount);
+    core::store32<gpt::EntrySize>(h, gpt::kEntrySize);
+    core::store32<gpt::EntryArrayCrc32>(h, array_crc);
+    core::store32<gpt::HeaderCrc32>(h, crc32_of(h));
+    return sector;
+}
+
+// ---------------------------------------------------------------------------
+// Reading
+
+struct GptAttempt {
+    std::optional<PartitionTable> table;
+    std::string problem;  ///< why the header at this LBA was rejected
+};
+
+/// Reads and validates one GPT header + array at `lba`. Returns the problem
+/// as text instead of throwing so that the caller can try the backup.
+GptAttempt read_gpt_at(const BlockDevice& disk, std::uint32_t sector_size, std::uint64_t lba) {
+    const std::uint64_t sectors = disk.size() / sector_size;
+    GptAttempt out;
+    if (lba >= sectors) {
+        out.problem = fmt::format("LBA {} is outside the disk", lba);
+        return out;
+    }
+    std::vector<std::byte> sector(sector_size);
+    disk.read_at(lba * sector_size, sector);
+    const auto h = std::span<const std::byte>(sector).first<gpt::kHeaderSize>();
+    if (core::load_string(h.subspan(gpt::Signature, 8)) != "EFI PART") {
+        out.problem = fmt::format("no \"EFI PART\" signature at LBA {}", lba);
+        return out;
+    }
+    const std::uint32_t header_size = core::le32<gpt::HeaderSize>(h);
+    if (header_size < gpt::kHeaderSize || header_size > sector_size) {
+        out.problem = fmt::format("header size {} at LBA {} is outside {}..{}", header_size, lba,
+                                  gpt::kHeaderSize, sector_size);
+        return out;
+    }
+    std::vector<std::byte> header(sector.begin(), sector.begin() + header_size);
+    const std::uint32_t stored_crc = core::le32<gpt::HeaderCrc32>(h);
+    core::store_le32(header, gpt::HeaderCrc32, 0);
+    const std::uint32_t computed_crc = crc32_of(header);
+    if (stored_crc != computed_crc) {
+        out.problem =
+            fmt::format("header CRC32 at LBA {} is {:08X}, computed {:08X}", lba, stored_crc, computed_crc);
+        return out;
+    }
+    const std::uint64_t my_lba = core::le64<gpt::MyLba>(h);
+    const std::uint64_t first_usable = core::le64<gpt::FirstUsableLba>(h);
+    const std::uint64_t last_usable = core::le64<gpt::LastUsableLba>(h);
+    const std::uint64_t entry_lba = core::le64<gpt::EntryLba>(h);
+    const std::uint32_t count = core::le32<gpt::EntryCount>(h);
+    const std::uint32_t entry_size = core::le32<gpt::EntrySize>(h);
+    if (my_lba != lba) {
+        out.problem = fmt::format("header at LBA {} says it is at LBA {}", lba, my_lba);
+        return out;
+    }
+    if (first_usable > last_usable || last_usable >= sectors) {
+        out.problem = fmt::format("usable LBAs {}..{} do not fit a disk of {} sectors", first_usable,
+                                  last_usable, sectors);
+        return out;
+    }
+    // Entry size: 128 * 2^n per UEFI; bounding it keeps count * size small.
+    if (entry_size < gpt::kEntrySize || entry_size > gpt::kMaxArrayBytes || entry_size % 8 != 0) {
+        out.problem =
+            fmt::format("entry size {} is not a multiple of 8 in 128..{}", entry_size, gpt::kMaxArrayBytes);
+        return out;
+    }
+    const std::uint64_t array_bytes = std::uint64_t{count} * entry_size;  // < 2^52: no overflow
+    if (array_bytes > gpt::kMaxArrayBytes) {
+        out.problem = fmt::format("{} entries of {} bytes exceed the {}-byte limit", count, entry_size,
+                                  gpt::kMaxArrayBytes);
+        return out;
+    }
+    const std::uint64_t array_sectors = core::div_ceil(array_bytes, sector_size);
+    if (entry_lba >= sectors || array_sectors > sectors - entry_lba) {
+        out.problem =
+            fmt::format("entry array at LBA {} ({} sectors) passes the end of the disk ({} sectors)",
+                        entry_lba, array_sectors, sectors);
+        return out;
+    }
+    std::vector<std::byte> array(static_cast<std::size_t>(array_bytes));
+    disk.read_at(entry_lba * sector_size, array);
+    const std::uint32_t array_crc = crc32_of(array);
+    if (array_crc != core::le32<gpt::EntryArrayCrc32>(h)) {
+        out.problem = fmt::format("entry array CRC32 is {:08X}, computed {:08X}",
+                                  core::le32<gpt::EntryArrayCrc32>(h), array_crc);
+        return out;
+    }
+
+    PartitionTable table;
+    table.kind = PartitionTableKind::gpt;
+    table.sector_size = sector_size;
+    table.gpt_disk_guid = load_guid(h, gpt::DiskGuid);
+    for (std::uint32_t i = 0; i < count; ++i) {
+        const auto e =
+            std::span<const std::byte>(array).subspan(std::size_t{i} * entry_size, gpt::kEntrySize);
+        Partition p;
+        p.gpt_type = load_guid(e, gpt::entry::TypeGuid);
+        if (is_zero(p.gpt_type)) continue;
+        p.index = i + 1;
+        p.gpt_unique = load_guid(e, gpt::entry::UniqueGuid);
+        const std::uint64_t first = core::load_le64(e, gpt::entry::FirstLba);
+        const std::uint64_t last = core::load_le64(e, gpt::entry::LastLba);
+        if (first > last || first < first_usable || last > last_usable) {
+            throw Error(
+                ErrorCode::corrupt,
+                fmt::format("GPT entry {} spans LBA {}..{}, outside the usable LBAs {}..{}; the partition "
+                            "table is damaged",
+                            i + 1, first, last, first_usable, last_usable),
+                entry_lba * sector_size + std::uint64_t{i} * entry_size);
+        }
+        p.first_lba = first;
+        p.sector_count = last - first + 1;
+        std::u16string name;
+        for (std::size_t k = 0; k < gpt::entry::kNameUnits; ++k) {
+            const auto unit = static_cast<char16_t>(core::load_le16(e, gpt::entry::Name + 2 * k));
+            if (unit == 0) break;
+            name.push_back(unit);
+        }
+        p.name = core::utf16_to_utf8_lossy(name);
+        table.partitions.push_back(std::move(p));
+    }
+    out.table = std::move(table);
+    return out;
+}
+
+/// Finds the 0xEE-referenced GPT at sector size 512, then 4096.
+PartitionTable read_gpt(const BlockDevice& disk, std::uint32_t mbr_signature) {
+    std::string problems;
+    for (std::uint32_t sector_size : {512u, 4096u}) {
+        const std::uint64_t sectors = disk.size() / sector_size;
+        if (sectors < 3) continue;
+        GptAttempt primary = read_gpt_at(disk, sector_size, 1);
+        if (primary.table) {
+            primary.table->mbr_disk_signature = mbr_signature;
+            return std::move(*primary.table);
+        }
+        const bool signature_seen = primary.problem.find("no \"EFI PART\"") == std::string::npos;
+        GptAttempt backup = read_gpt_at(disk, sector_size, sectors - 1);
+        if (backup.table) {
+            backup.table->mbr_disk_signature = mbr_signature;
+            return std::move(*backup.table);
+        }
+        if (signature_seen || backup.problem.find("no \"EFI PART\"") == std::string::npos) {
+            throw Error(ErrorCode::corrupt,
+                        fmt::format("GPT with {}-byte sectors is damaged: primary: {}; backup: {}",
+                                    sector_size, primary.problem, backup.problem),
+                        sector_size);
+        }
+    }
+    throw Error(
+        ErrorCode::corrupt,
+        "the MBR has a GPT protective entry (type 0xEE) but no GPT header was found at LBA 1 with 512- or "
+        "4096-byte sectors, nor at the last LBA",
+        0);
+}
+
+}  // namespace
+
+PartitionTableKind parse_partition_table_kind(std::string_view text) {
+    if (text == "none") return PartitionTableKind::none;
+    if (text == "mbr") return PartitionTableKind::mbr;
+    if (text == "gpt") return PartitionTableKind::gpt;
+    throw Error(ErrorCode::usage, fmt::format("unknown partition table \"{}\"; use none, mbr or gpt", text));
+}
+
+std::string_view to_string(PartitionTableKind kind) noexcept {
+    switch (kind) {
+        case PartitionTableKind::none:
+            return "none";
+        case PartitionTableKind::mbr:
+            return "mbr";
+        case PartitionTableKind::gpt:
+            return "gpt";
+    }
+    return "none";
+}
+
+std::string format_guid(const Guid& g) {
+    return fmt::format(
+        "{:02X}{:02X}{:02X}{:02X}-{:02X}{:02X}-{:02X}{:02X}-{:02X}{:02X}-{:02X}{:02X}{:02X}{:02X}{:02X}{:"
+        "02X}",
+        g[3], g[2], g[1], g[0], g[5], g[4], g[7], g[6], g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15]);
+}
+
+const Guid kGptBasicDataType = {0xA2, 0xA0, 0xD0, 0xEB, 0xE5, 0xB9, 0x33, 0x44,
+                                0x87, 0xC0, 0x68, 0xB6, 0xB7, 0x26, 0x99, 0xC7};
+
+Guid guid_from_seed(std::uint64_t seed, std::uint32_t salt) noexcept {
+    std::uint64_t state = seed ^ (std::uint64_t{salt} * 0xD6E8FEB86659FD93ULL);
+    Guid g{};
+    const std::uint64_t a = splitmix64(state);
+    const std::uint64_t b = splitmix64(state);
+    for (std::size_t i = 0; i < 8; ++i) {
+        g[i] = static_cast<std::uint8_t>(a >> (8 * i));
+        g[8 + i] = static_cast<std::uint8_t>(b >> (8 * i));
+    }
+    g[7] = static_cast<std::uint8_t>((g[7] & 0x0F) | 0x40);  // version 4 (high nibble of time_hi, stored LE)
+    g[8] = static_cast<std::uint8_t>((g[8] & 0x3F) | 0x80);  // RFC 4122 variant
+    return g;
+}
+
+PartitionPlacement place_single_partition(PartitionTableKind kind, std::uint64_t disk_bytes,
+                                          std::uint32_t sector_size) {
+    check_sector_size(sector_size);
+    const std::uint64_t sectors = disk_bytes / sector_size;
+    if (kind == PartitionTableKind::none) return {0, sectors};
+    const std::uint64_t first = kAlignment / sector_size;
+    // Sectors after the partition: backup array + backup header for GPT.
+    const std::uint64_t tail = kind == PartitionTableKind::gpt ? gpt_array_sectors(sector_size) + 1 : 0;
+    const std::uint64_t minimum_sectors = first + 1 + tail;
+    if (sectors < minimum_sectors) {
+        throw Error(
+            ErrorCode::usage,
+            fmt::format("a disk of {} bytes is too small for a {} partition table: it needs at least {} "
+                        "bytes ({} sectors of {} bytes) so that the partition starts at 1 MiB",
+                        disk_bytes, to_string(kind), minimum_sectors * sector_size, minimum_sectors,
+                        sector_size));
+    }
+    std::uint64_t count = sectors - first - tail;
+    // End on a 1 MiB boundary too, as partitioning tools do (sgdisk cautions
+    // otherwise), unless that would leave less than 1 MiB.
+    const std::uint64_t aligned_end = (first + count) / first * first;
+    if (aligned_end > first) count = aligned_end - first;
+    if (kind == PartitionTableKind::mbr && count > std::numeric_limits<std::uint32_t>::max()) {
+        throw Error(ErrorCode::usage,
+                    fmt::format("a partition of {} sectors of {} bytes does not fit an MBR (at most 2^32 - 1 "
+                                "sectors, {} bytes); use --partition-table gpt",
+                                count, sector_size,
+                                std::uint64_t{std::numeric_limits<std::uint32_t>::max()} * sector_size));
+    }
+    return {first, count};
+}
+
+void write_mbr(BlockDevice& disk, std::uint32_t sector_size, const Partition& partition,
+               std::uint32_t disk_signature) {
+    check_sector_size(sector_size);
+    const std::uint64_t sectors = disk.size() / sector_size;
+    if (partition.first_lba == 0 || partition.sector_count == 0 ||
+        partition.first_lba > std::numeric_limits<std::uint32_t>::max() ||
+        partition.sector_count > std::numeric_limits<std::uint32_t>::max() || partition.first_lba > sectors ||
+        partition.sector_count > sectors - partition.first_lba) {
+        throw Error(
+            ErrorCode::usage,
+            fmt::format("an MBR cannot hold a partition at LBA {} of {} sectors on a disk of {} sectors",
+                        partition.first_lba, partition.sector_count, sectors));
+    }
+    std::vector<std::byte> sector(sector_size);
+    auto m = std::span(sector).first<mbr::kSize>();
+    core::store32<mbr::DiskSignature>(m, disk_signature);
+    put_mbr_entry(m, 0, partition.bootable ? 0x80 : 0x00, partition.mbr_type, partition.first_lba,
+                  partition.sector_count);
+    finish_mbr(m);
+    disk.write_at(0, sector);
+}
+
+void write_gpt(BlockDevice& disk, std::uint32_t sector_size, const Partition& partition,
+               const Guid& disk_guid) {
+    check_sector_size(sector_size);
+    const std::uint64_t sectors = disk.size() / sector_size;
+    const std::uint64_t array_sectors = gpt_array_sectors(sector_size);
+    if (sectors < 2 * (array_sectors + 1) + 2) {
+        throw Error(ErrorCode::usage, fmt::format("a disk of {} sectors is too small for a GPT", sectors));
+    }
+    const std::uint64_t first_usable = 2 + array_sectors;
+    const std::uint64_t last_usable = sectors - 2 - array_sectors;
+    const std::uint64_t last_lba = partition.first_lba + partition.sector_count - 1;
+    if (partition.sector_count == 0 || partition.first_lba < first_usable ||
+        partition.first_lba > last_usable || partition.sector_count > last_usable - partition.first_lba + 1) {
+        throw Error(ErrorCode::usage,
+                    fmt::format("a GPT partition at LBA {} of {} sectors does not fit the usable LBAs {}..{}",
+                                partition.first_lba, partition.sector_count, first_usable, last_usable));
+    }
+    const std::u16string name = core::utf8_to_utf16(partition.name.empty() ? "fsimg" : partition.name);
+    if (name.size() > gpt::entry::kNameUnits) {
+        throw Error(ErrorCode::usage, fmt::format("GPT partition name \"{}\" is longer than {} UTF-16 units",
+                                                  partition.name, gpt::entry::kNameUnits));
+    }
+
+    // Entry array (same bytes for primary and backup).
+    std::vector<std::byte> array(array_sectors * sector_size);
+    auto e = std::span(array).first(gpt::kEntrySize);
+    store_guid(e, gpt::entry::TypeGuid, is_zero(partition.gpt_type) ? kGptBasicDataType : partition.gpt_type);
+    Guid unique = partition.gpt_unique;
+    if (is_zero(unique)) {
+        std::uint64_t seed = 0;
+        for (std::uint8_t b : disk_guid) seed = seed * 131 + b;
+        unique = guid_from_seed(seed, 1);
+    }
+    store_guid(e, gpt::entry::UniqueGuid, unique);
+    core::store_le64(e, gpt::entry::FirstLba, partition.first_lba);
+    core::store_le64(e, gpt::entry::LastLba, last_lba);
+    core::store_le64(e, gpt::entry::Attributes, 0);
+    for (std::size_t k = 0; k < name.size(); ++k) core::store_le16(e, gpt::entry::Name + 2 * k, name[k]);
+    const std::uint32_t array_crc = crc32_of(std::span(array).first(gpt::kArrayBytes));
+
+    // Protective MBR: one 0xEE entry from LBA 1 to the end (capped at 2^32 - 1 sectors).
+    std::vector<std::byte> pmbr(sector_size);
+    auto m = std::span(pmbr).first<mbr::kSize>();
+    put_mbr_entry(m, 0, 0x00, 0xEE, 1, std::min<std::uint64_t>(sectors - 1, 0xFFFFFFFF));
+    finish_mbr(m);
+
+    const std::uint64_t backup_lba = sectors - 1;
+    const std::uint64_t backup_array_lba = backup_lba - array_sectors;
+    const auto primary =
+        make_gpt_header(sector_size, 1, backup_lba, first_usable, last_usable, disk_guid, 2, array_crc);
+    const auto backup = make_gpt_header(sector_size, backup_lba, 1, first_usable, last_usable, disk_guid,
+                                        backup_array_lba, array_crc);
+
+    disk.write_at(0, pmbr);
+    disk.write_at(sector_size, primary);
+    disk.write_at(2 * std::uint64_t{sector_size}, array);
+    disk.write_at(backup_array_lba * sector_size, array);
+    disk.write_at(backup_lba * sector_size, backup);
+}
+
+bool looks_like_boot_sector(std::span<const std::byte> sector0) noexcept {
+    if (sector0.size() < 512) return false;
+    const auto s = sector0.first<512>();
+    const auto jump = core::le8<0>(s);
+    if (jump != 0xEB && jump != 0xE9) return false;
+    const std::string oem = core::load_string(s.subspan(3, 8));
+    if (oem == "EXFAT   " || oem == "NTFS    ") return true;
+    const std::uint16_t bytes_per_sector = core::le16<0x0B>(s);
+    const std::uint8_t sectors_per_cluster = core::le8<0x0D>(s);
+    const std::uint16_t reserved = core::le16<0x0E>(s);
+    const std::uint8_t fats = core::le8<0x10>(s);
+    const std::uint8_t media = core::le8<0x15>(s);
+    return bytes_per_sector >= 512 && bytes_per_sector <= 4096 && core::is_power_of_two(bytes_per_sector) &&
+           core::is_power_of_two(sectors_per_cluster) && reserved != 0 && fats >= 1 && fats <= 4 &&
+           (media == 0xF0 || media >= 0xF8);
+}
+
+PartitionTable read_partition_table(const BlockDevice& disk) {
+    PartitionTable none;
+    if (disk.size() < mbr::kSize) return none;
+    std::array<std::byte, mbr::kSize> sector{};
+    disk.read_at(0, sector);
+    const std::span<const std::byte, mbr::kSize> m(sector);
+    if (core::le16<mbr::Signature>(m) != 0xAA55) return none;
+    if (looks_like_boot_sector(m)) return none;
+
+    struct RawEntry {
+        unsigned index;
+        std::uint8_t status, type;
+        std::uint32_t first, count;
+    };
+    std::vector<RawEntry> entries;
+    bool protective = false;
+    for (unsigned i = 0; i < 4; ++i) {
+        const auto e = m.subspan(mbr::Entries + i * mbr::kEntrySize, mbr::kEntrySize);
+        const RawEntry r{i + 1, static_cast<std::uint8_t>(e[mbr::entry::Status]),
+                         static_cast<std::uint8_t>(e[mbr::entry::Type]),
+                         core::load_le32(e, mbr::entry::LbaFirst), core::load_le32(e, mbr::entry::Sectors)};
+        // A status other than 0x00/0x80 means this is not a partition table
+        // (e.g. an unrecognised boot sector that happens to end in 55 AA).
+        if (r.status != 0x00 && r.status != 0x80) return none;
+        if (r.type == 0) continue;
+        if (r.type == 0xEE) protective = true;
+        entries.push_back(r);
+    }
+    const std::uint32_t disk_signature = core::le32<mbr::DiskSignature>(m);
+    if (protective) return read_gpt(disk, disk_signature);
+
+    // MBR LBAs are in the disk's logical sectors, which the MBR does not record.
+    // Use 512 unless the first partition holds a boot sector only at 4096.
+    std::uint32_t sector_size = 512;
+    if (!entries.empty()) {
+        auto boot_sector_at = [&](std::uint64_t offset) {
+            if (offset > disk.size() || disk.size() - offset < mbr::kSize) return false;
+            std::array<std::byte, mbr::kSize> bs{};
+            disk.read_at(offset, bs);
+            return looks_like_boot_sector(bs);
+        };
+        const std::uint64_t first = entries.front().first;
+        if (!boot_sector_at(first * 512) && boot_sector_at(first * 4096)) sector_size = 4096;
+    }
+    const std::uint64_t sectors = disk.size() / sector_size;
+
+    PartitionTable table;
+    table.kind = PartitionTableKind::mbr;
+    table.sector_size = sector_size;
+    table.mbr_disk_signature = disk_signature;
+    for (const RawEntry& r : entries) {
+        if (r.first == 0 || r.count == 0 || r.first >= sectors || r.count > sectors - r.first) {
+            throw Error(
+                ErrorCode::corrupt,
+                fmt::format("MBR entry {} (type 0x{:02X}) spans LBA {} + {} sectors, outside the disk of {} "
+                            "sectors of {} bytes; the partition table is damaged",
+                            r.index, r.type, r.first, r.count, sectors, sector_size),
+                mbr::Entries + (r.index - 1) * mbr::kEntrySize);
+        }
+        Partition p;
+        p.index = r.index;
+        p.first_lba = r.first;
+        p.sector_count = r.count;
+        p.mbr_type = r.type;
+        p.bootable = r.status == 0x80;
+        table.partitions.push_back(std::move(p));
+    }
+    return table;
+}
+
+}  // namespace fsimg::io

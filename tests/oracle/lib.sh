@@ -1,0 +1,29 @@
+# Helpers for the script tests (sourced). Requires FSIMG and SHARED.
+set -uo pipefail
+: "${FSIMG:?FSIMG must name the fsimg binary}"
+: "${SHARED:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)/shared}"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/fsimg-test.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+FAILS=0
+PASSES=0
+pass() { PASSES=$((PASSES + 1)); }
+fail() { FAILS=$((FAILS + 1)); echo "FAIL: $*"; }
+need_oracles() {
+  if [ ! -x "$SHARED/oracles/check-image" ] || ! "$SHARED/oracles/install" --check >/dev/null 2>&1; then
+    echo "oracles not installed (run scripts/install-deps): skipped"; exit 77
+  fi
+}
+# check IMAGE [check-image args...]: every oracle must pass (SKIP is allowed).
+check() {
+  local img=$1; shift
+  local out
+  if out=$("$SHARED/oracles/check-image" "$@" "$img" 2>&1); then
+    pass
+  else
+    fail "check-image $* $img"; echo "$out" | sed 's/^/    /'
+  fi
+}
+finish() {
+  echo "$PASSES passed, $FAILS failed"
+  [ "$FAILS" = 0 ]
+}

@@ -1,0 +1,95 @@
+#include <catch2/catch.hpp>
+
+#include "fsimg/core/error.hpp"
+#include "fsimg/core/units.hpp"
+
+using namespace fsimg;
+using core::parse_size;
+
+TEST_CASE("parse_size accepts binary units", "[core][units]") {
+    CHECK(parse_size("0") == 0);
+    CHECK(parse_size("512") == 512);
+    CHECK(parse_size("4K") == 4096);
+    CHECK(parse_size("4k") == 4096);
+    CHECK(parse_size("4KiB") == 4096);
+    CHECK(parse_size("4kib") == 4096);
+    CHECK(parse_size("4KB") == 4096);
+    CHECK(parse_size("512B") == 512);
+    CHECK(parse_size("1M") == 1048576);
+    CHECK(parse_size("1MiB") == 1048576);
+    CHECK(parse_size("64G") == 68719476736ull);
+    CHECK(parse_size("1T") == 1099511627776ull);
+    CHECK(parse_size("2P") == 2251799813685248ull);
+    CHECK(parse_size("15E") == 15ull << 60);
+    CHECK(parse_size("18446744073709551615") == 18446744073709551615ull);
+}
+
+TEST_CASE("parse_size rejects bad input naming it", "[core][units]") {
+    REQUIRE_THROWS_WITH(parse_size("4X"), Catch::Contains("\"4X\"") && Catch::Contains("suffix"));
+    REQUIRE_THROWS_WITH(parse_size(""), Catch::Contains("empty"));
+    REQUIRE_THROWS_WITH(parse_size("-1"), Catch::Contains("\"-1\""));
+    REQUIRE_THROWS_WITH(parse_size("+1"), Catch::Contains("\"+1\""));
+    REQUIRE_THROWS_WITH(parse_size(" 1K"), Catch::Contains("\" 1K\""));
+    REQUIRE_THROWS_WITH(parse_size("1 K"), Catch::Contains("\"1 K\""));
+    REQUIRE_THROWS_WITH(parse_size("K"), Catch::Contains("\"K\""));
+    REQUIRE_THROWS_WITH(parse_size("4KiBB"), Catch::Contains("\"4KiBB\""));
+    REQUIRE_THROWS_WITH(parse_size("4iB"), Catch::Contains("\"4iB\""));
+    REQUIRE_THROWS_WITH(parse_size("1.5M"), Catch::Contains("\"1.5M\""));
+    REQUIRE_THROWS_WITH(parse_size("16E"), Catch::Contains("\"16E\"") && Catch::Contains("64 bits"));
+    REQUIRE_THROWS_WITH(parse_size("99999999999999999999"),
+                        Catch::Contains("\"99999999999999999999\"") && Catch::Contains("64 bits"));
+    REQUIRE_THROWS_WITH(parse_size("18446744073709551616"), Catch::Contains("64 bits"));
+    try {
+        parse_size("4X");
+        FAIL("expected an Error");
+    } catch (const Error& e) {
+        CHECK(e.code() == ErrorCode::usage);
+    }
+}
+
+TEST_CASE("format_size", "[core][units]") {
+    CHECK(core::format_size(0) == "0 B");
+    CHECK(core::format_size(512) == "512 B");
+    CHECK(core::format_size(1023) == "1023 B");
+    CHECK(core::format_size(1024) == "1 KiB");
+    CHECK(core::format_size(4096) == "4 KiB");
+    CHECK(core::format_size(1536) == "1.5 KiB");
+    CHECK(core::format_size(1572864) == "1.5 MiB");
+    CHECK(core::format_size(3ull << 30) == "3 GiB");
+    CHECK(core::format_size(1ull << 40) == "1 TiB");
+    CHECK(core::format_size(1280) == "1.25 KiB");
+    CHECK(core::format_size(1030) == "1.01 KiB");
+    CHECK(core::format_size(1048575) == "1024 KiB");  // rounds up into the next whole number
+    CHECK(core::format_size(18446744073709551615ull) == "16 EiB");
+}
+
+TEST_CASE("format_count", "[core][units]") {
+    CHECK(core::format_count(0) == "0");
+    CHECK(core::format_count(999) == "999");
+    CHECK(core::format_count(1000) == "1,000");
+    CHECK(core::format_count(1234567) == "1,234,567");
+    CHECK(core::format_count(18446744073709551615ull) == "18,446,744,073,709,551,615");
+}
+
+TEST_CASE("integer helpers", "[core][units]") {
+    STATIC_REQUIRE(core::is_power_of_two(1));
+    STATIC_REQUIRE(core::is_power_of_two(4096));
+    STATIC_REQUIRE(!core::is_power_of_two(0));
+    STATIC_REQUIRE(!core::is_power_of_two(3));
+    STATIC_REQUIRE(core::log2_floor(1) == 0);
+    STATIC_REQUIRE(core::log2_floor(4096) == 12);
+    STATIC_REQUIRE(core::log2_floor(4097) == 12);
+    STATIC_REQUIRE(core::div_ceil(10, 3) == 4);
+    STATIC_REQUIRE(core::div_ceil(9, 3) == 3);
+    STATIC_REQUIRE(core::round_up(1000, 512) == 1024);
+    CHECK(core::checked_mul(1ull << 32, 1ull << 31, "x") == 1ull << 63);
+    CHECK(core::checked_add(1, 2, "x") == 3);
+    REQUIRE_THROWS_WITH(core::checked_mul(1ull << 32, 1ull << 32, "sector count * sector size"),
+                        Catch::Contains("sector count * sector size"));
+    REQUIRE_THROWS_WITH(core::checked_add(~0ull, 1, "end offset"), Catch::Contains("end offset"));
+    try {
+        core::checked_add(~0ull, 1, "end offset");
+    } catch (const Error& e) {
+        CHECK(e.code() == ErrorCode::corrupt);
+    }
+}
