@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The benchmark harness runs (one quick repetition) so it cannot rot.
-here=$(dirname "$0"); . "$here/../oracle/lib.sh"
+here=$(dirname "$0"); . "$here/../lib.sh"
 python3 "$here/../bench/run" --quick --fsimg "$FSIMG" --out-md "$WORK/b.md" --out-json "$WORK/b.json"
 rc=$?
 [ $rc = 77 ] && exit 77

@@ -2,7 +2,7 @@
 # With SOURCE_DATE_EPOCH and --volume-id, two runs give byte-identical images
 # (with and without partition tables); a different volume ID changes the
 # bytes; big images are sparse.
-here=$(dirname "$0"); . "$here/../oracle/lib.sh"
+here=$(dirname "$0"); . "$here/../lib.sh"
 cd "$WORK"
 for args in "-t fat12 -s 8M" "-t fat16 -s 200M -L TEST" "-t fat32 -s 2G --partition-table gpt" \
             "-t fat32 -s 1G --partition-table mbr --sector-size 4096"; do

@@ -2,7 +2,7 @@
 # mkfs never loses data: an existing filesystem or partition table is not
 # overwritten without --force, devices are refused, a failed run leaves
 # nothing behind, and errors name the offending value.
-here=$(dirname "$0"); . "$here/../oracle/lib.sh"
+here=$(dirname "$0"); . "$here/../lib.sh"
 cd "$WORK"
 expect_fail() {  # expect_fail RC TEXT CMD...: exit status RC and TEXT in stderr
   local rc=$1 text=$2; shift 2

@@ -4,7 +4,7 @@
 # size must hold exactly the limit cluster count (FAT12 4084, FAT16 4087 and
 # 65524, FAT32 65527), one sector more or less is refused, and the image
 # passes every independent checker.
-here=$(dirname "$0"); . "$here/lib.sh"
+here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
 export SOURCE_DATE_EPOCH=1700000000
 ok() { "$FSIMG" mkfs -q --force -t "$1" -c "$2" -s $(($3 * 512)) "$WORK/b.img" >/dev/null 2>&1; }

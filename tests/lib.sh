@@ -1,7 +1,7 @@
 # Helpers for the script tests (sourced). Requires FSIMG and SHARED.
 set -uo pipefail
 : "${FSIMG:?FSIMG must name the fsimg binary}"
-: "${SHARED:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)/shared}"
+: "${SHARED:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/shared}"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/fsimg-test.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 FAILS=0
