@@ -314,7 +314,8 @@ std::vector<std::string> explain_layout(const LayoutRequest& r, const Layout& l)
         core::format_count(n + 2)));
     const std::uint64_t base = l.type == FatType::fat32 ? detail::kReservedFat32 : detail::kReservedFat12_16;
     const std::uint64_t pad = l.reserved_sectors > base ? l.reserved_sectors - base : 0;
-    std::string reserved = fmt::format("reserved: {} sectors", core::format_count(l.reserved_sectors));
+    std::string reserved = fmt::format("reserved: {} sector{}", core::format_count(l.reserved_sectors),
+                                       l.reserved_sectors == 1 ? "" : "s");
     if (pad) reserved += fmt::format(" ({} + {} padding)", base, core::format_count(pad));
     if (l.type == FatType::fat32) {
         reserved +=
@@ -351,7 +352,7 @@ std::vector<std::string> explain_layout(const LayoutRequest& r, const Layout& l)
     const std::uint64_t v = r.volume_bytes;
     auto win = [&](FatType t) {
         auto w = windows_default_cluster_bytes(t, v);
-        return w ? detail::cluster_text(*w) : std::string{"refuses"};
+        return w ? detail::cluster_text(*w) : std::string{"not formatted"};
     };
     const TypeAndCluster mk = mkfs_fat_default(v);
     const TypeAndCluster ours = default_cluster_bytes(r.type, v);
