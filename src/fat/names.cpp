@@ -1,0 +1,259 @@
+#include "fsimg/fat/names.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "fsimg/core/error.hpp"
+#include "fsimg/core/utf.hpp"
+
+namespace fsimg::fat {
+
+namespace {
+
+constexpr bool is_ascii_lower(char16_t c) noexcept { return c >= u'a' && c <= u'z'; }
+constexpr bool is_ascii_upper(char16_t c) noexcept { return c >= u'A' && c <= u'Z'; }
+
+/// Characters no FAT name may hold [FATGEN; formats.md §1.11].
+constexpr bool is_forbidden_in_long_name(char16_t c) noexcept {
+    return c < 0x20 || c == u'"' || c == u'*' || c == u'/' || c == u':' || c == u'<' || c == u'>' ||
+           c == u'?' || c == u'\\' || c == u'|';
+}
+
+/// ASCII characters a short name may hold besides letters and digits:
+/// $ % ' - _ @ ~ ` ! ( ) { } ^ # & [FATGEN].
+constexpr bool is_short_special(char16_t c) noexcept {
+    return c == u'$' || c == u'%' || c == u'\'' || c == u'-' || c == u'_' || c == u'@' || c == u'~' ||
+           c == u'`' || c == u'!' || c == u'(' || c == u')' || c == u'{' || c == u'}' || c == u'^' ||
+           c == u'#' || c == u'&';
+}
+
+/// A character that may appear in a short name as it is (ASCII, no space).
+constexpr bool is_short_char(char16_t c) noexcept {
+    return is_ascii_lower(c) || is_ascii_upper(c) || (c >= u'0' && c <= u'9') || is_short_special(c);
+}
+
+constexpr char16_t ascii_upper(char16_t c) noexcept { return is_ascii_lower(c) ? c - 0x20 : c; }
+
+/// Simple upper-case mapping for the scripts case_fold_key covers.
+char16_t simple_upper(char16_t c) noexcept {
+    if (c < 0x80) return ascii_upper(c);
+    if (c >= 0xE0 && c <= 0xFE && c != 0xF7) return c - 0x20;  // Latin-1 à..þ
+    if (c == 0xFF) return 0x178;                               // ÿ
+    if (c >= 0x100 && c <= 0x17F) {                            // Latin Extended-A: pairs
+        if (c == 0x130 || c == 0x131 || c == 0x138 || c == 0x149 || c == 0x17F) return c;
+        const bool odd_lower = (c >= 0x139 && c <= 0x148) || (c >= 0x179 && c <= 0x17E);
+        if (odd_lower) return (c % 2 == 0) ? c - 1 : c;
+        return (c % 2 == 1) ? c - 1 : c;
+    }
+    if (c >= 0x3B1 && c <= 0x3C9 && c != 0x3C2) return c - 0x20;  // Greek α..ω (not final ς)
+    if (c >= 0x3AC && c <= 0x3AF) {                               // ά έ ή ί
+        return c == 0x3AC ? 0x386 : c - 0x25;
+    }
+    if (c >= 0x430 && c <= 0x44F) return c - 0x20;  // Cyrillic а..я
+    if (c >= 0x450 && c <= 0x45F) return c - 0x50;  // ѐ..џ
+    return c;
+}
+
+/// The 8.3 shape of a name, ignoring case: base 1..8 short characters,
+/// optionally one period and 1..3 extension characters.
+bool is_83_shaped(std::u16string_view name) noexcept {
+    const std::size_t dot = name.find(u'.');
+    const std::u16string_view base = name.substr(0, dot);
+    const std::u16string_view ext =
+        dot == std::u16string_view::npos ? std::u16string_view{} : name.substr(dot + 1);
+    if (base.empty() || base.size() > 8) return false;
+    if (dot != std::u16string_view::npos && (ext.empty() || ext.size() > 3)) return false;
+    auto all_short = [](std::u16string_view s) { return std::all_of(s.begin(), s.end(), is_short_char); };
+    return all_short(base) && all_short(ext);
+}
+
+ShortName make_short(std::string_view base, std::string_view ext) {
+    ShortName n;
+    n.fill(' ');
+    std::copy_n(base.begin(), std::min<std::size_t>(base.size(), 8), n.begin());
+    std::copy_n(ext.begin(), std::min<std::size_t>(ext.size(), 3), n.begin() + 8);
+    return n;
+}
+
+std::string with_tail(const std::string& prefix, unsigned n) {
+    const std::string tail = fmt::format("~{}", n);
+    return prefix.substr(0, 8 - tail.size()) + tail;
+}
+
+}  // namespace
+
+std::optional<std::string> long_name_problem(std::string_view utf8) {
+    std::u16string name;
+    try {
+        name = core::utf8_to_utf16(utf8);
+    } catch (const Error& e) {
+        return fmt::format("the name is not valid UTF-8 ({})", e.what());
+    }
+    if (name.empty()) return "the name is empty";
+    if (name == u"." || name == u"..") return "\".\" and \"..\" are not names";
+    for (const char16_t c : name) {
+        if (c < 0x20) return fmt::format("the name holds the control character U+{:04X}", unsigned(c));
+        if (is_forbidden_in_long_name(c)) {
+            return fmt::format("the name holds '{}', which FAT names may not contain (\"*/:<>?\\|)",
+                               static_cast<char>(c));
+        }
+    }
+    if (name.back() == u'.')
+        return "the name ends with a period (Windows strips it, the file could not be opened)";
+    if (name.back() == u' ')
+        return "the name ends with a space (Windows strips it, the file could not be opened)";
+    if (name.size() > kMaxLongNameUnits) {
+        return fmt::format("the name is {} UTF-16 code units long; FAT allows {}", name.size(),
+                           kMaxLongNameUnits);
+    }
+    return std::nullopt;
+}
+
+bool is_windows_device_name(std::u16string_view name) noexcept {
+    const std::u16string_view stem = name.substr(0, name.find(u'.'));
+    std::string up;
+    for (const char16_t c : stem) {
+        if (c >= 0x80) return false;
+        up.push_back(static_cast<char>(ascii_upper(c)));
+    }
+    while (!up.empty() && up.back() == ' ') up.pop_back();
+    if (up == "CON" || up == "PRN" || up == "AUX" || up == "NUL") return true;
+    return up.size() == 4 && (up.rfind("COM", 0) == 0 || up.rfind("LPT", 0) == 0) && up[3] >= '1' &&
+           up[3] <= '9';
+}
+
+std::u16string case_fold_key(std::u16string_view name) {
+    std::u16string key(name);
+    for (char16_t& c : key) c = simple_upper(c);
+    return key;
+}
+
+std::optional<PlainShortName> plain_short_name(std::u16string_view name) {
+    if (!is_83_shaped(name)) return std::nullopt;
+    const std::size_t dot = name.find(u'.');
+    const std::u16string_view base = name.substr(0, dot);
+    const std::u16string_view ext =
+        dot == std::u16string_view::npos ? std::u16string_view{} : name.substr(dot + 1);
+    auto case_of = [](std::u16string_view part, std::uint8_t lower_bit) -> std::optional<std::uint8_t> {
+        const bool has_lower = std::any_of(part.begin(), part.end(), is_ascii_lower);
+        const bool has_upper = std::any_of(part.begin(), part.end(), is_ascii_upper);
+        if (has_lower && has_upper) return std::nullopt;
+        return has_lower ? lower_bit : std::uint8_t{0};
+    };
+    const auto base_case = case_of(base, kNtLowerBase);
+    const auto ext_case = case_of(ext, kNtLowerExt);
+    if (!base_case || !ext_case) return std::nullopt;
+    std::string b, e;
+    for (const char16_t c : base) b.push_back(static_cast<char>(ascii_upper(c)));
+    for (const char16_t c : ext) e.push_back(static_cast<char>(ascii_upper(c)));
+    return PlainShortName{make_short(b, e), static_cast<std::uint8_t>(*base_case | *ext_case)};
+}
+
+BasisName basis_name(std::u16string_view name) {
+    // Steps 1-3 of fatgen103: upper-case, convert (lossy '_'), drop spaces.
+    std::string s;
+    bool lossy = false;
+    for (std::size_t i = 0; i < name.size(); ++i) {
+        const char16_t c = name[i];
+        if (c == u' ') continue;
+        if (c == u'.') {
+            s.push_back('.');
+        } else if (c < 0x80 && is_short_char(c)) {
+            s.push_back(static_cast<char>(ascii_upper(c)));
+        } else {
+            s.push_back('_');  // non-ASCII (one '_' per code point), or + , ; = [ ]
+            lossy = true;
+            if (c >= 0xD800 && c <= 0xDBFF && i + 1 < name.size()) ++i;  // the pair's low half
+        }
+    }
+    // Step 4: leading periods go.
+    s.erase(0, s.find_first_not_of('.') == std::string::npos ? s.size() : s.find_first_not_of('.'));
+    // Steps 5-7, as Windows and Linux vfat do them: the base is everything
+    // before the last period with the other periods removed, cut to 8; the
+    // extension is what follows the last period, cut to 3. (fatgen103's
+    // step 5 literally stops the base at the first period.)
+    const std::size_t last = s.rfind('.');
+    std::string base = s.substr(0, last);
+    std::string ext = last == std::string::npos ? std::string{} : s.substr(last + 1);
+    base.erase(std::remove(base.begin(), base.end(), '.'), base.end());
+    BasisName out;
+    out.lossy = lossy || base.size() > 8 || ext.size() > 3;
+    base.resize(std::min<std::size_t>(base.size(), 8));
+    ext.resize(std::min<std::size_t>(ext.size(), 3));
+    if (base.empty()) {
+        base = "_";
+        out.lossy = true;
+    }
+    out.base = std::move(base);
+    out.ext = std::move(ext);
+    return out;
+}
+
+std::uint16_t windows_short_name_hash(std::u16string_view name) noexcept {
+    std::uint16_t checksum = 0;
+    for (const char16_t c : name) checksum = static_cast<std::uint16_t>(checksum * 0x25 + c);
+    auto temp = static_cast<std::int32_t>(std::uint32_t{checksum} * 314159269u);
+    if (temp < 0) temp = static_cast<std::int32_t>(0u - static_cast<std::uint32_t>(temp));
+    const std::uint64_t q = static_cast<std::uint64_t>(std::int64_t{temp} * 1152921497) >> 60;
+    temp = static_cast<std::int32_t>(
+        static_cast<std::uint32_t>(static_cast<std::uint64_t>(std::int64_t{temp}) - q * 1000000007ull));
+    checksum = static_cast<std::uint16_t>(temp);
+    return static_cast<std::uint16_t>(((checksum & 0xF000) >> 12) | ((checksum & 0x0F00) >> 4) |
+                                      ((checksum & 0x00F0) << 4) | ((checksum & 0x000F) << 12));
+}
+
+std::string short_name_display(const ShortName& n) {
+    std::string base(n.begin(), n.begin() + 8);
+    std::string ext(n.begin() + 8, n.end());
+    while (!base.empty() && base.back() == ' ') base.pop_back();
+    while (!ext.empty() && ext.back() == ' ') ext.pop_back();
+    return ext.empty() ? base : base + "." + ext;
+}
+
+bool ShortNameAllocator::reserve(const ShortName& name) { return used_.insert(key(name)).second; }
+
+ShortName ShortNameAllocator::generate(std::u16string_view long_name) {
+    const BasisName b = basis_name(long_name);
+    if (!b.lossy && is_83_shaped(long_name)) {
+        const ShortName n = make_short(b.base, b.ext);
+        if (reserve(n)) return n;
+    }
+    for (unsigned i = 1; i <= 4; ++i) {
+        const ShortName n = make_short(with_tail(b.base, i), b.ext);
+        if (reserve(n)) return n;
+    }
+    const std::string prefix =
+        b.base.substr(0, 2) + fmt::format("{:04X}", windows_short_name_hash(long_name));
+    for (unsigned i = 1;; ++i) {  // ends: at most 65,536 names per directory
+        const ShortName n = make_short(with_tail(prefix, i), b.ext);
+        if (reserve(n)) return n;
+    }
+}
+
+void encode_lfn_entries(std::u16string_view name, std::uint8_t checksum, std::span<std::byte> out) {
+    const std::uint32_t count = lfn_entry_count(name.size());
+    if (name.empty() || name.size() > kMaxLongNameUnits || out.size() != std::size_t{count} * 32) {
+        throw Error(ErrorCode::usage,
+                    fmt::format("encode_lfn_entries: {} units into {} bytes", name.size(), out.size()));
+    }
+    // Byte offsets of the 13 units inside an entry [FATGEN LDIR_Name1/2/3].
+    static constexpr std::array<std::size_t, 13> kUnitOffsets = {1,  3,  5,  7,  9,  14, 16,
+                                                                 18, 20, 22, 24, 28, 30};
+    for (std::uint32_t k = 0; k < count; ++k) {
+        const std::uint32_t ordinal = count - k;  // physical entry k holds ordinal count-k
+        std::span<std::byte> e = out.subspan(std::size_t{k} * 32, 32);
+        std::fill(e.begin(), e.end(), std::byte{0});
+        e[0] = static_cast<std::byte>(ordinal | (k == 0 ? 0x40u : 0u));
+        e[11] = std::byte{0x0F};  // LDIR_Attr = ATTR_LONG_NAME
+        e[13] = std::byte{checksum};
+        for (std::size_t j = 0; j < kLfnUnitsPerEntry; ++j) {
+            const std::size_t i = (ordinal - 1) * kLfnUnitsPerEntry + j;
+            const std::uint16_t u = i < name.size() ? name[i] : i == name.size() ? 0x0000 : 0xFFFF;
+            e[kUnitOffsets[j]] = static_cast<std::byte>(u & 0xFF);
+            e[kUnitOffsets[j] + 1] = static_cast<std::byte>(u >> 8);
+        }
+    }
+}
+
+}  // namespace fsimg::fat
