@@ -8,7 +8,7 @@ need_oracles
 export SOURCE_DATE_EPOCH=1700000000
 i=0
 # 1 MiB is too small for kernel-check's write phase (it copies a 1 MiB file): read-only there.
-for args in "-t fat12 -s 1M" "-t fat12 -s 16M -c 4K" "-t fat16 -s 16M" "-t fat16 -s 1G -c 16K" \
+for args in "-t fat12 -s 1M" "-t fat12 -s 16M -c 8K" "-t fat16 -s 16M" "-t fat16 -s 1G -c 16K" \
             "-t fat32 -s 64M -c 512" "-t fat32 -s 4G -c 32K" "-t fat32 -s 8G -c 64K" \
             "-t fat16 -s 300M --sector-size 4096" "-t fat32 -s 2G --sector-size 4096" "-t fat -s 200M -c 512"; do
   i=$((i + 1))
