@@ -23,6 +23,7 @@ enum ExitCode : int {
 using Action = std::function<int()>;
 Action add_mkfs(CLI::App& app);
 Action add_dump(CLI::App& app);
+Action add_fsck(CLI::App& app);
 
 /// Prints "fsimg: note: ..." on stderr (unless quiet).
 void note(const std::string& text);

@@ -40,12 +40,13 @@ int main(int argc, char** argv) {
     const std::vector<std::pair<std::string, Action>> actions = {
         {"mkfs", add_mkfs(app)},
         {"dump", add_dump(app)},
+        {"fsck", add_fsck(app)},
     };
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         const int rc = app.exit(e);
-        return rc == 0 ? 0 : kExitUsage;
+        return rc == 0 ? 0 : (argc > 1 && std::string_view(argv[1]) == "fsck" ? 16 : kExitUsage);
     }
     try {
         for (const auto& [name, action] : actions) {

@@ -1,0 +1,53 @@
+// fsck for FAT12/16/32: walks a volume in passes and reports Findings.
+//
+// Passes (each in its own src/fat/check_*.cpp, e2fsck style):
+//  1. boot region: BPB fields, geometry, image size, FSInfo, backup boot sector;
+//  2. FATs: copies identical, FAT[0] media byte, FAT[1] dirty bits, link targets;
+//  3. tree: every directory from the root, its entries, names, long names,
+//     "." and "..", labels; every chain claimed for its owner (cross-links,
+//     loops, links into free clusters or out of range, size vs chain);
+//  4. ownership: clusters allocated in the FAT that no file owns (lost);
+//  5. summaries: free count vs FSInfo.
+// Codes are registered in check/codes.hpp and documented in docs/fsck-codes.md.
+// Memory: three bits per cluster (owned, on the current walk, linked to) plus
+// a bounded working set; the FAT is streamed, never held whole.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string_view>
+
+#include "fsimg/check/finding.hpp"
+#include "fsimg/fat/layout.hpp"
+#include "fsimg/io/block_device.hpp"
+
+namespace fsimg::fat {
+
+struct CheckOptions {
+    /// Called with each path the walk visits ("/DCIM/", "/DCIM/A.JPG"), for -v.
+    std::function<void(std::string_view path)> on_walk;
+};
+
+/// What the walk counted (the parts that could be counted before a fatal finding).
+struct CheckSummary {
+    std::optional<FatType> type;
+    std::uint32_t cluster_count = 0;  ///< data clusters (CountofClusters, clamped to the FAT)
+    std::uint32_t cluster_bytes = 0;
+    std::uint64_t files = 0;
+    std::uint64_t directories = 0;    ///< including the root
+    std::uint64_t used_clusters = 0;  ///< owned by a file or directory
+    std::uint64_t free_clusters = 0;  ///< FAT entry 0
+    std::uint64_t bad_clusters = 0;   ///< FAT entry "bad"
+    std::uint64_t lost_clusters = 0;  ///< allocated, owned by nothing
+    bool complete = false;            ///< every pass ran
+};
+
+/// Checks the FAT volume on `device` (a whole image or a partition window),
+/// appending every problem to `out`. Read-only. Throws Error(not_this_fs)
+/// when sector 0 is not a FAT boot sector, Error(io) when the device cannot
+/// be read; damage inside the image never throws.
+CheckSummary check_volume(const io::BlockDevice& device, check::Findings& out,
+                          const CheckOptions& options = {});
+
+}  // namespace fsimg::fat

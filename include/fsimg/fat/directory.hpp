@@ -1,0 +1,91 @@
+// FAT directory contents: 32-byte entries -> records with their long names.
+//
+// Pure: takes the bytes of a directory and returns what they say, with every
+// long-name (LFN) anomaly reported instead of thrown [FATGEN "FAT Long
+// Directory Entries"; formats.md §1.8-1.11]. Names are UTF-8; short names
+// are decoded from OEM code page 850 (what mtools and dosfstools default to).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fsimg/fat/structs.hpp"
+
+namespace fsimg::fat {
+
+/// Longest long name in UTF-16 code units, and most LFN entries one name uses.
+inline constexpr std::size_t kMaxLongNameUnits = 255;
+inline constexpr std::size_t kMaxLfnEntries = 20;
+/// A directory holds at most 65,536 entries (2 MiB) [FATGEN].
+inline constexpr std::uint32_t kMaxDirEntries = 65536;
+
+/// What a short entry is, from DIR_Attr and DIR_Name [FATGEN attribute test order].
+enum class RecordKind : std::uint8_t {
+    file,
+    directory,
+    volume_label,
+    dot,          ///< "."  (a directory entry named ".")
+    dotdot,       ///< ".." (a directory entry named "..")
+    invalid_attr  ///< ATTR_DIRECTORY and ATTR_VOLUME_ID both set
+};
+
+/// One live short entry and the long name assembled for it.
+struct DirRecord {
+    DirEntry entry;  ///< the decoded short entry
+    RecordKind kind = RecordKind::file;
+    std::uint32_t index = 0;        ///< entry index of the short entry within the directory
+    std::uint32_t first_index = 0;  ///< index of the first LFN entry (== index without a long name)
+    bool has_long_name = false;
+    std::u16string long_name;    ///< as stored (UTF-16), when has_long_name
+    std::string name;            ///< UTF-8: the long name if any, else short_name
+    std::string short_name;      ///< "NAME.EXT" in UTF-8 with DIR_NTRes lower-case bits applied
+    std::string short_name_raw;  ///< "NAME.EXT" as stored (upper case), OEM bytes decoded
+    bool is_root = false;        ///< the synthetic record of the root directory
+};
+
+/// A long-name problem; the entries it concerns are ignored as long names.
+struct LfnAnomaly {
+    enum class Kind : std::uint8_t {
+        orphan,    ///< LFN entries not followed by their short entry
+        checksum,  ///< LDIR_Chksum differs from the short name's checksum
+        sequence   ///< ordinals not n|0x40, n-1, ..., 1, or out of range
+    };
+    Kind kind;
+    std::uint32_t index = 0;    ///< entry index where it was noticed
+    std::uint32_t entries = 1;  ///< LFN entries concerned
+};
+
+struct ParsedDirectory {
+    std::vector<DirRecord> records;  ///< live entries (deleted ones skipped), in order
+    std::vector<LfnAnomaly> anomalies;
+    std::uint32_t entries_scanned = 0;  ///< up to and excluding the 0x00 end marker
+    bool end_marker = false;            ///< a 0x00 entry ended the scan
+};
+
+/// Parses directory bytes (a multiple of 32; a partial last entry is ignored)
+/// up to the first entry whose first byte is 0x00, at most kMaxDirEntries
+/// entries. Deleted entries (0xE5) and the LFN entries before them are
+/// skipped. Never throws except std::bad_alloc.
+ParsedDirectory parse_directory(std::span<const std::byte> bytes);
+
+/// The short name as "NAME.EXT" (no dot without an extension); 0x05 in the
+/// first byte stands for 0xE5; OEM bytes above 0x7F decoded as code page 850.
+/// `apply_case` applies the DIR_NTRes lower-case bits (0x08 base, 0x10 ext).
+std::string short_name_display(const std::array<std::uint8_t, 11>& name, std::uint8_t nt_res = 0,
+                               bool apply_case = false);
+
+/// Upper-cases for FAT's case-insensitive comparison: ASCII letters only when
+/// `ascii_only`, otherwise also Latin-1, Latin Extended-A, Greek and Cyrillic
+/// (the letters Windows' up-case table maps one to one). Input and output UTF-8;
+/// invalid UTF-8 is compared byte for byte.
+std::string fold_case(std::string_view utf8, bool ascii_only = false);
+
+/// The 13 UTF-16 units of one LFN entry (offsets 1, 14, 28) [FATGEN].
+std::array<char16_t, 13> lfn_units(DirEntrySpan entry) noexcept;
+
+}  // namespace fsimg::fat

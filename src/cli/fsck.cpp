@@ -1,0 +1,143 @@
+// fsimg fsck: check a FAT image (read-only) and report findings; exit status as fsck(8).
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common.hpp"
+#include "fsimg/check/codes.hpp"
+#include "fsimg/check/exit_code.hpp"
+#include "fsimg/core/error.hpp"
+#include "fsimg/core/units.hpp"
+#include "fsimg/fat/check.hpp"
+#include "fsimg/io/open.hpp"
+
+namespace fsimg::cli {
+
+namespace {
+
+struct FsckArgs {
+    std::string image;
+    bool no_changes = false;
+    bool yes = false;
+    bool json = false;
+    bool verbose = false;
+};
+
+std::string location_text(const check::Location& l) {
+    std::string s = l.object;
+    std::string extra;
+    if (l.cluster) extra = fmt::format("cluster {}", *l.cluster);
+    if (l.sector) extra += fmt::format("{}sector {}", extra.empty() ? "" : ", ", *l.sector);
+    if (!extra.empty()) s += (s.empty() ? "" : " ") + ("(" + extra + ")");
+    return s;
+}
+
+nlohmann::json finding_json(const check::Finding& f) {
+    nlohmann::json loc = nlohmann::json::object();
+    if (f.where.byte_offset) loc["byte_offset"] = *f.where.byte_offset;
+    if (f.where.sector) loc["sector"] = *f.where.sector;
+    if (f.where.cluster) loc["cluster"] = *f.where.cluster;
+    if (!f.where.object.empty()) loc["object"] = f.where.object;
+    return {{"severity", std::string(check::to_string(f.severity))},
+            {"code", std::string(f.code)},
+            {"location", loc},
+            {"message", f.message},
+            {"count", f.count}};
+}
+
+int run_fsck(const FsckArgs& a) {
+    if (a.yes) {
+        fmt::print(stderr, "fsimg: error: repair (-y) is not available yet; run with -n to check\n");
+        return check::kFsckUsage;
+    }
+    check::Findings findings;
+    fat::CheckSummary s;
+    io::OpenedVolume v;
+    try {
+        v = io::open_volume(a.image);
+        fat::CheckOptions opt;
+        if (a.verbose && !a.json) {
+            opt.on_walk = [](std::string_view path) { fmt::print("  {}\n", path); };
+            fmt::print("Walking the directory tree:\n");
+        }
+        s = fat::check_volume(v.device(), findings, opt);
+    } catch (const Error& e) {
+        fmt::print(stderr, "fsimg: error: {}\n", e.what());
+        return e.code() == ErrorCode::usage ? check::kFsckUsage : check::kFsckOperational;
+    }
+    const int rc = check::fsck_exit_for(findings);
+    const auto errors = findings.count(check::Severity::error) + findings.count(check::Severity::fatal);
+    const auto warnings = findings.count(check::Severity::warning);
+    if (a.json) {
+        nlohmann::json j;
+        j["schema_version"] = 1;
+        j["image"] = a.image;
+        j["filesystem"] = "fat";
+        j["fat_type"] = s.type ? nlohmann::json(std::string(fat::to_string(*s.type))) : nlohmann::json();
+        j["status"] = rc == 0 ? "clean" : "errors";
+        j["exit_code"] = rc;
+        j["findings"] = nlohmann::json::array();
+        for (const auto& f : findings.all()) j["findings"].push_back(finding_json(f));
+        j["summary"] = {{"errors", errors},
+                        {"warnings", warnings},
+                        {"notes", findings.count(check::Severity::info)},
+                        {"complete", s.complete},
+                        {"cluster_count", s.cluster_count},
+                        {"cluster_bytes", s.cluster_bytes},
+                        {"files", s.files},
+                        {"directories", s.directories},
+                        {"used_clusters", s.used_clusters},
+                        {"free_clusters", s.free_clusters},
+                        {"bad_clusters", s.bad_clusters},
+                        {"lost_clusters", s.lost_clusters}};
+        fmt::print("{}\n", j.dump(2));
+        return rc;
+    }
+    if (s.type) {
+        fmt::print("{}: {}, {} clusters of {}\n", a.image, fat::to_string(*s.type),
+                   core::format_count(s.cluster_count), core::format_size(s.cluster_bytes));
+    }
+    for (const auto& f : findings.all()) {
+        fmt::print("{} {}: {}: {}\n", check::to_string(f.severity), f.code, location_text(f.where),
+                   f.message);
+    }
+    if (s.complete) {
+        fmt::print("{} files, {} directories; clusters: {} used, {} free, {} bad, {} lost\n",
+                   core::format_count(s.files), core::format_count(s.directories),
+                   core::format_count(s.used_clusters), core::format_count(s.free_clusters),
+                   core::format_count(s.bad_clusters), core::format_count(s.lost_clusters));
+    } else {
+        fmt::print("the check could not complete\n");
+    }
+    if (rc == 0) {
+        fmt::print(
+            "{}: clean{}\n", a.image,
+            warnings ? fmt::format(" ({} warning{})", warnings, warnings == 1 ? "" : "s") : std::string());
+    } else {
+        fmt::print("{}: {} error{}, {} warning{}; nothing was changed\n", a.image, errors,
+                   errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
+    }
+    return rc;
+}
+
+}  // namespace
+
+Action add_fsck(CLI::App& app) {
+    auto args = std::make_shared<FsckArgs>();
+    CLI::App* cmd =
+        app.add_subcommand("fsck", "Check a FAT12/16/32 image (read-only) and report what is wrong");
+    cmd->footer(
+        "Exit status (fsck(8)): 0 clean, 4 errors left uncorrected, 8 operational error, 16 usage error.\n"
+        "Finding codes: docs/fsck-codes.md. Examples:\n"
+        "  fsimg fsck card.img\n"
+        "  fsimg fsck --json disk.img@1");
+    cmd->add_flag("-n,--no-changes", args->no_changes, "Check only, never write (the default)");
+    cmd->add_flag("-y,--yes", args->yes, "Repair (not available yet)");
+    cmd->add_flag("--json", args->json, "Print findings and a summary as JSON (schema in docs/json.md)");
+    cmd->add_flag("-v,--verbose", args->verbose, "Print every path the walk visits");
+    cmd->add_option("IMAGE", args->image, "Image file; IMAGE@N selects partition N")->required();
+    return [args] { return run_fsck(*args); };
+}
+
+}  // namespace fsimg::cli

@@ -1,0 +1,73 @@
+// Passes 4 and 5: clusters allocated but owned by nothing (lost chains), and
+// the FSInfo hints against the real free count.
+#include <algorithm>
+#include <vector>
+
+#include "check_internal.hpp"
+#include "fsimg/core/units.hpp"
+
+namespace fsimg::fat::detail {
+
+void check_summary(Context& c) {
+    Volume& v = *c.vol;
+    const std::uint32_t entries = v.entry_count();
+    std::uint64_t lost = 0, heads = 0, used = 0;
+    std::vector<std::uint32_t> first_heads, first_lost;
+    std::vector<std::uint32_t> chunk;
+    // A tree walk that could not run (bad root) owns nothing: do not call
+    // every cluster lost then.
+    const bool walked = c.root_ok;
+    for (std::uint32_t base = 0; base < entries; base += kFatChunkEntries) {
+        const std::uint32_t n = std::min<std::uint32_t>(kFatChunkEntries, entries - base);
+        chunk.resize(n);
+        v.read_fat_entries(0, base, chunk);
+        for (std::uint32_t i = 0; i < n; ++i) {
+            const std::uint32_t cl = base + i;
+            if (cl < 2) continue;
+            if (c.owned.test(cl)) {
+                ++used;
+                continue;
+            }
+            const EntryKind k = v.classify(chunk[i]);
+            if (k == EntryKind::free || k == EntryKind::bad || !walked) continue;
+            ++lost;
+            if (first_lost.size() < kFirstLocations) first_lost.push_back(cl);
+            if (!c.linked.test(cl)) {
+                ++heads;
+                if (first_heads.size() < kFirstLocations) first_heads.push_back(cl);
+            }
+        }
+    }
+    c.summary.used_clusters = used;
+    c.summary.lost_clusters = lost;
+    if (lost > 0) {
+        const auto& firsts = first_heads.empty() ? first_lost : first_heads;
+        std::string list;
+        for (auto f : firsts) list += (list.empty() ? "" : ", ") + std::to_string(f);
+        const std::uint64_t chains = std::max<std::uint64_t>(heads, 1);
+        c.out.add(
+            "fat.chain.lost", at_cluster(c, firsts.front(), fmt::format("cluster {}", firsts.front())),
+            fmt::format("{} in {} chain{} {} allocated in the FAT but belong to no file or directory "
+                        "(chain{} starting at cluster {}{})",
+                        clusters_text(c, lost), chains, chains == 1 ? "" : "s", lost == 1 ? "is" : "are",
+                        chains == 1 ? "" : "s", list, chains > firsts.size() ? ", ..." : ""),
+            lost);
+    }
+    if (c.layout().type != FatType::fat32 || !c.boot.fsinfo) return;
+    const FsInfo& fi = *c.boot.fsinfo;
+    if (fi.lead_signature != kFsInfoLeadSig || fi.struct_signature != kFsInfoStrucSig) return;
+    const auto loc = at_sector(c.boot.boot.fsinfo_sector, c.layout().bytes_per_sector, "FSInfo");
+    if (fi.free_count != kFsInfoUnknown && fi.free_count != c.summary.free_clusters) {
+        c.out.add(
+            "fat.fsinfo.free-count", loc,
+            fmt::format("FSI_Free_Count says {} free clusters, the FAT has {}",
+                        core::format_count(fi.free_count), core::format_count(c.summary.free_clusters)));
+    }
+    if (fi.next_free != kFsInfoUnknown && !v.is_cluster(fi.next_free)) {
+        c.out.add("fat.fsinfo.next-free", loc,
+                  fmt::format("FSI_Nxt_Free is {}, not a cluster of the volume (2..{})", fi.next_free,
+                              v.max_cluster()));
+    }
+}
+
+}  // namespace fsimg::fat::detail

@@ -1,0 +1,377 @@
+// Pass 3: the directory tree. Every chain is claimed for its owner in walk
+// order; a cluster claimed twice is a cross-link (another owner) or a loop
+// (the same chain), told apart by the bitmap of the chain being walked.
+#include <algorithm>
+#include <unordered_map>
+
+#include "check_internal.hpp"
+#include "fsimg/core/error.hpp"
+#include "fsimg/core/units.hpp"
+
+namespace fsimg::fat::detail {
+
+namespace {
+
+struct Claim {
+    std::uint64_t clusters = 0;
+    bool broken = false;           ///< a problem was reported; size checks are skipped
+    std::vector<ClusterRun> runs;  ///< kept for directories, up to the directory size limit
+};
+
+void note_cross_link(Context& c, std::uint32_t cluster, const std::string& path, bool is_dir) {
+    ++c.cross_link_count;
+    if (c.cross_links.size() < kMaxCrossLinks) c.cross_links.push_back(CrossLink{cluster, path, {}, is_dir});
+}
+
+// Claims the chain starting at `start` for `path`. Reports start problems,
+// loops, links into free clusters, invalid links, bad clusters and
+// cross-links, once each, at the cluster where they are.
+Claim claim_chain(Context& c, std::uint32_t start, const std::string& path, bool is_dir) {
+    Claim r;
+    Volume& v = *c.vol;
+    const bool quiet = c.resolving;
+    auto report = [&](std::string_view code, std::uint32_t cl, std::string msg) {
+        r.broken = true;
+        if (!quiet) c.out.add(code, at_cluster(c, cl, path), std::move(msg));
+    };
+    if (!v.is_cluster(start)) {
+        report("fat.file.start-out-of-range", start,
+               fmt::format("{} starts at cluster {}, outside the volume's clusters 2..{}",
+                           is_dir ? "the directory" : "the file", start, v.max_cluster()));
+        return r;
+    }
+    if (v.fat_entry(start) == 0) {
+        report("fat.file.start-free", start,
+               fmt::format("{} starts at cluster {}, which is free in the FAT",
+                           is_dir ? "the directory" : "the file", start));
+        return r;
+    }
+    const std::uint64_t keep =
+        is_dir ? core::div_ceil(std::uint64_t(kMaxDirEntries) * kDirEntrySize, v.cluster_bytes()) : 0;
+    std::uint32_t cur = start;
+    while (true) {
+        if (c.owned.test(cur)) {
+            if (c.walking.test(cur)) {
+                report("fat.chain.loop", cur,
+                       fmt::format("the chain loops back to cluster {} after {} clusters", cur, r.clusters));
+            } else {
+                r.broken = true;
+                if (!quiet) note_cross_link(c, cur, path, is_dir);
+            }
+            break;
+        }
+        c.owned.set(cur);
+        c.walking.set(cur);
+        if (c.resolving && c.first_owner) {
+            auto it = c.first_owner->find(cur);
+            if (it != c.first_owner->end() && it->second.empty()) it->second = path;
+        }
+        if (r.clusters < keep) {
+            if (!r.runs.empty() && r.runs.back().first + r.runs.back().count == cur) {
+                ++r.runs.back().count;
+            } else {
+                r.runs.push_back(ClusterRun{cur, 1});
+            }
+        }
+        ++r.clusters;
+        const std::uint32_t next = v.fat_entry(cur);
+        const EntryKind k = v.classify(next);
+        if (k == EntryKind::end) break;
+        if (k == EntryKind::bad) {
+            report(
+                "fat.chain.bad-cluster", cur,
+                fmt::format("cluster {} (number {} of the chain) is marked bad in the FAT", cur, r.clusters));
+            break;
+        }
+        if (k == EntryKind::invalid || k == EntryKind::free) {
+            report(
+                "fat.chain.out-of-range", cur,
+                fmt::format("FAT entry {} (number {} of the chain) holds 0x{:X}, not a cluster (2..{}) or an "
+                            "end-of-chain mark",
+                            cur, r.clusters, next, v.max_cluster()));
+            break;
+        }
+        if (v.fat_entry(next) == 0) {
+            report("fat.chain.free-link", cur,
+                   fmt::format("FAT entry {} (number {} of the chain) links to cluster {}, which is free",
+                               cur, r.clusters, next));
+            break;
+        }
+        cur = next;
+    }
+    // Forget the walk marks: re-walk the same clusters.
+    cur = start;
+    for (std::uint64_t i = 0; i < r.clusters; ++i) {
+        c.walking.reset(cur);
+        cur = v.fat_entry(cur);
+        if (!v.is_cluster(cur)) break;
+    }
+    return r;
+}
+
+struct SubDir {
+    std::string path;
+    std::uint32_t cluster;
+    std::vector<ClusterRun> runs;
+};
+
+std::string list_indices(const std::vector<std::uint32_t>& v) {
+    std::string s;
+    for (std::size_t i = 0; i < v.size() && i < kFirstLocations; ++i)
+        s += (i ? ", " : "") + std::to_string(v[i]);
+    if (v.size() > kFirstLocations) s += ", ...";
+    return s;
+}
+
+void report_lfn_anomalies(Context& c, const std::string& path, std::uint32_t first_cluster,
+                          const ParsedDirectory& d) {
+    struct Agg {
+        std::uint64_t count = 0;
+        std::vector<std::uint32_t> at;
+    };
+    Agg agg[3];
+    for (const auto& a : d.anomalies) {
+        Agg& g = agg[static_cast<int>(a.kind)];
+        ++g.count;
+        g.at.push_back(a.index);
+    }
+    static constexpr const char* codes[3] = {"fat.lfn.orphan", "fat.lfn.checksum", "fat.lfn.sequence"};
+    static constexpr const char* what[3] = {"long-name entries not followed by their short entry",
+                                            "long names whose checksum does not match their short entry",
+                                            "long-name entries out of sequence"};
+    for (int k = 0; k < 3; ++k) {
+        if (agg[k].count == 0) continue;
+        c.out.add(codes[k], at_cluster(c, first_cluster, path),
+                  fmt::format("{} set{} of {} (at entr{} {})", agg[k].count, agg[k].count == 1 ? "" : "s",
+                              what[k], agg[k].at.size() == 1 ? "y" : "ies", list_indices(agg[k].at)),
+                  agg[k].count);
+    }
+}
+
+class Walker {
+public:
+    explicit Walker(Context& c) : c_(c), v_(*c.vol) {}
+
+    void run() {
+        std::vector<ClusterRun> root_runs;
+        const std::uint32_t root = v_.root_cluster();
+        if (root != 0) {
+            Claim cl = claim_chain(c_, root, "/", true);
+            root_runs = std::move(cl.runs);
+        }
+        ++c_.summary.directories;
+        if (c_.options.on_walk && !c_.resolving) c_.options.on_walk("/");
+        std::vector<std::uint32_t> ancestors;
+        walk("/", root, 0, root_runs, ancestors, 0);
+    }
+
+private:
+    bool read_dir(const std::string& path, std::uint32_t cluster, const std::vector<ClusterRun>& runs,
+                  std::vector<std::byte>& bytes) {
+        const Layout& l = c_.layout();
+        try {
+            if (cluster == 0) {
+                bytes = v_.read_directory_bytes(0);
+                return true;
+            }
+            bytes.clear();
+            std::vector<std::byte> buf(v_.cluster_bytes());
+            for (const auto& r : runs) {
+                for (std::uint32_t i = 0; i < r.count; ++i) {
+                    v_.read_cluster(r.first + i, buf);
+                    bytes.insert(bytes.end(), buf.begin(), buf.end());
+                }
+            }
+            return true;
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+            if (!c_.resolving) {
+                c_.out.add("fat.dir.unreadable",
+                           cluster ? at_cluster(c_, cluster, path)
+                                   : at_sector(l.first_root_dir_sector, l.bytes_per_sector, path),
+                           fmt::format("the directory cannot be read: {}", e.what()));
+            }
+            return false;
+        }
+    }
+
+    void walk(const std::string& path, std::uint32_t cluster, std::uint32_t parent,
+              const std::vector<ClusterRun>& runs, std::vector<std::uint32_t>& ancestors, unsigned depth) {
+        std::vector<std::byte> bytes;
+        if (!read_dir(path, cluster, runs, bytes)) return;
+        const ParsedDirectory d = parse_directory(bytes);
+        const bool over_limit = !d.end_marker && bytes.size() / kDirEntrySize > kMaxDirEntries;
+        bytes.clear();
+        bytes.shrink_to_fit();
+        const bool is_root = path == "/";
+        const bool quiet = c_.resolving;
+        if (!quiet) {
+            report_lfn_anomalies(c_, path, cluster, d);
+            if (over_limit) {
+                c_.out.add("fat.dir.too-large", at_cluster(c_, cluster, path),
+                           fmt::format("the directory's chain holds more than {} entries", kMaxDirEntries));
+            }
+            check_names(c_, path, d);
+            if (is_root) check_labels(c_, d);
+            if (!is_root) check_dots(path, cluster, parent, d);
+        }
+        ancestors.push_back(cluster);
+        std::vector<SubDir> subdirs;
+        for (const auto& r : d.records) {
+            if (r.kind != RecordKind::file && r.kind != RecordKind::directory) continue;
+            const std::string p = child_path(path, r.name);
+            const std::uint32_t start = v_.first_cluster(r);
+            if (r.kind == RecordKind::file) {
+                ++c_.summary.files;
+                if (c_.options.on_walk && !quiet) c_.options.on_walk(p);
+                check_file(p, r, start);
+                continue;
+            }
+            ++c_.summary.directories;
+            if (c_.options.on_walk && !quiet) c_.options.on_walk(p + "/");
+            if (r.entry.file_size != 0 && !quiet) {
+                c_.out.add(
+                    "fat.dir.nonzero-size", at_cluster(c_, start, p),
+                    fmt::format("the directory entry has DIR_FileSize {}, must be 0", r.entry.file_size));
+            }
+            if (start == 0) {
+                if (!quiet) {
+                    c_.out.add("fat.dir.no-cluster", check::Location{{}, {}, {}, p},
+                               "the directory entry has first cluster 0: the directory has no clusters");
+                }
+                continue;
+            }
+            if (std::find(ancestors.begin(), ancestors.end(), start) != ancestors.end() ||
+                (start == v_.root_cluster() && start != 0)) {
+                if (!quiet) {
+                    c_.out.add(
+                        "fat.dir.loop", at_cluster(c_, start, p),
+                        fmt::format("the directory's first cluster {} is that of {}, so the tree loops",
+                                    start, start == cluster ? "the directory holding it" : "an ancestor"));
+                }
+                continue;
+            }
+            Claim cl = claim_chain(c_, start, p, true);
+            if (cl.clusters > 0 && !cl.broken) subdirs.push_back(SubDir{p, start, std::move(cl.runs)});
+        }
+        if (depth + 1 >= kMaxDepth && !subdirs.empty()) {
+            if (!quiet) {
+                c_.out.add(
+                    "fat.dir.too-deep", at_cluster(c_, cluster, path),
+                    fmt::format("directories nest deeper than {} levels; the walk stops here", kMaxDepth));
+            }
+        } else {
+            for (const auto& s : subdirs)
+                walk(s.path + "/", s.cluster, cluster, s.runs, ancestors, depth + 1);
+        }
+        ancestors.pop_back();
+    }
+
+    void check_file(const std::string& p, const DirRecord& r, std::uint32_t start) {
+        const std::uint64_t size = r.entry.file_size;
+        const std::uint64_t need = core::div_ceil(size, v_.cluster_bytes());
+        if (start == 0) {
+            if (size != 0 && !c_.resolving) {
+                c_.out.add("fat.chain.too-short", check::Location{{}, {}, {}, p},
+                           fmt::format("the file's size is {} bytes but it has no clusters (first cluster 0)",
+                                       size));
+            }
+            return;
+        }
+        const Claim cl = claim_chain(c_, start, p, false);
+        if (cl.broken || c_.resolving) return;
+        if (cl.clusters < need) {
+            c_.out.add(
+                "fat.chain.too-short", at_cluster(c_, start, p),
+                fmt::format("the file's size is {} bytes, which needs {} clusters, but its chain has {}",
+                            size, need, cl.clusters));
+        } else if (cl.clusters > need) {
+            c_.out.add(
+                "fat.chain.too-long", at_cluster(c_, start, p),
+                fmt::format("the file's size is {} bytes, which needs {} cluster{}, but its chain has {}",
+                            size, need, need == 1 ? "" : "s", cl.clusters));
+        }
+    }
+
+    // One finding per dot entry kind: missing, misplaced, repeated or pointing elsewhere.
+    void check_dots(const std::string& path, std::uint32_t cluster, std::uint32_t parent,
+                    const ParsedDirectory& d) {
+        const std::uint32_t want_parent = parent == v_.root_cluster() ? 0 : parent;
+        for (int k = 0; k < 2; ++k) {
+            const RecordKind kind = k == 0 ? RecordKind::dot : RecordKind::dotdot;
+            const char* name = k == 0 ? "\".\"" : "\"..\"";
+            const std::uint32_t want_index = static_cast<std::uint32_t>(k);
+            std::vector<const DirRecord*> found;
+            for (const auto& r : d.records) {
+                if (r.kind == kind) found.push_back(&r);
+            }
+            std::string problem;
+            if (found.empty()) {
+                problem =
+                    fmt::format("the directory has no {} entry (expected as entry {})", name, want_index);
+            } else if (found.size() > 1) {
+                problem =
+                    fmt::format("the directory has {} {} entries (entries {}, {}{})", found.size(), name,
+                                found[0]->index, found[1]->index, found.size() > 2 ? ", ..." : "");
+            } else if (found[0]->first_index != want_index) {
+                problem =
+                    fmt::format("{} is entry {}, expected entry {}", name, found[0]->first_index, want_index);
+            } else {
+                const std::uint32_t got = v_.first_cluster(*found[0]);
+                const std::uint32_t want = k == 0 ? cluster : want_parent;
+                // ".." of a child of the root is 0, even on FAT32 [FATGEN]; some
+                // writers store the FAT32 root cluster, which drivers accept.
+                if (got != want && !(k == 1 && want == 0 && got == v_.root_cluster())) {
+                    problem = fmt::format("{} points to cluster {}, expected {}{}", name, got, want,
+                                          k == 0      ? " (the directory's own)"
+                                          : want == 0 ? " (the parent is the root)"
+                                                      : " (the parent)");
+                }
+            }
+            if (!problem.empty()) {
+                c_.out.add(k == 0 ? "fat.dir.dot" : "fat.dir.dotdot", at_cluster(c_, cluster, path), problem);
+            }
+        }
+    }
+
+    Context& c_;
+    Volume& v_;
+};
+
+}  // namespace
+
+std::string child_path(const std::string& dir_path, const std::string& name) {
+    return dir_path + (name.empty() ? std::string("<empty name>") : name);
+}
+
+void check_tree(Context& c) {
+    if (!c.root_ok) return;
+    Walker(c).run();
+    if (c.cross_links.empty()) return;
+    // Name the first owners: walk again, silently, recording who claims each
+    // cross-linked cluster first.
+    std::unordered_map<std::uint32_t, std::string> owners;
+    for (const auto& x : c.cross_links) owners.emplace(x.cluster, std::string());
+    Context again(c.device, c.out, c.options);
+    again.boot = c.boot;
+    again.vol = std::make_unique<Volume>(c.device, c.boot);
+    again.owned = Bitmap(c.vol->entry_count());
+    again.walking = Bitmap(c.vol->entry_count());
+    again.resolving = true;
+    again.first_owner = &owners;
+    Walker(again).run();
+    for (auto& x : c.cross_links) {
+        x.first = owners[x.cluster];
+        c.out.add("fat.chain.cross-link", at_cluster(c, x.cluster, x.second),
+                  fmt::format("{} and {} share cluster {} and the rest of its chain", x.second,
+                              x.first.empty() ? "another owner" : x.first, x.cluster));
+    }
+    if (c.cross_link_count > c.cross_links.size()) {
+        c.out.add("fat.chain.cross-link", check::Location{},
+                  fmt::format("{} more cross-linked chains are not listed one by one",
+                              c.cross_link_count - c.cross_links.size()),
+                  c.cross_link_count - c.cross_links.size());
+    }
+}
+
+}  // namespace fsimg::fat::detail
