@@ -1,0 +1,297 @@
+// write_population: FAT chains, directories, file data and FSInfo of a
+// planned tree (mkfs --from).
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+#include "fsimg/core/error.hpp"
+#include "fsimg/fat/populate.hpp"
+#include "fsimg/fat/structs.hpp"
+
+namespace fsimg::fat {
+
+namespace {
+
+constexpr std::size_t kStreamBuffer = 8u << 20;       ///< bytes gathered before one write
+constexpr std::size_t kZeroBlock = 64u << 10;         ///< all-zero blocks of this size may stay holes
+constexpr std::uint32_t kFatChunkEntries = 1u << 16;  ///< FAT entries encoded per write (even, for FAT12)
+
+bool all_zero(const std::byte* p, std::size_t n) noexcept {
+    return n == 0 || (p[0] == std::byte{0} && std::memcmp(p, p + 1, n - 1) == 0);
+}
+
+/// Gathers writes to ascending, mostly adjacent offsets into large writes.
+/// On a zeroed device, 64 KiB blocks that are all zero are not written.
+class StreamWriter {
+public:
+    StreamWriter(io::BlockDevice& dev, bool skip_zero)
+        : dev_(dev), skip_zero_(skip_zero), buf_(kStreamBuffer) {}
+
+    void seek(std::uint64_t offset) {
+        if (offset != start_ + used_) {
+            flush();
+            start_ = offset;
+        }
+    }
+    /// Room for up to `n` more bytes (at least one; flushes when full).
+    std::span<std::byte> reserve(std::size_t n) {
+        if (used_ == buf_.size()) flush();
+        return std::span<std::byte>(buf_).subspan(used_, std::min(n, buf_.size() - used_));
+    }
+    void commit(std::size_t n) { used_ += n; }
+    void append(std::span<const std::byte> data) {
+        while (!data.empty()) {
+            auto room = reserve(data.size());
+            std::copy_n(data.begin(), room.size(), room.begin());
+            commit(room.size());
+            data = data.subspan(room.size());
+        }
+    }
+    void append_zeros(std::uint64_t n) {
+        while (n > 0) {
+            auto room = reserve(static_cast<std::size_t>(std::min<std::uint64_t>(n, buf_.size())));
+            std::fill(room.begin(), room.end(), std::byte{0});
+            commit(room.size());
+            n -= room.size();
+        }
+    }
+    void flush() {
+        const std::byte* p = buf_.data();
+        if (!skip_zero_) {
+            if (used_ > 0) dev_.write_at(start_, std::span<const std::byte>(p, used_));
+        } else {
+            // Write maximal runs of blocks that are not all zero.
+            std::size_t run_begin = 0, pos = 0;
+            while (pos < used_) {
+                const std::size_t len = std::min(kZeroBlock, used_ - pos);
+                if (all_zero(p + pos, len)) {
+                    if (pos > run_begin)
+                        dev_.write_at(start_ + run_begin,
+                                      std::span<const std::byte>(p + run_begin, pos - run_begin));
+                    run_begin = pos + len;
+                }
+                pos += len;
+            }
+            if (used_ > run_begin) {
+                dev_.write_at(start_ + run_begin,
+                              std::span<const std::byte>(p + run_begin, used_ - run_begin));
+            }
+        }
+        start_ += used_;
+        used_ = 0;
+    }
+
+private:
+    io::BlockDevice& dev_;
+    bool skip_zero_;
+    std::vector<std::byte> buf_;
+    std::uint64_t start_ = 0;
+    std::size_t used_ = 0;
+};
+
+/// Source times -> FAT fields: clamp, time zone, 2-second rounding.
+class Stamper {
+public:
+    explicit Stamper(const WriteOptions& o) : opt_(o) {}
+    FatTimestamp stamp(std::int64_t t, std::uint32_t ns = 0) const {
+        if (opt_.clamp && t >= *opt_.clamp) {
+            t = *opt_.clamp;
+            ns = 0;
+        }
+        if (opt_.local_time) {
+            const std::time_t tt = static_cast<std::time_t>(t);
+            std::tm tm{};
+            if (::localtime_r(&tt, &tm) != nullptr) t += tm.tm_gmtoff;
+        }
+        FatTimestamp ts = fat_timestamp_from_unix(t);
+        if (ts.tenth != 0 || ns != 0)
+            ts.tenth = static_cast<std::uint8_t>(std::min<unsigned>(199, ts.tenth + ns / 10000000u));
+        return ts;
+    }
+    void apply(const TreeNode& n, DirEntry& e) const {
+        const std::int64_t m = n.has_times ? n.mtime : opt_.creation_time;
+        const std::int64_t a = n.has_times ? n.atime : opt_.creation_time;
+        const std::int64_t b = n.has_times ? n.btime : opt_.creation_time;
+        const FatTimestamp wrt = stamp(m), acc = stamp(a), crt = stamp(b, n.has_times ? n.btime_ns : 0);
+        e.wrt_date = wrt.date;
+        e.wrt_time = wrt.time;
+        e.lst_acc_date = acc.date;
+        e.crt_date = crt.date;
+        e.crt_time = crt.time;
+        e.crt_time_tenth = crt.tenth;
+    }
+
+private:
+    const WriteOptions& opt_;
+};
+
+void put_entry(const DirEntry& e, std::span<std::byte> out, std::size_t slot) {
+    encode_dir_entry(e, out.subspan(slot * kDirEntrySize).first<kDirEntrySize>());
+}
+
+/// Encodes directory `d` into `out` (zero-filled, its whole size).
+void build_directory(const SourceTree& tree, const PopulatePlan& plan, std::uint32_t d,
+                     const Stamper& stamper, const WriteOptions& opt, std::span<const std::byte> label_entry,
+                     std::span<std::byte> out) {
+    std::size_t slot = 0;
+    const TreeNode& dir = tree.nodes[d];
+    if (d != 0) {
+        DirEntry dot;
+        dot.name.fill(' ');
+        dot.name[0] = '.';
+        dot.attr = kAttrDirectory;
+        stamper.apply(dir, dot);
+        dot.first_cluster = plan.nodes[d].first_cluster;
+        put_entry(dot, out, slot++);
+        DirEntry dotdot = dot;
+        dotdot.name[1] = '.';
+        // ".." of a directory in the root points at cluster 0, even on FAT32 [FATGEN].
+        dotdot.first_cluster = dir.parent == 0 ? 0 : plan.nodes[dir.parent].first_cluster;
+        put_entry(dotdot, out, slot++);
+    } else if (!label_entry.empty()) {
+        std::copy(label_entry.begin(), label_entry.end(), out.begin());
+        ++slot;
+    }
+    for (const std::uint32_t c : dir.children) {
+        const TreeNode& n = tree.nodes[c];
+        const NodePlan& p = plan.nodes[c];
+        if (p.lfn) {
+            const std::size_t count = lfn_entry_count(n.name16.size());
+            encode_lfn_entries(n.name16, lfn_checksum(p.short_name),
+                               out.subspan(slot * kDirEntrySize, count * kDirEntrySize));
+            slot += count;
+        }
+        DirEntry e;
+        e.name = p.short_name;
+        e.nt_res = p.lfn ? 0 : p.nt_case;
+        e.attr = n.is_dir ? kAttrDirectory : kAttrArchive;
+        if (!n.is_dir && n.read_only) e.attr |= kAttrReadOnly;
+        if (opt.dot_hidden && !n.name.empty() && n.name[0] == '.') e.attr |= kAttrHidden;
+        stamper.apply(n, e);
+        e.first_cluster = p.first_cluster;
+        e.file_size = n.is_dir ? 0 : static_cast<std::uint32_t>(n.size);
+        put_entry(e, out, slot++);
+    }
+}
+
+/// Streams file `n` into the writer: exactly n.size bytes, then zeros to the
+/// end of its last cluster.
+void copy_file(const TreeNode& n, std::uint64_t allocated, StreamWriter& w) {
+    const int fd = ::open(n.host_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        throw Error(ErrorCode::io, fmt::format("cannot read {}: {}", n.host_path, std::strerror(errno)));
+    std::uint64_t left = n.size;
+    while (left > 0) {
+        auto room = w.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(left, kStreamBuffer)));
+        const ssize_t got = ::read(fd, room.data(), room.size());
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) {
+            const int err = errno;
+            ::close(fd);
+            throw Error(ErrorCode::io,
+                        got < 0 ? fmt::format("cannot read {}: {}", n.host_path, std::strerror(err))
+                                : fmt::format("{} shrank while it was copied: {} bytes were scanned, {} read",
+                                              n.host_path, n.size, n.size - left));
+        }
+        w.commit(static_cast<std::size_t>(got));
+        left -= static_cast<std::uint64_t>(got);
+    }
+    ::close(fd);
+    w.append_zeros(allocated - n.size);
+}
+
+void write_fats(io::BlockDevice& dev, const Layout& layout, const PopulatePlan& plan) {
+    const std::uint32_t total = 2 + plan.used_clusters;  // entries 0 .. next-1
+    const unsigned bits = fat_entry_bits(layout.type);
+    const std::uint32_t eoc = end_of_chain(layout.type);
+    std::size_t run = 0;  // index into allocation_order
+    std::vector<std::byte> buf;
+    for (std::uint32_t start = 0; start < total; start += kFatChunkEntries) {
+        const std::uint32_t m = std::min(kFatChunkEntries, total - start);
+        buf.assign(bits == 12 ? (std::size_t{m} * 3 + 1) / 2 : std::size_t{m} * bits / 8, std::byte{0});
+        for (std::uint32_t n = start; n < start + m; ++n) {
+            std::uint32_t v = 0;
+            if (n == 0) {
+                v = fat0_value(layout.type, layout.media);
+            } else if (n == 1) {
+                v = fat1_value(layout.type);
+            } else {
+                const NodePlan& p = plan.nodes[plan.allocation_order[run]];
+                const std::uint32_t last = p.first_cluster + p.clusters - 1;
+                v = n == last ? eoc : n + 1;
+                if (n == last) ++run;
+            }
+            set_fat_entry(buf, layout.type, n - start, v);
+        }
+        const std::uint64_t at = std::uint64_t{start} * bits / 8;
+        for (std::uint32_t i = 0; i < layout.num_fats; ++i) {
+            dev.write_at(layout.first_fat_sector * layout.bytes_per_sector + i * layout.fat_bytes() + at,
+                         buf);
+        }
+    }
+}
+
+void write_fsinfo(io::BlockDevice& dev, const Layout& layout, const PopulatePlan& plan) {
+    const std::uint32_t bps = layout.bytes_per_sector;
+    for (const std::uint64_t base : {std::uint64_t{0}, std::uint64_t{layout.backup_boot_sector}}) {
+        const std::uint64_t at = (base + layout.fsinfo_sector) * bps;
+        std::array<std::byte, kBootSectorSize> sector{};
+        dev.read_at(at, sector);
+        FsInfo info = decode_fsinfo(sector);
+        info.free_count = layout.cluster_count - plan.used_clusters;
+        info.next_free = plan.next_free;
+        encode_fsinfo(info, sector);
+        dev.write_at(at, sector);
+    }
+}
+
+}  // namespace
+
+void write_population(io::BlockDevice& dev, const Layout& layout, const SourceTree& tree,
+                      const PopulatePlan& plan, const WriteOptions& opt) {
+    const Stamper stamper(opt);
+    const bool fat32 = layout.type == FatType::fat32;
+    const std::uint64_t cb = layout.cluster_bytes();
+    const std::uint64_t root_at = fat32 ? layout.cluster_offset(layout.root_cluster)
+                                        : layout.first_root_dir_sector * layout.bytes_per_sector;
+
+    // The volume-label entry format_volume wrote stays first in the root.
+    std::array<std::byte, kDirEntrySize> label{};
+    dev.read_at(root_at, label);
+    const bool has_label = decode_dir_entry(label).attr == kAttrVolumeId;
+    const std::span<const std::byte> label_entry =
+        has_label ? std::span<const std::byte>(label) : std::span<const std::byte>{};
+
+    write_fats(dev, layout, plan);
+
+    if (!fat32) {
+        std::vector<std::byte> root(std::size_t{plan.nodes[0].entries} * kDirEntrySize);
+        build_directory(tree, plan, 0, stamper, opt, label_entry, root);
+        if (!root.empty()) dev.write_at(root_at, root);
+    }
+
+    StreamWriter w(dev, opt.device_is_zeroed);
+    std::vector<std::byte> dirbuf;
+    for (const std::uint32_t i : plan.allocation_order) {
+        const TreeNode& n = tree.nodes[i];
+        const NodePlan& p = plan.nodes[i];
+        w.seek(layout.cluster_offset(p.first_cluster));
+        if (n.is_dir) {
+            dirbuf.assign(p.clusters * cb, std::byte{0});
+            build_directory(tree, plan, i, stamper, opt, label_entry, dirbuf);
+            w.append(dirbuf);
+        } else {
+            copy_file(n, p.clusters * cb, w);
+        }
+    }
+    w.flush();
+
+    if (fat32) write_fsinfo(dev, layout, plan);
+}
+
+}  // namespace fsimg::fat
