@@ -19,6 +19,7 @@
 #include "fsimg/fat/structs.hpp"
 #include "fsimg/io/file_image.hpp"
 #include "fsimg/io/partition.hpp"
+#include "mkfs_populate.hpp"
 
 namespace fsimg::cli {
 
@@ -37,6 +38,7 @@ struct MkfsArgs {
     bool explain = false;
     bool quiet = false;
     std::string image;
+    PopulateArgs populate;  // --from and its options
 };
 
 /// "1234ABCD", "0x1234abcd" or "1234-ABCD" -> 32-bit volume ID.
@@ -140,7 +142,13 @@ int run_mkfs(const MkfsArgs& a) {
     }
 
     std::uint64_t image_bytes = 0;
-    if (!a.size.empty()) {
+    const bool auto_size = wants_auto_size(a.populate, a.size);  // --from without -s, or -s auto
+    if (!a.populate.from.empty() && a.type == "exfat") {
+        throw Error(ErrorCode::unsupported, "--from is available for FAT (-t fat12|fat16|fat32|fat) only");
+    }
+    if (auto_size) {
+        // Decided from the tree below.
+    } else if (!a.size.empty()) {
         image_bytes = core::parse_size(a.size);
         if (is_device && image_bytes > existing->size()) {
             throw Error(ErrorCode::usage,
@@ -156,6 +164,20 @@ int run_mkfs(const MkfsArgs& a) {
         warn(fmt::format(
             "the image size {} is not a multiple of the {}-byte sector; the last {} bytes stay unused",
             image_bytes, a.sector_size, image_bytes % a.sector_size));
+    }
+
+    // --from: read the trees before anything is created; every problem stops here.
+    std::optional<fat::SourceTree> tree;
+    if (!a.populate.from.empty()) tree = scan_sources(a.populate);
+    if (auto_size) {
+        fat::LayoutRequest base;
+        base.bytes_per_sector = a.sector_size;
+        base.type = parse_fat_type(a.type);
+        if (!a.cluster.empty()) {
+            base.cluster_bytes =
+                static_cast<std::uint32_t>(std::min<std::uint64_t>(core::parse_size(a.cluster), 1u << 31));
+        }
+        image_bytes = auto_image_bytes(a.populate, *tree, base, !a.label.empty(), ptable, a.sector_size);
     }
 
     // Where the filesystem goes.
@@ -185,6 +207,8 @@ int run_mkfs(const MkfsArgs& a) {
         throw Error(ErrorCode::usage, msg);
     }
     const fat::Layout& layout = std::get<fat::Layout>(planned);
+    std::optional<fat::PopulatePlan> populate;
+    if (tree) populate = plan_or_refuse(*tree, layout, !a.label.empty());
 
     // Identity and time: reproducible with SOURCE_DATE_EPOCH and --volume-id.
     const std::optional<std::int64_t> sde = core::source_date_epoch();
@@ -235,6 +259,10 @@ int run_mkfs(const MkfsArgs& a) {
         }
         io::SubRange volume(disk, place.first_lba * a.sector_size, req.volume_bytes);
         fat::format_volume(volume, layout, fo);
+        if (populate) {
+            fat::write_population(volume, layout, *tree, *populate,
+                                  populate_write_options(a.populate, now, fo.device_is_zeroed));
+        }
     };
 
     if (is_device) {
@@ -252,13 +280,14 @@ int run_mkfs(const MkfsArgs& a) {
 
     if (!a.quiet) {
         fmt::print(
-            "{}: {} {}, {} clusters of {}, serial {:04X}-{:04X}{}{}\n", a.image, to_string(layout.type),
+            "{}: {} {}, {} clusters of {}, serial {:04X}-{:04X}{}{}{}\n", a.image, to_string(layout.type),
             core::format_size(req.volume_bytes), core::format_count(layout.cluster_count),
             core::format_size(layout.cluster_bytes()), volume_id >> 16, volume_id & 0xFFFF,
             a.label.empty() ? "" : fmt::format(", label \"{}\"", a.label),
             ptable == io::PartitionTableKind::none
                 ? ""
-                : fmt::format(", in {} partition 1 at sector {}", io::to_string(ptable), place.first_lba));
+                : fmt::format(", in {} partition 1 at sector {}", io::to_string(ptable), place.first_lba),
+            populate ? populate_summary(*tree, *populate, layout) : "");
     }
     return kExitOk;
 }
@@ -273,7 +302,8 @@ Action add_mkfs(CLI::App& app) {
         "  fsimg mkfs -t fat32 -s 2G disk.img\n"
         "  fsimg mkfs -t fat -s 200M -c 512 --explain small.img\n"
         "  fsimg mkfs -t fat16 -s 256M -L CAMERA --partition-table mbr card.img\n"
-        "  SOURCE_DATE_EPOCH=0 fsimg mkfs -t fat32 -s 1G --volume-id 1234ABCD repro.img");
+        "  SOURCE_DATE_EPOCH=0 fsimg mkfs -t fat32 -s 1G --volume-id 1234ABCD repro.img\n"
+        "  fsimg mkfs -t fat32 --from rootfs/ --from photos:/DCIM sd.img   (size: the tree + --free)");
     cmd->add_option("-t,--type", args->type, "Filesystem: fat12, fat16, fat32, or fat (choose by size)")
         ->required()
         ->check(CLI::IsMember({"fat12", "fat16", "fat32", "fat", "exfat", "ntfs"}));
@@ -291,6 +321,7 @@ Action add_mkfs(CLI::App& app) {
     cmd->add_flag("--device", args->device, "Allow formatting a block device in place");
     cmd->add_flag("-v,--explain", args->explain, "Print the chosen geometry and why");
     cmd->add_flag("-q,--quiet", args->quiet, "Print nothing but errors");
+    add_populate_options(cmd, args->populate);
     cmd->add_option("IMAGE", args->image, "Image file to create")->required();
     return [args] { return run_mkfs(*args); };
 }

@@ -1,0 +1,133 @@
+// mkfs --from: options, warnings, refusals and -s auto.
+#include "mkfs_populate.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "common.hpp"
+#include "fsimg/core/error.hpp"
+#include "fsimg/core/time.hpp"
+#include "fsimg/core/units.hpp"
+
+namespace fsimg::cli {
+
+namespace {
+
+/// "DIR" -> DIR into the root; "DIR:/dest" -> DIR into /dest (the last ":/"
+/// splits, unless the whole text names an existing directory).
+fat::TreeSource parse_from(const std::string& text) {
+    const std::size_t pos = text.rfind(":/");
+    if (pos != std::string::npos && pos > 0 && !std::filesystem::is_directory(text)) {
+        return {text.substr(0, pos), text.substr(pos + 1)};
+    }
+    return {text, "/"};
+}
+
+fat::SymlinkPolicy parse_symlinks(const std::string& s) {
+    if (s == "follow") return fat::SymlinkPolicy::follow;
+    if (s == "error") return fat::SymlinkPolicy::error;
+    return fat::SymlinkPolicy::skip;
+}
+
+[[noreturn]] void refuse(const std::string& headline, const std::vector<fat::TreeProblem>& problems) {
+    std::string msg = fmt::format("{} ({} problem{}); nothing was written:", headline, problems.size(),
+                                  problems.size() == 1 ? "" : "s");
+    for (const auto& p : problems) msg += fmt::format("\n  {}: {}", p.path, p.reason);
+    throw Error(ErrorCode::usage, msg);
+}
+
+}  // namespace
+
+void add_populate_options(CLI::App* cmd, PopulateArgs& args) {
+    cmd->add_option("--from", args.from,
+                    "Copy the content of host directory DIR into the image (DIR:/PATH puts it under /PATH); "
+                    "repeatable")
+        ->type_name("DIR[:/PATH]");
+    cmd->add_flag("--local-time", args.local_time,
+                  "--from: write FAT timestamps in the local time zone instead of UTC");
+    cmd->add_flag("--dot-hidden", args.dot_hidden, "--from: mark names starting with '.' hidden");
+    cmd->add_option("--symlinks", args.symlinks,
+                    "--from: symbolic links: skip (default, with a warning), "
+                    "follow, or error")
+        ->check(CLI::IsMember({"skip", "follow", "error"}));
+    cmd->add_option("--free", args.free,
+                    "--from with -s auto: free space to leave in the image (default 1M)");
+}
+
+bool wants_auto_size(const PopulateArgs& args, const std::string& size) {
+    if (size == "auto" && args.from.empty()) {
+        throw Error(ErrorCode::usage,
+                    "-s auto sizes the image to the --from trees; give --from DIR or a size");
+    }
+    return !args.from.empty() && (size.empty() || size == "auto");
+}
+
+fat::SourceTree scan_sources(const PopulateArgs& args) {
+    fat::ScanOptions opt;
+    for (const auto& f : args.from) opt.sources.push_back(parse_from(f));
+    opt.symlinks = parse_symlinks(args.symlinks);
+    fat::SourceTree tree = fat::scan_tree(opt);
+    for (const auto& w : tree.warnings) warn(w);
+    if (!tree.problems.empty()) refuse("the --from tree cannot be stored on FAT", tree.problems);
+    return tree;
+}
+
+std::uint64_t auto_image_bytes(const PopulateArgs& args, const fat::SourceTree& tree,
+                               const fat::LayoutRequest& base, bool has_label, io::PartitionTableKind ptable,
+                               std::uint32_t sector_size) {
+    const std::uint64_t free_bytes = core::parse_size(args.free);
+    const auto sized = fat::volume_bytes_for_tree(tree, base, has_label, free_bytes);
+    if (const auto* r = std::get_if<fat::LayoutRefusal>(&sized)) {
+        std::string msg = fmt::format("-s auto: {}", r->reason);
+        if (!r->suggestions.empty()) {
+            msg += "\n  what would work:";
+            for (const auto& s : r->suggestions) msg += "\n    " + s;
+        }
+        throw Error(ErrorCode::usage, msg);
+    }
+    const std::uint64_t volume = std::get<std::uint64_t>(sized);
+    // The partition starts at 1 MiB; GPT keeps its backup in the last MiB.
+    const std::uint64_t mib = 1 << 20;
+    std::uint64_t image = volume;
+    if (ptable == io::PartitionTableKind::mbr) image += mib;
+    if (ptable == io::PartitionTableKind::gpt) image += 2 * mib;
+    if (ptable != io::PartitionTableKind::none) {
+        const auto place = io::place_single_partition(ptable, image, sector_size);
+        if (place.sector_count * sector_size < volume) {
+            throw Error(ErrorCode::unsupported,
+                        "internal error: -s auto placed a partition smaller than planned");
+        }
+    }
+    return image;
+}
+
+fat::PopulatePlan plan_or_refuse(const fat::SourceTree& tree, const fat::Layout& layout, bool has_label) {
+    auto planned = fat::plan_population(tree, layout, has_label);
+    if (auto* problems = std::get_if<std::vector<fat::TreeProblem>>(&planned)) {
+        refuse(fmt::format("the --from tree does not fit this {} volume with {} clusters",
+                           to_string(layout.type), core::format_size(layout.cluster_bytes())),
+               *problems);
+    }
+    return std::get<fat::PopulatePlan>(std::move(planned));
+}
+
+fat::WriteOptions populate_write_options(const PopulateArgs& args, std::int64_t now, bool device_is_zeroed) {
+    fat::WriteOptions w;
+    w.creation_time = now;
+    w.clamp = core::source_date_epoch();
+    w.local_time = args.local_time;
+    w.dot_hidden = args.dot_hidden;
+    w.device_is_zeroed = device_is_zeroed;
+    return w;
+}
+
+std::string populate_summary(const fat::SourceTree& tree, const fat::PopulatePlan& plan,
+                             const fat::Layout& layout) {
+    return fmt::format(", {} files ({}), {} directories, {} of {} clusters used",
+                       core::format_count(tree.files), core::format_size(tree.data_bytes),
+                       core::format_count(tree.directories), core::format_count(plan.used_clusters),
+                       core::format_count(layout.cluster_count));
+}
+
+}  // namespace fsimg::cli
