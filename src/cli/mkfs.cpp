@@ -19,6 +19,7 @@
 #include "fsimg/fat/structs.hpp"
 #include "fsimg/io/file_image.hpp"
 #include "fsimg/io/partition.hpp"
+#include "mkfs_exfat.hpp"
 #include "mkfs_populate.hpp"
 
 namespace fsimg::cli {
@@ -33,6 +34,7 @@ struct MkfsArgs {
     std::string label;
     std::string volume_id;
     std::string partition_table = "none";
+    std::string align;  // exFAT only
     bool force = false;
     bool device = false;
     bool explain = false;
@@ -105,7 +107,7 @@ std::uint8_t mbr_type_for(fat::FatType t) {
 }
 
 int run_mkfs(const MkfsArgs& a) {
-    if (a.type == "exfat" || a.type == "ntfs") {
+    if (a.type == "ntfs") {
         throw Error(ErrorCode::unsupported,
                     fmt::format("mkfs -t {} is not available in this version of fsimg; it writes "
                                 "fat12, fat16 and fat32 (or -t fat to choose)",
@@ -165,6 +167,14 @@ int run_mkfs(const MkfsArgs& a) {
             "the image size {} is not a multiple of the {}-byte sector; the last {} bytes stay unused",
             image_bytes, a.sector_size, image_bytes % a.sector_size));
     }
+
+    if (a.type == "exfat") {
+        existing.reset();
+        return run_mkfs_exfat({a.image, is_device, image_bytes, a.size, a.cluster, a.align, a.sector_size, a.label,
+                               a.volume_id.empty() ? std::nullopt : std::optional(parse_volume_id(a.volume_id)),
+                               a.partition_table, a.explain, a.quiet});
+    }
+    if (!a.align.empty()) throw Error(ErrorCode::usage, "--align is only for -t exfat");
 
     // --from: read the trees before anything is created; every problem stops here.
     std::optional<fat::SourceTree> tree;
@@ -304,7 +314,7 @@ Action add_mkfs(CLI::App& app) {
         "  fsimg mkfs -t fat16 -s 256M -L CAMERA --partition-table mbr card.img\n"
         "  SOURCE_DATE_EPOCH=0 fsimg mkfs -t fat32 -s 1G --volume-id 1234ABCD repro.img\n"
         "  fsimg mkfs -t fat32 --from rootfs/ --from photos:/DCIM sd.img   (size: the tree + --free)");
-    cmd->add_option("-t,--type", args->type, "Filesystem: fat12, fat16, fat32, or fat (choose by size)")
+    cmd->add_option("-t,--type", args->type, "Filesystem: fat12, fat16, fat32, fat (choose by size) or exfat")
         ->required()
         ->check(CLI::IsMember({"fat12", "fat16", "fat32", "fat", "exfat", "ntfs"}));
     cmd->add_option("-s,--size", args->size,
@@ -316,6 +326,8 @@ Action add_mkfs(CLI::App& app) {
                     "Volume serial number, 8 hex digits (default: from the time)");
     cmd->add_option("--partition-table", args->partition_table, "none, mbr or gpt (one partition at 1 MiB)")
         ->check(CLI::IsMember({"none", "mbr", "gpt"}));
+    cmd->add_option("--align", args->align,
+                    "exFAT: align the FAT and cluster heap to SIZE (default 1M; the heap also to the cluster)");
     cmd->add_flag("--force", args->force,
                   "Overwrite a file that already holds a filesystem or partition table");
     cmd->add_flag("--device", args->device, "Allow formatting a block device in place");
