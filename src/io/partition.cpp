@@ -525,6 +525,10 @@ PartitionTable read_partition_table(const BlockDevice& disk) {
         if (r.type == 0xEE) protective = true;
         entries.push_back(r);
     }
+    // No partitions behind a jump instruction: a damaged FAT/exFAT/NTFS boot
+    // sector (fsck must see it), not an empty partition table.
+    const auto jump = core::le8<0>(m);
+    if (entries.empty() && (jump == 0xEB || jump == 0xE9)) return none;
     const std::uint32_t disk_signature = core::le32<mbr::DiskSignature>(m);
     if (protective) return read_gpt(disk, disk_signature);
 
