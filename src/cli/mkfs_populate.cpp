@@ -30,10 +30,23 @@ fat::SymlinkPolicy parse_symlinks(const std::string& s) {
     return fat::SymlinkPolicy::skip;
 }
 
+/// A path for a message: control characters shown as \xNN.
+std::string printable(const std::string& path) {
+    std::string out;
+    for (const char c : path) {
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) {
+            out += fmt::format("\\x{:02X}", static_cast<unsigned>(static_cast<unsigned char>(c)));
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
 [[noreturn]] void refuse(const std::string& headline, const std::vector<fat::TreeProblem>& problems) {
     std::string msg = fmt::format("{} ({} problem{}); nothing was written:", headline, problems.size(),
                                   problems.size() == 1 ? "" : "s");
-    for (const auto& p : problems) msg += fmt::format("\n  {}: {}", p.path, p.reason);
+    for (const auto& p : problems) msg += fmt::format("\n  {}: {}", printable(p.path), p.reason);
     throw Error(ErrorCode::usage, msg);
 }
 

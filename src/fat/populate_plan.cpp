@@ -174,7 +174,9 @@ std::variant<std::uint64_t, LayoutRefusal> volume_bytes_for_tree(const SourceTre
                 const auto range =
                     valid_volume_sizes(*base.type, cluster, base.bytes_per_sector, base.root_entry_count);
                 if (range && range->min_bytes > s) {
-                    s = core::round_up(range->min_bytes, g);
+                    // 16 clusters past the type's minimum, as fatgen103 advises
+                    // (mtools' minfo aborts on FAT16 volumes of exactly 4,087).
+                    s = core::round_up(range->min_bytes + 16ull * cluster, g);
                     continue;
                 }
             }

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# mkfs --from: byte-reproducible (also from a copy of the tree made in another
+# order), refusals list every offender and leave no image (4 GiB file, bad
+# names, case-only duplicates, symlinks with --symlinks error, a tree larger
+# than -s, an unreadable file), symlink and special-file policies, -s auto
+# with --free, attributes (read-only, --dot-hidden) and timestamps (UTC,
+# --local-time, SOURCE_DATE_EPOCH clamp) as mtools reads them.
+here=$(dirname "$0"); . "$here/../lib.sh"
+command -v mdir >/dev/null || { echo "mtools missing: skipped"; exit 77; }
+MT=$SHARED/trees/make-tree
+cd "$WORK"
+export SOURCE_DATE_EPOCH=1700000000   # 2023-11-14 22:13:20 UTC
+
+expect_refusal() {  # expect_refusal WHAT PATTERN... -- MKFS ARGS: exit 2, every pattern in the output, no image
+  local what=$1; shift
+  local pats=()
+  while [ "$1" != -- ]; do pats+=("$1"); shift; done; shift
+  local out rc img=${@: -1} existed=no
+  [ -e "$img" ] && existed=yes
+  out=$("$FSIMG" mkfs "$@" 2>&1); rc=$?
+  [ "$rc" = 2 ] && pass || fail "$what: exit $rc, expected 2: $out"
+  for p in "${pats[@]}"; do
+    echo "$out" | grep -qF -- "$p" && pass || fail "$what: '$p' missing from: $out"
+  done
+  [ -z "$(ls -A "$WORK" | grep -E 'fsimg-')" ] && { [ $existed = yes ] || [ ! -e "$img" ]; } && pass ||
+    fail "$what: left $(ls -A "$WORK")"
+}
+
+# --- Reproducible bytes, also from a copy made in reverse order elsewhere.
+"$MT" small tree --scale 0.03 >/dev/null
+mkdir -p tree/empty/dir && printf 'x' > tree/MixCase.txt && : > tree/zero
+for i in 1 2; do "$FSIMG" mkfs -q -t fat32 --volume-id 12345678 --from tree r$i.img || fail "mkfs r$i"; done
+cmp -s r1.img r2.img && pass || fail "two runs differ"
+mkdir copy
+(cd tree && find . -type d | sort -r | while read -r d; do mkdir -p "../copy/$d"; done
+ find . -type f | sort -r | while read -r f; do cp "$f" "../copy/$f"; done)
+"$FSIMG" mkfs -q -t fat32 --volume-id 12345678 --from copy r3.img || fail "mkfs r3"
+cmp -s r1.img r3.img && pass || fail "the copied tree gives different bytes"
+"$FSIMG" mkfs -q -t fat32 --volume-id 12345679 --from tree r4.img
+cmp -s r1.img r4.img && fail "volume ID did not change the image" || pass
+rm -rf r?.img copy
+
+# --- -s auto (and no -s) with --free; an explicit -s is used as given.
+out=$("$FSIMG" mkfs -t fat -c 4K -s auto --free 10M --from tree a.img 2>&1) || fail "-s auto: $out"
+free=$(fsck.fat -n a.img | sed -n 's/.* files, \([0-9]*\)\/\([0-9]*\) clusters$/\2 - \1/p')
+[ $(( ($free) * 4096 )) -ge $((10 << 20)) ] && [ $(( ($free) * 4096 )) -lt $((12 << 20)) ] && pass || fail "-s auto --free 10M left $(( ($free) * 4096 )) bytes free"
+"$FSIMG" mkfs -q -t fat --from tree b.img && [ -s b.img ] && pass || fail "no -s with --from"
+"$FSIMG" mkfs -q -t fat32 -s 100M --from tree c.img && [ "$(stat -c %s c.img)" = $((100 << 20)) ] && pass || fail "-s 100M"
+"$FSIMG" mkfs -q -t fat32 --partition-table gpt --from tree d.img && pass || fail "-s auto with GPT"
+rm -f ?.img
+out=$("$FSIMG" mkfs -t fat32 -s auto x.img 2>&1); [ $? = 2 ] && pass || fail "-s auto without --from: $out"
+out=$("$FSIMG" mkfs -t fat32 --from nowhere x.img 2>&1); [ $? = 2 ] && echo "$out" | grep -q nowhere && pass || fail "--from nowhere: $out"
+
+# --- Refusals: every offender listed, nothing left behind.
+"$MT" huge huge >/dev/null
+expect_refusal "huge" "/huge/over4gib.bin" "4,294,967,297 bytes" "4 GiB - 1" -- -t fat32 --from huge h.img
+mkdir bad && touch bad/'a:b' bad/'what?' bad/Same bad/SAME bad/'dot.' && mkdir bad/ok && ln -s ../Same bad/ok/link
+expect_refusal "names" "/a:b:" "/what?:" "/dot.:" "differs only in letter case" "(5 problems)" \
+  -- -t fat32 --symlinks error --from bad n.img
+expect_refusal "symlink error" "/ok/link: " "symbolic link" -- -t fat32 --symlinks error --from bad n.img
+expect_refusal "too small" "the tree needs" "the volume has" -- -t fat16 -s 4M --from tree s.img
+# An existing image is left as it was.
+"$FSIMG" mkfs -q -t fat16 -s 4M keep.img && cp keep.img keep.orig
+expect_refusal "existing image" "the tree needs" -- -t fat16 -s 4M --force --from tree keep.img 2>/dev/null
+cmp -s keep.img keep.orig && pass || fail "a refused mkfs --force changed the existing image"
+mv keep.img keep.bak
+# Unreadable file (as an unprivileged user: root reads everything).
+if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
+  mkdir -p unr/src && echo secret > unr/src/secret.txt && echo ok > unr/src/ok.txt && chmod 000 unr/src/secret.txt
+  chmod 777 unr && chmod 755 unr/src "$WORK"
+  out=$(cd unr && setpriv --reuid=65534 --regid=65534 --clear-groups "$FSIMG" mkfs -t fat32 --from src u.img 2>&1); rc=$?
+  [ "$rc" = 2 ] && echo "$out" | grep -q "/secret.txt: cannot read" && pass || fail "unreadable: exit $rc: $out"
+  [ -z "$(ls unr | grep -v src)" ] && pass || fail "unreadable: left $(ls unr)"
+  rm -rf unr
+fi
+
+# --- Symlinks and special files.
+mkdir sl && echo data > sl/target.txt && ln -s target.txt sl/link.txt && mkfifo sl/fifo
+out=$("$FSIMG" mkfs -q -t fat32 --from sl s1.img 2>&1) || fail "skip: $out"
+echo "$out" | grep -q "skipped symbolic link .*link.txt" && pass || fail "no symlink warning: $out"
+echo "$out" | grep -q "skipped FIFO .*fifo" && pass || fail "no FIFO warning: $out"
+mdir -i s1.img -b ::/ | grep -q link.txt && fail "skipped link stored" || pass
+"$FSIMG" mkfs -q -t fat32 --symlinks follow --from sl s2.img 2>/dev/null || fail "follow"
+[ "$(mtype -i s2.img ::/link.txt)" = data ] && pass || fail "followed link content"
+ln -s missing sl/dangling
+expect_refusal "dangling" "/dangling: symbolic link" -- -t fat32 --symlinks follow --from sl s3.img
+rm -f sl/dangling s?.img
+
+# --- Attributes and timestamps.
+mkdir at && echo hi > at/.hid && echo ro > at/ro.txt && chmod 444 at/ro.txt && echo x > at/plain.txt
+touch -d '2001-02-03 04:05:06 UTC' at/plain.txt
+"$FSIMG" mkfs -q -t fat16 --dot-hidden --from at t1.img || fail "mkfs attrs"
+attrs=$(mattrib -i t1.img ::/.hid ::/ro.txt ::/plain.txt)
+echo "$attrs" | grep -q 'A   H .*::/.hid' && pass || fail "--dot-hidden: $attrs"
+echo "$attrs" | grep -q 'A    R .*::/ro.txt' && pass || fail "read-only: $attrs"
+echo "$attrs" | grep -Eq '^  A +::/plain.txt' && pass || fail "plain: $attrs"
+listing=$(mdir -i t1.img ::/)
+echo "$listing" | grep -q '^plain .* 2001-02-03   4:05' && pass || fail "mtime in UTC (even seconds): $listing"
+echo "$listing" | grep -q '^ro .* 2023-11-14  22:13' && pass || fail "newer times clamped to SOURCE_DATE_EPOCH: $listing"
+"$FSIMG" mkfs -q -t fat16 --from at t2.img
+mattrib -i t2.img ::/.hid | grep -q H && fail "hidden without --dot-hidden" || pass
+TZ=Etc/GMT-2 "$FSIMG" mkfs -q -t fat16 --local-time --from at t3.img
+listing=$(mdir -i t3.img ::/)
+echo "$listing" | grep -q '^plain .* 2001-02-03   6:05' && pass || fail "--local-time UTC+2: $listing"
+echo "$listing" | grep -q '^ro .* 2023-11-15   0:13' && pass || fail "--local-time clamp: $listing"
+"$FSIMG" mkfs -t exfat -s 64M --from at e.img >/dev/null 2>&1
+[ $? = 1 ] && [ ! -e e.img ] && pass || fail "exfat --from accepted"
+finish
