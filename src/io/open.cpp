@@ -56,7 +56,8 @@ std::pair<std::string, std::optional<unsigned>> split_image_spec(std::string_vie
 OpenedVolume open_volume(std::string_view spec, bool writable) {
     auto [path, number] = split_image_spec(spec);
     OpenedVolume v;
-    v.file = FileImage::open(path, writable);
+    // A gzip-compressed image is read through a sparse temporary copy.
+    v.file = !writable && is_gzip_file(path) ? FileImage::open_gzip(path) : FileImage::open(path, writable);
     v.table = read_partition_table(*v.file);
     if (v.table.kind == PartitionTableKind::none) {
         if (number) {

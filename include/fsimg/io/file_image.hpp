@@ -20,6 +20,14 @@ public:
     /// Refuses block and character devices with Error(refused) unless allow_device.
     static std::unique_ptr<FileImage> open(const std::filesystem::path& path, bool writable,
                                            bool allow_device = false);
+    /// Opens a gzip-compressed image read-only: it is decompressed, streaming
+    /// (1 MiB at a time, memory bounded), into an anonymous sparse temporary
+    /// file in $TMPDIR (or /tmp) that is unlinked at once, so nothing remains
+    /// after exit; all-zero 64 KiB blocks stay holes. path() reports the
+    /// original name. Throws Error(io) on read/write failures (e.g. no room
+    /// for the decompressed image) and Error(corrupt) naming the
+    /// decompressed offset when the gzip stream is damaged or truncated.
+    static std::unique_ptr<FileImage> open_gzip(const std::filesystem::path& path);
     ~FileImage() override;
     FileImage(const FileImage&) = delete;
     FileImage& operator=(const FileImage&) = delete;
@@ -42,6 +50,15 @@ private:
     std::uint64_t size_;
     bool writable_;
 };
+
+/// True when the file starts with the gzip magic bytes 1F 8B.
+bool is_gzip_file(const std::filesystem::path& path);
+
+/// Compresses `source` (all of it) into a new gzip file at `destination`,
+/// atomically (temporary file + rename, removed on failure). Holes are read
+/// as zeros, so the time is proportional to the image's size.
+/// Throws Error(io) on failure.
+void write_gzip(const BlockDevice& source, const std::filesystem::path& destination);
 
 /// Builds a new image under a temporary name in the destination's folder and
 /// renames it into place on commit(). Until then the destination is untouched;

@@ -26,7 +26,8 @@ struct OpenedVolume {
 /// N is all digits and "disk.img@2" itself does not exist as a file.
 std::pair<std::string, std::optional<unsigned>> split_image_spec(std::string_view spec);
 
-/// Opens IMAGE or IMAGE@N: without @N a bare filesystem is used as is and a
+/// Opens IMAGE or IMAGE@N (IMAGE may be gzip-compressed when not writable;
+/// see FileImage::open_gzip): without @N a bare filesystem is used as is and a
 /// table with exactly one partition opens that partition; several partitions
 /// and no @N is Error(usage) listing them; @N out of range is Error(usage).
 OpenedVolume open_volume(std::string_view spec, bool writable = false);
