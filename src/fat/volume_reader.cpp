@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <unordered_set>
 
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/units.hpp"
@@ -178,10 +179,20 @@ Chain Volume::follow_chain(std::uint32_t start, std::uint64_t max_clusters) cons
         return c;
     }
     const std::uint64_t limit = std::min<std::uint64_t>(max_clusters, max_cluster() - 1);
+    // Exact loop detection: a set for short walks, one bit per cluster for long
+    // ones (bounded by the volume's cluster count, never by a field).
+    const bool small = limit <= 65536;
+    std::unordered_set<std::uint32_t> seen_set;
+    std::vector<bool> seen_bits;
+    if (!small) seen_bits.assign(std::size_t(max_cluster()) + 1, false);
+    auto seen = [&](std::uint32_t n) {
+        if (small) return !seen_set.insert(n).second;
+        const bool was = seen_bits[n];
+        seen_bits[n] = true;
+        return was;
+    };
     std::uint32_t cur = start;
-    std::uint32_t tortoise = start;
-    std::uint64_t power = 1;
-    std::uint64_t lam = 0;
+    seen(cur);
     while (true) {
         if (c.clusters >= limit) {
             c.end = ChainEnd::limit;
@@ -206,15 +217,10 @@ Chain Volume::follow_chain(std::uint32_t start, std::uint64_t max_clusters) cons
             c.stop_value = v;
             break;
         }
-        if (v == tortoise) {
+        if (seen(v)) {
             c.end = ChainEnd::loop;
             c.stop_value = v;
             break;
-        }
-        if (++lam == power) {
-            tortoise = v;
-            power *= 2;
-            lam = 0;
         }
         cur = v;
     }

@@ -139,15 +139,17 @@ public:
     void read_cluster(std::uint32_t n, std::span<std::byte> out) const;
 
     /// Follows the chain from `start` for at most `max_clusters` clusters (and
-    /// never more than the volume has), detecting loops (Brent's algorithm, no
-    /// memory per cluster). An invalid `start` gives an empty chain ending
-    /// `invalid`; a free start gives an empty chain ending `free`.
+    /// never more than the volume has), detecting loops exactly (a set of the
+    /// visited clusters, or one bit per cluster of the volume for long walks). An invalid `start` gives an
+    /// empty chain ending `invalid`; a free start gives an empty chain ending `free`.
     Chain follow_chain(std::uint32_t start, std::uint64_t max_clusters) const;
 
     /// Reads a directory's entries: the fixed root region (FAT12/16) when
     /// first_cluster is 0, else the chain, at most kMaxDirEntries entries.
-    /// Throws Error(corrupt) naming the cluster when the chain is broken (loop,
-    /// free or invalid link) or leaves the device.
+    /// Throws Error(corrupt) naming the cluster when the chain loops or its
+    /// first cluster is free or invalid, or a cluster lies past the end of the
+    /// device; a chain broken later (free, invalid, bad link) yields the
+    /// entries of the clusters before the break.
     ParsedDirectory read_directory(std::uint32_t first_cluster) const;
     /// The raw bytes read_directory parses (same limits and throws).
     std::vector<std::byte> read_directory_bytes(std::uint32_t first_cluster) const;
