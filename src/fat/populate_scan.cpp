@@ -211,11 +211,9 @@ private:
                 }
             }
             if (!is_dir) {
-                const int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
-                if (fd < 0) {
+                // Readable by us (effective IDs): one syscall instead of open + close.
+                if (::faccessat(dirfd, name.c_str(), R_OK, AT_EACCESS) != 0) {
                     add_problem(node, name, fmt::format("cannot read {}: {}", path, std::strerror(errno)));
-                } else {
-                    ::close(fd);
                 }
                 continue;
             }

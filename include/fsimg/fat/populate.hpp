@@ -2,7 +2,7 @@
 //
 // Three steps, so that nothing is written before everything is known:
 //  1. scan_tree() reads the host trees (names, sizes, times, permissions;
-//     opens every file once to prove it is readable) and lists every
+//     checks that every file is readable, faccessat) and lists every
 //     offender it finds in SourceTree::problems.
 //  2. plan_population() (pure) assigns short names, directory sizes and
 //     clusters for a Layout, or returns every reason the tree does not fit.
