@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -43,6 +44,29 @@ const char* kind_of(mode_t mode) {
     if (S_ISCHR(mode)) return "character device";
     if (S_ISBLK(mode)) return "block device";
     return "special file";
+}
+
+/// What fstatat says, plus the birth time from statx where the host
+/// filesystem records one.
+struct HostStat {
+    struct stat st {};
+    bool has_btime = false;
+    struct statx_timestamp btime {};
+};
+
+/// statx(2) into a HostStat; -1 with errno on failure.
+int host_stat(int dirfd, const char* name, int flags, HostStat& out) {
+    struct statx sx {};
+    if (::statx(dirfd, name, flags, STATX_BASIC_STATS | STATX_BTIME, &sx) != 0) return -1;
+    out.st.st_mode = sx.stx_mode;
+    out.st.st_size = static_cast<off_t>(sx.stx_size);
+    out.st.st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+    out.st.st_ino = sx.stx_ino;
+    out.st.st_mtim = {static_cast<time_t>(sx.stx_mtime.tv_sec), static_cast<long>(sx.stx_mtime.tv_nsec)};
+    out.st.st_atim = {static_cast<time_t>(sx.stx_atime.tv_sec), static_cast<long>(sx.stx_atime.tv_nsec)};
+    out.has_btime = (sx.stx_mask & STATX_BTIME) != 0;
+    out.btime = sx.stx_btime;
+    return 0;
 }
 
 class Scanner {
@@ -86,11 +110,12 @@ public:
     void scan_source(const TreeSource& src) {
         const std::uint32_t target = target_directory(src.image_dir);
         if (!tree_.nodes[target].is_dir) return;
-        struct stat st {};
-        if (::stat(src.host_dir.c_str(), &st) != 0) {
+        HostStat hs;
+        if (host_stat(AT_FDCWD, src.host_dir.c_str(), 0, hs) != 0) {
             throw Error(ErrorCode::usage,
                         fmt::format("--from {}: {}", src.host_dir.string(), std::strerror(errno)));
         }
+        const struct stat& st = hs.st;
         if (!S_ISDIR(st.st_mode)) {
             throw Error(ErrorCode::usage, fmt::format("--from {}: not a directory", src.host_dir.string()));
         }
@@ -100,7 +125,7 @@ public:
                                                    std::strerror(errno)));
         }
         TreeNode& t = tree_.nodes[target];
-        if (target != 0 && !t.has_times) set_times(t, st);
+        if (target != 0 && !t.has_times) set_times(t, hs);
         ancestors_.insert({st.st_dev, st.st_ino});
         scan_dir(fd, src.host_dir.string(), target, depth_of(target));
         ancestors_.erase({st.st_dev, st.st_ino});
@@ -125,11 +150,12 @@ private:
         return index;
     }
 
-    static void set_times(TreeNode& n, const struct stat& st) {
-        n.mtime = st.st_mtim.tv_sec;
-        n.atime = st.st_atim.tv_sec;
-        n.btime = st.st_mtim.tv_sec;
-        n.btime_ns = static_cast<std::uint32_t>(st.st_mtim.tv_nsec);
+    /// Modification, access and creation (birth, else modification) times.
+    static void set_times(TreeNode& n, const HostStat& hs) {
+        n.mtime = hs.st.st_mtim.tv_sec;
+        n.atime = hs.st.st_atim.tv_sec;
+        n.btime = hs.has_btime ? hs.btime.tv_sec : hs.st.st_mtim.tv_sec;
+        n.btime_ns = static_cast<std::uint32_t>(hs.has_btime ? hs.btime.tv_nsec : hs.st.st_mtim.tv_nsec);
         n.has_times = true;
     }
 
@@ -165,8 +191,9 @@ private:
 
         for (const std::string& name : names) {
             const std::string path = join(host_path, name);
-            struct stat st {};
-            if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            HostStat hs;
+            const struct stat& st = hs.st;
+            if (host_stat(dirfd, name.c_str(), AT_SYMLINK_NOFOLLOW, hs) != 0) {
                 add_problem(node, name, fmt::format("cannot stat {}: {}", path, std::strerror(errno)));
                 continue;
             }
@@ -179,7 +206,7 @@ private:
                     add_problem(node, name, fmt::format("{} is a symbolic link (--symlinks error)", path));
                     continue;
                 }
-                if (::fstatat(dirfd, name.c_str(), &st, 0) != 0) {
+                if (host_stat(dirfd, name.c_str(), 0, hs) != 0) {
                     add_problem(
                         node, name,
                         fmt::format("symbolic link {} cannot be followed: {}", path, std::strerror(errno)));
@@ -201,7 +228,7 @@ private:
             } else {
                 child = add_node(node, name, is_dir);
                 TreeNode& n = tree_.nodes[child];
-                set_times(n, st);
+                set_times(n, hs);
                 n.host_path = path;
                 if (!is_dir) {
                     n.size = static_cast<std::uint64_t>(st.st_size);
