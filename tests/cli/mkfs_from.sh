@@ -20,7 +20,7 @@ expect_refusal() {  # expect_refusal WHAT PATTERN... -- MKFS ARGS: exit 2, every
   out=$("$FSIMG" mkfs "$@" 2>&1); rc=$?
   [ "$rc" = 2 ] && pass || fail "$what: exit $rc, expected 2: $out"
   for p in "${pats[@]}"; do
-    echo "$out" | grep -qF -- "$p" && pass || fail "$what: '$p' missing from: $out"
+    grep -qF -- "$p" <<<"$out" && pass || fail "$what: '$p' missing from: $out"
   done
   [ -z "$(ls -A "$WORK" | grep -E 'fsimg-')" ] && { [ $existed = yes ] || [ ! -e "$img" ]; } && pass ||
     fail "$what: left $(ls -A "$WORK")"
@@ -49,7 +49,7 @@ free=$(fsck.fat -n a.img | sed -n 's/.* files, \([0-9]*\)\/\([0-9]*\) clusters$/
 "$FSIMG" mkfs -q -t fat32 --partition-table gpt --from tree d.img && pass || fail "-s auto with GPT"
 rm -f ?.img
 out=$("$FSIMG" mkfs -t fat32 -s auto x.img 2>&1); [ $? = 2 ] && pass || fail "-s auto without --from: $out"
-out=$("$FSIMG" mkfs -t fat32 --from nowhere x.img 2>&1); [ $? = 2 ] && echo "$out" | grep -q nowhere && pass || fail "--from nowhere: $out"
+out=$("$FSIMG" mkfs -t fat32 --from nowhere x.img 2>&1); [ $? = 2 ] && grep -q nowhere <<<"$out" && pass || fail "--from nowhere: $out"
 
 # --- Refusals: every offender listed, nothing left behind.
 "$MT" huge huge >/dev/null
@@ -69,7 +69,7 @@ if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
   mkdir -p unr/src && echo secret > unr/src/secret.txt && echo ok > unr/src/ok.txt && chmod 000 unr/src/secret.txt
   chmod 777 unr && chmod 755 unr/src "$WORK"
   out=$(cd unr && setpriv --reuid=65534 --regid=65534 --clear-groups "$FSIMG" mkfs -t fat32 --from src u.img 2>&1); rc=$?
-  [ "$rc" = 2 ] && echo "$out" | grep -q "/secret.txt: cannot read" && pass || fail "unreadable: exit $rc: $out"
+  [ "$rc" = 2 ] && grep -q "/secret.txt: cannot read" <<<"$out" && pass || fail "unreadable: exit $rc: $out"
   [ -z "$(ls unr | grep -v src)" ] && pass || fail "unreadable: left $(ls unr)"
   rm -rf unr
 fi
@@ -77,9 +77,9 @@ fi
 # --- Symlinks and special files.
 mkdir sl && echo data > sl/target.txt && ln -s target.txt sl/link.txt && mkfifo sl/fifo
 out=$("$FSIMG" mkfs -q -t fat32 --from sl s1.img 2>&1) || fail "skip: $out"
-echo "$out" | grep -q "skipped symbolic link .*link.txt" && pass || fail "no symlink warning: $out"
-echo "$out" | grep -q "skipped FIFO .*fifo" && pass || fail "no FIFO warning: $out"
-mdir -i s1.img -b ::/ | grep -q link.txt && fail "skipped link stored" || pass
+grep -q "skipped symbolic link .*link.txt" <<<"$out" && pass || fail "no symlink warning: $out"
+grep -q "skipped FIFO .*fifo" <<<"$out" && pass || fail "no FIFO warning: $out"
+grep -q link.txt <<<"$(mdir -i s1.img -b ::/)" && fail "skipped link stored" || pass
 "$FSIMG" mkfs -q -t fat32 --symlinks follow --from sl s2.img 2>/dev/null || fail "follow"
 [ "$(mtype -i s2.img ::/link.txt)" = data ] && pass || fail "followed link content"
 ln -s missing sl/dangling
@@ -91,18 +91,18 @@ mkdir at && echo hi > at/.hid && echo ro > at/ro.txt && chmod 444 at/ro.txt && e
 touch -d '2001-02-03 04:05:06 UTC' at/plain.txt
 "$FSIMG" mkfs -q -t fat16 --dot-hidden --from at t1.img || fail "mkfs attrs"
 attrs=$(mattrib -i t1.img ::/.hid ::/ro.txt ::/plain.txt)
-echo "$attrs" | grep -q 'A   H .*::/.hid' && pass || fail "--dot-hidden: $attrs"
-echo "$attrs" | grep -q 'A    R .*::/ro.txt' && pass || fail "read-only: $attrs"
-echo "$attrs" | grep -Eq '^  A +::/plain.txt' && pass || fail "plain: $attrs"
+grep -q 'A   H .*::/.hid' <<<"$attrs" && pass || fail "--dot-hidden: $attrs"
+grep -q 'A    R .*::/ro.txt' <<<"$attrs" && pass || fail "read-only: $attrs"
+grep -Eq '^  A +::/plain.txt' <<<"$attrs" && pass || fail "plain: $attrs"
 listing=$(mdir -i t1.img ::/)
-echo "$listing" | grep -q '^plain .* 2001-02-03   4:05' && pass || fail "mtime in UTC (even seconds): $listing"
-echo "$listing" | grep -q '^ro .* 2023-11-14  22:13' && pass || fail "newer times clamped to SOURCE_DATE_EPOCH: $listing"
+grep -q '^plain .* 2001-02-03   4:05' <<<"$listing" && pass || fail "mtime in UTC (even seconds): $listing"
+grep -q '^ro .* 2023-11-14  22:13' <<<"$listing" && pass || fail "newer times clamped to SOURCE_DATE_EPOCH: $listing"
 "$FSIMG" mkfs -q -t fat16 --from at t2.img
-mattrib -i t2.img ::/.hid | grep -q H && fail "hidden without --dot-hidden" || pass
+grep -q H <<<"$(mattrib -i t2.img ::/.hid)" && fail "hidden without --dot-hidden" || pass
 TZ=Etc/GMT-2 "$FSIMG" mkfs -q -t fat16 --local-time --from at t3.img
 listing=$(mdir -i t3.img ::/)
-echo "$listing" | grep -q '^plain .* 2001-02-03   6:05' && pass || fail "--local-time UTC+2: $listing"
-echo "$listing" | grep -q '^ro .* 2023-11-15   0:13' && pass || fail "--local-time clamp: $listing"
+grep -q '^plain .* 2001-02-03   6:05' <<<"$listing" && pass || fail "--local-time UTC+2: $listing"
+grep -q '^ro .* 2023-11-15   0:13' <<<"$listing" && pass || fail "--local-time clamp: $listing"
 "$FSIMG" mkfs -t exfat -s 64M --from at e.img >/dev/null 2>&1
 [ $? = 1 ] && [ ! -e e.img ] && pass || fail "exfat --from accepted"
 finish
