@@ -48,6 +48,8 @@ std::string long_name_problem(const std::u16string& name) {
             return fmt::format("character {} is an unpaired UTF-16 surrogate", i + 1);
     }
     if (name.empty()) return "it is empty";
+    if (name == u"." || name == u"..")
+        return "only the dot entries of a directory may be named \".\" or \"..\"";
     return {};
 }
 

@@ -349,6 +349,20 @@ def kinds():
         return "first long-name character = ':'"
 
     @kind
+    def name_dotdot(v):
+        e = long_entry(v)
+        first = v.lfn_slots(0, e["off"])[0]
+        v.write(first + 1, "..\0".encode("utf-16-le"))
+        return "long name = '..'"
+
+    @kind
+    def name_slash(v):
+        e = long_entry(v)
+        first = v.lfn_slots(0, e["off"])[0]
+        v.write(first + 1, "a/b\0".encode("utf-16-le"))
+        return "long name = 'a/b'"
+
+    @kind
     def name_duplicate(v):
         v.write(v.find(0, B)["off"], A)
         return "B.TXT renamed A.TXT"

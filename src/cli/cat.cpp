@@ -1,0 +1,47 @@
+// fsimg cat: write a file of a FAT image to stdout.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <string>
+
+#include "common.hpp"
+#include "fat_view.hpp"
+#include "fsimg/core/error.hpp"
+
+namespace fsimg::cli {
+
+namespace {
+
+struct CatArgs {
+    std::string image;
+    std::string path;
+};
+
+int run_cat(const CatArgs& a) {
+    FatImage img = open_fat(a.image);
+    const auto r = img.volume->lookup(a.path);
+    if (!r) throw Error(ErrorCode::usage, fmt::format("\"{}\" does not exist in {}", a.path, a.image));
+    if (r->kind != fat::RecordKind::file) {
+        throw Error(ErrorCode::usage, fmt::format("\"{}\" is a directory; use fsimg ls", a.path));
+    }
+    img.volume->read_file(*r, [](std::span<const std::byte> s) {
+        if (std::fwrite(s.data(), 1, s.size(), stdout) != s.size()) {
+            throw Error(ErrorCode::io, "cannot write to standard output");
+        }
+    });
+    if (std::fflush(stdout) != 0) throw Error(ErrorCode::io, "cannot write to standard output");
+    return kExitOk;
+}
+
+}  // namespace
+
+Action add_cat(CLI::App& app) {
+    auto args = std::make_shared<CatArgs>();
+    CLI::App* cmd = app.add_subcommand("cat", "Write a file of a FAT image to standard output");
+    cmd->footer("Example:\n  fsimg cat card.img DCIM/100CANON/IMG_0001.JPG > photo.jpg");
+    cmd->add_option("IMAGE", args->image, "Image file; IMAGE@N selects partition N")->required();
+    cmd->add_option("PATH", args->path, "File inside the image (long or short name, any case)")->required();
+    return [args] { return run_cat(*args); };
+}
+
+}  // namespace fsimg::cli

@@ -1,0 +1,237 @@
+// fsimg extract: copy a subtree of a FAT image into a host directory.
+//
+// Safety: every file and directory is created relative to its parent's
+// directory descriptor (openat/mkdirat), names holding '/' or NUL and the
+// names "." and ".." are refused, nothing is followed through a symbolic link
+// (O_NOFOLLOW), and existing files are only replaced with --force. So nothing
+// is written outside OUTDIR.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+#include "fat_view.hpp"
+#include "fsimg/core/error.hpp"
+
+namespace fsimg::cli {
+
+namespace {
+
+struct ExtractArgs {
+    std::string image;
+    std::string path = "/";
+    std::string outdir;
+    bool force = false;
+    bool utc = false;
+    bool verbose = false;
+};
+
+constexpr unsigned kMaxDepth = 256;
+
+class Fd {
+public:
+    explicit Fd(int fd = -1) : fd_(fd) {}
+    ~Fd() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+    int get() const { return fd_; }
+
+private:
+    int fd_;
+};
+
+std::string errno_text() { return std::strerror(errno); }
+
+struct Extractor {
+    const ExtractArgs& a;
+    const fat::Volume& v;
+    std::vector<std::string> problems;
+    std::uint64_t files = 0, dirs = 0, bytes = 0;
+    std::vector<std::uint32_t> ancestors;
+
+    void problem(const std::string& path, const std::string& what) {
+        problems.push_back(fmt::format("{}: {}", escape_name(path), what));
+        warn(problems.back());
+    }
+
+    // Names the host cannot hold: empty, ".", "..", with '/' or NUL, over NAME_MAX bytes.
+    static std::string host_name_problem(const std::string& n) {
+        if (n.empty()) return "the name is empty";
+        if (n == "." || n == "..") return fmt::format("the name \"{}\" cannot be created", n);
+        if (n.find('/') != std::string::npos) return "the name holds '/', which a host name cannot";
+        if (n.find('\0') != std::string::npos) return "the name holds a NUL character";
+        if (n.size() > 255) return fmt::format("the name is {} bytes, more than the host's 255", n.size());
+        return {};
+    }
+
+    timespec to_host_time(std::uint16_t date, std::uint16_t time) const {
+        std::tm tm{};
+        tm.tm_year = 80 + (date >> 9);
+        tm.tm_mon = int((date >> 5) & 0x0F) - 1;
+        tm.tm_mday = date & 0x1F;
+        tm.tm_hour = time >> 11;
+        tm.tm_min = (time >> 5) & 0x3F;
+        tm.tm_sec = (time & 0x1F) * 2;
+        tm.tm_isdst = -1;
+        timespec ts{};
+        if (date == 0 || tm.tm_mday == 0 || tm.tm_mon < 0 || tm.tm_mon > 11) {
+            ts.tv_nsec = UTIME_OMIT;
+            return ts;
+        }
+        ts.tv_sec = a.utc ? timegm(&tm) : std::mktime(&tm);
+        return ts;
+    }
+
+    void set_times(int dirfd, const std::string& name, const fat::DirRecord& r, const std::string& path) {
+        const timespec m = to_host_time(r.entry.wrt_date, r.entry.wrt_time);
+        const timespec times[2] = {m, m};
+        if (::utimensat(dirfd, name.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0) {
+            problem(path, "cannot set the modification time: " + errno_text());
+        }
+    }
+
+    void extract_file(int dirfd, const std::string& name, const std::string& path, const fat::DirRecord& r) {
+        int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+        int fd = ::openat(dirfd, name.c_str(), flags, 0644);
+        if (fd < 0 && errno == EEXIST) {
+            if (!a.force) return problem(path, "exists already (use --force to replace it)");
+            struct stat st {};
+            if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) {
+                return problem(path, "exists and is not a regular file (a symbolic link is never followed)");
+            }
+            flags = O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC;
+            fd = ::openat(dirfd, name.c_str(), flags);
+        }
+        if (fd < 0) return problem(path, "cannot create: " + errno_text());
+        Fd out(fd);
+        try {
+            v.read_file(r, [&](std::span<const std::byte> s) {
+                const std::byte* p = s.data();
+                std::size_t left = s.size();
+                while (left > 0) {
+                    const ssize_t n = ::write(out.get(), p, left);
+                    if (n < 0) {
+                        if (errno == EINTR) continue;
+                        throw Error(ErrorCode::io, fmt::format("cannot write {}: {}", path, errno_text()));
+                    }
+                    p += n;
+                    left -= std::size_t(n);
+                }
+            });
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+            ::unlinkat(dirfd, name.c_str(), 0);
+            return problem(path, fmt::format("not extracted: {}", e.what()));
+        }
+        ++files;
+        bytes += r.entry.file_size;
+        if (a.verbose) fmt::print("{}\n", escape_name(path));
+        set_times(dirfd, name, r, path);
+    }
+
+    // Creates (or reuses) directory `name` under dirfd and returns its descriptor, or -1.
+    int open_subdir(int dirfd, const std::string& name, const std::string& path) {
+        if (::mkdirat(dirfd, name.c_str(), 0755) != 0 && errno != EEXIST) {
+            problem(path, "cannot create the directory: " + errno_text());
+            return -1;
+        }
+        const int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) problem(path, "exists and is not a directory (a symbolic link is never followed)");
+        return fd;
+    }
+
+    void extract_dir(int dirfd, const std::string& path, const fat::DirRecord& dir, unsigned depth) {
+        const std::uint32_t cl = v.first_cluster(dir);
+        for (auto c : ancestors) {
+            if (c == cl) return problem(path, "the directory loops back to an ancestor; not extracted again");
+        }
+        if (depth >= kMaxDepth) return problem(path, fmt::format("nested deeper than {} levels", kMaxDepth));
+        fat::ParsedDirectory d;
+        try {
+            d = v.read_directory(cl);
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+            return problem(path, fmt::format("cannot read the directory: {}", e.what()));
+        }
+        ancestors.push_back(cl);
+        for (const auto& r : d.records) {
+            if (r.kind != fat::RecordKind::file && r.kind != fat::RecordKind::directory) continue;
+            const std::string p = (path == "/" ? "/" : path + "/") + r.name;
+            extract_entry(dirfd, r, p, depth);
+        }
+        ancestors.pop_back();
+    }
+
+    void extract_entry(int dirfd, const fat::DirRecord& r, const std::string& path, unsigned depth) {
+        if (auto why = host_name_problem(r.name); !why.empty()) return problem(path, "skipped: " + why);
+        if (r.kind == fat::RecordKind::file) return extract_file(dirfd, r.name, path, r);
+        const Fd sub(open_subdir(dirfd, r.name, path));
+        if (sub.get() < 0) return;
+        ++dirs;
+        if (a.verbose) fmt::print("{}/\n", escape_name(path));
+        extract_dir(sub.get(), path, r, depth + 1);
+        set_times(dirfd, r.name, r, path);
+    }
+};
+
+int run_extract(const ExtractArgs& a) {
+    FatImage img = open_fat(a.image);
+    const fat::Volume& v = *img.volume;
+    const auto r = v.lookup(a.path);
+    if (!r) throw Error(ErrorCode::usage, fmt::format("\"{}\" does not exist in {}", a.path, a.image));
+    std::error_code ec;
+    std::filesystem::create_directories(a.outdir, ec);
+    const Fd out(::open(a.outdir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (out.get() < 0) {
+        throw Error(ErrorCode::io,
+                    fmt::format("cannot open the output directory {}: {}", a.outdir, errno_text()));
+    }
+    Extractor x{a, v, {}, 0, 0, 0, {}};
+    if (r->is_root) {
+        x.extract_dir(out.get(), "/", *r, 0);
+    } else {
+        std::string path = "/";
+        for (const char ch : a.path) {
+            if (ch != '/' || path.back() != '/') path.push_back(ch);
+        }
+        if (path.size() > 1 && path.back() == '/') path.pop_back();
+        x.extract_entry(out.get(), *r, path, 0);
+    }
+    note(fmt::format("extracted {} files and {} directories ({} bytes) into {}{}", x.files, x.dirs, x.bytes,
+                     a.outdir,
+                     x.problems.empty() ? "" : fmt::format("; {} problems (see above)", x.problems.size())));
+    return x.problems.empty() ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+
+Action add_extract(CLI::App& app) {
+    auto args = std::make_shared<ExtractArgs>();
+    CLI::App* cmd = app.add_subcommand("extract", "Copy files out of a FAT image into a directory");
+    cmd->footer(
+        "Never writes outside OUTDIR: no '..', no absolute names, no symbolic links followed.\n"
+        "Modification times are set from the FAT times, read as local time (--utc: as UTC).\n"
+        "Examples:\n"
+        "  fsimg extract card.img -C out/\n"
+        "  fsimg extract disk.img@1 DCIM -C photos/ --force");
+    cmd->add_option("IMAGE", args->image, "Image file; IMAGE@N selects partition N")->required();
+    cmd->add_option("PATH", args->path, "Directory or file inside the image (default: everything)");
+    cmd->add_option("-C,--directory", args->outdir, "Output directory (created if missing)")->required();
+    cmd->add_flag("--force", args->force, "Replace existing regular files");
+    cmd->add_flag("--utc", args->utc, "Read FAT times as UTC instead of local time");
+    cmd->add_flag("-v,--verbose", args->verbose, "Print each path extracted");
+    return [args] { return run_extract(*args); };
+}
+
+}  // namespace fsimg::cli
