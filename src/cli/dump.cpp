@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common.hpp"
+#include "fat_view.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/fat/volume.hpp"
@@ -17,6 +18,8 @@ namespace {
 struct DumpArgs {
     std::string image;
     bool json = false;
+    std::string what = "boot";          ///< --what boot|fat|dir|extents
+    std::vector<std::string> operands;  ///< [PATH] IMAGE
 };
 
 std::string rstrip(std::string s) {
@@ -183,7 +186,15 @@ void print_text(const std::string& image, const io::OpenedVolume& v, const fat::
                r.root_label ? fmt::format("\"{}\"", rstrip(*r.root_label)) : std::string("none"));
 }
 
-int run_dump(const DumpArgs& a) {
+int run_dump(DumpArgs a) {
+    // "--what dir PATH IMAGE": PATH is the operand before IMAGE.
+    a.image = a.operands.back();
+    if (a.what != "boot") {
+        std::vector<std::string> what{a.what};
+        if (a.operands.size() == 2) what.push_back(a.operands.front());
+        return dump_fat_view(what, a.image, a.json);
+    }
+    if (a.operands.size() != 1) throw Error(ErrorCode::usage, "dump --what boot takes only IMAGE");
     io::OpenedVolume v = io::open_volume(a.image);
     const fat::BootRegion r = fat::read_boot_region(v.device());
     if (a.json) {
@@ -205,7 +216,14 @@ Action add_dump(CLI::App& app) {
         "  fsimg dump disk.img\n"
         "  fsimg dump --json card.img@1");
     cmd->add_flag("--json", args->json, "Print JSON (schema in docs/json.md)");
-    cmd->add_option("IMAGE", args->image, "Image file; IMAGE@N selects partition N")->required();
+    cmd->add_option("--what", args->what,
+                    "What to show: boot (default), fat (FAT summary and chains), dir PATH (raw directory "
+                    "entries of PATH), extents PATH (the cluster runs of file PATH)")
+        ->check(CLI::IsMember({"boot", "fat", "dir", "extents"}));
+    cmd->add_option("[PATH] IMAGE", args->operands,
+                    "Image file (IMAGE@N selects partition N), after the PATH that --what dir|extents needs")
+        ->required()
+        ->expected(1, 2);
     return [args] { return run_dump(*args); };
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "fsimg/fat/directory.hpp"
 #include "fsimg/fat/structs.hpp"
@@ -64,5 +65,8 @@ inline std::string attr_text(std::uint8_t a) {
     if (a & fat::kAttrArchive) s[4] = 'a';
     return s;
 }
+
+/// dump --what fat | dir PATH | extents PATH (src/cli/dump_fat.cpp).
+int dump_fat_view(const std::vector<std::string>& what, const std::string& image, bool json);
 
 }  // namespace fsimg::cli

@@ -33,6 +33,22 @@ for spec in "fat12:-F 12 -s 16:24" "fat16:-F 16 -s 4:64" "fat32:-F 32 -s 1:300";
   if [ "$("$FSIMG" ls -R "$img" | wc -l)" = "$(wc -l <"$WORK/tree.manifest")" ]; then pass; else fail "$name: ls -R count"; fi
 done
 img="$WORK/fat16.img"; out="$WORK/out-fat16"
+# dump --what fat | dir PATH | extents PATH
+f=$(awk -F'\t' '$1=="f" && $2 > 20000 {print $4; exit}' "$WORK/tree.manifest")
+size=$(awk -F'\t' -v p="$f" '$4==p {print $2}' "$WORK/tree.manifest")
+if "$FSIMG" dump --json --what extents "$f" "$img" | python3 -c '
+import json, sys
+j = json.load(sys.stdin); size = int(sys.argv[1])
+need = -(-size // j["cluster_bytes"])
+assert j["size"] == size and j["clusters"] == need == sum(r["count"] for r in j["runs"]), j
+assert j["end"] == "end of chain", j' "$size"; then pass; else fail "dump --what extents $f"; fi
+dirdump=$("$FSIMG" dump --what dir /names "$img")
+if grep -q 'LFN .*"' <<<"$dirdump"; then pass; else fail "dump --what dir /names"; fi
+if "$FSIMG" dump --json --what fat "$img" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+assert j["used_clusters"] == sum(c["clusters"] for c in j["chains"]) and j["chain_count"] == len(j["chains"]), j' ; then pass
+else fail "dump --what fat"; fi
 # Existing files are not replaced without --force.
 if "$FSIMG" extract "$img" -C "$out" 2>"$WORK/err"; then fail "second extract without --force succeeded"
 elif grep -q "use --force" "$WORK/err"; then pass; else fail "second extract: $(head -3 "$WORK/err")"; fi
