@@ -206,6 +206,7 @@ int run_extract(const ExtractArgs& a) {
             if (ch != '/' || path.back() != '/') path.push_back(ch);
         }
         if (path.size() > 1 && path.back() == '/') path.pop_back();
+        path = path.substr(0, path.rfind('/') + 1) + r->name;  // the stored spelling
         x.extract_entry(out.get(), *r, path, 0);
     }
     note(fmt::format("extracted {} files and {} directories ({} bytes) into {}{}", x.files, x.dirs, x.bytes,

@@ -22,6 +22,7 @@ struct FsckArgs {
     bool yes = false;
     bool json = false;
     bool verbose = false;
+    bool list_codes = false;
 };
 
 std::string location_text(const check::Location& l) {
@@ -47,6 +48,16 @@ nlohmann::json finding_json(const check::Finding& f) {
 }
 
 int run_fsck(const FsckArgs& a) {
+    if (a.list_codes) {
+        for (const auto& c : check::all_codes()) {
+            fmt::print("{}\t{}\t{}\n", c.code, check::to_string(c.severity), c.meaning);
+        }
+        return check::kFsckClean;
+    }
+    if (a.image.empty()) {
+        fmt::print(stderr, "fsimg: error: fsck needs an IMAGE\n");
+        return check::kFsckUsage;
+    }
     if (a.yes) {
         fmt::print(stderr, "fsimg: error: repair (-y) is not available yet; run with -n to check\n");
         return check::kFsckUsage;
@@ -136,7 +147,8 @@ Action add_fsck(CLI::App& app) {
     cmd->add_flag("-y,--yes", args->yes, "Repair (not available yet)");
     cmd->add_flag("--json", args->json, "Print findings and a summary as JSON (schema in docs/json.md)");
     cmd->add_flag("-v,--verbose", args->verbose, "Print every path the walk visits");
-    cmd->add_option("IMAGE", args->image, "Image file; IMAGE@N selects partition N")->required();
+    cmd->add_flag("--list-codes", args->list_codes, "Print every finding code, its severity and meaning");
+    cmd->add_option("IMAGE", args->image, "Image file; IMAGE@N selects partition N");
     return [args] { return run_fsck(*args); };
 }
 

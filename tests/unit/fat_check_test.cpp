@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <set>
 #include <string>
@@ -324,4 +326,14 @@ TEST_CASE("hostile images never crash the checker or the reader", "[check][hosti
         }
     }
     SUCCEED("no crash");
+}
+
+TEST_CASE("every finding code is documented in docs/fsck-codes.md", "[check]") {
+    std::ifstream in(std::string(FSIMG_SOURCE_DIR) + "/docs/fsck-codes.md");
+    REQUIRE(in);
+    const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (const auto& c : check::all_codes()) {
+        INFO(c.code);
+        CHECK(doc.find("| `" + std::string(c.code) + "` |") != std::string::npos);
+    }
 }
