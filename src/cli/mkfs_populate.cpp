@@ -60,6 +60,9 @@ void add_populate_options(CLI::App* cmd, PopulateArgs& args) {
     cmd->add_flag("--local-time", args.local_time,
                   "--from: write FAT timestamps in the local time zone instead of UTC");
     cmd->add_flag("--dot-hidden", args.dot_hidden, "--from: mark names starting with '.' hidden");
+    cmd->add_flag("--rename", args.rename,
+                  "--from: store names FAT refuses (\"*/:<>?\\|, control characters, trailing . or space, "
+                  "case-only duplicates) under safe names, and print the mapping");
     cmd->add_option("--symlinks", args.symlinks,
                     "--from: symbolic links: skip (default, with a warning), "
                     "follow, or error")
@@ -80,8 +83,10 @@ fat::SourceTree scan_sources(const PopulateArgs& args) {
     fat::ScanOptions opt;
     for (const auto& f : args.from) opt.sources.push_back(parse_from(f));
     opt.symlinks = parse_symlinks(args.symlinks);
+    opt.rename = args.rename;
     fat::SourceTree tree = fat::scan_tree(opt);
     for (const auto& w : tree.warnings) warn(w);
+    for (const auto& [from, to] : tree.renamed) note(fmt::format("renamed {} -> {}", printable(from), to));
     if (!tree.problems.empty()) refuse("the --from tree cannot be stored on FAT", tree.problems);
     return tree;
 }

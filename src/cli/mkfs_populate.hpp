@@ -18,6 +18,7 @@ struct PopulateArgs {
     std::vector<std::string> from;  ///< DIR or DIR:/dest, repeatable
     bool local_time = false;
     bool dot_hidden = false;
+    bool rename = false;
     std::string symlinks = "skip";
     std::string free = "1M";  ///< -s auto: free space to leave
 };

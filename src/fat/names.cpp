@@ -110,6 +110,66 @@ std::optional<std::string> long_name_problem(std::string_view utf8) {
     return std::nullopt;
 }
 
+namespace {
+
+/// Cuts a UTF-16 name to `units`, keeping an extension of up to 16 units and
+/// never splitting a surrogate pair.
+std::u16string cut_units(std::u16string name, std::size_t units) {
+    if (name.size() <= units) return name;
+    const std::size_t dot = name.rfind(u'.');
+    std::u16string ext =
+        dot != std::u16string::npos && dot > 0 && name.size() - dot <= 16 ? name.substr(dot) : u"";
+    std::size_t keep = units - ext.size();
+    if (keep > 0 && name[keep - 1] >= 0xD800 && name[keep - 1] <= 0xDBFF) --keep;  // a pair's high half
+    return name.substr(0, keep) + ext;
+}
+
+}  // namespace
+
+std::string fat_safe_name(std::string_view utf8) {
+    if (!long_name_problem(utf8)) return std::string(utf8);
+    // Lenient UTF-8: every byte that does not start a valid sequence becomes '_'.
+    std::string valid;
+    for (std::size_t i = 0; i < utf8.size();) {
+        const auto b = static_cast<unsigned char>(utf8[i]);
+        const std::size_t len = b < 0x80         ? 1
+                                : (b >> 5) == 6  ? 2
+                                : (b >> 4) == 14 ? 3
+                                : (b >> 3) == 30 ? 4
+                                                 : 0;
+        if (len != 0 && i + len <= utf8.size() && core::is_valid_utf8(utf8.substr(i, len))) {
+            valid.append(utf8.substr(i, len));
+            i += len;
+        } else {
+            valid.push_back('_');
+            ++i;
+        }
+    }
+    std::u16string name = core::utf8_to_utf16(valid);
+    for (char16_t& c : name) {
+        if (is_forbidden_in_long_name(c)) c = u'_';
+    }
+    for (auto it = name.rbegin(); it != name.rend() && (*it == u'.' || *it == u' '); ++it) *it = u'_';
+    if (name.empty() || name == u"." || name == u"..") name = u"_";
+    return core::utf16_to_utf8(cut_units(std::move(name), kMaxLongNameUnits));
+}
+
+std::string with_name_suffix(std::string_view utf8, unsigned n) {
+    const std::u16string name = core::utf8_to_utf16(utf8);
+    const std::u16string tail = core::utf8_to_utf16(fmt::format("~{}", n));
+    const std::size_t dot = name.rfind(u'.');
+    const bool has_ext = dot != std::u16string::npos && dot > 0;
+    std::u16string stem = has_ext ? name.substr(0, dot) : name;
+    const std::u16string ext = has_ext ? name.substr(dot) : u"";
+    std::u16string out = cut_units(stem + ext, kMaxLongNameUnits - tail.size());
+    const std::size_t ext_at =
+        out.size() >= ext.size() && out.compare(out.size() - ext.size(), ext.size(), ext) == 0
+            ? out.size() - ext.size()
+            : out.size();
+    out.insert(ext_at, tail);
+    return core::utf16_to_utf8(out);
+}
+
 bool is_windows_device_name(std::u16string_view name) noexcept {
     const std::u16string_view stem = name.substr(0, name.find(u'.'));
     std::string up;

@@ -339,6 +339,35 @@ void check_source_tree(SourceTree& tree) {
     }
 }
 
+void rename_for_fat(SourceTree& tree) {
+    auto by_name = [&](std::uint32_t a, std::uint32_t b) { return tree.nodes[a].name < tree.nodes[b].name; };
+    for (std::uint32_t d = 0; d < tree.nodes.size(); ++d) {  // parents come before their children
+        if (!tree.nodes[d].is_dir) continue;
+        std::set<std::u16string> used;
+        std::vector<std::uint32_t> to_rename;
+        for (const std::uint32_t c : tree.nodes[d].children) {
+            const std::string& name = tree.nodes[c].name;
+            if (!long_name_problem(name) && used.insert(case_fold_key(core::utf8_to_utf16(name))).second)
+                continue;
+            to_rename.push_back(c);
+        }
+        for (const std::uint32_t c : to_rename) {
+            TreeNode& node = tree.nodes[c];
+            const std::string base = fat_safe_name(node.name);
+            std::string name = base;
+            for (unsigned n = 2; !used.insert(case_fold_key(core::utf8_to_utf16(name))).second; ++n) {
+                name = with_name_suffix(base, n);
+            }
+            const std::string parent = tree.image_path(d);
+            const std::string prefix = parent == "/" ? "/" : parent + "/";
+            tree.renamed.emplace_back(prefix + node.name, prefix + name);
+            node.name = name;
+            node.name16.clear();
+        }
+        std::sort(tree.nodes[d].children.begin(), tree.nodes[d].children.end(), by_name);
+    }
+}
+
 SourceTree scan_tree(const ScanOptions& options) {
     SourceTree tree;
     TreeNode root;
@@ -350,6 +379,7 @@ SourceTree scan_tree(const ScanOptions& options) {
         std::sort(node.children.begin(), node.children.end(),
                   [&](std::uint32_t a, std::uint32_t b) { return tree.nodes[a].name < tree.nodes[b].name; });
     }
+    if (options.rename) rename_for_fat(tree);
     check_source_tree(tree);
     std::stable_sort(tree.problems.begin(), tree.problems.end(),
                      [](const TreeProblem& a, const TreeProblem& b) { return a.path < b.path; });

@@ -2,7 +2,7 @@
 # mkfs --from: byte-reproducible (also from a copy of the tree made in another
 # order), refusals list every offender and leave no image (4 GiB file, bad
 # names, case-only duplicates, symlinks with --symlinks error, a tree larger
-# than -s, an unreadable file), symlink and special-file policies, -s auto
+# than -s, an unreadable file), --rename, symlink and special-file policies, -s auto
 # with --free, attributes (read-only, --dot-hidden) and timestamps (UTC,
 # --local-time, SOURCE_DATE_EPOCH clamp) as mtools reads them.
 here=$(dirname "$0"); . "$here/../lib.sh"
@@ -57,6 +57,12 @@ expect_refusal "huge" "/huge/over4gib.bin" "4,294,967,297 bytes" "4 GiB - 1" -- 
 mkdir bad && touch bad/'a:b' bad/'what?' bad/Same bad/SAME bad/'dot.' && mkdir bad/ok && ln -s ../Same bad/ok/link
 expect_refusal "names" "/a:b:" "/what?:" "/dot.:" "differs only in letter case" "(5 problems)" \
   -- -t fat32 --symlinks error --from bad n.img
+out=$("$FSIMG" mkfs -q -t fat32 --rename --from bad rn.img 2>&1) && pass || fail "--rename: $out"
+grep -q 'renamed /a:b -> /a_b' <<<"$out" && grep -q 'renamed /dot. -> /dot_' <<<"$out" &&
+  grep -q 'renamed /Same -> /Same~2' <<<"$out" && pass || fail "--rename mapping: $out"
+[ "$(mdir -i rn.img -b ::/ | sort | tr '\n' ' ')" = "::/SAME ::/Same~2 ::/a_b ::/dot_ ::/ok/ ::/what_ " ] && pass ||
+  fail "--rename names: $(mdir -i rn.img -b ::/)"
+rm -f rn.img
 expect_refusal "symlink error" "/ok/link: " "symbolic link" -- -t fat32 --symlinks error --from bad n.img
 expect_refusal "too small" "the tree needs" "the volume has" -- -t fat16 -s 4M --from tree s.img
 # An existing image is left as it was.

@@ -70,6 +70,12 @@ done
 # Partition tables and a label (the root keeps its label entry first).
 pop small 4K fat32 --partition-table gpt -L POPULATED
 pop names 2K fat12 --partition-table mbr -L NAMES
+# 4096-byte sectors (fatcat reads 512-byte sectors only, see fat_matrix.sh).
+for t in fat32 fat12; do
+  "$FSIMG" mkfs -q -t $t -c 4K --sector-size 4096 --from "$T/names" "$WORK/s4k.img" 2>/dev/null || fail "mkfs $t 4Kn"
+  check "$WORK/s4k.img" -j 2 --skip fatcat --manifest "$T/names.manifest"
+  rm -f "$WORK/s4k.img"
+done
 # Two sources merged, one under a destination path.
 n=$((n + 1))
 "$FSIMG" mkfs -q -t fat32 --from "$T/small" --from "$T/camera:/photos/2024" "$WORK/merged.img" || fail "merged mkfs"

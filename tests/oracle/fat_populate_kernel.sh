@@ -26,7 +26,7 @@ kc() {  # kc PROFILE KERNEL-CHECK-ARGS -- MKFS-ARGS
   while [ "$1" != -- ]; do kargs+=("$1"); shift; done; shift
   local img=$WORK/$p.img
   "$FSIMG" mkfs -q --volume-id 0BADF00D --from "$T/$p" "$@" "$img" 2>/dev/null || { fail "mkfs --from $p $*"; return; }
-  if out=$("$SHARED/oracles/kernel-check" --manifest "$T/$p.manifest" "${kargs[@]}" "$img" 2>&1); then
+  if out=$("$SHARED/oracles/kernel-check" --timeout 900 --manifest "$T/$p.manifest" "${kargs[@]}" "$img" 2>&1); then
     pass
   else
     fail "kernel-check $p ${kargs[*]} ($*)"; echo "$out" | sed 's/^/    /'

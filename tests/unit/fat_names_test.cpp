@@ -207,3 +207,26 @@ TEST_CASE("cost functions", "[fat_names][fat_cost]") {
     // formats.md §5.5: data/ with 100 x 3 + 10 x 1 + 1 x 1 entries = 313 -> 3 clusters of 4 KiB.
     CHECK(directory_clusters(subdirectory_entries(100 * 3 + 10 + 1), 4096) == 3);
 }
+
+TEST_CASE("fat_safe_name and with_name_suffix (--rename)", "[fat_names]") {
+    CHECK(fat_safe_name("fine.txt") == "fine.txt");
+    CHECK(fat_safe_name("colon:name.txt") == "colon_name.txt");
+    CHECK(fat_safe_name("tab\tname.txt") == "tab_name.txt");
+    CHECK(fat_safe_name("trailing dot.") == "trailing dot_");
+    CHECK(fat_safe_name("trailing space ") == "trailing space_");
+    CHECK(fat_safe_name("dots..") == "dots__");
+    CHECK(fat_safe_name("bad\xff utf8") == "bad_ utf8");
+    CHECK(fat_safe_name("..") == "__");
+    const std::string long_name = std::string(300, 'x') + ".jpeg";
+    const std::string cut = fat_safe_name(long_name);
+    CHECK(cut.size() == 255);
+    CHECK(cut.substr(cut.size() - 5) == ".jpeg");
+    for (const char* n : {"colon:name.txt", "trailing dot.", "bad\xff utf8"})
+        CHECK_FALSE(long_name_problem(fat_safe_name(n)));
+    CHECK(with_name_suffix("a.txt", 2) == "a~2.txt");
+    CHECK(with_name_suffix("noext", 3) == "noext~3");
+    CHECK(with_name_suffix(".hidden", 2) == ".hidden~2");
+    const std::string full = with_name_suffix(cut, 12);
+    CHECK(core::utf8_to_utf16(full).size() == 255);
+    CHECK(full.substr(full.size() - 8) == "~12.jpeg");
+}

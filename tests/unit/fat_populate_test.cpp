@@ -303,3 +303,24 @@ TEST_CASE("volume_bytes_for_tree gives a volume the tree fits", "[fat_populate]"
     fat12.cluster_bytes = 512;  // at most 4,084 clusters: 2 MiB
     CHECK(std::holds_alternative<LayoutRefusal>(volume_bytes_for_tree(t, fat12, false, 0)));
 }
+
+TEST_CASE("rename_for_fat: safe, unique ignoring case, deterministic", "[fat_populate]") {
+    TreeBuilder b;
+    const auto d = b.add(0, "names", true);
+    for (const char* n : {"CaseName.txt", "casename.TXT", "a:b", "a_b", "A_B~2", "trailing.", "ok"})
+        b.add(d, n, false, 1);
+    rename_for_fat(b.t);
+    const SourceTree t = b.done();
+    CHECK(t.problems.empty());
+    std::vector<std::string> names;
+    for (auto c : t.nodes[d].children) names.push_back(t.nodes[c].name);
+    // Kept: A_B~2, CaseName.txt, a_b, ok; renamed: casename.TXT -> ~2, a:b -> a_b~3 (a_b, A_B~2 taken),
+    // trailing.
+    CHECK(names == std::vector<std::string>{"A_B~2", "CaseName.txt", "a_b", "a_b~3", "casename~2.TXT", "ok",
+                                            "trailing_"});
+    REQUIRE(t.renamed.size() == 3);
+    // In the directory's order (here insertion order; scan_tree sorts first).
+    CHECK(t.renamed[0].second == "/names/casename~2.TXT");
+    CHECK(t.renamed[1] == std::pair<std::string, std::string>{"/names/a:b", "/names/a_b~3"});
+    CHECK(t.renamed[2].second == "/names/trailing_");
+}

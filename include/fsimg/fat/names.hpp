@@ -53,6 +53,18 @@ using ShortName = std::array<std::uint8_t, 11>;  ///< DIR_Name: 8 + 3 bytes, spa
 /// is_windows_device_name), characters outside the BMP.
 std::optional<std::string> long_name_problem(std::string_view utf8);
 
+/// A name FAT can hold, made from any host name for `mkfs --from --rename`:
+/// invalid UTF-8 bytes, control characters and " * / : < > ? \ | become '_',
+/// as do trailing periods and spaces; an empty result is "_"; names longer
+/// than 255 UTF-16 units are cut (keeping an extension of up to 16 units, and
+/// never splitting a surrogate pair). Returns the name unchanged when
+/// long_name_problem() accepts it. Pure and deterministic.
+std::string fat_safe_name(std::string_view utf8);
+
+/// `name` with "~N" inserted before its extension ("a.txt", 2 -> "a~2.txt"),
+/// shortened so the result stays within 255 UTF-16 units.
+std::string with_name_suffix(std::string_view utf8, unsigned n);
+
 /// True for CON, PRN, AUX, NUL, COM1-9, LPT1-9 with or without an extension,
 /// in any case (Microsoft "Naming Files, Paths, and Namespaces").
 bool is_windows_device_name(std::u16string_view name) noexcept;

@@ -57,6 +57,7 @@ struct TreeSource {
 struct ScanOptions {
     std::vector<TreeSource> sources;
     SymlinkPolicy symlinks = SymlinkPolicy::skip;
+    bool rename = false;  ///< store names FAT refuses under rename_for_fat()'s names instead
 };
 
 /// Why part of a tree cannot be stored: the image path ("/a/b.txt") and the
@@ -87,6 +88,8 @@ struct SourceTree {
     std::vector<TreeNode> nodes;  ///< nodes[0] is the image root
     std::vector<TreeProblem> problems;
     std::vector<std::string> warnings;  ///< skipped symlinks and special files, device names
+    /// With ScanOptions::rename: (image path as the host names it, image path stored), in tree order.
+    std::vector<std::pair<std::string, std::string>> renamed;
     std::uint64_t files = 0;
     std::uint64_t directories = 0;  ///< not counting the root
     std::uint64_t data_bytes = 0;
@@ -106,6 +109,14 @@ struct SourceTree {
 /// skipped with a warning. Throws Error(usage) when a source is not a
 /// directory or an image_dir is malformed.
 SourceTree scan_tree(const ScanOptions& options);
+
+/// Renames, in every directory, the children whose names FAT refuses or that
+/// differ only in case from an earlier (UTF-8 byte order) sibling:
+/// fat_safe_name(), then "~2", "~3"... before the extension until the name is
+/// unique ignoring case. Names FAT accepts are kept, so the mapping depends
+/// only on the directory's names. Appends each change to tree.renamed and
+/// re-sorts the children.
+void rename_for_fat(SourceTree& tree);
 
 /// Checks the names of a tree built in memory the way scan_tree does (name
 /// rules, case-only duplicates, depth, path length, file size) and appends
