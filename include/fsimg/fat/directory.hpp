@@ -18,8 +18,8 @@
 
 namespace fsimg::fat {
 
-/// Longest long name in UTF-16 code units, and most LFN entries one name uses.
-inline constexpr std::size_t kMaxLongNameUnits = 255;
+/// Most LFN entries one name uses: 255 UTF-16 units (names.hpp
+/// kMaxLongNameUnits) in 13-unit entries.
 inline constexpr std::size_t kMaxLfnEntries = 20;
 /// A directory holds at most 65,536 entries (2 MiB) [FATGEN].
 inline constexpr std::uint32_t kMaxDirEntries = 65536;
