@@ -20,6 +20,7 @@
 #include "fsimg/io/file_image.hpp"
 #include "fsimg/io/partition.hpp"
 #include "mkfs_exfat.hpp"
+#include "mkfs_ntfs.hpp"
 #include "mkfs_populate.hpp"
 
 namespace fsimg::cli {
@@ -35,6 +36,7 @@ struct MkfsArgs {
     std::string volume_id;
     std::string partition_table = "none";
     std::string align;  // exFAT only
+    std::string mft_record_size;
     bool force = false;
     bool device = false;
     bool explain = false;
@@ -107,12 +109,6 @@ std::uint8_t mbr_type_for(fat::FatType t) {
 }
 
 int run_mkfs(const MkfsArgs& a) {
-    if (a.type == "ntfs") {
-        throw Error(ErrorCode::unsupported,
-                    fmt::format("mkfs -t {} is not available in this version of fsimg; it writes "
-                                "fat12, fat16 and fat32 (or -t fat to choose)",
-                                a.type));
-    }
     if (a.sector_size != 512 && a.sector_size != 1024 && a.sector_size != 2048 && a.sector_size != 4096) {
         throw Error(
             ErrorCode::usage,
@@ -145,7 +141,7 @@ int run_mkfs(const MkfsArgs& a) {
 
     std::uint64_t image_bytes = 0;
     const bool auto_size = wants_auto_size(a.populate, a.size);  // --from without -s, or -s auto
-    if (!a.populate.from.empty() && a.type == "exfat") {
+    if (!a.populate.from.empty() && (a.type == "exfat" || a.type == "ntfs")) {
         throw Error(ErrorCode::unsupported, "--from is available for FAT (-t fat12|fat16|fat32|fat) only");
     }
     if (auto_size) {
@@ -174,6 +170,12 @@ int run_mkfs(const MkfsArgs& a) {
                                a.volume_id.empty() ? std::nullopt : std::optional(parse_volume_id(a.volume_id)),
                                a.partition_table, a.explain, a.quiet});
     }
+    if (a.type == "ntfs") {
+        existing.reset();
+        return run_mkfs_ntfs({a.image, is_device, image_bytes, a.size, a.cluster, a.sector_size, a.label,
+                              a.volume_id, a.mft_record_size, a.partition_table, a.explain, a.quiet});
+    }
+    if (!a.mft_record_size.empty()) throw Error(ErrorCode::usage, "--mft-record-size is only for -t ntfs");
     if (!a.align.empty()) throw Error(ErrorCode::usage, "--align is only for -t exfat");
 
     // --from: read the trees before anything is created; every problem stops here.
@@ -314,7 +316,8 @@ Action add_mkfs(CLI::App& app) {
         "  fsimg mkfs -t fat16 -s 256M -L CAMERA --partition-table mbr card.img\n"
         "  SOURCE_DATE_EPOCH=0 fsimg mkfs -t fat32 -s 1G --volume-id 1234ABCD repro.img\n"
         "  fsimg mkfs -t fat32 --from rootfs/ --from photos:/DCIM sd.img   (size: the tree + --free)");
-    cmd->add_option("-t,--type", args->type, "Filesystem: fat12, fat16, fat32, fat (choose by size) or exfat")
+    cmd->add_option("-t,--type", args->type,
+                    "Filesystem: fat12, fat16, fat32, fat (choose by size), exfat or ntfs")
         ->required()
         ->check(CLI::IsMember({"fat12", "fat16", "fat32", "fat", "exfat", "ntfs"}));
     cmd->add_option("-s,--size", args->size,
@@ -328,6 +331,7 @@ Action add_mkfs(CLI::App& app) {
         ->check(CLI::IsMember({"none", "mbr", "gpt"}));
     cmd->add_option("--align", args->align,
                     "exFAT: align the FAT and cluster heap to SIZE (default 1M; the heap also to the cluster)");
+    cmd->add_option("--mft-record-size", args->mft_record_size, "NTFS: MFT record size, 1024 or 4096");
     cmd->add_flag("--force", args->force,
                   "Overwrite a file that already holds a filesystem or partition table");
     cmd->add_flag("--device", args->device, "Allow formatting a block device in place");

@@ -1,0 +1,29 @@
+// fsimg mkfs -t ntfs: called by run_mkfs (mkfs.cpp) after its safety checks.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace fsimg::cli {
+
+/// What run_mkfs has already checked and worked out for an NTFS request.
+struct NtfsMkfsRequest {
+    std::string image;              ///< destination path
+    bool is_device = false;         ///< a block device the user allowed with --device
+    std::uint64_t image_bytes = 0;  ///< size of the image (or of the device part to use)
+    std::string size_text;          ///< -s as given ("" when taken from the file/device)
+    std::string cluster;            ///< -c as given, "" = default
+    std::uint32_t sector_size = 512;
+    std::string label;
+    std::string volume_id;        ///< --volume-id as given (up to 16 hex digits), "" = from the time
+    std::string mft_record_size;  ///< --mft-record-size as given, "" = default
+    std::string partition_table = "none";
+    bool explain = false;
+    bool quiet = false;
+};
+
+/// Plans, formats and (for image files) atomically creates the image; prints
+/// the summary line. Returns the exit code; throws fsimg::Error.
+int run_mkfs_ntfs(const NtfsMkfsRequest& request);
+
+}  // namespace fsimg::cli
