@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common.hpp"
+#include "dump_exfat.hpp"
 #include "fat_view.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/units.hpp"
@@ -196,6 +197,11 @@ int run_dump(DumpArgs a) {
     }
     if (a.operands.size() != 1) throw Error(ErrorCode::usage, "dump --what boot takes only IMAGE");
     io::OpenedVolume v = io::open_volume(a.image);
+    if (is_exfat_volume(v.device())) {
+        return dump_exfat(
+            a.image, v, a.json,
+            v.table.kind != io::PartitionTableKind::none ? partition_json(v) : nlohmann::json());
+    }
     const fat::BootRegion r = fat::read_boot_region(v.device());
     if (a.json) {
         fmt::print("{}\n", dump_json(a.image, v, r).dump(2));

@@ -1,6 +1,7 @@
 // exFAT format (include/fsimg/exfat/format.hpp) on in-memory devices: every
 // structure read back, 512 and 4096-byte sectors, multi-cluster bitmaps,
-// terabyte volumes (only metadata written), reused devices, determinism.
+// terabyte volumes (only metadata written), reused devices, determinism; the
+// reader of the boot region (volume.hpp) on the same devices.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "fsimg/exfat/format.hpp"
 #include "fsimg/exfat/layout.hpp"
 #include "fsimg/exfat/structs.hpp"
+#include "fsimg/exfat/volume.hpp"
 #include "fsimg/io/block_device.hpp"
 
 using namespace fsimg;
@@ -251,4 +253,84 @@ TEST_CASE("exFAT format: boot region builder is pure and checksummed", "[exfat_f
         CHECK(r == build_boot_region(l, 0xABCDEF01));
         CHECK(r != build_boot_region(l, 0xABCDEF02));
     }
+}
+
+TEST_CASE("exFAT volume: the boot region and root entries read back", "[exfat_volume]") {
+    for (std::uint32_t bps : {512u, 4096u}) {
+        const Layout l = plan(64 * MiB, {}, bps);
+        SparseDevice d(64 * MiB);
+        FormatOptions o;
+        o.volume_serial_number = 0x0BADF00D;
+        o.label = "Données";
+        format_volume(d, l, o);
+        const BootRegion r = read_boot_region(d);
+        CHECK(r.bytes_per_sector == bps);
+        CHECK(r.problems.empty());
+        CHECK(r.main.checksum_ok);
+        CHECK(r.main.extended_signatures_ok == 8);
+        CHECK(r.main.oem_parameters == "null");
+        REQUIRE(r.backup);
+        CHECK(r.backup->checksum_ok);
+        CHECK(r.backup_identical);
+        CHECK(r.missing_bytes == 0);
+        CHECK_FALSE(r.root_problem);
+        REQUIRE(r.label);
+        CHECK(label_text(*r.label) == "Données");
+        REQUIRE(r.bitmap);
+        CHECK(r.bitmap->data_length == l.bitmap_bytes);
+        REQUIRE(r.upcase);
+        REQUIRE(r.upcase_checksum_computed);
+        CHECK(*r.upcase_checksum_computed == r.upcase->table_checksum);
+        const auto fields = boot_fields(r.main.boot);
+        CHECK(fields.size() == 19);
+        CHECK(fields[4].name == "VolumeLength");
+        CHECK(fields[4].offset == 72);
+        CHECK(fields[4].number == l.volume_length);
+
+        // VolumeFlags may change without the checksum; anything else breaks it.
+        d.write_at(off::VolumeFlags, std::vector<std::byte>{std::byte{2}});
+        CHECK(read_boot_region(d).main.checksum_ok);
+        CHECK(read_boot_region(d).backup_identical);
+        d.write_at(off::VolumeSerialNumber, std::vector<std::byte>{std::byte{0}});
+        const BootRegion bad = read_boot_region(d);
+        CHECK_FALSE(bad.main.checksum_ok);
+        CHECK(bad.backup->checksum_ok);
+        CHECK_FALSE(bad.backup_identical);
+    }
+}
+
+TEST_CASE("exFAT volume: hostile boot sectors do not crash the reader", "[exfat_volume]") {
+    const Layout l = plan(8 * MiB);
+    SparseDevice d(8 * MiB);
+    format_volume(d, l, FormatOptions{});
+    // A root cluster past the heap, an up-case chain looping into itself, a
+    // huge up-case length: read_boot_region reports instead of following.
+    auto set32 = [&](std::uint64_t at, std::uint32_t v) {
+        std::vector<std::byte> b(4);
+        core::store_le32(b, 0, v);
+        d.write_at(at, b);
+    };
+    set32(l.cluster_offset(l.root_first_cluster) + 64 + dir_off::DataLength, 100000);  // up-case: 25 clusters
+    set32(std::uint64_t(l.fat_offset) * 512 + 4ull * l.upcase_first_cluster, l.upcase_first_cluster);  // loop
+    BootRegion r = read_boot_region(d);
+    REQUIRE(r.upcase);
+    CHECK(r.upcase_checksum_computed);  // bounded by the length, whatever the loop
+    set32(l.cluster_offset(l.root_first_cluster) + 64 + dir_off::DataLength, 0x7FFFFFFF);
+    CHECK_FALSE(read_boot_region(d).upcase_checksum_computed);
+    // Sector 0 claiming 4 KiB sectors on an image of 40 KiB: too short for the region.
+    SparseDevice tiny(40 * 1024);
+    std::vector<std::byte> s0(512);
+    s0[3] = std::byte{'E'};
+    const std::string name = "EXFAT   ";
+    for (std::size_t i = 0; i < 8; ++i) s0[3 + i] = static_cast<std::byte>(name[i]);
+    s0[off::BytesPerSectorShift] = std::byte{12};
+    tiny.write_at(0, s0);
+    CHECK_THROWS_AS(read_boot_region(tiny), Error);
+    s0[off::BytesPerSectorShift] = std::byte{200};  // out of range: read as 512-byte sectors, reported
+    tiny.write_at(0, s0);
+    const BootRegion odd = read_boot_region(tiny);
+    CHECK_FALSE(odd.problems.empty());
+    CHECK(odd.root_problem);
+    SparseDevice notfs(1 * MiB);
+    CHECK_THROWS_AS(read_boot_region(notfs), Error);
 }

@@ -1,0 +1,180 @@
+#include "fsimg/exfat/volume.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "fsimg/core/bytes.hpp"
+#include "fsimg/core/error.hpp"
+#include "fsimg/core/units.hpp"
+#include "fsimg/core/utf.hpp"
+
+namespace fsimg::exfat {
+
+namespace {
+
+constexpr std::size_t kMaxRootBytes = 64u << 10;     ///< of the root's first cluster, for system entries
+constexpr std::size_t kMaxUpcaseBytes = 128u << 10;  ///< a full uncompressed table [EXFAT §7.2]
+
+BootRegionCopy read_copy(const io::BlockDevice& dev, std::uint64_t first_sector, std::uint32_t bps,
+                         std::vector<std::byte>& bytes) {
+    bytes.assign(std::size_t{kBootRegionSectors} * bps, std::byte{0});
+    dev.read_at(first_sector * bps, bytes);
+    const std::span<const std::byte> r(bytes);
+    BootRegionCopy c;
+    c.boot = decode_boot_sector(r.first<kBootSectorSize>());
+    c.checksum_computed = boot_checksum(r.first(std::size_t{11} * bps));
+    c.checksum_stored = core::load_le32(r, std::size_t{kChecksumSector} * bps);
+    c.checksum_ok = boot_region_checksum_ok(r, bps);
+    for (std::uint32_t s = 1; s <= kExtendedBootSectors; ++s) {
+        if (extended_boot_signature(r.subspan(std::size_t{s} * bps, bps)) == kExtendedBootSignature) {
+            ++c.extended_signatures_ok;
+        }
+    }
+    const auto oem = r.subspan(std::size_t{kOemParametersSector} * bps, bps);
+    if (std::all_of(oem.begin(), oem.end(), [](std::byte b) { return b == std::byte{0}; })) {
+        c.oem_parameters = "null";
+    } else if (std::all_of(oem.begin(), oem.end(), [](std::byte b) { return b == std::byte{0xFF}; })) {
+        c.oem_parameters = "0xFF";
+    } else {
+        c.oem_parameters = "parameters";
+    }
+    return c;
+}
+
+/// The root's system entries and the up-case checksum; sets root_problem instead of throwing.
+void read_root(const io::BlockDevice& dev, BootRegion& r) {
+    const BootSector& bs = r.main.boot;
+    const std::uint64_t bps = r.bytes_per_sector;
+    const std::uint64_t cluster = bps << bs.sectors_per_cluster_shift;
+    const std::uint64_t heap = std::uint64_t(bs.cluster_heap_offset) * bps;
+    auto cluster_at = [&](std::uint32_t c) { return heap + std::uint64_t(c - 2) * cluster; };
+    auto in_heap = [&](std::uint32_t c) {
+        return c >= 2 && std::uint64_t(c) <= std::uint64_t(bs.cluster_count) + 1;
+    };
+
+    const std::uint32_t root = bs.first_cluster_of_root_directory;
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(cluster, kMaxRootBytes));
+    if (!in_heap(root) || cluster_at(root) + n > dev.size()) {
+        r.root_problem = fmt::format("the root directory's first cluster {} is outside the image", root);
+        return;
+    }
+    std::vector<std::byte> buf(n);
+    dev.read_at(cluster_at(root), buf);
+    const std::span<const std::byte> b(buf);
+    for (std::size_t i = 0; i + kDirEntrySize <= n; i += kDirEntrySize) {
+        const auto e = b.subspan(i).first<kDirEntrySize>();
+        const auto type = static_cast<std::uint8_t>(e[0]);
+        if (type == kEntryEndOfDirectory) break;
+        if (type == kEntryVolumeLabel && !r.label) r.label = decode_volume_label_entry(e);
+        if (type == kEntryAllocationBitmap && !r.bitmap) r.bitmap = decode_allocation_bitmap_entry(e);
+        if (type == kEntryUpcaseTable && !r.upcase) r.upcase = decode_upcase_table_entry(e);
+    }
+
+    // The up-case table: a FAT chain of ceil(DataLength / cluster) clusters.
+    if (!r.upcase || r.upcase->data_length == 0 || r.upcase->data_length > kMaxUpcaseBytes) return;
+    const std::uint64_t fat = std::uint64_t(bs.fat_offset) * bps;
+    std::vector<std::byte> table;
+    table.reserve(static_cast<std::size_t>(r.upcase->data_length));
+    std::uint32_t c = r.upcase->first_cluster;
+    while (table.size() < r.upcase->data_length) {
+        if (!in_heap(c)) return;  // broken chain: no checksum
+        const std::size_t take =
+            static_cast<std::size_t>(std::min<std::uint64_t>(cluster, r.upcase->data_length - table.size()));
+        if (cluster_at(c) + take > dev.size() || fat + 4ull * c + 4 > dev.size()) return;
+        const std::size_t at = table.size();
+        table.resize(at + take);
+        dev.read_at(cluster_at(c), std::span<std::byte>(table).subspan(at));
+        if (table.size() < r.upcase->data_length) {
+            std::array<std::byte, 4> next{};
+            dev.read_at(fat + 4ull * c, next);
+            c = core::load_le32(next, 0);
+        }
+    }
+    r.upcase_checksum_computed = table_checksum(table);
+}
+
+}  // namespace
+
+BootRegion read_boot_region(const io::BlockDevice& dev) {
+    BootRegion r;
+    r.device_bytes = dev.size();
+    if (dev.size() < kBootSectorSize) {
+        throw Error(ErrorCode::corrupt,
+                    fmt::format("the image holds {} bytes, less than a boot sector", dev.size()));
+    }
+    std::array<std::byte, kBootSectorSize> s0{};
+    dev.read_at(0, s0);
+    if (core::load_string(std::span<const std::byte>(s0).subspan(off::FileSystemName, 8)) !=
+        kFileSystemName) {
+        throw Error(ErrorCode::not_this_fs, "no exFAT boot sector: byte 3 does not say \"EXFAT   \"");
+    }
+    const unsigned shift = static_cast<std::uint8_t>(s0[off::BytesPerSectorShift]);
+    r.bytes_per_sector = (shift >= 9 && shift <= 12) ? (1u << shift) : 512;
+    const std::uint64_t region = std::uint64_t{kBootRegionSectors} * r.bytes_per_sector;
+    if (dev.size() < region) {
+        throw Error(ErrorCode::corrupt,
+                    fmt::format("the image holds {} bytes, less than the {}-byte main boot region",
+                                dev.size(), region));
+    }
+    std::vector<std::byte> main_bytes, backup_bytes;
+    r.main = read_copy(dev, 0, r.bytes_per_sector, main_bytes);
+    if (dev.size() >= 2 * region) {
+        r.backup = read_copy(dev, kBackupBootRegionSector, r.bytes_per_sector, backup_bytes);
+        for (std::size_t i : {off::VolumeFlags, off::VolumeFlags + 1, off::PercentInUse}) {
+            main_bytes[i] = backup_bytes[i] = std::byte{0};
+        }
+        r.backup_identical = main_bytes == backup_bytes;
+    }
+    r.problems = validate_boot_sector(r.main.boot);
+    if (r.problems.empty()) {
+        if (r.main.boot.volume_length > (~std::uint64_t{0}) / r.bytes_per_sector) {
+            r.missing_bytes = ~std::uint64_t{0};
+        } else if (r.main.boot.volume_length * r.bytes_per_sector > dev.size()) {
+            r.missing_bytes = r.main.boot.volume_length * r.bytes_per_sector - dev.size();
+        }
+        read_root(dev, r);
+    } else {
+        r.root_problem = "the boot sector is invalid";
+    }
+    return r;
+}
+
+std::vector<BootField> boot_fields(const BootSector& bs) {
+    auto num = [](const char* name, std::size_t offset, std::size_t width, std::uint64_t v) {
+        return BootField{name, offset, width, v, {}, false};
+    };
+    auto text = [](const char* name, std::size_t offset, std::size_t width, std::string v) {
+        return BootField{name, offset, width, 0, std::move(v), true};
+    };
+    return {
+        text("JumpBoot", off::JumpBoot, 3,
+             fmt::format("{:02X} {:02X} {:02X}", bs.jump_boot[0], bs.jump_boot[1], bs.jump_boot[2])),
+        text("FileSystemName", off::FileSystemName, 8, bs.file_system_name),
+        text("MustBeZero", off::MustBeZero, 53, bs.must_be_zero_is_zero ? "all zero" : "NOT all zero"),
+        num("PartitionOffset", off::PartitionOffset, 8, bs.partition_offset),
+        num("VolumeLength", off::VolumeLength, 8, bs.volume_length),
+        num("FatOffset", off::FatOffset, 4, bs.fat_offset),
+        num("FatLength", off::FatLength, 4, bs.fat_length),
+        num("ClusterHeapOffset", off::ClusterHeapOffset, 4, bs.cluster_heap_offset),
+        num("ClusterCount", off::ClusterCount, 4, bs.cluster_count),
+        num("FirstClusterOfRootDirectory", off::FirstClusterOfRootDirectory, 4,
+            bs.first_cluster_of_root_directory),
+        num("VolumeSerialNumber", off::VolumeSerialNumber, 4, bs.volume_serial_number),
+        num("FileSystemRevision", off::FileSystemRevision, 2, bs.file_system_revision),
+        num("VolumeFlags", off::VolumeFlags, 2, bs.volume_flags),
+        num("BytesPerSectorShift", off::BytesPerSectorShift, 1, bs.bytes_per_sector_shift),
+        num("SectorsPerClusterShift", off::SectorsPerClusterShift, 1, bs.sectors_per_cluster_shift),
+        num("NumberOfFats", off::NumberOfFats, 1, bs.number_of_fats),
+        num("DriveSelect", off::DriveSelect, 1, bs.drive_select),
+        num("PercentInUse", off::PercentInUse, 1, bs.percent_in_use),
+        num("BootSignature", off::BootSignature, 2, bs.boot_signature),
+    };
+}
+
+std::string label_text(const VolumeLabelEntry& e) {
+    const std::size_t n = std::min<std::size_t>(e.character_count, e.volume_label.size());
+    return core::utf16_to_utf8_lossy(std::u16string_view(e.volume_label.data(), n));
+}
+
+}  // namespace fsimg::exfat
