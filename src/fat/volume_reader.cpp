@@ -43,6 +43,14 @@ Volume::Volume(const io::BlockDevice& device, BootRegion boot)
 
 Volume::~Volume() = default;
 
+std::uint32_t Volume::readable_entries() const noexcept {
+    const Layout& l = layout();
+    const std::uint64_t start = l.first_fat_sector * l.bytes_per_sector;
+    if (start >= device_.size()) return 0;
+    const std::uint64_t n = (device_.size() - start) * 8 / fat_entry_bits(l.type);
+    return static_cast<std::uint32_t>(std::min<std::uint64_t>(n, entry_count_));
+}
+
 bool Volume::fat_copy_readable(unsigned copy) const noexcept {
     const Layout& l = layout();
     if (copy >= l.num_fats) return false;
@@ -179,14 +187,20 @@ Chain Volume::follow_chain(std::uint32_t start, std::uint64_t max_clusters) cons
         return c;
     }
     const std::uint64_t limit = std::min<std::uint64_t>(max_clusters, max_cluster() - 1);
-    // Exact loop detection: a set for short walks, one bit per cluster for long
-    // ones (bounded by the volume's cluster count, never by a field).
-    const bool small = limit <= 65536;
+    // Exact loop detection: a set of the visited clusters, switched to one
+    // bit per cluster once the walk is long. The bitmap only covers entries
+    // that lie inside the image (others cannot be read), so its size is
+    // bounded by the image, never by a BPB field alone.
     std::unordered_set<std::uint32_t> seen_set;
     std::vector<bool> seen_bits;
-    if (!small) seen_bits.assign(std::size_t(max_cluster()) + 1, false);
     auto seen = [&](std::uint32_t n) {
-        if (small) return !seen_set.insert(n).second;
+        if (seen_bits.empty()) {
+            if (seen_set.size() < 65536) return !seen_set.insert(n).second;
+            seen_bits.assign(std::size_t(readable_entries()), false);
+            for (const std::uint32_t k : seen_set) seen_bits[k] = true;
+            seen_set.clear();
+        }
+        if (n >= seen_bits.size()) return false;  // its FAT entry is past the image: fat_entry throws
         const bool was = seen_bits[n];
         seen_bits[n] = true;
         return was;

@@ -128,6 +128,8 @@ public:
     /// Decodes entries [first, first + out.size()) of one FAT copy into `out`,
     /// reading the device directly (for streaming passes). Same throws.
     void read_fat_entries(unsigned copy, std::uint32_t first, std::span<std::uint32_t> out) const;
+    /// Entries of the first FAT copy that lie inside the device (<= entry_count()).
+    std::uint32_t readable_entries() const noexcept;
     /// True when FAT copy `copy` lies entirely inside the device.
     bool fat_copy_readable(unsigned copy) const noexcept;
     EntryKind classify(std::uint32_t value) const noexcept;
@@ -140,8 +142,8 @@ public:
 
     /// Follows the chain from `start` for at most `max_clusters` clusters (and
     /// never more than the volume has), detecting loops exactly (a set of the
-    /// visited clusters, or one bit per cluster of the volume for long walks). An invalid `start` gives an
-    /// empty chain ending `invalid`; a free start gives an empty chain ending `free`.
+    /// visited clusters; past 65,536 clusters one bit per FAT entry inside the image). An invalid `start`
+    /// gives an empty chain ending `invalid`; a free start gives an empty chain ending `free`.
     Chain follow_chain(std::uint32_t start, std::uint64_t max_clusters) const;
 
     /// Reads a directory's entries: the fixed root region (FAT12/16) when
