@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# fsimg fsck's command line: fsck(8) exit codes, --json, -v, --list-codes;
+# ls/cat/extract/dump --what usage errors.
+here=$(dirname "$0"); . "$here/../lib.sh"
+img="$WORK/a.img"
+"$FSIMG" mkfs -q -t fat16 -s 32M --volume-id 1234ABCD -L TEST "$img" || { fail "mkfs"; finish; exit; }
+expect() {  # expect RC DESCRIPTION CMD...
+  local want=$1 what=$2; shift 2
+  "$@" >"$WORK/out" 2>&1; local rc=$?
+  if [ $rc = "$want" ]; then pass; else fail "$what: exit $rc, expected $want: $(head -3 "$WORK/out")"; fi
+}
+expect 0 "clean image" "$FSIMG" fsck -n "$img"
+expect 0 "clean image, -v" "$FSIMG" fsck -v "$img"
+grep -q '^  /$' "$WORK/out" && pass || fail "-v does not print the walk"
+expect 8 "missing image" "$FSIMG" fsck "$WORK/nope.img"
+head -c 1048576 /dev/zero >"$WORK/zero.img"
+expect 8 "not a FAT image" "$FSIMG" fsck "$WORK/zero.img"
+expect 16 "unknown option" "$FSIMG" fsck --bogus "$img"
+expect 16 "no image" "$FSIMG" fsck
+expect 16 "-y not available" "$FSIMG" fsck -y "$img"
+expect 0 "--list-codes" "$FSIMG" fsck --list-codes
+grep -q '^fat.chain.cross-link	error	' "$WORK/out" && pass || fail "--list-codes lacks fat.chain.cross-link"
+# Damage: FAT[1] clean-shutdown bit cleared in both FATs (FAT16: entry 1 at byte 2 of each FAT).
+fat1=$("$FSIMG" dump --json "$img" | python3 -c 'import json,sys; g=json.load(sys.stdin)["geometry"]; print(g["first_fat_sector"]*512, g["fat_size_sectors"]*512)')
+read -r first size <<<"$fat1"
+for at in $((first + 3)) $((first + size + 3)); do printf '\x7f' | dd of="$img" bs=1 seek=$at conv=notrunc status=none; done
+expect 4 "dirty volume" "$FSIMG" fsck "$img"
+"$FSIMG" fsck --json "$img" >"$WORK/j"
+if python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["schema_version"] == 1 and j["status"] == "errors" and j["exit_code"] == 4, j
+assert [f["code"] for f in j["findings"]] == ["fat.fat.dirty"], j["findings"]
+assert j["summary"]["complete"] and j["summary"]["directories"] == 1' "$WORK/j"; then pass; else fail "--json"; fi
+# Usage errors of the read commands
+expect 2 "ls of a missing path" "$FSIMG" ls "$img" /nothing
+expect 2 "cat of a directory" "$FSIMG" cat "$img" /
+expect 2 "dump --what extents without PATH" "$FSIMG" dump --what extents "$img"
+expect 2 "dump --what bogus" "$FSIMG" dump --what bogus "$img"
+expect 0 "dump --what fat" "$FSIMG" dump --what fat "$img"
+expect 0 "dump --what dir /" "$FSIMG" dump --what dir / "$img"
+finish
