@@ -19,10 +19,6 @@ constexpr std::uint32_t kMft = 0, kMftMirr = 1, kLogFile = 2, kVolume = 3, kAttr
                         kQuota = 24, kObjId = 25, kReparse = 26;
 constexpr std::uint32_t kFirstFreeReserved = 16, kFirstExtendChild = 24;
 
-/// $UpCase:$Info CRC-64 of the table, as mkntfs 2022.10.3 writes it for this
-/// very table [EXP] (the table is identical, see upcase_table.cpp).
-constexpr std::uint64_t kUpcaseInfoCrc = 0xDADC7E776B1B690Cull;
-
 constexpr std::uint32_t kSysAttrs = file_attr::hidden | file_attr::system;
 
 std::uint16_t sequence_of(std::uint32_t record) {
@@ -212,7 +208,8 @@ public:
                 nonres(AttrType::data, u"", L_.upcase, kUpcaseBytes, kUpcaseBytes);
                 std::vector<std::byte> info(32);
                 core::store_le32(info, 0, 32);
-                core::store_le64(info, 8, kUpcaseInfoCrc);
+                core::store_le64(info, 8,
+                                 upcase_info_crc64(upcase_table()));  // OS version fields 0, as mkntfs
                 b.add(build_resident_attribute(AttrType::data, u"$Info", info));
                 break;
             }

@@ -376,6 +376,28 @@ MftRecordHeader decode_mft_record_header(std::span<const std::byte> record) {
 
 // ---- indexes
 
+std::uint64_t upcase_info_crc64(std::span<const std::uint16_t> table) noexcept {
+    constexpr std::uint64_t kPoly = 0x9A6C9329AC4BC9B5ull;
+    static const auto kCrcTable = [] {
+        std::array<std::uint64_t, 256> t{};
+        for (std::uint64_t i = 0; i < 256; ++i) {
+            std::uint64_t c = i;
+            for (int j = 0; j < 8; ++j) c = (c & 1) ? kPoly ^ (c >> 1) : c >> 1;
+            t[i] = c;
+        }
+        return t;
+    }();
+    std::uint64_t crc = 0;
+    for (std::uint16_t unit : table) {
+        crc = ~crc;
+        for (std::uint8_t byte :
+             {static_cast<std::uint8_t>(unit & 0xFF), static_cast<std::uint8_t>(unit >> 8)})
+            crc = kCrcTable[(crc ^ byte) & 0xFF] ^ (crc >> 8);
+        crc = ~crc;
+    }
+    return crc;
+}
+
 int collate_file_names(std::u16string_view a, std::u16string_view b) noexcept {
     const auto up = upcase_table();
     const std::size_t n = std::min(a.size(), b.size());

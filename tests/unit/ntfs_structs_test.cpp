@@ -160,6 +160,13 @@ TEST_CASE("ntfs $UpCase: the table mkntfs writes", "[ntfs][structs]") {
     CHECK(t[0x0430] == 0x0410);  // а (Cyrillic)
     CHECK(t[u'A'] == u'A');
     CHECK(t[0xFF41] == 0xFF21);  // fullwidth a
+    // $UpCase:$Info: mkntfs' CRC for this table, also found in a Windows 10
+    // 1709 $Info: the same table.
+    CHECK(upcase_info_crc64(t) == 0xDADC7E776B1B690Cull);
+    CHECK(upcase_info_crc64(std::vector<std::uint16_t>{}) == 0);
+    std::vector<std::uint16_t> other(t.begin(), t.end());
+    other[0x61] = 0x61;
+    CHECK(upcase_info_crc64(other) != 0xDADC7E776B1B690Cull);
 }
 
 TEST_CASE("ntfs $I30 collation", "[ntfs][structs]") {

@@ -276,6 +276,12 @@ inline constexpr std::uint32_t ulongs = 0x13;
 /// The full 65,536-entry up-case table mkntfs writes (and Windows Vista..8
 /// accept; formats.md §3.2, §3.11). Index = UTF-16 unit, value = its upper case.
 std::span<const std::uint16_t, 65536> upcase_table() noexcept;
+/// The CRC-64 that $UpCase:$Info stores for a table: CRC-64 with the
+/// reflected polynomial 0x9A6C9329AC4BC9B5 and an all-ones pre- and
+/// post-inversion applied to each 16-bit unit in turn (little-endian bytes).
+/// For upcase_table() it is 0xDADC7E776B1B690C, the value mkntfs writes and a
+/// Windows 10 1709 (build 16299) $Info holds (the upcaseinfo parser's test data).
+std::uint64_t upcase_info_crc64(std::span<const std::uint16_t> table) noexcept;
 /// FILENAME collation of two names: up-case each unit through the table and
 /// compare as unsigned numbers; the shorter name first when one is a prefix
 /// (formats.md §3.8 [NTFS-3G unistr.c]). Returns <0, 0, >0.
