@@ -94,6 +94,7 @@ std::optional<std::string> long_name_problem(std::string_view utf8) {
     if (name == u"." || name == u"..") return "\".\" and \"..\" are not names";
     for (const char16_t c : name) {
         if (c < 0x20) return fmt::format("the name holds the control character U+{:04X}", unsigned(c));
+        if (c == 0xFFFF) return "the name holds U+FFFF, which LFN entries use as padding after the name";
         if (is_forbidden_in_long_name(c)) {
             return fmt::format("the name holds '{}', which FAT names may not contain (\"*/:<>?\\|)",
                                static_cast<char>(c));
@@ -147,7 +148,7 @@ std::string fat_safe_name(std::string_view utf8) {
     }
     std::u16string name = core::utf8_to_utf16(valid);
     for (char16_t& c : name) {
-        if (is_forbidden_in_long_name(c)) c = u'_';
+        if (is_forbidden_in_long_name(c) || c == 0xFFFF) c = u'_';
     }
     for (auto it = name.rbegin(); it != name.rend() && (*it == u'.' || *it == u' '); ++it) *it = u'_';
     if (name.empty() || name == u"." || name == u"..") name = u"_";

@@ -26,6 +26,8 @@ TEST_CASE("long names FAT refuses are named, others accepted", "[fat_names]") {
         CHECK(long_name_problem(bad).has_value());
     }
     CHECK(long_name_problem(std::string("bad\xff utf8")).value().find("UTF-8") != std::string::npos);
+    CHECK(long_name_problem("pad\xef\xbf\xbf.txt").value().find("U+FFFF") != std::string::npos);
+    CHECK(fat_safe_name("pad\xef\xbf\xbf.txt") == "pad_.txt");
     CHECK(long_name_problem(std::string(255, 'x')) == std::nullopt);
     CHECK(long_name_problem(std::string(256, 'x')).value().find("256") != std::string::npos);
     // 120 x "é" (one unit each) + ".txt" = 124 units although 244 bytes of UTF-8.

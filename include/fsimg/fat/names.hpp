@@ -45,9 +45,9 @@ using ShortName = std::array<std::uint8_t, 11>;  ///< DIR_Name: 8 + 3 bytes, spa
 
 /// Why a host name cannot be a FAT long name, or nullopt when it can.
 /// Refused (every rule named in the message): invalid UTF-8; empty; "." or
-/// ".."; a code point below U+0020; one of " * / : < > ? \ |; a trailing
-/// period or space (Windows strips them, so the file could not be opened
-/// there); more than 255 UTF-16 code units. Accepted although Windows
+/// ".."; a code point below U+0020, or U+FFFF (the LFN padding unit); one of
+/// " * / : < > ? \ |; a trailing period or space (Windows strips them, so the
+/// file could not be opened there); more than 255 UTF-16 code units. Accepted although Windows
 /// programs dislike them: leading spaces, several periods, reserved device
 /// names (CON, AUX.TXT: an API rule, not an on-disk one; see
 /// is_windows_device_name), characters outside the BMP.
