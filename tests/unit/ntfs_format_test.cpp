@@ -137,3 +137,22 @@ TEST_CASE("ntfs format: refusals", "[ntfs][format]") {
     o.label.assign(128, u'x');
     CHECK_NOTHROW(format_volume(img, L, o));
 }
+
+TEST_CASE("ntfs format: a reused device gets the same metadata as a fresh one", "[ntfs][format]") {
+    const Layout L = must(8u << 20);
+    io::MemoryImage fresh(8u << 20);
+    format_volume(fresh, L, opts());
+    io::MemoryImage reused(std::vector<std::byte>(8u << 20, std::byte{0xAA}));
+    auto o = opts();
+    o.device_is_zeroed = false;
+    format_volume(reused, L, o);
+    const auto& a = fresh.bytes();
+    const auto& b = reused.bytes();
+    for (const Extent& e : L.allocated()) {
+        INFO("extent at LCN " << e.lcn);
+        const auto from = static_cast<std::ptrdiff_t>(e.lcn * L.cluster_bytes);
+        const auto to = from + static_cast<std::ptrdiff_t>(e.clusters * L.cluster_bytes);
+        CHECK(std::equal(a.begin() + from, a.begin() + to, b.begin() + from));
+    }
+    CHECK(std::equal(a.end() - 512, a.end(), b.end() - 512));  // backup boot sector
+}
