@@ -54,13 +54,12 @@ struct FormatOptions {
     bool device_is_zeroed = true;
 };
 
-/// Writes the boot sector and its backup (last sector), $MFT records 0..26
-/// (16..23 free), $MFTMirr, $LogFile (0xFF-filled, "empty" to every driver,
-/// as mkntfs leaves it), $AttrDef, the root index block, $Bitmap, $UpCase and
-/// $Secure:$SDS. Memory stays bounded (the $Bitmap is written from its set
-/// bytes only). Before writing, decodes the boot sector it built and checks
-/// it describes `layout`; throws Error(unsupported) on mismatch,
-/// Error(usage) for a bad label or a device smaller than the layout,
+/// Writes the boot sector and its backup (last sector), every $MFT record
+/// (0..15 and 24..26 in use, the rest free and formatted), $MFTMirr,
+/// $LogFile (0xFF-filled, "empty" to every driver, as mkntfs leaves it), $AttrDef, the root index block,
+/// $Bitmap, $UpCase and $Secure:$SDS. Memory stays bounded (the $Bitmap is written from its set bytes only).
+/// Before writing, decodes the boot sector it built and checks it describes `layout`; throws
+/// Error(unsupported) on mismatch, Error(usage) for a bad label or a device smaller than the layout,
 /// Error(io) on write failures.
 void format_volume(io::BlockDevice& device, const Layout& layout, const FormatOptions& options);
 

@@ -292,8 +292,8 @@ int collate_file_names(std::u16string_view a, std::u16string_view b) noexcept;
 std::vector<std::byte> build_file_name_index_entry(FileReference ref,
                                                    std::span<const std::byte> file_name_value);
 /// A view-index entry ($SDH, $SII, $Q, $O): data offset/length in place of
-/// the file reference, key, then data; `pad` extra bytes after the data
-/// (mkntfs/Windows pad $SDH entries to 16-byte multiples).
+/// the file reference, key, then data; length r8(16 + key + data). Callers
+/// fill any padding after the data ($SDH: "II", as Windows and mkntfs).
 std::vector<std::byte> build_view_index_entry(std::span<const std::byte> key,
                                               std::span<const std::byte> data);
 /// The last entry of a node: 16 bytes, or 24 with a child VCN.
