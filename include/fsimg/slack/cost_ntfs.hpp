@@ -1,0 +1,128 @@
+// NTFS cost model for the slack analyzer, until NTFS layout/populate exist:
+// then the NTFS issue moves these functions beside ntfs/layout (as
+// fat/cost.hpp and exfat/cost.hpp) and populate allocates with them. Pure.
+//
+// The model is of what mkntfs + ntfs-3g write (the writer formats.md
+// measured), not of Windows: POSIX-namespace names without 8.3 aliases, a
+// 72-byte $STANDARD_INFORMATION and a 104-byte in-record
+// $SECURITY_DESCRIPTOR per file.
+//
+// Facts: ../shared/docs/formats.md §5.1-5.4 ([EXP] ntfs-3g), §3.3 (what
+// mkntfs creates, $LogFile sizes, used space after mkntfs), §3.8 (index
+// entries, B-tree fill), §3.10 (default cluster sizes). Checks: the §5.5
+// worked examples (67 clusters at 4 KiB, 13 at 64 KiB) and the six "used
+// after mkntfs" rows of §3.3 are reproduced exactly (tests/unit/slack_cost_test.cpp).
+#pragma once
+
+#include <cstdint>
+
+namespace fsimg::slack::ntfs {
+
+/// Bytes of one MFT record (FILE record) for 512-byte sectors [NTFS-3G].
+inline constexpr std::uint32_t kRecordBytes = 1024;
+/// Bytes of one INDX block [NTFS-3G mkntfs: index block size 4096].
+inline constexpr std::uint32_t kIndexBlockBytes = 4096;
+/// First MFT record ntfs-3g gives a user file [EXP formats.md §3.2].
+inline constexpr std::uint64_t kFirstUserRecord = 64;
+/// Records of a fresh $MFT (mkntfs): 27 [EXP formats.md §3.3].
+inline constexpr std::uint64_t kInitialMftRecords = 27;
+/// ntfs-3g extends $MFT's data by 16 records at a time (at least one
+/// cluster): 27 -> 176 records grew 28,672 -> 192,512 bytes at 4 KiB [EXP §5.3].
+inline constexpr std::uint64_t kMftExtendRecords = 16;
+/// Index entry bytes that stay in a directory's $INDEX_ROOT inside its MFT
+/// record: ntfs-3g keeps 4 entries of 104 bytes there and moves the index to
+/// an INDX block at the 5th [EXP formats.md §3.8].
+inline constexpr std::uint64_t kIndexRootCapacity = 416;
+/// Usable bytes of one INDX block: 4096 - 64 header - 16 end entry [§5.2].
+inline constexpr std::uint64_t kIndexBlockCapacity = 4016;
+/// After B-tree splits ntfs-3g's blocks are about half full for sequential
+/// inserts: 1,000 104-byte entries used 52 blocks, 14,024 bytes 7 blocks
+/// [EXP §3.8, §5.5]; ceil(bytes / 2008) gives both.
+inline constexpr std::uint64_t kIndexBlockFill = 2008;
+/// Smallest and largest cluster: 512 B .. 2 MiB [NTFS-3G; MS-NTFS].
+inline constexpr std::uint32_t kMinClusterBytes = 512;
+inline constexpr std::uint32_t kMaxClusterBytes = 2u << 20;
+/// At most 2^32 - 1 clusters per volume (Windows) [MS-NTFS].
+inline constexpr std::uint64_t kMaxClusters = 0xFFFFFFFFull;
+
+constexpr std::uint64_t round8(std::uint64_t v) noexcept { return (v + 7) & ~std::uint64_t{7}; }
+
+/// Bytes of the index entry a name of `name_units` UTF-16 units adds to its
+/// directory's $I30 index: r8(82 + 2L) [§3.8].
+constexpr std::uint64_t index_entry_bytes(std::size_t name_units) noexcept {
+    return round8(82 + 2 * std::uint64_t(name_units));
+}
+
+/// Largest file whose $DATA stays resident in its 1 KiB record, for a name of
+/// `name_units` units (ntfs-3g record): 760 - r8(90 + 2L) [§5.1; EXP 9-char
+/// name: 648]. 0 when the name leaves no room.
+constexpr std::uint64_t resident_limit(std::size_t name_units) noexcept {
+    const std::uint64_t fn = round8(90 + 2 * std::uint64_t(name_units));
+    return fn >= 760 ? 0 : 760 - fn;
+}
+
+/// Data clusters of a file: 0 when resident (size <= resident_limit), else
+/// ceil(bytes / cluster_bytes).
+constexpr std::uint64_t file_clusters(std::uint64_t bytes, std::size_t name_units,
+                                      std::uint32_t cluster_bytes) noexcept {
+    return bytes <= resident_limit(name_units) ? 0 : (bytes + cluster_bytes - 1) / cluster_bytes;
+}
+
+/// INDX blocks of a directory whose index entries total `entry_bytes`: 0 while
+/// they fit in $INDEX_ROOT, 1 while one block holds them, else
+/// ceil(bytes / kIndexBlockFill) (B-tree splits leave blocks half full).
+constexpr std::uint64_t index_blocks(std::uint64_t entry_bytes) noexcept {
+    if (entry_bytes <= kIndexRootCapacity) return 0;
+    if (entry_bytes <= kIndexBlockCapacity) return 1;
+    return (entry_bytes + kIndexBlockFill - 1) / kIndexBlockFill;
+}
+
+/// Clusters `blocks` INDX blocks of one directory take: 4096/C each with
+/// clusters under 4 KiB; blocks share clusters above (ceil(blocks*4096/C)).
+constexpr std::uint64_t index_clusters(std::uint64_t blocks, std::uint32_t cluster_bytes) noexcept {
+    return (blocks * kIndexBlockBytes + cluster_bytes - 1) / cluster_bytes;
+}
+
+/// Bytes of $MFT's data after mkntfs: max(27 records, one cluster).
+constexpr std::uint64_t initial_mft_bytes(std::uint32_t cluster_bytes) noexcept {
+    const std::uint64_t b = kInitialMftRecords * kRecordBytes;
+    return (b + cluster_bytes - 1) / cluster_bytes * cluster_bytes;
+}
+
+/// Clusters $MFT grows by when `records` new files, directories and links
+/// (hard-linked files once) are created: user records start at 64, and the
+/// allocation grows in steps of max(16 records, one cluster) [§5.3].
+constexpr std::uint64_t mft_growth_clusters(std::uint64_t records, std::uint32_t cluster_bytes) noexcept {
+    if (records == 0) return 0;
+    const std::uint64_t need = (kFirstUserRecord + records) * kRecordBytes;
+    const std::uint64_t have = initial_mft_bytes(cluster_bytes);
+    if (need <= have) return 0;
+    const std::uint64_t step =
+        kMftExtendRecords * kRecordBytes > cluster_bytes ? kMftExtendRecords * kRecordBytes : cluster_bytes;
+    return (need - have + step - 1) / step * step / cluster_bytes;
+}
+
+/// What mkntfs allocates on an empty volume (a check of the model against
+/// formats.md; the report takes the fixed overhead from ntfs::plan_layout), in clusters of `cluster_bytes`
+/// [§3.3, §5.4]: $Boot max(8 KiB, C); $MFT initial_mft_bytes; $MFT $BITMAP 1
+/// cluster; $MFTMirr max(4 KiB, C); $LogFile (log_file_bytes); $Bitmap
+/// ceil(clusters/8) bytes; $AttrDef 2,560 B; $Secure $SDS 262,396 B; $UpCase
+/// 128 KiB; the root's INDX block 4 KiB and its 4,140-byte security
+/// descriptor; each rounded up to whole clusters. Reproduces every "used after
+/// mkntfs" figure of §3.3 (100 MiB .. 13 GiB, 4 KiB .. 1 MiB clusters).
+std::uint64_t fixed_overhead_clusters(std::uint64_t volume_bytes, std::uint32_t cluster_bytes) noexcept;
+
+/// mkntfs's $LogFile size [§3.3]: < 2 MiB 256 KiB; < 4,000,000 B 512 KiB;
+/// <= 200 MiB 2 MiB; < 12 GiB volume/200 rounded down to a cluster; else 64 MiB.
+std::uint64_t log_file_bytes(std::uint64_t volume_bytes, std::uint32_t cluster_bytes) noexcept;
+
+/// Clusters of a volume: (volume_bytes - 512) / C (mkntfs keeps the last
+/// sector for the backup boot sector).
+constexpr std::uint64_t cluster_count(std::uint64_t volume_bytes, std::uint32_t cluster_bytes) noexcept {
+    return volume_bytes < 512 ? 0 : (volume_bytes - 512) / cluster_bytes;
+}
+
+/// mkntfs's default: 4096, doubled while the cluster count would exceed 2^32 - 1.
+std::uint32_t mkntfs_default_cluster_bytes(std::uint64_t volume_bytes) noexcept;
+
+}  // namespace fsimg::slack::ntfs

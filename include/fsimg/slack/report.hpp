@@ -1,0 +1,108 @@
+// The slack report: per filesystem x cluster size totals from a Tally, the
+// fixed overhead of a volume of a given size (from each filesystem's layout
+// code: fat::plan_layout, exfat::plan_layout; ntfs::plan_layout),
+// the recommendation, and the defaults of Windows and the Linux mkfs tools.
+// Pure; rendering (table, JSON, CSV, SVG) returns strings, nothing is printed.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fsimg/slack/analyzer.hpp"
+
+namespace fsimg::slack {
+
+struct ReportOptions {
+    std::vector<Fs> filesystems{Fs::fat32, Fs::exfat, Fs::ntfs};
+    /// Cluster sizes to show; empty = every size each filesystem allows (for
+    /// the volume size when given).
+    std::vector<std::uint32_t> cluster_sizes;
+    std::optional<std::uint64_t> volume_bytes;  ///< --volume-size
+    double tolerance = 0.01;                    ///< --tolerance, a fraction
+    std::size_t top = 0;
+};
+
+/// One filesystem x cluster size. Byte counts are whole clusters.
+struct Row {
+    Fs fs = Fs::fat32;
+    std::uint32_t cluster_bytes = 0;
+    std::uint64_t data_clusters = 0;      ///< file data
+    std::uint64_t metadata_clusters = 0;  ///< directories / INDX blocks, and NTFS $MFT growth
+    std::uint64_t mft_clusters = 0;       ///< NTFS: $MFT growth (part of metadata_clusters)
+    std::uint64_t data_bytes = 0;
+    std::uint64_t slack_bytes = 0;  ///< data_bytes - apparent bytes of the files in clusters
+    double slack_percent = 0;       ///< of the stored files' apparent bytes
+    std::uint64_t metadata_bytes = 0;
+    std::uint64_t total_bytes = 0;      ///< data + metadata: what the tree adds to an empty volume
+    std::uint64_t over_best_bytes = 0;  ///< total - the best row's total
+    std::uint64_t unstorable_files = 0;
+    // With --volume-size:
+    std::optional<std::uint64_t> overhead_bytes;  ///< the empty volume's fixed overhead
+    std::optional<std::uint64_t> free_bytes;      ///< what an empty volume offers the tree
+    std::optional<bool> fits;
+    bool best = false;
+    bool recommended = false;
+    std::vector<TopDirectory> top;  ///< --top: largest slack first
+};
+
+/// A default choice of Windows or a mkfs tool for the volume size.
+struct DefaultChoice {
+    std::string tool;  ///< "Windows", "mkfs.fat", "mkfs.exfat", "mkntfs"
+    Fs fs = Fs::fat32;
+    std::uint32_t cluster_bytes = 0;
+    std::optional<std::size_t> row;  ///< index in Report::rows when that size was computed
+    std::string note;                ///< "Windows does not format FAT32 over 32 GiB"
+};
+
+struct FsSummary {
+    Fs fs = Fs::fat32;
+    std::uint64_t files = 0, directories = 0, apparent_bytes = 0;
+    std::uint64_t resident_files = 0, resident_bytes = 0, records = 0, entry_bytes = 0;
+    std::uint64_t unstorable_files = 0, unstorable_bytes = 0, unstorable_entries = 0, skipped_symlinks = 0;
+    std::vector<Problem> unstorable, limit_violations;
+};
+
+struct Report {
+    std::uint64_t files = 0, directories = 0, symlinks = 0, other = 0, apparent_bytes = 0;
+    std::uint64_t extra_links = 0, largest_file = 0;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> histogram;  ///< [k] = files, bytes; trimmed
+    std::uint64_t unreadable_count = 0;
+    std::vector<Problem> unreadable;
+    std::vector<FsSummary> filesystems;
+    std::optional<std::uint64_t> volume_bytes;
+    double tolerance = 0.01;
+    std::vector<Row> rows;  ///< by filesystem (as requested), then cluster size
+    std::optional<std::size_t> best, recommended;
+    std::string reason;  ///< the recommendation in one sentence
+    std::vector<DefaultChoice> defaults;
+};
+
+/// The cluster sizes `fs` allows, for a volume size when given (those its
+/// layout code accepts); ascending.
+std::vector<std::uint32_t> allowed_cluster_sizes(Fs fs, std::optional<std::uint64_t> volume_bytes);
+
+/// Checks requested cluster sizes against every requested filesystem; throws
+/// Error(usage) naming the filesystem and the sizes it allows.
+void validate_cluster_sizes(const ReportOptions& options);
+
+/// Builds the report. The best row has the smallest total among those that
+/// store every file (and fit the volume, when sized); the recommended row is
+/// the one with the largest cluster size whose total is within tolerance of
+/// the best's and that stores as many files. Throws Error(usage) as
+/// validate_cluster_sizes does.
+Report build_report(const Tally& tally, const ReportOptions& options);
+
+/// Human table (fixed-width, units via core::format_size, the best row
+/// marked '*' and the recommended one 'R').
+std::string render_table(const Report& report);
+/// JSON, schema_version 1 (docs/json.md).
+std::string render_json(const Report& report);
+/// CSV: a header line, then one line per row.
+std::string render_csv(const Report& report);
+/// SVG chart: total and slack vs cluster size (log x and y), one colour per
+/// filesystem, best and recommended points marked.
+std::string render_svg(const Report& report);
+
+}  // namespace fsimg::slack

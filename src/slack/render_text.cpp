@@ -1,0 +1,139 @@
+// render_table: the human report.
+#include <fmt/format.h>
+
+#include "fsimg/core/units.hpp"
+#include "fsimg/slack/report.hpp"
+
+namespace fsimg::slack {
+
+namespace {
+
+std::string pad(const std::string& s, std::size_t w, bool right) {
+    if (s.size() >= w) return s;
+    return right ? std::string(w - s.size(), ' ') + s : s + std::string(w - s.size(), ' ');
+}
+
+std::string bucket_label(std::size_t k) {
+    if (k == 0) return "empty";
+    const std::uint64_t lo = k == 1 ? 1 : std::uint64_t{1} << (k - 1);
+    return fmt::format("{} .. < {}", core::format_size(lo),
+                       k >= 64 ? std::string("16 EiB") : core::format_size(std::uint64_t{1} << k));
+}
+
+}  // namespace
+
+std::string render_table(const Report& r) {
+    std::string out;
+    out += fmt::format("Tree: {} files, {} apparent; {} directories", core::format_count(r.files),
+                       core::format_size(r.apparent_bytes), core::format_count(r.directories));
+    if (r.symlinks) out += fmt::format("; {} symbolic links", core::format_count(r.symlinks));
+    if (r.other) out += fmt::format("; {} devices/FIFOs/sockets skipped", core::format_count(r.other));
+    if (r.extra_links) out += fmt::format("; {} extra hard-link names", core::format_count(r.extra_links));
+    out += "\n";
+    if (r.volume_bytes) out += fmt::format("Volume: {}\n", core::format_size(*r.volume_bytes));
+    out += "\n";
+
+    std::vector<std::string> head = {"",       "FS",       "cluster", "data", "slack",
+                                     "slack%", "metadata", "total",   "+best"};
+    if (r.volume_bytes) {
+        head.insert(head.end(), {"overhead", "free", "fits"});
+    }
+    head.push_back("unstorable");
+    std::vector<std::vector<std::string>> cells;
+    for (const Row& row : r.rows) {
+        std::vector<std::string> c = {
+            std::string(row.best ? "*" : "") + (row.recommended ? "R" : ""),
+            std::string(to_string(row.fs)),
+            core::format_size(row.cluster_bytes),
+            core::format_size(row.data_bytes),
+            core::format_size(row.slack_bytes),
+            fmt::format("{:.1f}", row.slack_percent),
+            core::format_size(row.metadata_bytes),
+            core::format_size(row.total_bytes),
+            row.over_best_bytes ? "+" + core::format_size(row.over_best_bytes) : "0"};
+        if (r.volume_bytes) {
+            c.push_back(row.overhead_bytes ? core::format_size(*row.overhead_bytes) : "-");
+            c.push_back(row.free_bytes ? core::format_size(*row.free_bytes) : "-");
+            c.push_back(row.fits ? (*row.fits ? "yes" : "NO") : "-");
+        }
+        c.push_back(core::format_count(row.unstorable_files));
+        cells.push_back(std::move(c));
+    }
+    std::vector<std::size_t> w(head.size());
+    for (std::size_t i = 0; i < head.size(); ++i) {
+        w[i] = head[i].size();
+        for (const auto& c : cells) w[i] = std::max(w[i], c[i].size());
+    }
+    auto line = [&](const std::vector<std::string>& c) {
+        std::string l;
+        for (std::size_t i = 0; i < c.size(); ++i) {
+            l += pad(c[i], w[i], i >= 2) + (i + 1 < c.size() ? "  " : "");
+        }
+        while (!l.empty() && l.back() == ' ') l.pop_back();
+        out += l + "\n";
+    };
+    line(head);
+    for (const auto& c : cells) line(c);
+    out +=
+        "\n* smallest total, R recommended. data = cluster-rounded file data; slack = data - apparent size;\n"
+        "metadata = directory clusters (FAT/exFAT) or MFT records and index blocks (NTFS) the tree adds.\n";
+
+    if (r.recommended) out += fmt::format("\nRecommendation: {}\n", r.reason);
+    if (!r.defaults.empty()) {
+        out += "\nDefaults for this volume size:\n";
+        for (const auto& d : r.defaults) {
+            std::string cost;
+            if (d.row) {
+                const Row& row = r.rows[*d.row];
+                cost = fmt::format("total {}, {} over the best", core::format_size(row.total_bytes),
+                                   core::format_size(row.over_best_bytes));
+            }
+            out += fmt::format("  {:<10} {:<5} {:>8}  {}{}{}\n", d.tool, to_string(d.fs),
+                               d.cluster_bytes ? core::format_size(d.cluster_bytes) : "-", cost,
+                               !cost.empty() && !d.note.empty() ? "; " : "", d.note);
+        }
+    }
+    for (const auto& s : r.filesystems) {
+        if (s.unstorable_entries == 0 && s.limit_violations.empty() && s.skipped_symlinks == 0) continue;
+        out += fmt::format("\n{}:", to_string(s.fs));
+        if (s.unstorable_entries) {
+            out += fmt::format(" {} files ({}) cannot be stored, {} offending names",
+                               core::format_count(s.unstorable_files), core::format_size(s.unstorable_bytes),
+                               core::format_count(s.unstorable_entries));
+        }
+        if (s.skipped_symlinks)
+            out += fmt::format(" {} symbolic links skipped", core::format_count(s.skipped_symlinks));
+        out += "\n";
+        for (const auto& p : s.unstorable) out += fmt::format("  {}: {}\n", p.path, p.reason);
+        if (s.unstorable.size() < s.unstorable_entries) {
+            out += fmt::format("  ... and {} more\n",
+                               core::format_count(s.unstorable_entries - s.unstorable.size()));
+        }
+        for (const auto& p : s.limit_violations) out += fmt::format("  {}: {}\n", p.path, p.reason);
+    }
+    if (r.unreadable_count) {
+        out += fmt::format("\n{} directories could not be read:\n", core::format_count(r.unreadable_count));
+        for (const auto& p : r.unreadable) out += fmt::format("  {}: {}\n", p.path, p.reason);
+    }
+    if (!r.histogram.empty()) {
+        out += "\nFile sizes:\n";
+        for (std::size_t k = 0; k < r.histogram.size(); ++k) {
+            if (r.histogram[k].first == 0) continue;
+            out += fmt::format("  {:>22}  {:>12} files  {:>10}\n", bucket_label(k),
+                               core::format_count(r.histogram[k].first),
+                               core::format_size(r.histogram[k].second));
+        }
+    }
+    if (r.recommended && !r.rows[*r.recommended].top.empty()) {
+        const Row& row = r.rows[*r.recommended];
+        out += fmt::format("\nDirectories with the most slack ({} {}):\n", to_string(row.fs),
+                           core::format_size(row.cluster_bytes));
+        for (const auto& d : row.top) {
+            out += fmt::format("  {:>10}  {:>8} files  {}\n", core::format_size(d.slack_bytes),
+                               core::format_count(d.files), d.path);
+        }
+    }
+    return out;
+}
+
+}  // namespace fsimg::slack

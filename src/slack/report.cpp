@@ -1,0 +1,251 @@
+// build_report: rows, fixed overhead from the layout code, recommendation,
+// defaults; render_table.
+#include "fsimg/slack/report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <variant>
+
+#include "fsimg/core/error.hpp"
+#include "fsimg/core/units.hpp"
+#include "fsimg/exfat/layout.hpp"
+#include "fsimg/fat/layout.hpp"
+#include "fsimg/ntfs/format.hpp"
+#include "fsimg/ntfs/layout.hpp"
+#include "fsimg/slack/cost_ntfs.hpp"
+
+namespace fsimg::slack {
+
+namespace {
+
+/// An empty volume of the size: its fixed overhead and the clusters it offers.
+struct EmptyVolume {
+    std::uint64_t overhead_bytes = 0;
+    std::uint64_t free_clusters = 0;
+};
+
+std::optional<EmptyVolume> empty_volume(Fs fs, std::uint64_t volume_bytes, std::uint32_t c) {
+    if (fs == Fs::fat32) {
+        fat::LayoutRequest req;
+        req.volume_bytes = volume_bytes;
+        req.cluster_bytes = c;
+        req.type = fat::FatType::fat32;
+        const auto planned = fat::plan_layout(req);
+        const auto* l = std::get_if<fat::Layout>(&planned);
+        if (l == nullptr || l->cluster_count < 1) return std::nullopt;
+        const std::uint64_t free = l->cluster_count - 1;  // the root's first cluster
+        return EmptyVolume{volume_bytes - free * c, free};
+    }
+    if (fs == Fs::exfat) {
+        exfat::LayoutRequest req;
+        req.volume_bytes = volume_bytes;
+        req.cluster_bytes = c;
+        const auto planned = exfat::plan_layout(req);
+        const auto* l = std::get_if<exfat::Layout>(&planned);
+        if (l == nullptr || l->cluster_count < l->used_clusters()) return std::nullopt;
+        const std::uint64_t free = l->cluster_count - l->used_clusters();
+        return EmptyVolume{volume_bytes - free * c, free};
+    }
+    fsimg::ntfs::LayoutRequest req;
+    req.volume_bytes = volume_bytes;
+    req.cluster_bytes = c;
+    const auto planned = fsimg::ntfs::plan_layout(req, fsimg::ntfs::secure_sds_bytes());
+    const auto* l = std::get_if<fsimg::ntfs::Layout>(&planned);
+    if (l == nullptr || l->used_clusters() >= l->cluster_count) return std::nullopt;
+    const std::uint64_t free = l->cluster_count - l->used_clusters();
+    return EmptyVolume{volume_bytes - free * c, free};
+}
+
+std::string size_list(const std::vector<std::uint32_t>& sizes) {
+    std::string s;
+    for (const auto c : sizes) s += (s.empty() ? "" : ", ") + core::format_size(c);
+    return s;
+}
+
+}  // namespace
+
+std::vector<std::uint32_t> allowed_cluster_sizes(Fs fs, std::optional<std::uint64_t> volume_bytes) {
+    std::vector<std::uint32_t> out;
+    const ShiftRange r = cluster_range(fs);
+    for (unsigned s = r.min_shift; s <= r.max_shift; ++s) {
+        const std::uint32_t c = std::uint32_t{1} << s;
+        if (!volume_bytes || empty_volume(fs, *volume_bytes, c)) out.push_back(c);
+    }
+    return out;
+}
+
+void validate_cluster_sizes(const ReportOptions& o) {
+    std::vector<std::vector<std::uint32_t>> allowed;
+    for (const Fs fs : o.filesystems) {
+        allowed.push_back(allowed_cluster_sizes(fs, o.volume_bytes));
+        if (allowed.back().empty()) {
+            throw Error(ErrorCode::usage, fmt::format("{} cannot be made on a volume of {}", to_string(fs),
+                                                      core::format_size(*o.volume_bytes)));
+        }
+    }
+    // A size is refused when no requested filesystem allows it (the others skip it).
+    for (const auto c : o.cluster_sizes) {
+        bool any = false;
+        for (const auto& a : allowed) any = any || std::find(a.begin(), a.end(), c) != a.end();
+        if (any) continue;
+        std::string msg =
+            fmt::format("no requested filesystem allows {} clusters{}:", core::format_size(c),
+                        o.volume_bytes ? " on a volume of " + core::format_size(*o.volume_bytes) : "");
+        for (std::size_t i = 0; i < o.filesystems.size(); ++i) {
+            msg += fmt::format(" {} allows {}{}", to_string(o.filesystems[i]), size_list(allowed[i]),
+                               i + 1 < o.filesystems.size() ? ";" : "");
+        }
+        throw Error(ErrorCode::usage, msg);
+    }
+}
+
+Report build_report(const Tally& t, const ReportOptions& o) {
+    validate_cluster_sizes(o);
+    Report r;
+    r.files = t.files;
+    r.directories = t.directories;
+    r.symlinks = t.symlinks;
+    r.other = t.other;
+    r.apparent_bytes = t.apparent_bytes;
+    r.extra_links = t.extra_links;
+    r.largest_file = t.largest_file;
+    std::size_t last = 0;
+    for (std::size_t k = 0; k < t.histogram_files.size(); ++k) {
+        if (t.histogram_files[k] != 0) last = k + 1;
+    }
+    for (std::size_t k = 0; k < last; ++k)
+        r.histogram.emplace_back(t.histogram_files[k], t.histogram_bytes[k]);
+    r.unreadable_count = t.unreadable_count;
+    r.unreadable = t.unreadable;
+    r.volume_bytes = o.volume_bytes;
+    r.tolerance = o.tolerance;
+
+    for (const Fs fs : o.filesystems) {
+        const FsTally& f = t.fs[std::size_t(fs)];
+        FsSummary s{fs,
+                    f.files,
+                    f.directories,
+                    f.apparent_bytes,
+                    f.resident_files,
+                    f.resident_bytes,
+                    f.records,
+                    f.entry_bytes,
+                    f.unstorable_files,
+                    f.unstorable_bytes,
+                    f.unstorable_entries,
+                    f.skipped_symlinks,
+                    f.unstorable,
+                    f.limit_violations};
+        r.filesystems.push_back(std::move(s));
+        const std::uint64_t in_clusters = f.apparent_bytes - f.resident_bytes;
+        for (const std::uint32_t c : allowed_cluster_sizes(fs, o.volume_bytes)) {
+            if (!o.cluster_sizes.empty() &&
+                std::find(o.cluster_sizes.begin(), o.cluster_sizes.end(), c) == o.cluster_sizes.end()) {
+                continue;
+            }
+            const std::size_t i = core::log2_floor(c) - kMinShift;
+            Row row;
+            row.fs = fs;
+            row.cluster_bytes = c;
+            row.data_clusters = f.data_clusters[i];
+            row.mft_clusters = fs == Fs::ntfs ? ntfs::mft_growth_clusters(f.records, c) : 0;
+            row.metadata_clusters = f.dir_clusters[i] + row.mft_clusters;
+            row.data_bytes = row.data_clusters * c;
+            row.slack_bytes = row.data_bytes - in_clusters;
+            row.slack_percent =
+                f.apparent_bytes ? 100.0 * double(row.slack_bytes) / double(f.apparent_bytes) : 0;
+            row.metadata_bytes = row.metadata_clusters * c;
+            row.total_bytes = row.data_bytes + row.metadata_bytes;
+            row.unstorable_files = f.unstorable_files;
+            if (o.volume_bytes) {
+                if (const auto ev = empty_volume(fs, *o.volume_bytes, c)) {
+                    row.overhead_bytes = ev->overhead_bytes;
+                    row.free_bytes = ev->free_clusters * c;
+                    row.fits = row.data_clusters + row.metadata_clusters <= ev->free_clusters;
+                }
+            }
+            row.top = f.top[i];
+            std::sort(row.top.begin(), row.top.end(), [](const TopDirectory& a, const TopDirectory& b) {
+                return a.slack_bytes != b.slack_bytes ? a.slack_bytes > b.slack_bytes : a.path < b.path;
+            });
+            r.rows.push_back(std::move(row));
+        }
+    }
+    if (r.rows.empty()) return r;
+
+    // Best: the fewest unstorable files, fitting when sized, then the smallest total.
+    auto key = [](const Row& row) {
+        return std::tuple(row.fits.value_or(true) ? 0 : 1, row.unstorable_files, row.total_bytes);
+    };
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < r.rows.size(); ++i) {
+        if (key(r.rows[i]) < key(r.rows[best])) best = i;
+    }
+    r.best = best;
+    Row& b = r.rows[best];
+    b.best = true;
+    const double limit = double(b.total_bytes) * (1.0 + o.tolerance);
+    std::size_t rec = best;
+    for (std::size_t i = 0; i < r.rows.size(); ++i) {
+        const Row& row = r.rows[i];
+        if (row.fits.value_or(true) != b.fits.value_or(true) || row.unstorable_files != b.unstorable_files)
+            continue;
+        if (double(row.total_bytes) > limit) continue;
+        const Row& cur = r.rows[rec];
+        if (row.cluster_bytes > cur.cluster_bytes ||
+            (row.cluster_bytes == cur.cluster_bytes && row.total_bytes < cur.total_bytes)) {
+            rec = i;
+        }
+    }
+    for (Row& row : r.rows) row.over_best_bytes = row.total_bytes - std::min(row.total_bytes, b.total_bytes);
+    r.recommended = rec;
+    r.rows[rec].recommended = true;
+    const Row& rr = r.rows[rec];
+    const std::string pct = fmt::format("{:g}%", o.tolerance * 100);
+    if (rec == best) {
+        r.reason = fmt::format(
+            "{} with {} clusters has the smallest total ({}), and no larger cluster size comes "
+            "within {} of it.",
+            to_string(b.fs), core::format_size(b.cluster_bytes), core::format_size(b.total_bytes), pct);
+    } else {
+        r.reason = fmt::format(
+            "{} with {} clusters costs {}, within {} of the smallest ({} with {} clusters, {}), and larger "
+            "clusters mean fewer allocations and a smaller FAT or bitmap.",
+            to_string(rr.fs), core::format_size(rr.cluster_bytes), core::format_size(rr.total_bytes), pct,
+            to_string(b.fs), core::format_size(b.cluster_bytes), core::format_size(b.total_bytes));
+    }
+    if (b.unstorable_files != 0) {
+        r.reason += fmt::format(" Every choice leaves {} files out.", core::format_count(b.unstorable_files));
+    }
+    if (!b.fits.value_or(true)) r.reason += " The tree fits the volume with no choice.";
+
+    if (o.volume_bytes) {
+        const std::uint64_t v = *o.volume_bytes;
+        auto add_default = [&](std::string tool, Fs fs, std::optional<std::uint32_t> c, std::string note) {
+            if (std::find(o.filesystems.begin(), o.filesystems.end(), fs) == o.filesystems.end()) return;
+            DefaultChoice d{std::move(tool), fs, c.value_or(0), std::nullopt, std::move(note)};
+            for (std::size_t i = 0; i < r.rows.size(); ++i) {
+                if (c && r.rows[i].fs == fs && r.rows[i].cluster_bytes == *c) d.row = i;
+            }
+            if (c && !d.row && d.note.empty()) d.note = "not computed (add it with -c)";
+            r.defaults.push_back(std::move(d));
+        };
+        const auto win_fat = fat::windows_default_cluster_bytes(fat::FatType::fat32, v);
+        add_default("Windows", Fs::fat32, win_fat,
+                    win_fat ? "" : "Windows does not format FAT32 of this size");
+        const auto mf = fat::mkfs_fat_default(v);
+        add_default(
+            "mkfs.fat", Fs::fat32, mf.cluster_bytes,
+            mf.type == fat::FatType::fat32
+                ? ""
+                : fmt::format("mkfs.fat makes {} at this size; shown: FAT32", fat::to_string(mf.type)));
+        add_default("Windows", Fs::exfat, exfat::default_cluster_bytes(v), "");
+        add_default("mkfs.exfat", Fs::exfat, exfat::mkfs_exfat_default_cluster_bytes(v), "");
+        add_default("Windows", Fs::ntfs, fsimg::ntfs::default_cluster_bytes(v), "");
+        add_default("mkntfs", Fs::ntfs, ntfs::mkntfs_default_cluster_bytes(v), "");
+    }
+    return r;
+}
+
+}  // namespace fsimg::slack

@@ -1,0 +1,157 @@
+// verify_fat: predicted == what FAT populate really allocates.
+#include "fsimg/slack/verify.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <set>
+#include <variant>
+
+#include "fsimg/core/error.hpp"
+#include "fsimg/core/units.hpp"
+#include "fsimg/fat/format.hpp"
+#include "fsimg/fat/populate.hpp"
+#include "fsimg/fat/volume.hpp"
+#include "fsimg/io/file_image.hpp"
+
+namespace fsimg::slack {
+
+namespace {
+
+/// The tree without the nodes scan_tree reported (and their subtrees).
+fat::SourceTree prune(const fat::SourceTree& in, std::uint64_t& pruned) {
+    std::set<std::string> bad;
+    for (const auto& p : in.problems) bad.insert(p.path);
+    fat::SourceTree out;
+    out.nodes.push_back(in.nodes[0]);
+    out.nodes[0].children.clear();
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> stack{{0, 0}};  // (old, new)
+    while (!stack.empty()) {
+        const auto [old_i, new_i] = stack.back();
+        stack.pop_back();
+        for (const std::uint32_t c : in.nodes[old_i].children) {
+            if (bad.count(in.image_path(c)) != 0) {
+                ++pruned;
+                continue;
+            }
+            fat::TreeNode n = in.nodes[c];
+            n.children.clear();
+            n.parent = new_i;
+            const auto idx = static_cast<std::uint32_t>(out.nodes.size());
+            out.nodes.push_back(std::move(n));
+            out.nodes[new_i].children.push_back(idx);
+            if (out.nodes[idx].is_dir) {
+                ++out.directories;
+                stack.emplace_back(c, idx);
+            } else {
+                ++out.files;
+                out.data_bytes += out.nodes[idx].size;
+            }
+        }
+    }
+    return out;
+}
+
+/// A sparse temporary file, unlinked as soon as it is open.
+std::unique_ptr<io::FileImage> temp_image(const std::filesystem::path& dir, std::uint64_t size) {
+    std::string tmpl = (dir / "fsimg-slack-verify.XXXXXX").string();
+    const int fd = ::mkstemp(tmpl.data());
+    if (fd < 0) {
+        throw Error(ErrorCode::io, fmt::format("cannot create a temporary file in {}: {}", dir.string(),
+                                               std::strerror(errno)));
+    }
+    const int rc = ::ftruncate(fd, static_cast<off_t>(size));
+    const int err = errno;
+    ::close(fd);
+    if (rc != 0) {
+        ::unlink(tmpl.c_str());
+        throw Error(ErrorCode::io, fmt::format("cannot size {}: {}", tmpl, std::strerror(err)));
+    }
+    try {
+        auto img = io::FileImage::open(tmpl, true);
+        ::unlink(tmpl.c_str());
+        return img;
+    } catch (...) {
+        ::unlink(tmpl.c_str());
+        throw;
+    }
+}
+
+std::uint64_t used_clusters(const fat::Volume& v) {
+    std::uint64_t used = 0;
+    std::vector<std::uint32_t> buf(65536);
+    for (std::uint64_t first = 2; first < v.entry_count(); first += buf.size()) {
+        const std::size_t n =
+            static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), v.entry_count() - first));
+        v.read_fat_entries(0, static_cast<std::uint32_t>(first), std::span(buf.data(), n));
+        for (std::size_t i = 0; i < n; ++i) used += buf[i] != 0;
+    }
+    return used;
+}
+
+}  // namespace
+
+std::vector<VerifyResult> verify_fat(const std::filesystem::path& dir,
+                                     const std::vector<std::uint32_t>& sizes,
+                                     const std::vector<std::uint64_t>& predicted,
+                                     std::optional<std::uint64_t> volume_bytes,
+                                     const std::filesystem::path& temp_dir) {
+    fat::ScanOptions so;
+    so.sources.push_back({dir, "/"});
+    so.symlinks = fat::SymlinkPolicy::skip;
+    const fat::SourceTree scanned = fat::scan_tree(so);
+    std::uint64_t pruned = 0;
+    const fat::SourceTree tree = prune(scanned, pruned);
+
+    std::vector<VerifyResult> out;
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+        VerifyResult res;
+        res.cluster_bytes = sizes[k];
+        res.predicted = predicted[k];
+        res.pruned = pruned;
+        fat::LayoutRequest req;
+        req.type = fat::FatType::fat32;
+        req.cluster_bytes = sizes[k];
+        if (volume_bytes) {
+            res.volume_bytes = *volume_bytes;
+        } else {
+            const auto sized = fat::volume_bytes_for_tree(tree, req, false, 0);
+            if (const auto* r = std::get_if<fat::LayoutRefusal>(&sized)) {
+                throw Error(ErrorCode::usage, fmt::format("--verify with {} clusters: {}",
+                                                          core::format_size(sizes[k]), r->reason));
+            }
+            res.volume_bytes = std::get<std::uint64_t>(sized);
+        }
+        req.volume_bytes = res.volume_bytes;
+        const auto planned_layout = fat::plan_layout(req);
+        if (const auto* r = std::get_if<fat::LayoutRefusal>(&planned_layout)) {
+            throw Error(ErrorCode::usage,
+                        fmt::format("--verify with {} clusters: {}", core::format_size(sizes[k]), r->reason));
+        }
+        const fat::Layout& layout = std::get<fat::Layout>(planned_layout);
+        const auto plan_or = fat::plan_population(tree, layout, false);
+        if (const auto* p = std::get_if<std::vector<fat::TreeProblem>>(&plan_or)) {
+            throw Error(ErrorCode::usage,
+                        fmt::format("--verify with {} clusters: {}: {}", core::format_size(sizes[k]),
+                                    p->front().path, p->front().reason));
+        }
+        const fat::PopulatePlan& plan = std::get<fat::PopulatePlan>(plan_or);
+        res.planned = plan.used_clusters - 1;
+        auto img = temp_image(temp_dir, res.volume_bytes);
+        fat::FormatOptions fo;
+        fo.volume_id = 0x12345678;
+        fat::format_volume(*img, layout, fo);
+        fat::WriteOptions wo;
+        wo.creation_time = 315532800;  // 1980-01-01: the image's times do not matter here
+        fat::write_population(*img, layout, tree, plan, wo);
+        const fat::Volume v(*img);
+        res.actual = used_clusters(v) - 1;  // the root's first cluster belongs to the empty volume
+        out.push_back(res);
+    }
+    return out;
+}
+
+}  // namespace fsimg::slack

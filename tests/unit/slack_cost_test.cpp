@@ -1,0 +1,239 @@
+// slack: cost model numbers (formats.md §5.5 worked examples, the seed case,
+// mkntfs overhead), slack == populate on random trees, policies, listings.
+#include <catch2/catch.hpp>
+
+#include <fmt/format.h>
+#include <random>
+#include <sstream>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "fsimg/core/error.hpp"
+#include "fsimg/core/utf.hpp"
+#include "fsimg/exfat/cost.hpp"
+#include "fsimg/fat/populate.hpp"
+#include "fsimg/slack/analyzer.hpp"
+#include "fsimg/slack/cost_ntfs.hpp"
+#include "fsimg/slack/report.hpp"
+#include "fsimg/slack/sources.hpp"
+
+using namespace fsimg;
+using namespace fsimg::slack;
+
+namespace {
+
+const Row& row(const Report& r, Fs fs, std::uint32_t cluster) {
+    for (const Row& x : r.rows) {
+        if (x.fs == fs && x.cluster_bytes == cluster) return x;
+    }
+    FAIL("no row " << to_string(fs) << " " << cluster);
+    return r.rows.front();
+}
+
+std::uint64_t clusters(const Report& r, Fs fs, std::uint32_t cluster) {
+    const Row& x = row(r, fs, cluster);
+    return x.data_clusters + x.metadata_clusters;
+}
+
+/// formats.md §5.5: /data with 100 x 45 B "file_with_name_NNNN.txt", 10 x
+/// 5,000 B "big_NNNN.bin", one empty "empty.txt".
+Tally worked_example() {
+    AnalyzerOptions opt;
+    Tally t;
+    DirAccumulator root(opt, DirContext{});
+    const std::uint8_t ex = root.add(t, "data", EntryKind::directory, 0);
+    DirAccumulator data(opt, root.context().child("data", ex));
+    for (int i = 1; i <= 100; ++i)
+        data.add(t, fmt::format("file_with_name_{:04}.txt", i), EntryKind::file, 45);
+    for (int i = 1; i <= 10; ++i) data.add(t, fmt::format("big_{:04}.bin", i), EntryKind::file, 5000);
+    data.add(t, "empty.txt", EntryKind::file, 0);
+    data.finish(t);
+    root.finish(t);
+    return t;
+}
+
+}  // namespace
+
+TEST_CASE("slack: formats.md §5.5 worked examples") {
+    const Tally t = worked_example();
+    const Report r = build_report(t, ReportOptions{});
+    CHECK(r.apparent_bytes == 54500);
+    CHECK(clusters(r, Fs::fat32, 4096) == 123);
+    CHECK(clusters(r, Fs::exfat, 4096) == 124);
+    CHECK(clusters(r, Fs::fat32, 32768) == 111);
+    CHECK(clusters(r, Fs::exfat, 1 << 20) == 111);
+    CHECK(row(r, Fs::exfat, 1 << 20).total_bytes == 116391936);
+    CHECK(row(r, Fs::fat32, 32768).total_bytes == 3637248);
+    // NTFS (ntfs-3g): 20 data + 40 MFT + 7 INDX clusters; 10 + 2 + 1 at 64 KiB.
+    CHECK(clusters(r, Fs::ntfs, 4096) == 67);
+    CHECK(row(r, Fs::ntfs, 4096).mft_clusters == 40);
+    CHECK(clusters(r, Fs::ntfs, 65536) == 13);
+    CHECK(row(r, Fs::fat32, 4096).slack_bytes == 120 * 4096 - 54500);
+}
+
+TEST_CASE("slack: the seed case, a 45-byte file on exFAT with 1 MiB clusters") {
+    AnalyzerOptions opt;
+    Tally t;
+    DirAccumulator root(opt, DirContext{});
+    root.add(t, "note45.txt", EntryKind::file, 45);
+    root.finish(t);
+    const Report r = build_report(t, ReportOptions{});
+    const Row& x = row(r, Fs::exfat, 1 << 20);
+    CHECK(x.data_bytes == 1048576);
+    CHECK(x.slack_bytes == 1048576 - 45);
+    CHECK(x.metadata_bytes == 0);  // 96 + 96 bytes of entries fit the root's first cluster
+    CHECK(t.fs[std::size_t(Fs::exfat)].entry_bytes == 96);
+    CHECK(row(r, Fs::ntfs, 1 << 20).data_bytes == 0);  // resident in its MFT record
+}
+
+TEST_CASE("slack: exFAT and NTFS per-entry costs") {
+    CHECK(exfat::entry_set_entries(1) == 3);
+    CHECK(exfat::entry_set_entries(15) == 3);
+    CHECK(exfat::entry_set_entries(16) == 4);
+    CHECK(exfat::entry_set_entries(255) == 19);
+    CHECK(exfat::directory_clusters(0, 4096) == 1);
+    CHECK(exfat::directory_clusters(129, 4096) == 2);
+    CHECK(exfat::name_problem(u"a:b"));
+    CHECK(exfat::name_problem(u"trailing.") == std::nullopt);
+    CHECK(exfat::upcase_key(u"abc\u00e9") == u"ABC\u00c9");
+    CHECK(ntfs::resident_limit(9) == 648);
+    CHECK(ntfs::index_entry_bytes(8) == 104);
+    CHECK(ntfs::index_blocks(416) == 0);
+    CHECK(ntfs::index_blocks(520) == 1);
+    CHECK(ntfs::index_blocks(104000) == 52);
+}
+
+TEST_CASE("slack: NTFS fixed overhead reproduces mkntfs (formats.md §3.3)") {
+    constexpr std::uint64_t MiB = 1 << 20, GiB = 1ull << 30;
+    CHECK(ntfs::fixed_overhead_clusters(100 * MiB, 4096) * 4096 == 2560000);
+    CHECK(ntfs::fixed_overhead_clusters(GiB, 4096) * 4096 == 5857280);
+    CHECK(ntfs::fixed_overhead_clusters(GiB, 65536) * 65536 == 6291456);
+    CHECK(ntfs::fixed_overhead_clusters(GiB, 1 << 20) * (1 << 20) == 15728640);
+    CHECK(ntfs::fixed_overhead_clusters(13 * GiB, 4096) * 4096 == 67993600);
+    CHECK(ntfs::fixed_overhead_clusters(13 * GiB, 65536) * 65536 == 68091904);
+}
+
+TEST_CASE("slack: FAT prediction == populate's plan on random trees") {
+    const auto seed = GENERATE(take(12, random(1u, 1000000u)));
+    INFO("seed " << seed);
+    std::mt19937 rng(seed);
+    const std::vector<std::string> stems = {"a",        "README", "MixCase", "long file name with spaces",
+                                            "x.tar.gz", "DATA",   "photo",   "Ünïcode",
+                                            "emoji😀",   "n"};
+    // A random tree, as fat::SourceTree and through the analyzer.
+    fat::SourceTree tree;
+    tree.nodes.push_back(fat::TreeNode{});
+    tree.nodes[0].is_dir = true;
+    std::vector<std::uint32_t> dirs{0};
+    const int n = std::uniform_int_distribution<int>(1, 400)(rng);
+    for (int i = 0; i < n; ++i) {
+        const std::uint32_t parent = dirs[rng() % dirs.size()];
+        fat::TreeNode node;
+        node.name = stems[rng() % stems.size()] + fmt::format("{}", i);
+        if (rng() % 3 == 0) node.name += ".txt";
+        node.is_dir = rng() % 6 == 0;
+        node.size = node.is_dir ? 0 : std::uint64_t(rng() % 3 == 0 ? rng() % 200000 : rng() % 5000);
+        node.parent = parent;
+        const auto idx = std::uint32_t(tree.nodes.size());
+        tree.nodes.push_back(node);
+        tree.nodes[parent].children.push_back(idx);
+        if (node.is_dir) dirs.push_back(idx);
+    }
+    for (auto& node : tree.nodes) {
+        std::sort(node.children.begin(), node.children.end(),
+                  [&](std::uint32_t a, std::uint32_t b) { return tree.nodes[a].name < tree.nodes[b].name; });
+    }
+    fat::check_source_tree(tree);
+    REQUIRE(tree.problems.empty());
+
+    AnalyzerOptions opt;
+    opt.fs_mask = fs_bit(Fs::fat32);
+    Tally t;
+    // Depth first, children in name order.
+    struct Item {
+        std::uint32_t node;
+        DirContext ctx;
+    };
+    std::vector<Item> stack{{0, DirContext{}}};
+    while (!stack.empty()) {
+        Item it = std::move(stack.back());
+        stack.pop_back();
+        DirAccumulator acc(opt, it.ctx);
+        for (const std::uint32_t c : tree.nodes[it.node].children) {
+            const auto& cn = tree.nodes[c];
+            const auto ex = acc.add(t, cn.name, cn.is_dir ? EntryKind::directory : EntryKind::file, cn.size);
+            if (cn.is_dir) stack.push_back({c, acc.context().child(cn.name, ex)});
+        }
+        acc.finish(t);
+    }
+    ReportOptions ro;
+    ro.filesystems = {Fs::fat32};
+    const Report r = build_report(t, ro);
+    for (const std::uint32_t c : {512u, 2048u, 4096u, 32768u, 65536u}) {
+        const fat::TreeUsage u = fat::tree_usage(tree, fat::FatType::fat32, c, false);
+        CHECK(clusters(r, Fs::fat32, c) == u.clusters() - 1);  // the root's first cluster is the volume's
+    }
+}
+
+TEST_CASE("slack: unstorable names, hard links, symlinks") {
+    AnalyzerOptions opt;
+    Tally t;
+    DirAccumulator root(opt, DirContext{});
+    root.add(t, "ok.txt", EntryKind::file, 10);
+    root.add(t, "OK.TXT", EntryKind::file, 10);           // FAT, exFAT: case duplicate; NTFS (POSIX): fine
+    root.add(t, "bad:name", EntryKind::file, 10);         // refused by FAT and exFAT
+    root.add(t, "big.bin", EntryKind::file, 5ull << 30);  // over 4 GiB - 1 on FAT
+    root.add(t, "link", EntryKind::symlink, 0);
+    const std::uint8_t ex = root.add(t, "dir.", EntryKind::directory, 0);  // trailing period: FAT refuses
+    CHECK(ex == fs_bit(Fs::fat32));
+    DirAccumulator sub(opt, root.context().child("dir.", ex));
+    sub.add(t, "inside", EntryKind::file, 100);
+    sub.add(t, "inside2", EntryKind::file, 100, false);  // second name of a hard link
+    sub.finish(t);
+    root.finish(t);
+    const auto& fat = t.fs[std::size_t(Fs::fat32)];
+    const auto& ex_ = t.fs[std::size_t(Fs::exfat)];
+    const auto& nt = t.fs[std::size_t(Fs::ntfs)];
+    CHECK(fat.unstorable_files == 5);  // OK.TXT, bad:name, big.bin, and the two below dir.
+    CHECK(fat.unstorable_entries == 4);
+    CHECK(fat.files == 1);
+    CHECK(fat.skipped_symlinks == 1);
+    CHECK(ex_.unstorable_files == 2);
+    CHECK(ex_.files == 4);  // ok.txt, big.bin, inside, inside2 (hard links: per name)
+    CHECK(nt.unstorable_files == 0);
+    CHECK(nt.files == 5);    // ok, OK, bad:name, big, inside (the second link is the same file)
+    CHECK(nt.records == 7);  // + the symlink and the directory
+    CHECK(nt.names == 8);
+}
+
+TEST_CASE("slack: listings stream, and report bad lines with their number") {
+    auto run = [](const std::string& text) {
+        SourceOptions so;
+        Analysis a(so);
+        std::istringstream in(text);
+        a.add_list(in, "list");
+        return a.finish();
+    };
+    const Tally t = run("45\tdata/a.txt\n5000\tdata/sub/b.bin\n0\tdata/c\n7\ttop\n3\t./x/y/z\n0\tempty/\n");
+    CHECK(t.files == 5);
+    CHECK(t.directories == 5);  // data, data/sub, x, x/y, empty
+    CHECK(t.apparent_bytes == 5055);
+    auto error_of = [&](const std::string& text) -> std::string {
+        try {
+            run(text);
+        } catch (const Error& e) {
+            CHECK(e.code() == ErrorCode::usage);
+            return e.what();
+        }
+        return "";
+    };
+    CHECK(error_of("1\ta\nnope\n") ==
+          "list:2: expected SIZE<TAB>PATH (find -printf '%s\\t%P\\n'), found no tab");
+    CHECK(error_of("x1\ta\n").starts_with("list:1: the size \"x1\""));
+    CHECK(error_of("99999999999999999999\ta\n").find("fits 64 bits") != std::string::npos);
+    CHECK(error_of("1\ta//b\n").starts_with("list:1: the path \"a//b\" has an empty component"));
+    CHECK(error_of("1\ta/../b\n").starts_with("list:1:"));
+    CHECK(error_of("1\ta/x\n1\tb/y\n1\ta/z\n").starts_with("list:3: the directory \"a\" was left earlier"));
+    CHECK(error_of("1\t\n").starts_with("list:1: the path is empty"));
+}
