@@ -24,6 +24,7 @@ using Action = std::function<int()>;
 Action add_mkfs(CLI::App& app);
 Action add_dump(CLI::App& app);
 Action add_fsck(CLI::App& app);
+Action add_slack(CLI::App& app);
 Action add_ls(CLI::App& app);
 Action add_cat(CLI::App& app);
 Action add_extract(CLI::App& app);

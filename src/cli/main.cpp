@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
         {"mkfs", add_mkfs(app)},
         {"dump", add_dump(app)},
         {"fsck", add_fsck(app)},
+        {"slack", add_slack(app)},
         {"ls", add_ls(app)},
         {"cat", add_cat(app)},
         {"extract", add_extract(app)},

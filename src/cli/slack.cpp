@@ -1,0 +1,285 @@
+// fsimg slack: what a tree costs on each filesystem x cluster size.
+// Parsing and printing only; the work is in slack/.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "common.hpp"
+#include "fsimg/core/error.hpp"
+#include "fsimg/core/units.hpp"
+#include "fsimg/io/open.hpp"
+#include "fsimg/slack/report.hpp"
+#include "fsimg/slack/sources.hpp"
+#include "fsimg/slack/verify.hpp"
+
+namespace fsimg::cli {
+
+namespace {
+
+struct SlackArgs {
+    std::vector<std::string> sources;
+    std::vector<std::string> lists;
+    std::vector<std::string> types{"fat32", "exfat", "ntfs"};
+    std::vector<std::string> clusters;
+    std::string volume_size;
+    std::string tolerance = "1%";
+    std::string chart;
+    std::string output;
+    std::size_t top = 0;
+    unsigned threads = 0;
+    bool json = false;
+    bool csv = false;
+    bool verify = false;
+};
+
+/// Writes `text` to `path` through a temporary file in the same folder and a
+/// rename, so that a failure never leaves a partial file.
+void write_file_atomically(const std::string& path, const std::string& text) {
+    const std::filesystem::path p(path);
+    const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : ".";
+    std::string tmpl = (dir / (".fsimg-slack.XXXXXX")).string();
+    const int fd = ::mkstemp(tmpl.data());
+    if (fd < 0) throw Error(ErrorCode::usage, fmt::format("{}: {}", path, std::strerror(errno)));
+    std::size_t done = 0;
+    while (done < text.size()) {
+        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n < 0) {
+            const int err = errno;
+            ::close(fd);
+            ::unlink(tmpl.c_str());
+            throw Error(ErrorCode::io, fmt::format("{}: {}", path, std::strerror(err)));
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    ::fchmod(fd, 0644);
+    ::close(fd);
+    if (::rename(tmpl.c_str(), path.c_str()) != 0) {
+        const int err = errno;
+        ::unlink(tmpl.c_str());
+        throw Error(ErrorCode::io, fmt::format("{}: {}", path, std::strerror(err)));
+    }
+}
+
+/// The output file paths must be writable before anything is computed.
+void check_writable(const std::string& path, const char* option) {
+    if (path.empty()) return;
+    const std::filesystem::path p(path);
+    const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : ".";
+    if (::access(dir.c_str(), W_OK) != 0) {
+        throw Error(ErrorCode::usage, fmt::format("{} {}: cannot write in {}: {}", option, path, dir.string(),
+                                                  std::strerror(errno)));
+    }
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+        throw Error(ErrorCode::usage, fmt::format("{} {}: is a directory", option, path));
+    }
+}
+
+double parse_tolerance(std::string t) {
+    if (!t.empty() && t.back() == '%') t.pop_back();
+    try {
+        std::size_t pos = 0;
+        const double v = std::stod(t, &pos);
+        if (pos == t.size() && v >= 0 && v <= 100) return v / 100.0;
+    } catch (const std::exception&) {
+    }
+    throw Error(ErrorCode::usage,
+                fmt::format("--tolerance \"{}\": expected a percentage such as 1% or 0.5", t));
+}
+
+slack::ReportOptions report_options(const SlackArgs& a) {
+    slack::ReportOptions o;
+    o.filesystems.clear();
+    for (const auto& t : a.types) {
+        const auto fs = slack::parse_fs(t);
+        if (!fs) throw Error(ErrorCode::usage, fmt::format("-t {}: expected fat32, exfat or ntfs", t));
+        if (std::find(o.filesystems.begin(), o.filesystems.end(), *fs) == o.filesystems.end()) {
+            o.filesystems.push_back(*fs);
+        }
+    }
+    for (const auto& c : a.clusters) {
+        if (c == "all") continue;
+        const std::uint64_t v = core::parse_size(c);
+        if (!core::is_power_of_two(v) || v < 512 || v > (32u << 20)) {
+            throw Error(ErrorCode::usage,
+                        fmt::format("-c {}: a cluster size is a power of two from 512 B to 32 MiB", c));
+        }
+        o.cluster_sizes.push_back(static_cast<std::uint32_t>(v));
+    }
+    if (!a.volume_size.empty()) {
+        o.volume_bytes = core::parse_size(a.volume_size);
+        if (*o.volume_bytes < (1u << 20)) {
+            throw Error(ErrorCode::usage, fmt::format("--volume-size {}: at least 1 MiB", a.volume_size));
+        }
+    }
+    o.tolerance = parse_tolerance(a.tolerance);
+    o.top = a.top;
+    slack::validate_cluster_sizes(o);
+    return o;
+}
+
+int run(const SlackArgs& a) {
+    if (a.sources.empty() && a.lists.empty()) {
+        throw Error(ErrorCode::usage, "give a SOURCE (directory or FAT image) or --from-list FILE");
+    }
+    if (a.json && a.csv) throw Error(ErrorCode::usage, "--json and --csv exclude each other");
+    const slack::ReportOptions ro = report_options(a);
+    check_writable(a.chart, "--chart");
+    check_writable(a.output, "--output");
+    const bool fat_requested =
+        std::find(ro.filesystems.begin(), ro.filesystems.end(), slack::Fs::fat32) != ro.filesystems.end();
+    if (a.verify) {
+        if (!fat_requested)
+            throw Error(ErrorCode::usage,
+                        "--verify checks FAT32 (exFAT and NTFS populate do not exist yet); add -t fat32");
+        if (a.sources.size() != 1 || !a.lists.empty() || !std::filesystem::is_directory(a.sources[0])) {
+            throw Error(ErrorCode::usage, "--verify needs exactly one directory SOURCE");
+        }
+    }
+    for (const auto& l : a.lists) {
+        if (l != "-" && !std::filesystem::is_regular_file(l) && !std::filesystem::is_fifo(l)) {
+            throw Error(ErrorCode::usage, fmt::format("--from-list {}: no such file", l));
+        }
+    }
+
+    slack::SourceOptions so;
+    so.analyzer.top = a.top;
+    so.threads = a.threads;
+    so.analyzer.fs_mask = 0;
+    for (const auto fs : ro.filesystems) so.analyzer.fs_mask |= slack::fs_bit(fs);
+    slack::Analysis analysis(so);
+    for (const auto& s : a.sources) {
+        struct stat st {};
+        if (::stat(s.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+            analysis.add_directory(s);
+        } else if (const auto base = io::split_image_spec(s).first; ::stat(base.c_str(), &st) != 0) {
+            throw Error(ErrorCode::usage, fmt::format("{}: {}", s, std::strerror(errno)));
+        } else {
+            analysis.add_fat_image(s);
+        }
+    }
+    for (const auto& l : a.lists) {
+        if (l == "-") {
+            analysis.add_list(std::cin, "stdin");
+        } else {
+            std::ifstream in(l);
+            if (!in)
+                throw Error(ErrorCode::usage, fmt::format("--from-list {}: {}", l, std::strerror(errno)));
+            analysis.add_list(in, l);
+        }
+    }
+    const slack::Tally tally = analysis.finish();
+    const slack::Report report = slack::build_report(tally, ro);
+
+    std::vector<slack::VerifyResult> verified;
+    if (a.verify) {
+        std::vector<std::uint32_t> sizes;
+        std::vector<std::uint64_t> predicted;
+        for (const auto& row : report.rows) {
+            if (row.fs != slack::Fs::fat32) continue;
+            sizes.push_back(row.cluster_bytes);
+            predicted.push_back(row.data_clusters + row.metadata_clusters);
+        }
+        const char* tmp = std::getenv("TMPDIR");
+        verified = slack::verify_fat(a.sources[0], sizes, predicted, ro.volume_bytes, tmp ? tmp : "/tmp");
+    }
+
+    std::string text;
+    if (a.json) {
+        auto j = nlohmann::json::parse(slack::render_json(report));
+        if (a.verify) {
+            nlohmann::json v = nlohmann::json::array();
+            for (const auto& r : verified) {
+                v.push_back({{"filesystem", "fat32"},
+                             {"cluster_bytes", r.cluster_bytes},
+                             {"volume_bytes", r.volume_bytes},
+                             {"predicted_clusters", r.predicted},
+                             {"planned_clusters", r.planned},
+                             {"actual_clusters", r.actual},
+                             {"equal", r.equal()}});
+            }
+            j["verify"] = v;
+        }
+        text = j.dump(2) + "\n";
+    } else if (a.csv) {
+        text = slack::render_csv(report);
+    } else {
+        text = slack::render_table(report);
+        if (a.verify) {
+            text += "\nVerify (FAT32 images built with populate, clusters the tree uses):\n";
+            text += fmt::format("  {:>8}  {:>10}  {:>12}  {:>12}  {}\n", "cluster", "volume", "predicted",
+                                "actual", "result");
+            for (const auto& r : verified) {
+                text += fmt::format("  {:>8}  {:>10}  {:>12}  {:>12}  {}\n",
+                                    core::format_size(r.cluster_bytes), core::format_size(r.volume_bytes),
+                                    core::format_count(r.predicted), core::format_count(r.actual),
+                                    r.equal() ? "EQUAL" : fmt::format("DIFFERENT (planned {})", r.planned));
+            }
+            if (!verified.empty() && verified.front().pruned) {
+                text += fmt::format("  ({} entries FAT cannot store were left out of the images)\n",
+                                    core::format_count(verified.front().pruned));
+            }
+        }
+    }
+    if (!a.chart.empty()) write_file_atomically(a.chart, slack::render_svg(report));
+    if (!a.output.empty()) {
+        write_file_atomically(a.output, text);
+    } else {
+        fmt::print("{}", text);
+    }
+    for (const auto& r : verified) {
+        if (!r.equal()) {
+            fmt::print(stderr, "fsimg: error: --verify: {} clusters: predicted {}, the image uses {}\n",
+                       core::format_size(r.cluster_bytes), r.predicted, r.actual);
+            return kExitFailure;
+        }
+    }
+    return kExitOk;
+}
+
+}  // namespace
+
+Action add_slack(CLI::App& app) {
+    auto args = std::make_shared<SlackArgs>();
+    CLI::App* cmd = app.add_subcommand(
+        "slack",
+        "What a file tree costs on FAT32, exFAT and NTFS for every cluster size, and which to choose");
+    cmd->add_option("SOURCE", args->sources, "A directory, or a FAT image (IMAGE or IMAGE@N)");
+    cmd->add_option("--from-list", args->lists,
+                    "A listing of SIZE<TAB>PATH lines (find DIR -type f -printf '%s\\t%P\\n'); - reads stdin")
+        ->type_name("FILE")
+        ->allow_extra_args(false);
+    cmd->add_option("-t,--type", args->types, "Filesystems: fat32, exfat, ntfs (default all)")
+        ->delimiter(',')
+        ->allow_extra_args(false)
+        ->type_name("LIST");
+    cmd->add_option("-c,--cluster", args->clusters, "Cluster sizes, e.g. 4K,32K,1M, or all (default)")
+        ->delimiter(',')
+        ->allow_extra_args(false)
+        ->type_name("LIST");
+    cmd->add_option("--volume-size", args->volume_size,
+                    "Volume size: fixed overhead, whether the tree fits, the tools' defaults")
+        ->type_name("SIZE");
+    cmd->add_option("--tolerance", args->tolerance,
+                    "Recommend the largest cluster within this of the smallest total (default 1%)");
+    cmd->add_flag("--json", args->json, "JSON output (docs/json.md)");
+    cmd->add_flag("--csv", args->csv, "CSV output, one row per filesystem x cluster size");
+    cmd->add_option("-o,--output", args->output, "Write the table, JSON or CSV to FILE (atomically)")
+        ->type_name("FILE");
+    cmd->add_option("--chart", args->chart, "Write an SVG chart of total and slack vs cluster size")
+        ->type_name("FILE.svg");
+    cmd->add_option("--top", args->top, "Show the N directories with the most slack")->type_name("N");
+    cmd->add_flag("--verify", args->verify,
+                  "Build the FAT32 images for real (sparse temporary files) and compare used clusters");
+    cmd->add_option("--threads", args->threads, "Walker threads (default: one per core)")->type_name("N");
+    return [cmd, args] { return run(*args); };
+}
+
+}  // namespace fsimg::cli

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# fsimg slack: the seed case, --verify (predicted == populate) on make-tree
+# profiles at several cluster sizes, outputs, and bad input (exit 2, no
+# partial --chart/--output file).
+. "$(dirname "$0")/../lib.sh"
+
+MT="$SHARED/trees/make-tree"
+
+# The seed case: one 45-byte file on exFAT with 1 MiB clusters costs 1 MiB.
+mkdir -p "$WORK/seed"; head -c 45 /dev/zero > "$WORK/seed/note45.txt"
+out=$("$FSIMG" slack -t exfat -c 1M --csv "$WORK/seed")
+if echo "$out" | grep -q '^exfat,1048576,1048576,1048531,'; then pass; else fail "seed case: $out"; fi
+
+# --verify on make-tree trees: every FAT32 cluster size must be EQUAL.
+verify() {  # PROFILE SCALE CLUSTERS
+  local dir="$WORK/tree-$1"
+  rm -rf "$dir"
+  python3 "$MT" "$1" "$dir" --scale "$2" --zero >/dev/null || { fail "make-tree $1"; return; }
+  local out rc
+  out=$("$FSIMG" slack -t fat32 -c "$3" --verify --json "$dir" 2>"$WORK/err"); rc=$?
+  if [ $rc -ne 0 ]; then fail "verify $1: exit $rc: $(cat "$WORK/err")"; return; fi
+  if echo "$out" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+v = j["verify"]
+assert len(v) == len(sys.argv[1].split(",")), v
+for r in v:
+    assert r["predicted_clusters"] == r["actual_clusters"] == r["planned_clusters"], r
+print(" ".join("%d:%d" % (r["cluster_bytes"], r["actual_clusters"]) for r in v))
+' "$3"; then pass; else fail "verify $1 not equal"; fi
+}
+verify small 0.05 512,4K,32K,64K
+verify edges 1 512,4K,32K
+verify names 1 512,4K,64K
+verify wide 0.25 4K,32K
+
+# The table marks a best row; JSON has a schema_version; the chart is SVG.
+"$FSIMG" slack "$WORK/tree-edges" --volume-size 1G --top 3 --chart "$WORK/c.svg" >"$WORK/t.txt" || fail "table run"
+grep -q '^\*' "$WORK/t.txt" && grep -q 'Recommendation:' "$WORK/t.txt" && pass || fail "table: $(cat "$WORK/t.txt")"
+grep -q '<svg' "$WORK/c.svg" && grep -q 'exFAT total' "$WORK/c.svg" && pass || fail "chart"
+"$FSIMG" slack --json "$WORK/tree-edges" | python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["schema_version"]==1 and j["rows"]' \
+  && pass || fail "json"
+
+# A listing gives the same numbers as the walk.
+(cd "$WORK/tree-small" && find . -type f -printf '%s\t%P\n') > "$WORK/list.txt"
+a=$("$FSIMG" slack --csv "$WORK/tree-small"); b=$("$FSIMG" slack --csv --from-list "$WORK/list.txt")
+# empty directories are not in a -type f listing: compare data columns only
+if [ "$(echo "$a" | cut -d, -f1-5)" = "$(echo "$b" | cut -d, -f1-5)" ]; then pass; else fail "listing vs walk"; fi
+b2=$("$FSIMG" slack --csv --from-list - < "$WORK/list.txt")
+[ "$b" = "$b2" ] && pass || fail "--from-list - (stdin)"
+
+# A FAT image as the source gives the tree's numbers back.
+"$FSIMG" mkfs -t fat32 -c 4K --from "$WORK/tree-edges" "$WORK/e.img" >/dev/null 2>&1 || fail "mkfs edges"
+a=$("$FSIMG" slack --csv -t fat32 "$WORK/tree-edges" | cut -d, -f1-7)
+b=$("$FSIMG" slack --csv -t fat32 "$WORK/e.img" | cut -d, -f1-7)
+[ "$a" = "$b" ] && pass || fail "image source: $a vs $b"
+
+# Bad input: exit 2, a clear message, no partial output files.
+bad() {  # EXPECTED-MESSAGE-REGEX ARGS...
+  local re=$1; shift
+  rm -f "$WORK/out.svg" "$WORK/out.csv"
+  local err rc
+  err=$("$FSIMG" slack "$@" --chart "$WORK/out.svg" -o "$WORK/out.csv" 2>&1 >/dev/null); rc=$?
+  if [ $rc -ne 2 ]; then fail "exit $rc for $*: $err"; return; fi
+  if ! echo "$err" | grep -Eq "$re"; then fail "message for $*: $err"; return; fi
+  if [ -e "$WORK/out.svg" ] || [ -e "$WORK/out.csv" ]; then fail "partial output for $*"; return; fi
+  pass
+}
+printf '1\tok\nbroken line\n' > "$WORK/bad.list"
+printf '12x\tfile\n' > "$WORK/bad2.list"
+head -c 4096 /dev/urandom > "$WORK/random.bin"
+bad 'No such file' "$WORK/missing"
+bad 'not a directory, and not a readable FAT image' "$WORK/random.bin"
+bad 'bad.list:2: expected SIZE<TAB>PATH' --from-list "$WORK/bad.list"
+bad 'bad2.list:1: the size "12x"' --from-list "$WORK/bad2.list"
+bad 'FAT32 allows 512 B' -t fat32 -c 1M "$WORK/seed"
+bad 'power of two' -c 3K "$WORK/seed"
+bad 'unknown suffix|size' --volume-size 12Q "$WORK/seed"
+bad 'expected fat32, exfat or ntfs' -t ext4 "$WORK/seed"
+finish
