@@ -1,98 +1,18 @@
 // write_population: FAT chains, directories, file data and FSInfo of a
 // planned tree (mkfs --from).
-#include <fcntl.h>
-#include <fmt/format.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <ctime>
 
 #include "fsimg/core/error.hpp"
 #include "fsimg/fat/populate.hpp"
 #include "fsimg/fat/structs.hpp"
+#include "fsimg/io/stream_writer.hpp"
 
 namespace fsimg::fat {
 
 namespace {
 
-constexpr std::size_t kStreamBuffer = 8u << 20;       ///< bytes gathered before one write
-constexpr std::size_t kZeroBlock = 64u << 10;         ///< all-zero blocks of this size may stay holes
 constexpr std::uint32_t kFatChunkEntries = 1u << 16;  ///< FAT entries encoded per write (even, for FAT12)
-
-bool all_zero(const std::byte* p, std::size_t n) noexcept {
-    return n == 0 || (p[0] == std::byte{0} && std::memcmp(p, p + 1, n - 1) == 0);
-}
-
-/// Gathers writes to ascending, mostly adjacent offsets into large writes.
-/// On a zeroed device, 64 KiB blocks that are all zero are not written.
-class StreamWriter {
-public:
-    StreamWriter(io::BlockDevice& dev, bool skip_zero)
-        : dev_(dev), skip_zero_(skip_zero), buf_(kStreamBuffer) {}
-
-    void seek(std::uint64_t offset) {
-        if (offset != start_ + used_) {
-            flush();
-            start_ = offset;
-        }
-    }
-    /// Room for up to `n` more bytes (at least one; flushes when full).
-    std::span<std::byte> reserve(std::size_t n) {
-        if (used_ == buf_.size()) flush();
-        return std::span<std::byte>(buf_).subspan(used_, std::min(n, buf_.size() - used_));
-    }
-    void commit(std::size_t n) { used_ += n; }
-    void append(std::span<const std::byte> data) {
-        while (!data.empty()) {
-            auto room = reserve(data.size());
-            std::copy_n(data.begin(), room.size(), room.begin());
-            commit(room.size());
-            data = data.subspan(room.size());
-        }
-    }
-    void append_zeros(std::uint64_t n) {
-        while (n > 0) {
-            auto room = reserve(static_cast<std::size_t>(std::min<std::uint64_t>(n, buf_.size())));
-            std::fill(room.begin(), room.end(), std::byte{0});
-            commit(room.size());
-            n -= room.size();
-        }
-    }
-    void flush() {
-        const std::byte* p = buf_.data();
-        if (!skip_zero_) {
-            if (used_ > 0) dev_.write_at(start_, std::span<const std::byte>(p, used_));
-        } else {
-            // Write maximal runs of blocks that are not all zero.
-            std::size_t run_begin = 0, pos = 0;
-            while (pos < used_) {
-                const std::size_t len = std::min(kZeroBlock, used_ - pos);
-                if (all_zero(p + pos, len)) {
-                    if (pos > run_begin)
-                        dev_.write_at(start_ + run_begin,
-                                      std::span<const std::byte>(p + run_begin, pos - run_begin));
-                    run_begin = pos + len;
-                }
-                pos += len;
-            }
-            if (used_ > run_begin) {
-                dev_.write_at(start_ + run_begin,
-                              std::span<const std::byte>(p + run_begin, used_ - run_begin));
-            }
-        }
-        start_ += used_;
-        used_ = 0;
-    }
-
-private:
-    io::BlockDevice& dev_;
-    bool skip_zero_;
-    std::vector<std::byte> buf_;
-    std::uint64_t start_ = 0;
-    std::size_t used_ = 0;
-};
 
 /// Source times -> FAT fields: clamp, time zone, 2-second rounding.
 class Stamper {
@@ -179,32 +99,6 @@ void build_directory(const SourceTree& tree, const PopulatePlan& plan, std::uint
     }
 }
 
-/// Streams file `n` into the writer: exactly n.size bytes, then zeros to the
-/// end of its last cluster.
-void copy_file(const TreeNode& n, std::uint64_t allocated, StreamWriter& w) {
-    const int fd = ::open(n.host_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0)
-        throw Error(ErrorCode::io, fmt::format("cannot read {}: {}", n.host_path, std::strerror(errno)));
-    std::uint64_t left = n.size;
-    while (left > 0) {
-        auto room = w.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(left, kStreamBuffer)));
-        const ssize_t got = ::read(fd, room.data(), room.size());
-        if (got < 0 && errno == EINTR) continue;
-        if (got <= 0) {
-            const int err = errno;
-            ::close(fd);
-            throw Error(ErrorCode::io,
-                        got < 0 ? fmt::format("cannot read {}: {}", n.host_path, std::strerror(err))
-                                : fmt::format("{} shrank while it was copied: {} bytes were scanned, {} read",
-                                              n.host_path, n.size, n.size - left));
-        }
-        w.commit(static_cast<std::size_t>(got));
-        left -= static_cast<std::uint64_t>(got);
-    }
-    ::close(fd);
-    w.append_zeros(allocated - n.size);
-}
-
 void write_fats(io::BlockDevice& dev, const Layout& layout, const PopulatePlan& plan) {
     const std::uint32_t total = 2 + plan.used_clusters;  // entries 0 .. next-1
     const unsigned bits = fat_entry_bits(layout.type);
@@ -275,7 +169,7 @@ void write_population(io::BlockDevice& dev, const Layout& layout, const SourceTr
         if (!root.empty()) dev.write_at(root_at, root);
     }
 
-    StreamWriter w(dev, opt.device_is_zeroed);
+    io::StreamWriter w(dev, opt.device_is_zeroed);
     std::vector<std::byte> dirbuf;
     for (const std::uint32_t i : plan.allocation_order) {
         const TreeNode& n = tree.nodes[i];
@@ -286,7 +180,7 @@ void write_population(io::BlockDevice& dev, const Layout& layout, const SourceTr
             build_directory(tree, plan, i, stamper, opt, label_entry, dirbuf);
             w.append(dirbuf);
         } else {
-            copy_file(n, p.clusters * cb, w);
+            io::copy_host_file(n.host_path, n.size, p.clusters * cb, w);
         }
     }
     w.flush();

@@ -30,29 +30,18 @@
 #include "fsimg/fat/layout.hpp"
 #include "fsimg/fat/names.hpp"
 #include "fsimg/io/block_device.hpp"
+#include "fsimg/io/host_tree.hpp"
 
 namespace fsimg::fat {
 
-/// What to do with a symbolic link in the source tree.
-enum class SymlinkPolicy : std::uint8_t {
-    skip,    ///< leave it out, with a warning naming it (default)
-    follow,  ///< store what it points to; dangling links and loops are problems
-    error,   ///< every symbolic link is a problem
-};
-
-/// Limits of the tree (not of FAT itself, which has none for depth): a path
-/// deeper than kMaxTreeDepth directories, or longer than kMaxPathBytes UTF-8
-/// bytes ('/'-separated, from the image root), is refused so that the path
-/// plus a mount point stays under Linux's PATH_MAX (4,096) and readers such as
-/// mtools and 7-Zip can extract it.
-inline constexpr std::uint32_t kMaxTreeDepth = 128;
-inline constexpr std::size_t kMaxPathBytes = 3840;
-
-/// One --from: a host directory whose content goes to `image_dir`.
-struct TreeSource {
-    std::filesystem::path host_dir;
-    std::string image_dir = "/";  ///< "/" or "/a/b" (UTF-8); missing directories are created
-};
+// The host tree types are shared with exFAT (io/host_tree.hpp).
+using io::kMaxPathBytes;
+using io::kMaxTreeDepth;
+using io::SourceTree;
+using io::SymlinkPolicy;
+using io::TreeNode;
+using io::TreeProblem;
+using io::TreeSource;
 
 struct ScanOptions {
     std::vector<TreeSource> sources;
@@ -60,54 +49,13 @@ struct ScanOptions {
     bool rename = false;  ///< store names FAT refuses under rename_for_fat()'s names instead
 };
 
-/// Why part of a tree cannot be stored: the image path ("/a/b.txt") and the
-/// reason ("the name holds ':' ..."). Every offender gets its own entry.
-struct TreeProblem {
-    std::string path;
-    std::string reason;
-};
-
-/// One file or directory of the tree to store.
-struct TreeNode {
-    std::string name;       ///< UTF-8 (empty for the root)
-    std::u16string name16;  ///< the same in UTF-16 (empty when the name is invalid)
-    bool is_dir = false;
-    std::uint64_t size = 0;      ///< bytes (files)
-    std::string host_path;       ///< where the content is read from; empty for created directories
-    std::int64_t mtime = 0;      ///< Unix seconds (UTC): modification
-    std::int64_t atime = 0;      ///< Unix seconds: last access
-    std::int64_t btime = 0;      ///< Unix seconds: creation (birth time, or mtime when the host has none)
-    std::uint32_t btime_ns = 0;  ///< nanoseconds of btime (DIR_CrtTimeTenth)
-    bool has_times = false;      ///< false for created directories: they get the creation time
-    bool read_only = false;      ///< the source file has no write permission
-    std::uint32_t parent = 0;    ///< index in SourceTree::nodes
-    std::vector<std::uint32_t> children;  ///< indices, sorted by the UTF-8 bytes of the names
-};
-
-struct SourceTree {
-    std::vector<TreeNode> nodes;  ///< nodes[0] is the image root
-    std::vector<TreeProblem> problems;
-    std::vector<std::string> warnings;  ///< skipped symlinks and special files, device names
-    /// With ScanOptions::rename: (image path as the host names it, image path stored), in tree order.
-    std::vector<std::pair<std::string, std::string>> renamed;
-    std::uint64_t files = 0;
-    std::uint64_t directories = 0;  ///< not counting the root
-    std::uint64_t data_bytes = 0;
-
-    /// "/a/b" path of node i in the image.
-    std::string image_path(std::uint32_t i) const;
-};
-
-/// Reads the source trees. Directory listings are sorted by the UTF-8 bytes
-/// of the names (never readdir order), so the result depends only on the
-/// trees' content. Problems (every one, in path order): names FAT cannot hold
-/// (long_name_problem), files of 4 GiB or more, names that differ only in case
-/// in one directory (case_fold_key; also across sources merged into one
-/// directory), a file and a directory of the same name from two sources,
-/// paths past kMaxTreeDepth / kMaxPathBytes, unreadable files and
-/// directories, symbolic links per `symlinks`. Devices, FIFOs and sockets are
-/// skipped with a warning. Throws Error(usage) when a source is not a
-/// directory or an image_dir is malformed.
+/// Reads the source trees (io::scan_host_trees) and applies the FAT rules
+/// (check_source_tree; rename_for_fat first with options.rename). Problems (every one, in path order): names
+/// FAT cannot hold (long_name_problem), files of 4 GiB or more, names that differ only in case in one
+/// directory (case_fold_key; also across sources merged into one directory), a file and a directory of the
+/// same name from two sources, paths past kMaxTreeDepth / kMaxPathBytes, unreadable files and directories,
+/// symbolic links per `symlinks`. Devices, FIFOs and sockets are skipped with a warning. Throws Error(usage)
+/// when a source is not a directory or an image_dir is malformed.
 SourceTree scan_tree(const ScanOptions& options);
 
 /// Renames, in every directory, the children whose names FAT refuses or that
@@ -118,9 +66,10 @@ SourceTree scan_tree(const ScanOptions& options);
 /// re-sorts the children.
 void rename_for_fat(SourceTree& tree);
 
-/// Checks the names of a tree built in memory the way scan_tree does (name
-/// rules, case-only duplicates, depth, path length, file size) and appends
-/// the problems. scan_tree calls it; tests call it on synthetic trees.
+/// Checks the names of a tree built in memory the way scan_tree does
+/// (io::check_tree with FAT's rules: long_name_problem, case_fold_key, files
+/// up to 4 GiB - 1, Windows device names warned) and appends the problems.
+/// scan_tree calls it; tests call it on synthetic trees.
 void check_source_tree(SourceTree& tree);
 
 /// What a tree costs on a volume of a type and cluster size (fat/cost.hpp
@@ -161,15 +110,7 @@ struct PopulatePlan {
 std::variant<PopulatePlan, std::vector<TreeProblem>> plan_population(const SourceTree& tree,
                                                                      const Layout& layout, bool has_label);
 
-struct WriteOptions {
-    std::int64_t creation_time = 0;     ///< Unix seconds for created directories (SOURCE_DATE_EPOCH or now)
-    std::optional<std::int64_t> clamp;  ///< SOURCE_DATE_EPOCH: no timestamp is later than this
-    bool local_time = false;            ///< FAT times in the host's local time zone instead of UTC
-    bool dot_hidden = false;            ///< names starting with '.' get ATTR_HIDDEN
-    /// The volume reads as zeros outside what format_volume wrote (a fresh
-    /// sparse image): all-zero blocks of file data are left as holes.
-    bool device_is_zeroed = true;
-};
+using WriteOptions = io::PopulateWriteOptions;
 
 /// Writes the planned tree onto `volume`, which format_volume() has just
 /// formatted with `layout` (and the label entry when the plan was made with

@@ -1,0 +1,131 @@
+// The host directory trees mkfs --from copies into an image: reading them
+// (names, sizes, times, permissions, readability), and the checks every
+// filesystem makes the same way (depth, path length, case-only duplicates,
+// file size), parameterised by the filesystem's name rules. FAT
+// (fat/populate.hpp) and exFAT (exfat/populate.hpp) both scan with this, so
+// that a tree is read, refused and ordered alike for both.
+//
+// Nothing here writes; every offender is collected in SourceTree::problems
+// so that a refusal lists them all up front.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace fsimg::io {
+
+/// What to do with a symbolic link in the source tree.
+enum class SymlinkPolicy : std::uint8_t {
+    skip,    ///< leave it out, with a warning naming it (default)
+    follow,  ///< store what it points to; dangling links and loops are problems
+    error,   ///< every symbolic link is a problem
+};
+
+/// Limits of the tree (not of the filesystems, which have none for depth): a
+/// path deeper than kMaxTreeDepth directories, or longer than kMaxPathBytes
+/// UTF-8 bytes ('/'-separated, from the image root), is refused so that the
+/// path plus a mount point stays under Linux's PATH_MAX (4,096) and readers
+/// such as mtools and 7-Zip can extract it.
+inline constexpr std::uint32_t kMaxTreeDepth = 128;
+inline constexpr std::size_t kMaxPathBytes = 3840;
+
+/// One --from: a host directory whose content goes to `image_dir`.
+struct TreeSource {
+    std::filesystem::path host_dir;
+    std::string image_dir = "/";  ///< "/" or "/a/b" (UTF-8); missing directories are created
+};
+
+/// Why part of a tree cannot be stored: the image path ("/a/b.txt") and the
+/// reason ("the name holds ':' ..."). Every offender gets its own entry.
+struct TreeProblem {
+    std::string path;
+    std::string reason;
+};
+
+/// One file or directory of the tree to store.
+struct TreeNode {
+    std::string name;       ///< UTF-8 (empty for the root)
+    std::u16string name16;  ///< the same in UTF-16 (empty when the name is invalid)
+    bool is_dir = false;
+    std::uint64_t size = 0;      ///< bytes (files)
+    std::string host_path;       ///< where the content is read from; empty for created directories
+    std::int64_t mtime = 0;      ///< Unix seconds (UTC): modification
+    std::int64_t atime = 0;      ///< Unix seconds: last access
+    std::int64_t btime = 0;      ///< Unix seconds: creation (birth time, or mtime when the host has none)
+    std::uint32_t btime_ns = 0;  ///< nanoseconds of btime
+    std::uint32_t mtime_ns = 0;  ///< nanoseconds of mtime
+    bool has_times = false;      ///< false for created directories: they get the creation time
+    bool read_only = false;      ///< the source file has no write permission
+    std::uint32_t parent = 0;    ///< index in SourceTree::nodes
+    std::vector<std::uint32_t> children;  ///< indices, sorted by the UTF-8 bytes of the names
+};
+
+struct SourceTree {
+    std::vector<TreeNode> nodes;  ///< nodes[0] is the image root
+    std::vector<TreeProblem> problems;
+    std::vector<std::string> warnings;  ///< skipped symlinks and special files, device names
+    /// Where names were changed (FAT --rename): (image path as the host names
+    /// it, image path stored), in tree order.
+    std::vector<std::pair<std::string, std::string>> renamed;
+    std::uint64_t files = 0;
+    std::uint64_t directories = 0;  ///< not counting the root
+    std::uint64_t data_bytes = 0;
+
+    /// "/a/b" path of node i in the image.
+    std::string image_path(std::uint32_t i) const;
+};
+
+/// Reads the host trees into a new tree (sources merged into its root in
+/// order). Directory listings are sorted by the UTF-8 bytes of the names
+/// (never readdir order), so the result depends only on the trees' content.
+/// Problems: unreadable files and directories (faccessat with the effective
+/// IDs), a file and a directory of the same name from two sources, symbolic
+/// links per `symlinks` (dangling or looping links when followed). Devices,
+/// FIFOs and sockets are skipped with a warning. Directories deeper than
+/// kMaxTreeDepth are not descended into. Hard links become separate nodes
+/// (stored as copies). Name and size rules are not applied here: see
+/// check_tree. Throws Error(usage) when a source is not a directory or an
+/// image_dir is malformed, Error(io) when a source cannot be opened.
+SourceTree scan_host_trees(const std::vector<TreeSource>& sources, SymlinkPolicy symlinks);
+
+/// A filesystem's rules for check_tree.
+struct TreeRules {
+    /// Why a UTF-8 name cannot be stored (invalid UTF-8 included), or nullopt.
+    std::optional<std::string> (*name_problem)(std::string_view utf8) = nullptr;
+    /// The key under which two names collide in one directory.
+    std::u16string (*case_key)(std::u16string_view utf16) = nullptr;
+    /// Names that earn a warning (Windows device names), or nullptr.
+    bool (*reserved_name)(std::u16string_view utf16) = nullptr;
+    std::uint64_t max_file_bytes = UINT64_MAX;  ///< larger files are problems
+    std::string_view
+        file_limit;  ///< for the message: "a FAT file holds at most 4,294,967,295 bytes (4 GiB - 1)"
+    std::string_view case_note;  ///< for the message: "FAT names are case-insensitive"
+};
+
+/// Applies `rules` to every node: names (filling name16 for valid ones,
+/// clearing it for invalid ones), file sizes, depth past kMaxTreeDepth and
+/// paths past kMaxPathBytes (once per subtree), names that collide under
+/// case_key in one directory (the later one in UTF-8 byte order is the
+/// offender). Appends problems and warnings; does not sort them.
+void check_tree(SourceTree& tree, const TreeRules& rules);
+
+/// How populate writes what it copies (FAT and exFAT alike).
+struct PopulateWriteOptions {
+    std::int64_t creation_time = 0;     ///< Unix seconds for created directories (SOURCE_DATE_EPOCH or now)
+    std::optional<std::int64_t> clamp;  ///< SOURCE_DATE_EPOCH: no timestamp is later than this
+    bool local_time = false;            ///< timestamps in the host's local time zone instead of UTC
+    bool dot_hidden = false;            ///< names starting with '.' get the hidden attribute
+    /// The volume reads as zeros outside what format wrote (a fresh sparse
+    /// image): all-zero blocks of file data are left as holes.
+    bool device_is_zeroed = true;
+};
+
+/// Orders problems by image path (stable), as refusals list them.
+void sort_problems(SourceTree& tree);
+
+}  // namespace fsimg::io

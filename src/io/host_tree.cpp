@@ -1,0 +1,361 @@
+// scan_host_trees and check_tree: reading the host trees for mkfs --from,
+// and the rules every filesystem applies alike (io/host_tree.hpp).
+#include "fsimg/io/host_tree.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "fsimg/core/error.hpp"
+#include "fsimg/core/units.hpp"
+#include "fsimg/core/utf.hpp"
+
+namespace fsimg::io {
+
+namespace {
+
+/// Closes a file descriptor on scope exit.
+struct Fd {
+    int fd = -1;
+    explicit Fd(int f) : fd(f) {}
+    ~Fd() {
+        if (fd >= 0) ::close(fd);
+    }
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+};
+
+std::string join(const std::string& dir, const std::string& name) {
+    return dir.empty() || dir.back() == '/' ? dir + name : dir + "/" + name;
+}
+
+const char* kind_of(mode_t mode) {
+    if (S_ISFIFO(mode)) return "FIFO";
+    if (S_ISSOCK(mode)) return "socket";
+    if (S_ISCHR(mode)) return "character device";
+    if (S_ISBLK(mode)) return "block device";
+    return "special file";
+}
+
+/// What fstatat says, plus the birth time from statx where the host
+/// filesystem records one.
+struct HostStat {
+    struct stat st {};
+    bool has_btime = false;
+    struct statx_timestamp btime {};
+};
+
+/// statx(2) into a HostStat; -1 with errno on failure.
+int host_stat(int dirfd, const char* name, int flags, HostStat& out) {
+    struct statx sx {};
+    if (::statx(dirfd, name, flags, STATX_BASIC_STATS | STATX_BTIME, &sx) != 0) return -1;
+    out.st.st_mode = sx.stx_mode;
+    out.st.st_size = static_cast<off_t>(sx.stx_size);
+    out.st.st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+    out.st.st_ino = sx.stx_ino;
+    out.st.st_mtim = {static_cast<time_t>(sx.stx_mtime.tv_sec), static_cast<long>(sx.stx_mtime.tv_nsec)};
+    out.st.st_atim = {static_cast<time_t>(sx.stx_atime.tv_sec), static_cast<long>(sx.stx_atime.tv_nsec)};
+    out.has_btime = (sx.stx_mask & STATX_BTIME) != 0;
+    out.btime = sx.stx_btime;
+    return 0;
+}
+
+class Scanner {
+public:
+    Scanner(SymlinkPolicy symlinks, SourceTree& tree) : symlinks_(symlinks), tree_(tree) {}
+
+    /// The node for image directory `image_dir`, created (with no host
+    /// content) where missing.
+    std::uint32_t target_directory(const std::string& image_dir) {
+        if (image_dir.empty() || image_dir.front() != '/') {
+            throw Error(ErrorCode::usage,
+                        fmt::format("the destination \"{}\" must be an absolute image path such as /DCIM",
+                                    image_dir));
+        }
+        std::uint32_t node = 0;
+        std::size_t pos = 1;
+        while (pos <= image_dir.size()) {
+            std::size_t end = image_dir.find('/', pos);
+            if (end == std::string::npos) end = image_dir.size();
+            const std::string part = image_dir.substr(pos, end - pos);
+            pos = end + 1;
+            if (part.empty()) continue;
+            if (part == "." || part == "..") {
+                throw Error(ErrorCode::usage,
+                            fmt::format("the destination \"{}\" may not contain . or ..", image_dir));
+            }
+            std::uint32_t found = 0;
+            for (const std::uint32_t c : tree_.nodes[node].children) {
+                if (tree_.nodes[c].name == part) found = c;
+            }
+            if (found != 0 && !tree_.nodes[found].is_dir) {
+                tree_.problems.push_back(
+                    {tree_.image_path(found), "is a file in one source and a directory in another"});
+                return found;
+            }
+            node = found != 0 ? found : add_node(node, part, true);
+        }
+        return node;
+    }
+
+    void scan_source(const TreeSource& src) {
+        const std::uint32_t target = target_directory(src.image_dir);
+        if (!tree_.nodes[target].is_dir) return;
+        HostStat hs;
+        if (host_stat(AT_FDCWD, src.host_dir.c_str(), 0, hs) != 0) {
+            throw Error(ErrorCode::usage,
+                        fmt::format("--from {}: {}", src.host_dir.string(), std::strerror(errno)));
+        }
+        const struct stat& st = hs.st;
+        if (!S_ISDIR(st.st_mode)) {
+            throw Error(ErrorCode::usage, fmt::format("--from {}: not a directory", src.host_dir.string()));
+        }
+        const int fd = ::open(src.host_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0) {
+            throw Error(ErrorCode::io, fmt::format("--from {}: cannot read it: {}", src.host_dir.string(),
+                                                   std::strerror(errno)));
+        }
+        TreeNode& t = tree_.nodes[target];
+        if (target != 0 && !t.has_times) set_times(t, hs);
+        ancestors_.insert({st.st_dev, st.st_ino});
+        scan_dir(fd, src.host_dir.string(), target, depth_of(target));
+        ancestors_.erase({st.st_dev, st.st_ino});
+    }
+
+private:
+    std::uint32_t depth_of(std::uint32_t node) const {
+        std::uint32_t d = 0;
+        for (; node != 0; node = tree_.nodes[node].parent) ++d;
+        return d;
+    }
+
+    std::uint32_t add_node(std::uint32_t parent, const std::string& name, bool is_dir) {
+        const auto index = static_cast<std::uint32_t>(tree_.nodes.size());
+        TreeNode n;
+        n.name = name;
+        n.is_dir = is_dir;
+        n.parent = parent;
+        tree_.nodes.push_back(std::move(n));
+        tree_.nodes[parent].children.push_back(index);
+        if (is_dir) ++tree_.directories;
+        return index;
+    }
+
+    /// Modification, access and creation (birth, else modification) times.
+    static void set_times(TreeNode& n, const HostStat& hs) {
+        n.mtime = hs.st.st_mtim.tv_sec;
+        n.atime = hs.st.st_atim.tv_sec;
+        n.btime = hs.has_btime ? hs.btime.tv_sec : hs.st.st_mtim.tv_sec;
+        n.btime_ns = static_cast<std::uint32_t>(hs.has_btime ? hs.btime.tv_nsec : hs.st.st_mtim.tv_nsec);
+        n.mtime_ns = static_cast<std::uint32_t>(hs.st.st_mtim.tv_nsec);
+        n.has_times = true;
+    }
+
+    /// Adds the entries of the open directory `dirfd` (closed here) below `node`.
+    void scan_dir(int dirfd, const std::string& host_path, std::uint32_t node, std::uint32_t depth) {
+        Fd guard(dirfd);
+        std::vector<std::string> names;
+        {
+            const int dup_fd = ::dup(dirfd);
+            DIR* d = dup_fd >= 0 ? ::fdopendir(dup_fd) : nullptr;
+            if (d == nullptr) {
+                if (dup_fd >= 0) ::close(dup_fd);
+                tree_.problems.push_back({tree_.image_path(node), fmt::format("cannot list {}: {}", host_path,
+                                                                              std::strerror(errno))});
+                return;
+            }
+            errno = 0;
+            while (const dirent* e = ::readdir(d)) {
+                const std::string n = e->d_name;
+                if (n != "." && n != "..") names.push_back(n);
+            }
+            const int err = errno;
+            ::closedir(d);
+            if (err != 0) {
+                tree_.problems.push_back({tree_.image_path(node),
+                                          fmt::format("cannot list {}: {}", host_path, std::strerror(err))});
+                return;
+            }
+        }
+        std::sort(names.begin(), names.end());                    // UTF-8 byte order, never readdir's
+        std::unordered_map<std::string, std::uint32_t> existing;  // merging a second source
+        for (const std::uint32_t c : tree_.nodes[node].children) existing.emplace(tree_.nodes[c].name, c);
+
+        for (const std::string& name : names) {
+            const std::string path = join(host_path, name);
+            HostStat hs;
+            const struct stat& st = hs.st;
+            if (host_stat(dirfd, name.c_str(), AT_SYMLINK_NOFOLLOW, hs) != 0) {
+                add_problem(node, name, fmt::format("cannot stat {}: {}", path, std::strerror(errno)));
+                continue;
+            }
+            if (S_ISLNK(st.st_mode)) {
+                if (symlinks_ == SymlinkPolicy::skip) {
+                    tree_.warnings.push_back(fmt::format("skipped symbolic link {}", path));
+                    continue;
+                }
+                if (symlinks_ == SymlinkPolicy::error) {
+                    add_problem(node, name, fmt::format("{} is a symbolic link (--symlinks error)", path));
+                    continue;
+                }
+                if (host_stat(dirfd, name.c_str(), 0, hs) != 0) {
+                    add_problem(
+                        node, name,
+                        fmt::format("symbolic link {} cannot be followed: {}", path, std::strerror(errno)));
+                    continue;
+                }
+            }
+            if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+                tree_.warnings.push_back(fmt::format("skipped {} {}", kind_of(st.st_mode), path));
+                continue;
+            }
+            const bool is_dir = S_ISDIR(st.st_mode);
+            std::uint32_t child = 0;
+            if (auto it = existing.find(name); it != existing.end()) {
+                child = it->second;
+                if (!is_dir || !tree_.nodes[child].is_dir) {
+                    add_problem(node, name, "exists in two --from sources (only directories are merged)");
+                    continue;
+                }
+            } else {
+                child = add_node(node, name, is_dir);
+                TreeNode& n = tree_.nodes[child];
+                set_times(n, hs);
+                n.host_path = path;
+                if (!is_dir) {
+                    n.size = static_cast<std::uint64_t>(st.st_size);
+                    n.read_only = (st.st_mode & 0222) == 0;
+                    ++tree_.files;
+                    tree_.data_bytes += n.size;
+                }
+            }
+            if (!is_dir) {
+                // Readable by us (effective IDs): one syscall instead of open + close.
+                if (::faccessat(dirfd, name.c_str(), R_OK, AT_EACCESS) != 0) {
+                    add_problem(node, name, fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+                }
+                continue;
+            }
+            if (depth + 1 > kMaxTreeDepth) continue;  // check_source_tree reports it; do not descend
+            if (!ancestors_.insert({st.st_dev, st.st_ino}).second) {
+                add_problem(node, name,
+                            fmt::format("{} leads back to a directory it is inside of (symlink loop)", path));
+                continue;
+            }
+            const int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            if (fd < 0) {
+                add_problem(node, name,
+                            fmt::format("cannot read directory {}: {}", path, std::strerror(errno)));
+            } else {
+                scan_dir(fd, path, child, depth + 1);
+            }
+            ancestors_.erase({st.st_dev, st.st_ino});
+        }
+    }
+
+    void add_problem(std::uint32_t parent, const std::string& name, std::string reason) {
+        tree_.problems.push_back({join(tree_.image_path(parent), name), std::move(reason)});
+    }
+
+    SymlinkPolicy symlinks_;
+    SourceTree& tree_;
+    std::set<std::pair<dev_t, ino_t>> ancestors_;
+};
+
+}  // namespace
+
+std::string SourceTree::image_path(std::uint32_t i) const {
+    std::vector<const std::string*> parts;
+    for (; i != 0 && i < nodes.size(); i = nodes[i].parent) parts.push_back(&nodes[i].name);
+    if (parts.empty()) return "/";
+    std::string path;
+    for (auto it = parts.rbegin(); it != parts.rend(); ++it) path += "/" + **it;
+    return path;
+}
+
+void check_tree(SourceTree& tree, const TreeRules& rules) {
+    const std::size_t n = tree.nodes.size();
+    std::vector<std::uint32_t> depth(n, 0);
+    std::vector<std::size_t> path_bytes(n, 0);
+    for (std::uint32_t i = 1; i < n; ++i) {
+        TreeNode& node = tree.nodes[i];
+        depth[i] = depth[node.parent] + 1;
+        path_bytes[i] = path_bytes[node.parent] + 1 + node.name.size();
+        if (auto why = rules.name_problem(node.name)) {
+            tree.problems.push_back({tree.image_path(i), *why});
+            node.name16.clear();
+        } else if (node.name16.empty()) {
+            node.name16 = core::utf8_to_utf16(node.name);
+        }
+        if (!node.is_dir && node.size > rules.max_file_bytes) {
+            tree.problems.push_back(
+                {tree.image_path(i),
+                 fmt::format("{} bytes; {}", core::format_count(node.size), rules.file_limit)});
+        }
+        if (depth[i] == kMaxTreeDepth + 1) {
+            tree.problems.push_back(
+                {tree.image_path(i),
+                 fmt::format("lies {} directories deep; fsimg stores at most {}", depth[i], kMaxTreeDepth)});
+        }
+        if (path_bytes[i] > kMaxPathBytes && path_bytes[node.parent] <= kMaxPathBytes) {
+            tree.problems.push_back(
+                {tree.image_path(i), fmt::format("the path is {} bytes long; fsimg stores "
+                                                 "paths of at most {} bytes",
+                                                 path_bytes[i], kMaxPathBytes)});
+        }
+    }
+    // One case-insensitive namespace per directory.
+    for (std::uint32_t d = 0; d < n; ++d) {
+        if (!tree.nodes[d].is_dir) continue;
+        std::map<std::u16string, std::uint32_t> seen;
+        for (const std::uint32_t c : tree.nodes[d].children) {
+            if (tree.nodes[c].name16.empty()) continue;
+            auto [it, inserted] = seen.emplace(rules.case_key(tree.nodes[c].name16), c);
+            if (!inserted) {
+                tree.problems.push_back(
+                    {tree.image_path(c), fmt::format("differs only in letter case from \"{}\" ({})",
+                                                     tree.nodes[it->second].name, rules.case_note)});
+            }
+        }
+    }
+    if (rules.reserved_name == nullptr) return;
+    for (std::uint32_t i = 1; i < n; ++i) {
+        const TreeNode& node = tree.nodes[i];
+        if (!node.name16.empty() && rules.reserved_name(node.name16)) {
+            tree.warnings.push_back(fmt::format(
+                "{}: \"{}\" is a reserved device name on Windows; Windows programs cannot open it",
+                tree.image_path(i), node.name));
+        }
+    }
+}
+
+SourceTree scan_host_trees(const std::vector<TreeSource>& sources, SymlinkPolicy symlinks) {
+    SourceTree tree;
+    TreeNode root;
+    root.is_dir = true;
+    tree.nodes.push_back(std::move(root));
+    Scanner scanner(symlinks, tree);
+    for (const TreeSource& src : sources) scanner.scan_source(src);
+    for (TreeNode& node : tree.nodes) {
+        std::sort(node.children.begin(), node.children.end(),
+                  [&](std::uint32_t a, std::uint32_t b) { return tree.nodes[a].name < tree.nodes[b].name; });
+    }
+    return tree;
+}
+
+void sort_problems(SourceTree& tree) {
+    std::stable_sort(tree.problems.begin(), tree.problems.end(),
+                     [](const TreeProblem& a, const TreeProblem& b) { return a.path < b.path; });
+}
+
+}  // namespace fsimg::io
