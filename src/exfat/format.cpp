@@ -73,22 +73,6 @@ void write_fat(io::BlockDevice& dev, const Layout& l) {
     }
 }
 
-/// The allocation bitmap's leading bits: one per cluster in use.
-void write_bitmap(io::BlockDevice& dev, const Layout& l) {
-    const std::uint64_t used = l.used_clusters();  // clusters 2 .. 2+used-1, bits 0 .. used-1
-    const std::uint64_t start = l.cluster_offset(l.bitmap_first_cluster);
-    std::vector<std::byte> buf;
-    const std::uint64_t total_bytes = (used + 7) / 8;
-    for (std::uint64_t first = 0; first < total_bytes;) {
-        const std::uint64_t n = std::min<std::uint64_t>(total_bytes - first, kChunkBytes);
-        buf.assign(n, std::byte{0xFF});
-        const std::uint64_t end_bit = used - first * 8;  // bits left from this chunk on
-        if (end_bit < n * 8) buf[n - 1] = static_cast<std::byte>((1u << (end_bit % 8)) - 1);
-        dev.write_at(start + first, buf);
-        first += n;
-    }
-}
-
 }  // namespace
 
 std::vector<std::byte> build_boot_region(const Layout& layout, std::uint32_t serial) {
@@ -123,6 +107,21 @@ std::vector<std::byte> build_root_entries(const Layout& l, const std::string& la
     return out;
 }
 
+void write_allocation_bitmap(io::BlockDevice& dev, const Layout& l, std::uint64_t used) {
+    // clusters 2 .. 2+used-1: bits 0 .. used-1
+    const std::uint64_t start = l.cluster_offset(l.bitmap_first_cluster);
+    std::vector<std::byte> buf;
+    const std::uint64_t total_bytes = (used + 7) / 8;
+    for (std::uint64_t first = 0; first < total_bytes;) {
+        const std::uint64_t n = std::min<std::uint64_t>(total_bytes - first, kChunkBytes);
+        buf.assign(n, std::byte{0xFF});
+        const std::uint64_t end_bit = used - first * 8;  // bits left from this chunk on
+        if (end_bit < n * 8) buf[n - 1] = static_cast<std::byte>((1u << (end_bit % 8)) - 1);
+        dev.write_at(start + first, buf);
+        first += n;
+    }
+}
+
 void format_volume(io::BlockDevice& dev, const Layout& l, const FormatOptions& opt) {
     if (dev.size() < l.volume_bytes()) {
         throw Error(ErrorCode::usage, fmt::format("the device holds {} bytes, the exFAT volume needs {}",
@@ -148,7 +147,7 @@ void format_volume(io::BlockDevice& dev, const Layout& l, const FormatOptions& o
     // Recommended write order [EXFAT §8.1]: FAT, bitmap, directory entries;
     // the boot regions last, so an interrupted run leaves no valid-looking volume.
     write_fat(dev, l);
-    write_bitmap(dev, l);
+    write_allocation_bitmap(dev, l, l.used_clusters());
     dev.write_at(l.cluster_offset(l.upcase_first_cluster), table);
     dev.write_at(l.cluster_offset(l.root_first_cluster), root);
     dev.write_at(std::uint64_t(kBackupBootRegionSector) * l.bytes_per_sector, region);

@@ -37,6 +37,13 @@ std::vector<std::byte> build_boot_region(const Layout& layout, std::uint32_t vol
 /// Error(usage) for an invalid label (see volume_label_entry_from_utf8).
 std::vector<std::byte> build_root_entries(const Layout& layout, const std::string& label);
 
+/// Writes the allocation bitmap's leading bits [EXFAT §7.1.5]: one set bit
+/// for each of clusters 2 .. 2 + used_clusters - 1 (bytes up to the last
+/// such bit; the bits after it in that byte 0), in buffers of at most 1 MiB.
+/// The rest of the bitmap is not written. Used by format_volume (the system
+/// objects) and exFAT populate (everything it allocated after them).
+void write_allocation_bitmap(io::BlockDevice& device, const Layout& layout, std::uint64_t used_clusters);
+
 /// Writes the main and backup boot regions, the FAT (entries 0 and 1 and the
 /// chains of the bitmap, up-case table and root), the allocation bitmap (its
 /// first bits set for those clusters; the rest left as holes on a zeroed

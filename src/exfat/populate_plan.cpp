@@ -1,0 +1,172 @@
+// scan_tree, tree_usage, plan_population, volume_bytes_for_tree: the pure
+// part of exFAT mkfs --from (and its name rules on the host scan). Every
+// count comes from exfat/cost.hpp.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "fsimg/core/units.hpp"
+#include "fsimg/core/utf.hpp"
+#include "fsimg/exfat/cost.hpp"
+#include "fsimg/exfat/populate.hpp"
+#include "fsimg/fat/names.hpp"
+
+namespace fsimg::exfat {
+
+namespace {
+
+/// 32-byte entries directory `d` holds: its children's entry sets, plus the
+/// root's system entries (label, bitmap, up-case table).
+std::uint64_t directory_entries(const io::SourceTree& tree, std::uint32_t d) {
+    std::uint64_t sum = d == 0 ? kRootSystemEntries : 0;
+    for (const std::uint32_t c : tree.nodes[d].children)
+        sum += entry_set_entries(tree.nodes[c].name16.size());
+    return sum;
+}
+
+std::string describe_clusters(std::uint64_t clusters, std::uint32_t cluster_bytes) {
+    return fmt::format("{} ({} clusters of {})", core::format_size(clusters * cluster_bytes),
+                       core::format_count(clusters), core::format_size(cluster_bytes));
+}
+
+}  // namespace
+
+std::optional<std::string> utf8_name_problem(std::string_view utf8) {
+    if (!core::is_valid_utf8(utf8)) return "the name is not valid UTF-8";
+    return name_problem(core::utf8_to_utf16(utf8));
+}
+
+void check_source_tree(io::SourceTree& tree) {
+    io::TreeRules rules;
+    rules.name_problem = &utf8_name_problem;
+    rules.case_key = &upcase_key;
+    rules.reserved_name = &fat::is_windows_device_name;
+    rules.case_note = "exFAT names are case-insensitive";
+    io::check_tree(tree, rules);
+}
+
+io::SourceTree scan_tree(const ScanOptions& options) {
+    io::SourceTree tree = io::scan_host_trees(options.sources, options.symlinks);
+    check_source_tree(tree);
+    io::sort_problems(tree);
+    return tree;
+}
+
+TreeUsage tree_usage(const io::SourceTree& tree, std::uint32_t cluster_bytes) {
+    TreeUsage u;
+    for (std::uint32_t i = 0; i < tree.nodes.size(); ++i) {
+        const io::TreeNode& n = tree.nodes[i];
+        if (!n.is_dir) {
+            u.data_clusters += file_clusters(n.size, cluster_bytes);
+            continue;
+        }
+        const std::uint64_t entries = directory_entries(tree, i);
+        u.largest_directory_bytes = std::max(u.largest_directory_bytes, entries * kEntryBytes);
+        u.directory_clusters += directory_clusters(entries, cluster_bytes);
+    }
+    return u;
+}
+
+std::variant<PopulatePlan, std::vector<io::TreeProblem>> plan_population(const io::SourceTree& tree,
+                                                                         const Layout& layout) {
+    if (!tree.problems.empty()) return tree.problems;
+    const std::uint32_t cb = layout.cluster_bytes();
+    std::vector<io::TreeProblem> problems;
+
+    PopulatePlan plan;
+    plan.usage = tree_usage(tree, cb);
+    plan.nodes.resize(tree.nodes.size());
+    for (std::uint32_t i = 0; i < tree.nodes.size(); ++i) {
+        if (!tree.nodes[i].is_dir) continue;
+        plan.nodes[i].entries = directory_entries(tree, i);
+        const std::uint64_t bytes = directory_clusters(plan.nodes[i].entries, cb) * cb;
+        if (bytes > kMaxDirectoryBytes) {
+            problems.push_back(
+                {tree.image_path(i),
+                 fmt::format("the directory needs {} of entries ({} entries); an exFAT directory holds at "
+                             "most {}",
+                             core::format_size(bytes), core::format_count(plan.nodes[i].entries),
+                             core::format_size(kMaxDirectoryBytes))});
+        }
+    }
+    const std::uint32_t system = layout.bitmap_clusters() + layout.upcase_clusters();
+    if (layout.root_first_cluster != 2 + system) {
+        problems.push_back({"/", fmt::format("the root directory starts at cluster {}; populating needs it "
+                                             "right after the bitmap and up-case table (cluster {})",
+                                             layout.root_first_cluster, 2 + system)});
+    }
+    const std::uint64_t free_clusters = std::uint64_t{layout.cluster_count} - layout.used_clusters();
+    const std::uint64_t needed = plan.usage.new_clusters();
+    if (needed > free_clusters) {
+        problems.push_back(
+            {"/", fmt::format("the tree needs {} ({} for data, {} for directories); the volume has "
+                              "{} free",
+                              describe_clusters(needed, cb), core::format_count(plan.usage.data_clusters),
+                              core::format_count(plan.usage.directory_clusters - 1),
+                              describe_clusters(free_clusters, cb))});
+    }
+    if (!problems.empty()) return problems;
+
+    // One ascending run from the root's first cluster, depth first in name order.
+    std::uint64_t next = layout.root_first_cluster;
+    auto allocate = [&](std::uint32_t node, std::uint64_t clusters) {
+        if (clusters == 0) return;
+        plan.nodes[node].first_cluster = static_cast<std::uint32_t>(next);
+        plan.nodes[node].clusters = static_cast<std::uint32_t>(clusters);
+        plan.allocation_order.push_back(node);
+        next += clusters;
+    };
+    allocate(0, directory_clusters(plan.nodes[0].entries, cb));
+    std::vector<std::pair<std::uint32_t, std::size_t>> stack{{0, 0}};  // (directory, next child)
+    while (!stack.empty()) {
+        auto& [dir, pos] = stack.back();
+        if (pos == tree.nodes[dir].children.size()) {
+            stack.pop_back();
+            continue;
+        }
+        const std::uint32_t c = tree.nodes[dir].children[pos++];
+        if (tree.nodes[c].is_dir) {
+            allocate(c, directory_clusters(plan.nodes[c].entries, cb));
+            stack.emplace_back(c, 0);
+        } else {
+            allocate(c, file_clusters(tree.nodes[c].size, cb));
+        }
+    }
+    plan.used_clusters = next - 2;
+    return plan;
+}
+
+std::variant<std::uint64_t, LayoutRefusal> volume_bytes_for_tree(const io::SourceTree& tree,
+                                                                 const LayoutRequest& base,
+                                                                 std::uint64_t free_bytes,
+                                                                 std::uint64_t granularity) {
+    const std::uint64_t g = std::max<std::uint64_t>(granularity, base.bytes_per_sector);
+    constexpr std::uint64_t kLimit = 256ull << 40;  // the largest volume Windows formats [KB140365]
+    std::uint64_t s =
+        core::round_up(std::max(tree.data_bytes + free_bytes + (tree.files + tree.directories) * 96 + 65536,
+                                kMinVolumeBytes),
+                       g);
+    LayoutRefusal last{"no volume size was tried", {}};
+    for (int iteration = 0; iteration < 400 && s <= kLimit; ++iteration) {
+        LayoutRequest req = base;
+        req.volume_bytes = s;
+        const auto planned = plan_layout(req);
+        if (const auto* refusal = std::get_if<LayoutRefusal>(&planned)) {
+            last = *refusal;
+            s = core::round_up(s + std::max(s / 8, g), g);
+            continue;
+        }
+        const Layout& layout = std::get<Layout>(planned);
+        const std::uint32_t cb = layout.cluster_bytes();
+        const std::uint64_t need = tree_usage(tree, cb).new_clusters() + core::div_ceil(free_bytes, cb);
+        const std::uint64_t have = std::uint64_t{layout.cluster_count} - layout.used_clusters();
+        if (need <= have) return s;
+        s = core::round_up(s + std::max<std::uint64_t>((need - have) * cb, g), g);
+    }
+    return LayoutRefusal{
+        fmt::format("no volume size fits the tree ({} files, {}): {}", core::format_count(tree.files),
+                    core::format_size(tree.data_bytes), last.reason),
+        last.suggestions};
+}
+
+}  // namespace fsimg::exfat
