@@ -141,8 +141,9 @@ int run_mkfs(const MkfsArgs& a) {
 
     std::uint64_t image_bytes = 0;
     const bool auto_size = wants_auto_size(a.populate, a.size);  // --from without -s, or -s auto
-    if (!a.populate.from.empty() && (a.type == "exfat" || a.type == "ntfs")) {
-        throw Error(ErrorCode::unsupported, "--from is available for FAT (-t fat12|fat16|fat32|fat) only");
+    if (!a.populate.from.empty() && a.type == "ntfs") {
+        throw Error(ErrorCode::unsupported,
+                    "--from is available for FAT (-t fat12|fat16|fat32|fat) and exFAT only");
     }
     if (auto_size) {
         // Decided from the tree below.
@@ -168,7 +169,7 @@ int run_mkfs(const MkfsArgs& a) {
         existing.reset();
         return run_mkfs_exfat({a.image, is_device, image_bytes, a.size, a.cluster, a.align, a.sector_size, a.label,
                                a.volume_id.empty() ? std::nullopt : std::optional(parse_volume_id(a.volume_id)),
-                               a.partition_table, a.explain, a.quiet});
+                               a.partition_table, a.explain, a.quiet, &a.populate, auto_size});
     }
     if (a.type == "ntfs") {
         existing.reset();

@@ -12,10 +12,12 @@
 #include "fsimg/core/units.hpp"
 #include "fsimg/exfat/format.hpp"
 #include "fsimg/exfat/layout.hpp"
+#include "fsimg/exfat/populate.hpp"
 #include "fsimg/exfat/structs.hpp"
 #include "fsimg/fat/format.hpp"
 #include "fsimg/io/file_image.hpp"
 #include "fsimg/io/partition.hpp"
+#include "mkfs_populate.hpp"
 
 namespace fsimg::cli {
 
@@ -35,29 +37,51 @@ int run_mkfs_exfat(const ExfatMkfsRequest& a) {
     const io::PartitionTableKind ptable = io::parse_partition_table_kind(a.partition_table);
     const std::uint32_t bps = a.sector_size;
 
-    io::PartitionPlacement place{0, a.image_bytes / bps};
-    if (ptable != io::PartitionTableKind::none)
-        place = io::place_single_partition(ptable, a.image_bytes, bps);
-
     exfat::LayoutRequest req;
-    req.volume_bytes = place.sector_count * bps;
     req.bytes_per_sector = bps;
-    req.partition_offset = place.first_lba;
     if (!a.cluster.empty()) req.cluster_bytes = parse_u32_size(a.cluster, "-c");
     if (!a.align.empty()) req.align_bytes = parse_u32_size(a.align, "--align");
+
+    // --from: read the trees before anything is created; every problem stops here.
+    std::optional<io::SourceTree> tree;
+    if (a.populate != nullptr && !a.populate->from.empty()) {
+        if (a.populate->rename)
+            throw Error(ErrorCode::usage, "--rename is for FAT; exFAT stores the names as they are");
+        tree = exfat::scan_tree({tree_sources(*a.populate), symlink_policy(*a.populate)});
+        report_scan(*tree, "exFAT");
+    }
+    std::uint64_t image_bytes = a.image_bytes;
+    if (a.auto_size && tree) {
+        exfat::LayoutRequest base = req;
+        base.partition_offset = ptable == io::PartitionTableKind::none ? 0 : (1u << 20) / bps;
+        const auto sized = exfat::volume_bytes_for_tree(*tree, base, core::parse_size(a.populate->free));
+        if (const auto* r = std::get_if<exfat::LayoutRefusal>(&sized)) refuse_layout("-s auto", *r);
+        image_bytes = image_bytes_for_volume(std::get<std::uint64_t>(sized), ptable, bps);
+    }
+
+    io::PartitionPlacement place{0, image_bytes / bps};
+    if (ptable != io::PartitionTableKind::none) place = io::place_single_partition(ptable, image_bytes, bps);
+    req.volume_bytes = place.sector_count * bps;
+    req.partition_offset = place.first_lba;
     auto planned = exfat::plan_layout(req);
     if (auto* refusal = std::get_if<exfat::LayoutRefusal>(&planned)) {
-        std::string msg = fmt::format("cannot make -t exfat -s {}{}{}: {}",
-                                      a.size_text.empty() ? std::to_string(a.image_bytes) : a.size_text,
-                                      a.cluster.empty() ? "" : " -c " + a.cluster,
-                                      a.align.empty() ? "" : " --align " + a.align, refusal->reason);
-        if (!refusal->suggestions.empty()) {
-            msg += "\n  what would work:";
-            for (const auto& s : refusal->suggestions) msg += "\n    " + s;
-        }
-        throw Error(ErrorCode::usage, msg);
+        refuse_layout(fmt::format("cannot make -t exfat -s {}{}{}",
+                                  a.size_text.empty() ? std::to_string(image_bytes) : a.size_text,
+                                  a.cluster.empty() ? "" : " -c " + a.cluster,
+                                  a.align.empty() ? "" : " --align " + a.align),
+                      *refusal);
     }
     const exfat::Layout& layout = std::get<exfat::Layout>(planned);
+    std::optional<exfat::PopulatePlan> populate;
+    if (tree) {
+        auto pp = exfat::plan_population(*tree, layout);
+        if (auto* problems = std::get_if<std::vector<io::TreeProblem>>(&pp)) {
+            refuse_tree(fmt::format("the --from tree does not fit this exFAT volume with {} clusters",
+                                    core::format_size(layout.cluster_bytes())),
+                        *problems);
+        }
+        populate = std::get<exfat::PopulatePlan>(std::move(pp));
+    }
 
     exfat::FormatOptions fo;
     fo.label = a.label;
@@ -65,11 +89,11 @@ int run_mkfs_exfat(const ExfatMkfsRequest& a) {
 
     // Identity: reproducible with SOURCE_DATE_EPOCH and --volume-id. The spec
     // asks for a serial combined from the format date and time [EXFAT §3.1.11].
+    const std::int64_t now = core::creation_time_unix();
     if (a.volume_id) {
         fo.volume_serial_number = *a.volume_id;
     } else {
         const std::optional<std::int64_t> sde = core::source_date_epoch();
-        const std::int64_t now = core::creation_time_unix();
         const auto ns =
             sde ? 0u
                 : static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -106,6 +130,10 @@ int run_mkfs_exfat(const ExfatMkfsRequest& a) {
         }
         io::SubRange volume(disk, place.first_lba * bps, req.volume_bytes);
         exfat::format_volume(volume, layout, fo);
+        if (populate) {
+            exfat::write_population(volume, layout, *tree, *populate,
+                                    populate_write_options(*a.populate, now, fo.device_is_zeroed));
+        }
     };
 
     if (a.is_device) {
@@ -114,20 +142,26 @@ int run_mkfs_exfat(const ExfatMkfsRequest& a) {
         write_all(*dev);
         dev->sync();
     } else {
-        io::AtomicImage out(std::filesystem::path(a.image), a.image_bytes);
+        io::AtomicImage out(std::filesystem::path(a.image), image_bytes);
         write_all(out.device());
         out.commit();
     }
 
     if (!a.quiet) {
         fmt::print(
-            "{}: exFAT {}, {} clusters of {}, serial {:04X}-{:04X}{}{}\n", a.image,
+            "{}: exFAT {}, {} clusters of {}, serial {:04X}-{:04X}{}{}{}\n", a.image,
             core::format_size(layout.volume_bytes()), core::format_count(layout.cluster_count),
             core::format_size(layout.cluster_bytes()), fo.volume_serial_number >> 16,
             fo.volume_serial_number & 0xFFFF, a.label.empty() ? "" : fmt::format(", label \"{}\"", a.label),
             ptable == io::PartitionTableKind::none
                 ? ""
-                : fmt::format(", in {} partition 1 at sector {}", io::to_string(ptable), place.first_lba));
+                : fmt::format(", in {} partition 1 at sector {}", io::to_string(ptable), place.first_lba),
+            populate ? fmt::format(", {} files ({}), {} directories, {} of {} clusters used",
+                                   core::format_count(tree->files), core::format_size(tree->data_bytes),
+                                   core::format_count(tree->directories),
+                                   core::format_count(populate->used_clusters),
+                                   core::format_count(layout.cluster_count))
+                     : "");
     }
     return kExitOk;
 }

@@ -16,18 +16,12 @@ namespace {
 
 /// "DIR" -> DIR into the root; "DIR:/dest" -> DIR into /dest (the last ":/"
 /// splits, unless the whole text names an existing directory).
-fat::TreeSource parse_from(const std::string& text) {
+io::TreeSource parse_from(const std::string& text) {
     const std::size_t pos = text.rfind(":/");
     if (pos != std::string::npos && pos > 0 && !std::filesystem::is_directory(text)) {
         return {text.substr(0, pos), text.substr(pos + 1)};
     }
     return {text, "/"};
-}
-
-fat::SymlinkPolicy parse_symlinks(const std::string& s) {
-    if (s == "follow") return fat::SymlinkPolicy::follow;
-    if (s == "error") return fat::SymlinkPolicy::error;
-    return fat::SymlinkPolicy::skip;
 }
 
 /// A path for a message: control characters shown as \xNN.
@@ -41,13 +35,6 @@ std::string printable(const std::string& path) {
         }
     }
     return out;
-}
-
-[[noreturn]] void refuse(const std::string& headline, const std::vector<fat::TreeProblem>& problems) {
-    std::string msg = fmt::format("{} ({} problem{}); nothing was written:", headline, problems.size(),
-                                  problems.size() == 1 ? "" : "s");
-    for (const auto& p : problems) msg += fmt::format("\n  {}: {}", printable(p.path), p.reason);
-    throw Error(ErrorCode::usage, msg);
 }
 
 }  // namespace
@@ -79,15 +66,38 @@ bool wants_auto_size(const PopulateArgs& args, const std::string& size) {
     return !args.from.empty() && (size.empty() || size == "auto");
 }
 
-fat::SourceTree scan_sources(const PopulateArgs& args) {
-    fat::ScanOptions opt;
-    for (const auto& f : args.from) opt.sources.push_back(parse_from(f));
-    opt.symlinks = parse_symlinks(args.symlinks);
-    opt.rename = args.rename;
-    fat::SourceTree tree = fat::scan_tree(opt);
+[[noreturn]] void refuse_tree(const std::string& headline, const std::vector<io::TreeProblem>& problems) {
+    std::string msg = fmt::format("{} ({} problem{}); nothing was written:", headline, problems.size(),
+                                  problems.size() == 1 ? "" : "s");
+    for (const auto& p : problems) msg += fmt::format("\n  {}: {}", printable(p.path), p.reason);
+    throw Error(ErrorCode::usage, msg);
+}
+
+std::vector<io::TreeSource> tree_sources(const PopulateArgs& args) {
+    std::vector<io::TreeSource> sources;
+    for (const auto& f : args.from) sources.push_back(parse_from(f));
+    return sources;
+}
+
+io::SymlinkPolicy symlink_policy(const PopulateArgs& args) {
+    if (args.symlinks == "follow") return io::SymlinkPolicy::follow;
+    if (args.symlinks == "error") return io::SymlinkPolicy::error;
+    return io::SymlinkPolicy::skip;
+}
+
+void report_scan(const io::SourceTree& tree, const std::string& fs_name) {
     for (const auto& w : tree.warnings) warn(w);
     for (const auto& [from, to] : tree.renamed) note(fmt::format("renamed {} -> {}", printable(from), to));
-    if (!tree.problems.empty()) refuse("the --from tree cannot be stored on FAT", tree.problems);
+    if (!tree.problems.empty()) refuse_tree("the --from tree cannot be stored on " + fs_name, tree.problems);
+}
+
+fat::SourceTree scan_sources(const PopulateArgs& args) {
+    fat::ScanOptions opt;
+    opt.sources = tree_sources(args);
+    opt.symlinks = symlink_policy(args);
+    opt.rename = args.rename;
+    fat::SourceTree tree = fat::scan_tree(opt);
+    report_scan(tree, "FAT");
     return tree;
 }
 
@@ -96,15 +106,12 @@ std::uint64_t auto_image_bytes(const PopulateArgs& args, const fat::SourceTree& 
                                std::uint32_t sector_size) {
     const std::uint64_t free_bytes = core::parse_size(args.free);
     const auto sized = fat::volume_bytes_for_tree(tree, base, has_label, free_bytes);
-    if (const auto* r = std::get_if<fat::LayoutRefusal>(&sized)) {
-        std::string msg = fmt::format("-s auto: {}", r->reason);
-        if (!r->suggestions.empty()) {
-            msg += "\n  what would work:";
-            for (const auto& s : r->suggestions) msg += "\n    " + s;
-        }
-        throw Error(ErrorCode::usage, msg);
-    }
-    const std::uint64_t volume = std::get<std::uint64_t>(sized);
+    if (const auto* r = std::get_if<fat::LayoutRefusal>(&sized)) refuse_layout("-s auto", *r);
+    return image_bytes_for_volume(std::get<std::uint64_t>(sized), ptable, sector_size);
+}
+
+std::uint64_t image_bytes_for_volume(std::uint64_t volume, io::PartitionTableKind ptable,
+                                     std::uint32_t sector_size) {
     // The partition starts at 1 MiB; GPT keeps its backup in the last MiB.
     const std::uint64_t mib = 1 << 20;
     std::uint64_t image = volume;
@@ -123,9 +130,9 @@ std::uint64_t auto_image_bytes(const PopulateArgs& args, const fat::SourceTree& 
 fat::PopulatePlan plan_or_refuse(const fat::SourceTree& tree, const fat::Layout& layout, bool has_label) {
     auto planned = fat::plan_population(tree, layout, has_label);
     if (auto* problems = std::get_if<std::vector<fat::TreeProblem>>(&planned)) {
-        refuse(fmt::format("the --from tree does not fit this {} volume with {} clusters",
-                           to_string(layout.type), core::format_size(layout.cluster_bytes())),
-               *problems);
+        refuse_tree(fmt::format("the --from tree does not fit this {} volume with {} clusters",
+                                to_string(layout.type), core::format_size(layout.cluster_bytes())),
+                    *problems);
     }
     return std::get<fat::PopulatePlan>(std::move(planned));
 }

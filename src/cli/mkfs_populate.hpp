@@ -8,8 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "fsimg/core/error.hpp"
 #include "fsimg/fat/layout.hpp"
 #include "fsimg/fat/populate.hpp"
+#include "fsimg/io/host_tree.hpp"
 #include "fsimg/io/partition.hpp"
 
 namespace fsimg::cli {
@@ -30,8 +32,34 @@ void add_populate_options(CLI::App* cmd, PopulateArgs& args);
 /// -s or with -s auto. Throws Error(usage) for -s auto without --from.
 bool wants_auto_size(const PopulateArgs& args, const std::string& size);
 
-/// Reads the trees, prints their warnings, and throws Error(usage) listing
-/// every problem when there is one (nothing has been written then).
+/// The --from arguments as sources ("DIR" or "DIR:/dest") and the
+/// --symlinks policy, as the scanners take them.
+std::vector<io::TreeSource> tree_sources(const PopulateArgs& args);
+io::SymlinkPolicy symlink_policy(const PopulateArgs& args);
+
+/// Throws Error(usage): the headline, the problem count, "nothing was
+/// written", then one line per problem (control characters shown as \xNN).
+[[noreturn]] void refuse_tree(const std::string& headline, const std::vector<io::TreeProblem>& problems);
+
+/// Throws Error(usage): "PREFIX: reason" and the refusal's suggestions
+/// (fat::LayoutRefusal and exfat::LayoutRefusal alike).
+template <typename Refusal>
+[[noreturn]] void refuse_layout(const std::string& prefix, const Refusal& refusal) {
+    std::string msg = prefix + ": " + refusal.reason;
+    if (!refusal.suggestions.empty()) {
+        msg += "\n  what would work:";
+        for (const auto& s : refusal.suggestions) msg += "\n    " + s;
+    }
+    throw Error(ErrorCode::usage, msg);
+}
+
+/// Prints a scanned tree's warnings and renames; refuses (refuse_tree) when
+/// it has problems, naming the filesystem ("FAT", "exFAT").
+void report_scan(const io::SourceTree& tree, const std::string& fs_name);
+
+/// Reads the trees with the FAT rules, prints their warnings, and throws
+/// Error(usage) listing every problem when there is one (nothing has been
+/// written then).
 fat::SourceTree scan_sources(const PopulateArgs& args);
 
 /// -s auto: the image size (partition table included) that holds the tree
@@ -39,6 +67,11 @@ fat::SourceTree scan_sources(const PopulateArgs& args);
 std::uint64_t auto_image_bytes(const PopulateArgs& args, const fat::SourceTree& tree,
                                const fat::LayoutRequest& base, bool has_label, io::PartitionTableKind ptable,
                                std::uint32_t sector_size);
+
+/// The image size (partition table included: the partition starts at 1 MiB,
+/// GPT keeps its backup in the last MiB) for a volume of `volume` bytes.
+std::uint64_t image_bytes_for_volume(std::uint64_t volume, io::PartitionTableKind ptable,
+                                     std::uint32_t sector_size);
 
 /// Plans the tree on the layout; throws Error(usage) listing every problem.
 fat::PopulatePlan plan_or_refuse(const fat::SourceTree& tree, const fat::Layout& layout, bool has_label);
