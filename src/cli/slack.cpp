@@ -133,12 +133,13 @@ int run(const SlackArgs& a) {
     const slack::ReportOptions ro = report_options(a);
     check_writable(a.chart, "--chart");
     check_writable(a.output, "--output");
-    const bool fat_requested =
-        std::find(ro.filesystems.begin(), ro.filesystems.end(), slack::Fs::fat32) != ro.filesystems.end();
+    const auto requested = [&](slack::Fs fs) {
+        return std::find(ro.filesystems.begin(), ro.filesystems.end(), fs) != ro.filesystems.end();
+    };
     if (a.verify) {
-        if (!fat_requested)
+        if (!requested(slack::Fs::fat32) && !requested(slack::Fs::exfat))
             throw Error(ErrorCode::usage,
-                        "--verify checks FAT32 (exFAT and NTFS populate do not exist yet); add -t fat32");
+                        "--verify checks FAT32 and exFAT (NTFS populate does not exist yet); add -t fat32 or exfat");
         if (a.sources.size() != 1 || !a.lists.empty() || !std::filesystem::is_directory(a.sources[0])) {
             throw Error(ErrorCode::usage, "--verify needs exactly one directory SOURCE");
         }
@@ -180,15 +181,20 @@ int run(const SlackArgs& a) {
 
     std::vector<slack::VerifyResult> verified;
     if (a.verify) {
-        std::vector<std::uint32_t> sizes;
-        std::vector<std::uint64_t> predicted;
-        for (const auto& row : report.rows) {
-            if (row.fs != slack::Fs::fat32) continue;
-            sizes.push_back(row.cluster_bytes);
-            predicted.push_back(row.data_clusters + row.metadata_clusters);
-        }
         const char* tmp = std::getenv("TMPDIR");
-        verified = slack::verify_fat(a.sources[0], sizes, predicted, ro.volume_bytes, tmp ? tmp : "/tmp");
+        for (const slack::Fs fs : {slack::Fs::fat32, slack::Fs::exfat}) {
+            std::vector<std::uint32_t> sizes;
+            std::vector<std::uint64_t> predicted;
+            for (const auto& row : report.rows) {
+                if (row.fs != fs) continue;
+                sizes.push_back(row.cluster_bytes);
+                predicted.push_back(row.data_clusters + row.metadata_clusters);
+            }
+            if (sizes.empty()) continue;
+            auto v = (fs == slack::Fs::fat32 ? slack::verify_fat : slack::verify_exfat)(
+                a.sources[0], sizes, predicted, ro.volume_bytes, tmp ? tmp : "/tmp");
+            verified.insert(verified.end(), v.begin(), v.end());
+        }
     }
 
     std::string text;
@@ -197,7 +203,7 @@ int run(const SlackArgs& a) {
         if (a.verify) {
             nlohmann::json v = nlohmann::json::array();
             for (const auto& r : verified) {
-                v.push_back({{"filesystem", "fat32"},
+                v.push_back({{"filesystem", r.filesystem},
                              {"cluster_bytes", r.cluster_bytes},
                              {"volume_bytes", r.volume_bytes},
                              {"predicted_clusters", r.predicted},
@@ -213,17 +219,17 @@ int run(const SlackArgs& a) {
     } else {
         text = slack::render_table(report);
         if (a.verify) {
-            text += "\nVerify (FAT32 images built with populate, clusters the tree uses):\n";
-            text += fmt::format("  {:>8}  {:>10}  {:>12}  {:>12}  {}\n", "cluster", "volume", "predicted",
-                                "actual", "result");
+            text += "\nVerify (images built with populate, clusters the tree uses):\n";
+            text += fmt::format("  {:<6}  {:>8}  {:>10}  {:>12}  {:>12}  {}\n", "fs", "cluster", "volume",
+                                "predicted", "actual", "result");
             for (const auto& r : verified) {
-                text += fmt::format("  {:>8}  {:>10}  {:>12}  {:>12}  {}\n",
+                text += fmt::format("  {:<6}  {:>8}  {:>10}  {:>12}  {:>12}  {}\n", r.filesystem,
                                     core::format_size(r.cluster_bytes), core::format_size(r.volume_bytes),
                                     core::format_count(r.predicted), core::format_count(r.actual),
                                     r.equal() ? "EQUAL" : fmt::format("DIFFERENT (planned {})", r.planned));
             }
             if (!verified.empty() && verified.front().pruned) {
-                text += fmt::format("  ({} entries FAT cannot store were left out of the images)\n",
+                text += fmt::format("  ({} entries the filesystem cannot store were left out of the images)\n",
                                     core::format_count(verified.front().pruned));
             }
         }
@@ -236,8 +242,8 @@ int run(const SlackArgs& a) {
     }
     for (const auto& r : verified) {
         if (!r.equal()) {
-            fmt::print(stderr, "fsimg: error: --verify: {} clusters: predicted {}, the image uses {}\n",
-                       core::format_size(r.cluster_bytes), r.predicted, r.actual);
+            fmt::print(stderr, "fsimg: error: --verify: {} {} clusters: predicted {}, the image uses {}\n",
+                       r.filesystem, core::format_size(r.cluster_bytes), r.predicted, r.actual);
             return kExitFailure;
         }
     }
@@ -277,7 +283,7 @@ Action add_slack(CLI::App& app) {
         ->type_name("FILE.svg");
     cmd->add_option("--top", args->top, "Show the N directories with the most slack")->type_name("N");
     cmd->add_flag("--verify", args->verify,
-                  "Build the FAT32 images for real (sparse temporary files) and compare used clusters");
+                  "Build the FAT32 and exFAT images for real (sparse temporary files) and compare used clusters");
     cmd->add_option("--threads", args->threads, "Walker threads (default: one per core)")->type_name("N");
     return [cmd, args] { return run(*args); };
 }

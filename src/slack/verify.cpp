@@ -1,10 +1,11 @@
-// verify_fat: predicted == what FAT populate really allocates.
+// verify_fat, verify_exfat: predicted == what FAT and exFAT populate really allocate.
 #include "fsimg/slack/verify.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <set>
@@ -12,6 +13,8 @@
 
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/units.hpp"
+#include "fsimg/exfat/format.hpp"
+#include "fsimg/exfat/populate.hpp"
 #include "fsimg/fat/format.hpp"
 #include "fsimg/fat/populate.hpp"
 #include "fsimg/fat/volume.hpp"
@@ -22,10 +25,10 @@ namespace fsimg::slack {
 namespace {
 
 /// The tree without the nodes scan_tree reported (and their subtrees).
-fat::SourceTree prune(const fat::SourceTree& in, std::uint64_t& pruned) {
+io::SourceTree prune(const io::SourceTree& in, std::uint64_t& pruned) {
     std::set<std::string> bad;
     for (const auto& p : in.problems) bad.insert(p.path);
-    fat::SourceTree out;
+    io::SourceTree out;
     out.nodes.push_back(in.nodes[0]);
     out.nodes[0].children.clear();
     std::vector<std::pair<std::uint32_t, std::uint32_t>> stack{{0, 0}};  // (old, new)
@@ -37,7 +40,7 @@ fat::SourceTree prune(const fat::SourceTree& in, std::uint64_t& pruned) {
                 ++pruned;
                 continue;
             }
-            fat::TreeNode n = in.nodes[c];
+            io::TreeNode n = in.nodes[c];
             n.children.clear();
             n.parent = new_i;
             const auto idx = static_cast<std::uint32_t>(out.nodes.size());
@@ -88,6 +91,20 @@ std::uint64_t used_clusters(const fat::Volume& v) {
             static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), v.entry_count() - first));
         v.read_fat_entries(0, static_cast<std::uint32_t>(first), std::span(buf.data(), n));
         for (std::size_t i = 0; i < n; ++i) used += buf[i] != 0;
+    }
+    return used;
+}
+
+/// Set bits of an exFAT allocation bitmap: clusters in use.
+std::uint64_t bitmap_clusters_in_use(const io::BlockDevice& dev, const exfat::Layout& l) {
+    std::uint64_t used = 0;
+    std::vector<std::byte> buf(1 << 20);
+    const std::uint64_t start = l.cluster_offset(l.bitmap_first_cluster);
+    for (std::uint64_t at = 0; at < l.bitmap_bytes; at += buf.size()) {
+        const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), l.bitmap_bytes - at));
+        dev.read_at(start + at, std::span(buf.data(), n));
+        for (std::size_t i = 0; i < n; ++i)
+            used += static_cast<unsigned>(std::popcount(static_cast<unsigned char>(buf[i])));
     }
     return used;
 }
@@ -149,6 +166,62 @@ std::vector<VerifyResult> verify_fat(const std::filesystem::path& dir,
         fat::write_population(*img, layout, tree, plan, wo);
         const fat::Volume v(*img);
         res.actual = used_clusters(v) - 1;  // the root's first cluster belongs to the empty volume
+        out.push_back(res);
+    }
+    return out;
+}
+
+std::vector<VerifyResult> verify_exfat(const std::filesystem::path& dir,
+                                       const std::vector<std::uint32_t>& sizes,
+                                       const std::vector<std::uint64_t>& predicted,
+                                       std::optional<std::uint64_t> volume_bytes,
+                                       const std::filesystem::path& temp_dir) {
+    exfat::ScanOptions so;
+    so.sources.push_back({dir, "/"});
+    std::uint64_t pruned = 0;
+    const io::SourceTree tree = prune(exfat::scan_tree(so), pruned);
+
+    std::vector<VerifyResult> out;
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+        VerifyResult res;
+        res.filesystem = "exfat";
+        res.cluster_bytes = sizes[k];
+        res.predicted = predicted[k];
+        res.pruned = pruned;
+        const std::string what = fmt::format("--verify with exFAT {} clusters", core::format_size(sizes[k]));
+        exfat::LayoutRequest req;
+        req.cluster_bytes = sizes[k];
+        if (volume_bytes) {
+            res.volume_bytes = *volume_bytes;
+        } else {
+            const auto sized = exfat::volume_bytes_for_tree(tree, req, 0);
+            if (const auto* r = std::get_if<exfat::LayoutRefusal>(&sized)) {
+                throw Error(ErrorCode::usage, fmt::format("{}: {}", what, r->reason));
+            }
+            res.volume_bytes = std::get<std::uint64_t>(sized);
+        }
+        req.volume_bytes = res.volume_bytes;
+        const auto planned_layout = exfat::plan_layout(req);
+        if (const auto* r = std::get_if<exfat::LayoutRefusal>(&planned_layout)) {
+            throw Error(ErrorCode::usage, fmt::format("{}: {}", what, r->reason));
+        }
+        const exfat::Layout& layout = std::get<exfat::Layout>(planned_layout);
+        const auto plan_or = exfat::plan_population(tree, layout);
+        if (const auto* p = std::get_if<std::vector<io::TreeProblem>>(&plan_or)) {
+            throw Error(ErrorCode::usage,
+                        fmt::format("{}: {}: {}", what, p->front().path, p->front().reason));
+        }
+        const exfat::PopulatePlan& plan = std::get<exfat::PopulatePlan>(plan_or);
+        // The system objects and the root's first cluster belong to the empty volume.
+        res.planned = plan.used_clusters - layout.used_clusters();
+        auto img = temp_image(temp_dir, res.volume_bytes);
+        exfat::FormatOptions fo;
+        fo.volume_serial_number = 0x12345678;
+        exfat::format_volume(*img, layout, fo);
+        io::PopulateWriteOptions wo;
+        wo.creation_time = 315532800;  // 1980-01-01: the image's times do not matter here
+        exfat::write_population(*img, layout, tree, plan, wo);
+        res.actual = bitmap_clusters_in_use(*img, layout) - layout.used_clusters();
         out.push_back(res);
     }
     return out;

@@ -1,6 +1,7 @@
-// slack --verify for FAT32: build the real image with FAT populate (the code
-// mkfs --from runs) in a sparse temporary file and count the clusters its
-// FAT marks used, to compare with the prediction. Writes only temporary
+// slack --verify for FAT32 and exFAT: build the real image with populate
+// (the code mkfs --from runs) in a sparse temporary file and count the
+// clusters its FAT (FAT32) or allocation bitmap (exFAT) marks used, to
+// compare with the prediction. Writes only temporary
 // files (unlinked at once); prints nothing.
 #pragma once
 
@@ -13,12 +14,16 @@
 namespace fsimg::slack {
 
 struct VerifyResult {
+    const char* filesystem = "fat32";  ///< "fat32" or "exfat"
     std::uint32_t cluster_bytes = 0;
     std::uint64_t volume_bytes = 0;  ///< the image built (--volume-size, or the smallest that holds the tree)
     std::uint64_t predicted = 0;     ///< clusters the analyzer predicted (tree only)
     std::uint64_t planned = 0;       ///< clusters populate planned, the root's first excluded
-    std::uint64_t actual = 0;        ///< non-free FAT entries of the written image, the root's first excluded
-    std::uint64_t pruned = 0;        ///< files and directories left out because FAT cannot store them
+    /// FAT32: non-free FAT entries of the written image; exFAT: set bitmap
+    /// bits less the empty volume's (bitmap, up-case table); the root's first
+    /// cluster excluded either way.
+    std::uint64_t actual = 0;
+    std::uint64_t pruned = 0;  ///< files and directories left out because FAT cannot store them
     bool equal() const noexcept { return predicted == actual && planned == actual; }
 };
 
@@ -35,5 +40,18 @@ std::vector<VerifyResult> verify_fat(const std::filesystem::path& dir,
                                      const std::vector<std::uint64_t>& predicted,
                                      std::optional<std::uint64_t> volume_bytes,
                                      const std::filesystem::path& temp_dir);
+
+/// The same for exFAT: an image like mkfs -t exfat -c SIZE --from DIR
+/// (exfat::scan_tree, plan_population, format_volume, write_population),
+/// sized by exfat::volume_bytes_for_tree unless volume_bytes is given; used
+/// clusters counted in its allocation bitmap. Names exFAT refuses (forbidden
+/// characters, case duplicates under the up-case table, over 255 units,
+/// invalid UTF-8) and unreadable files are left out with what lies below
+/// them, as the analyzer leaves them out. Throws as verify_fat.
+std::vector<VerifyResult> verify_exfat(const std::filesystem::path& dir,
+                                       const std::vector<std::uint32_t>& cluster_sizes,
+                                       const std::vector<std::uint64_t>& predicted,
+                                       std::optional<std::uint64_t> volume_bytes,
+                                       const std::filesystem::path& temp_dir);
 
 }  // namespace fsimg::slack
