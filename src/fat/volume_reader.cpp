@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <array>
-#include <unordered_set>
 
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/units.hpp"
+#include "fsimg/core/walk.hpp"
 #include "fsimg/fat/volume.hpp"
 
 namespace fsimg::fat {
@@ -187,26 +187,11 @@ Chain Volume::follow_chain(std::uint32_t start, std::uint64_t max_clusters) cons
         return c;
     }
     const std::uint64_t limit = std::min<std::uint64_t>(max_clusters, max_cluster() - 1);
-    // Exact loop detection: a set of the visited clusters, switched to one
-    // bit per cluster once the walk is long. The bitmap only covers entries
-    // that lie inside the image (others cannot be read), so its size is
-    // bounded by the image, never by a BPB field alone.
-    std::unordered_set<std::uint32_t> seen_set;
-    std::vector<bool> seen_bits;
-    auto seen = [&](std::uint32_t n) {
-        if (seen_bits.empty()) {
-            if (seen_set.size() < 65536) return !seen_set.insert(n).second;
-            seen_bits.assign(std::size_t(readable_entries()), false);
-            for (const std::uint32_t k : seen_set) seen_bits[k] = true;
-            seen_set.clear();
-        }
-        if (n >= seen_bits.size()) return false;  // its FAT entry is past the image: fat_entry throws
-        const bool was = seen_bits[n];
-        seen_bits[n] = true;
-        return was;
-    };
+    // Exact loop detection. The bits cover only entries that lie inside the
+    // image (others cannot be read), so memory is bounded by the image.
+    core::VisitedClusters seen(readable_entries());
     std::uint32_t cur = start;
-    seen(cur);
+    seen.visit(cur);
     while (true) {
         if (c.clusters >= limit) {
             c.end = ChainEnd::limit;
@@ -231,7 +216,7 @@ Chain Volume::follow_chain(std::uint32_t start, std::uint64_t max_clusters) cons
             c.stop_value = v;
             break;
         }
-        if (seen(v)) {
+        if (seen.visit(v)) {
             c.end = ChainEnd::loop;
             c.stop_value = v;
             break;
@@ -302,17 +287,7 @@ std::uint32_t Volume::first_cluster(const DirRecord& r) const noexcept {
 std::optional<DirRecord> Volume::lookup(std::string_view path) const {
     DirRecord cur = root_record();
     std::string walked;
-    std::size_t i = 0;
-    while (i < path.size()) {
-        while (i < path.size() && path[i] == '/') ++i;
-        if (i >= path.size()) break;
-        std::size_t j = path.find('/', i);
-        if (j == std::string_view::npos) j = path.size();
-        const std::string_view comp = path.substr(i, j - i);
-        i = j;
-        if (comp == "." || comp == "..") {
-            throw Error(ErrorCode::usage, fmt::format("path \"{}\": \".\" and \"..\" are not allowed", path));
-        }
+    for (const std::string_view comp : core::path_components(path)) {
         if (cur.kind != RecordKind::directory) {
             throw Error(ErrorCode::usage, fmt::format("path \"{}\": \"{}\" is a file, not a directory", path,
                                                       walked.empty() ? "/" : walked));

@@ -1,15 +1,23 @@
-// Read-only view of an exFAT image: so far, the boot region and the root
-// directory's system entries (what `dump` shows). Every offset is checked
-// against the device before reading; nothing is trusted from the image.
+// Read-only view of an exFAT image: the boot region and the root directory's
+// system entries (what `dump` shows), and Volume: FAT entries and chains, the
+// allocation bitmap, the up-case table, directories (entry sets decoded by
+// exfat/directory.hpp), path lookup and file data. An image is hostile input:
+// every offset is checked against the device before reading, every chain walk
+// is bounded and detects loops, memory is bounded by what the image holds.
 //
-// Facts: ../shared/docs/formats.md §2.1-2.3, §2.5-2.7 [EXFAT §2-3, §7.1-7.3].
+// Facts: ../shared/docs/formats.md §2.1-2.7 [EXFAT §2-4, §6-7].
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "fsimg/exfat/directory.hpp"
 #include "fsimg/exfat/structs.hpp"
 #include "fsimg/io/block_device.hpp"
 
@@ -71,5 +79,161 @@ std::vector<BootField> boot_fields(const BootSector& bs);
 /// A volume label entry as UTF-8 (CharacterCount clamped to 11; unpaired
 /// surrogates become U+FFFD).
 std::string label_text(const VolumeLabelEntry& entry);
+
+/// What a FAT entry value means [EXFAT §4.1; formats.md §2.4].
+enum class EntryKind : std::uint8_t {
+    next,     ///< a link to cluster 2..ClusterCount+1
+    bad,      ///< 0xFFFFFFF7
+    end,      ///< 0xFFFFFFFF, the only end of chain
+    invalid,  ///< 0, 1, a cluster number past the heap, 0xFFFFFFF8..0xFFFFFFFE
+};
+
+/// A run of consecutive clusters.
+struct ClusterRun {
+    std::uint32_t first = 0;
+    std::uint32_t count = 0;
+};
+
+/// How a chain walk ended.
+enum class ChainEnd : std::uint8_t {
+    end_of_chain,  ///< 0xFFFFFFFF (the normal end)
+    limit,         ///< the caller's cluster limit was reached
+    bad,           ///< a link is the bad-cluster mark
+    invalid,       ///< an entry holds an invalid value (the cluster holding it is included)
+    loop,          ///< the chain returns to a cluster it already visited
+};
+
+struct Chain {
+    std::vector<ClusterRun> runs;
+    std::uint64_t clusters = 0;  ///< total clusters in runs
+    ChainEnd end = ChainEnd::end_of_chain;
+    std::uint32_t stop_value = 0;  ///< the entry value that ended the walk (bad, invalid, loop)
+};
+
+/// A read-only exFAT volume over a BlockDevice (partition window or whole
+/// image). Keeps a small cache of FAT and bitmap windows (at most
+/// kCacheWindows x 64 KiB) and the expanded up-case table (128 KiB), so memory
+/// does not grow with the volume.
+class Volume {
+public:
+    static constexpr std::size_t kCacheWindows = 16;
+    static constexpr std::size_t kWindowBytes = 65536;
+    /// Deepest directory nesting a walk follows (as fat::Volume's users do).
+    static constexpr unsigned kMaxDepth = 256;
+
+    /// Reads the boot region and the root's system entries, and loads the
+    /// up-case table. Throws Error(not_this_fs) when it is not exFAT,
+    /// Error(corrupt) naming the first broken boot-sector rule
+    /// (validate_boot_sector) or when the root directory's first cluster is
+    /// outside the image. A missing or damaged up-case table is not an error:
+    /// the spec's recommended table is used instead and upcase_problem() says why.
+    explicit Volume(const io::BlockDevice& device);
+    ~Volume();
+    Volume(const Volume&) = delete;
+    Volume& operator=(const Volume&) = delete;
+
+    const io::BlockDevice& device() const noexcept { return device_; }
+    const BootRegion& boot() const noexcept { return boot_; }
+    const BootSector& boot_sector() const noexcept { return boot_.main.boot; }
+    std::uint32_t bytes_per_sector() const noexcept { return boot_.bytes_per_sector; }
+    std::uint32_t cluster_bytes() const noexcept { return cluster_bytes_; }
+    std::uint32_t cluster_count() const noexcept { return boot_sector().cluster_count; }
+    /// Highest cluster number: ClusterCount + 1.
+    std::uint32_t max_cluster() const noexcept { return cluster_count() + 1; }
+    bool is_cluster(std::uint64_t n) const noexcept { return n >= 2 && n <= max_cluster(); }
+    std::uint32_t root_cluster() const noexcept { return boot_sector().first_cluster_of_root_directory; }
+    /// Byte offset of cluster n in the device; n must satisfy is_cluster().
+    std::uint64_t cluster_offset(std::uint32_t n) const noexcept {
+        return heap_offset_ + std::uint64_t(n - 2) * cluster_bytes_;
+    }
+
+    /// FatEntry[n] of the active FAT (VolumeFlags ActiveFat picks the second
+    /// of two). Throws Error(corrupt) when n > max_cluster() or the entry lies
+    /// past the end of the device.
+    std::uint32_t fat_entry(std::uint32_t n) const;
+    EntryKind classify(std::uint32_t value) const noexcept;
+    /// Follows the FAT chain from `start` for at most `max_clusters` clusters
+    /// (never more than the volume has), detecting loops exactly. An invalid
+    /// start gives an empty chain ending `invalid`.
+    Chain follow_chain(std::uint32_t start, std::uint64_t max_clusters) const;
+    /// The clusters holding `data_length` bytes from `first_cluster`: one run
+    /// when `no_fat_chain`, else the FAT chain. Throws Error(corrupt) naming
+    /// `what` when the run leaves the cluster heap, the chain is shorter than
+    /// the length needs (broken, looping, bad) or a cluster lies past the end
+    /// of the device. 0 bytes -> no runs.
+    std::vector<ClusterRun> allocation(std::uint32_t first_cluster, std::uint64_t data_length,
+                                       bool no_fat_chain, std::string_view what) const;
+
+    /// Reads whole cluster n (out.size() <= cluster_bytes()). Throws
+    /// Error(corrupt) when n is not a cluster or lies past the end of the device.
+    void read_cluster(std::uint32_t n, std::span<std::byte> out) const;
+
+    /// The allocation bitmap entry of the active FAT's bitmap (root entry 0x81).
+    std::optional<AllocationBitmapEntry> bitmap_entry() const noexcept { return bitmap_; }
+    /// Bit n-2 of the allocation bitmap: true = cluster n is in use [EXFAT
+    /// §7.1.5]. Throws Error(corrupt) when there is no usable bitmap (missing,
+    /// shorter than ClusterCount bits, outside the heap or the device) or n
+    /// is not a cluster.
+    bool cluster_in_use(std::uint32_t n) const;
+    /// The runs of clusters marked in use, in order; stops after `max_runs`
+    /// runs (`complete` false then). Same throws as cluster_in_use.
+    std::vector<ClusterRun> used_runs(std::size_t max_runs, bool* complete = nullptr) const;
+    /// Clusters marked in use (bits set among the first ClusterCount).
+    std::uint64_t used_clusters() const;
+
+    /// The expanded up-case table (65,536 mappings) names are compared with.
+    std::span<const char16_t> upcase_table() const noexcept { return upcase_; }
+    /// Why the volume's own up-case table is not used (missing entry, broken
+    /// chain, bad TableChecksum, does not expand), or nullopt when it is.
+    const std::optional<std::string>& upcase_problem() const noexcept { return upcase_problem_; }
+
+    /// A synthetic record for the root directory (directory, name "/").
+    FileRecord root_record() const;
+    /// The raw bytes of a directory: the root's FAT chain (up to 256 MiB), or
+    /// a subdirectory's DataLength bytes (NoFatChain run or FAT chain).
+    /// A DataLength of 0 reads as an empty directory. Throws Error(corrupt)
+    /// naming the directory when it is not a directory, its DataLength is over
+    /// 256 MiB [EXFAT §6.2], or its clusters are outside the heap, broken,
+    /// looping or past the end of the device (the root: a chain broken by a
+    /// bad or invalid link yields the clusters before the break).
+    std::vector<std::byte> read_directory_bytes(const FileRecord& dir) const;
+    /// read_directory_bytes parsed with the volume's up-case table.
+    ParsedDirectory read_directory(const FileRecord& dir) const;
+
+    /// The record for a path inside the volume ("/", "DCIM/a.jpg",
+    /// "/dcim/A.JPG"): components compared after up-casing through the
+    /// volume's table; sets with a bad SetChecksum are not matched; "." and
+    /// ".." are not allowed. nullopt when a component does not exist; throws
+    /// Error(usage) when a non-final component is a file or the path is
+    /// malformed, Error(corrupt) when a directory on the way is unreadable.
+    std::optional<FileRecord> lookup(std::string_view path) const;
+
+    /// Streams a file's DataLength bytes to `sink` in pieces of at most 1 MiB:
+    /// the clusters up to ValidDataLength (clamped to DataLength), then zeros
+    /// [EXFAT §7.6.4]. Throws Error(corrupt) naming the file when its
+    /// allocation is broken (see allocation()), Error(io) on read failures.
+    void read_file(const FileRecord& file, const std::function<void(std::span<const std::byte>)>& sink) const;
+
+private:
+    /// The cached 64 KiB-aligned window of the device holding byte `abs`
+    /// (shorter, or empty, where the device ends).
+    std::span<const std::byte> window(std::uint64_t abs) const;
+    /// The allocation bitmap's clusters (computed once); throws as cluster_in_use.
+    const std::vector<ClusterRun>& bitmap_runs() const;
+    /// Calls `chunk(first_byte, bytes)` over the bitmap's ceil(ClusterCount/8) bytes in order.
+    void scan_bitmap(const std::function<void(std::uint64_t, std::span<const std::byte>)>& chunk) const;
+    void load_upcase_table();
+
+    const io::BlockDevice& device_;
+    BootRegion boot_;
+    std::uint32_t cluster_bytes_ = 0;
+    std::uint64_t heap_offset_ = 0;
+    std::uint64_t fat_offset_ = 0;  ///< byte offset of the active FAT
+    std::optional<AllocationBitmapEntry> bitmap_;
+    std::vector<char16_t> upcase_;
+    std::optional<std::string> upcase_problem_;
+    struct Cache;
+    std::unique_ptr<Cache> cache_;
+};
 
 }  // namespace fsimg::exfat

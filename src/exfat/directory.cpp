@@ -1,0 +1,246 @@
+#include "fsimg/exfat/directory.hpp"
+
+#include <fmt/format.h>
+
+#include "fsimg/core/bytes.hpp"
+#include "fsimg/core/utf.hpp"
+#include "fsimg/exfat/cost.hpp"
+
+namespace fsimg::exfat {
+
+namespace {
+
+std::uint8_t type_at(std::span<const std::byte> bytes, std::uint32_t index) {
+    return static_cast<std::uint8_t>(bytes[std::size_t{index} * kDirEntrySize]);
+}
+
+bool is_secondary(std::uint8_t type) {
+    return (type & (kEntryInUse | kEntryCategorySecondary)) == (kEntryInUse | kEntryCategorySecondary);
+}
+
+EntrySpan entry_at(std::span<const std::byte> bytes, std::uint32_t index) {
+    return bytes.subspan(std::size_t{index} * kDirEntrySize).first<kDirEntrySize>();
+}
+
+/// Decodes the set whose File entry is at `index`; returns the record or the
+/// anomaly. `count` is set to the entries the set claims (at least 1).
+std::optional<FileRecord> decode_set(std::span<const std::byte> bytes, std::uint32_t index,
+                                     std::uint32_t total, std::span<const char16_t> upcase,
+                                     std::vector<SetAnomaly>& anomalies, std::uint32_t& count) {
+    const EntrySpan file = entry_at(bytes, index);
+    const std::uint8_t secondaries = core::le8<file_off::SecondaryCount>(file);
+    count = 1;
+    auto anomaly = [&](SetAnomaly::Kind kind, std::uint32_t at, std::string detail) {
+        anomalies.push_back(SetAnomaly{kind, at, type_at(bytes, at), std::move(detail)});
+        return std::nullopt;
+    };
+    if (secondaries < 2) {
+        return anomaly(SetAnomaly::Kind::secondary_count, index,
+                       fmt::format("File entry {}: SecondaryCount {}, needs at least 2 (Stream Extension and "
+                                   "a File Name entry)",
+                                   index, secondaries));
+    }
+    // Every claimed secondary must be an in-use secondary inside the directory.
+    std::uint32_t have = 0;
+    while (have < secondaries && index + 1 + have < total && is_secondary(type_at(bytes, index + 1 + have))) {
+        ++have;
+    }
+    count = 1 + have;
+    if (have < secondaries) {
+        const std::uint32_t at = index + 1 + have;
+        if (at >= total || type_at(bytes, at) == kEntryEndOfDirectory) {
+            return anomaly(SetAnomaly::Kind::truncated, index,
+                           fmt::format("File entry {}: SecondaryCount {} reaches past the end of the "
+                                       "directory (only {} secondary entries follow)",
+                                       index, secondaries, have));
+        }
+        return anomaly(
+            SetAnomaly::Kind::not_secondary, at,
+            fmt::format("File entry {}: entry {} of its set (SecondaryCount {}) has type 0x{:02X}, "
+                        "not an in-use secondary",
+                        index, at, secondaries, type_at(bytes, at)));
+    }
+    const EntrySpan stream = entry_at(bytes, index + 1);
+    if (core::le8<stream_off::EntryType>(stream) != kEntryStreamExtension) {
+        return anomaly(SetAnomaly::Kind::no_stream, index + 1,
+                       fmt::format("File entry {}: the first secondary has type 0x{:02X}, not a Stream "
+                                   "Extension (0xC0)",
+                                   index, type_at(bytes, index + 1)));
+    }
+    FileRecord r;
+    r.index = index;
+    r.entries = count;
+    r.attributes = core::le16<file_off::FileAttributes>(file);
+    r.created = {core::le32<file_off::CreateTimestamp>(file), core::le8<file_off::Create10msIncrement>(file),
+                 core::le8<file_off::CreateUtcOffset>(file)};
+    r.modified = {core::le32<file_off::LastModifiedTimestamp>(file),
+                  core::le8<file_off::LastModified10msIncrement>(file),
+                  core::le8<file_off::LastModifiedUtcOffset>(file)};
+    r.accessed = {core::le32<file_off::LastAccessedTimestamp>(file), 0,
+                  core::le8<file_off::LastAccessedUtcOffset>(file)};
+    r.set_checksum = core::le16<file_off::SetChecksum>(file);
+    r.set_checksum_computed = entry_set_checksum(
+        bytes.subspan(std::size_t{index} * kDirEntrySize, std::size_t{count} * kDirEntrySize));
+    r.secondary_flags = core::le8<stream_off::GeneralSecondaryFlags>(stream);
+    r.name_length = core::le8<stream_off::NameLength>(stream);
+    r.name_hash = core::le16<stream_off::NameHash>(stream);
+    r.valid_data_length = core::le64<stream_off::ValidDataLength>(stream);
+    r.first_cluster = core::le32<stream_off::FirstCluster>(stream);
+    r.data_length = core::le64<stream_off::DataLength>(stream);
+
+    // File Name entries follow the Stream Extension; other secondaries after them.
+    std::uint32_t k = index + 2;
+    for (; k < index + count && type_at(bytes, k) == kEntryFileName; ++k) {
+        const EntrySpan e = entry_at(bytes, k);
+        for (std::size_t u = 0; u < kNameUnitsPerEntry && r.name16.size() < r.name_length; ++u) {
+            r.name16.push_back(static_cast<char16_t>(core::load_le16(e, name_off::FileName + 2 * u)));
+        }
+    }
+    if (r.name_length == 0 || r.name16.size() < r.name_length) {
+        return anomaly(
+            SetAnomaly::Kind::name_length, index + 1,
+            fmt::format("File entry {}: NameLength {} but its {} File Name entries hold {} units", index,
+                        r.name_length, k - index - 2, (k - index - 2) * kNameUnitsPerEntry));
+    }
+    for (; k < index + count; ++k) {
+        const std::uint8_t type = type_at(bytes, k);
+        if (!(type & kEntryImportanceBenign)) {
+            return anomaly(
+                SetAnomaly::Kind::unknown_critical, k,
+                fmt::format("File entry {}: its secondary entry {} has the critical type 0x{:02X}, "
+                            "which is not a File Name entry in that position",
+                            index, k, type));
+        }
+        const EntrySpan e = entry_at(bytes, k);
+        r.benign.push_back(BenignSecondary{k, type, core::le8<1>(e), core::le32<dir_off::FirstCluster>(e),
+                                           core::le64<dir_off::DataLength>(e)});
+    }
+    r.name = core::utf16_to_utf8_lossy(r.name16);
+    if (!upcase.empty()) r.name_hash_computed = name_hash(r.name16, upcase);
+    return r;
+}
+
+}  // namespace
+
+ParsedDirectory parse_directory(std::span<const std::byte> bytes, std::span<const char16_t> upcase) {
+    ParsedDirectory d;
+    const auto total = static_cast<std::uint32_t>(
+        std::min<std::size_t>(bytes.size() / kDirEntrySize, kMaxDirectoryBytes / kDirEntrySize));
+    std::uint32_t i = 0;
+    while (i < total) {
+        const std::uint8_t type = type_at(bytes, i);
+        if (type == kEntryEndOfDirectory) {
+            d.end_marker = true;
+            break;
+        }
+        if (!(type & kEntryInUse)) {
+            ++i;
+            continue;
+        }
+        if (type & kEntryCategorySecondary) {
+            // Report a run of orphan secondaries once.
+            std::uint32_t j = i;
+            while (j < total && is_secondary(type_at(bytes, j))) ++j;
+            d.anomalies.push_back(SetAnomaly{SetAnomaly::Kind::orphan_secondary, i, type,
+                                             fmt::format("entries {}..{}: secondary entries outside any "
+                                                         "File entry set (first type 0x{:02X})",
+                                                         i, j - 1, type)});
+            i = j;
+            continue;
+        }
+        if (type == kEntryFile) {
+            std::uint32_t count = 1;
+            if (auto r = decode_set(bytes, i, total, upcase, d.anomalies, count)) {
+                d.files.push_back(std::move(*r));
+            }
+            i += count;
+            continue;
+        }
+        const bool known = type == kEntryAllocationBitmap || type == kEntryUpcaseTable ||
+                           type == kEntryVolumeLabel || (type & kEntryImportanceBenign);
+        if (known) {
+            d.system.push_back(SystemEntry{i, type});
+        } else {
+            d.anomalies.push_back(
+                SetAnomaly{SetAnomaly::Kind::unknown_critical, i, type,
+                           fmt::format("entry {}: unknown critical primary entry type 0x{:02X}", i, type)});
+        }
+        // A primary's secondaries belong to it, whatever it is [EXFAT §6.3.1].
+        const std::uint8_t secondaries = static_cast<std::uint8_t>(bytes[std::size_t{i} * kDirEntrySize + 1]);
+        std::uint32_t j = i + 1;
+        if (type != kEntryVolumeLabel && type != kEntryAllocationBitmap && type != kEntryUpcaseTable) {
+            while (j < total && j <= i + secondaries && is_secondary(type_at(bytes, j))) ++j;
+        }
+        i = j;
+    }
+    d.entries_scanned = i;
+    return d;
+}
+
+std::u16string upcase_name(std::u16string_view name, std::span<const char16_t> upcase) {
+    std::u16string out(name);
+    for (char16_t& c : out) {
+        if (c < upcase.size()) c = upcase[c];
+    }
+    return out;
+}
+
+std::uint16_t name_hash(std::u16string_view name, std::span<const char16_t> upcase) {
+    std::uint16_t hash = 0;
+    auto add = [&](std::uint8_t byte) {
+        hash = static_cast<std::uint16_t>(((hash & 1) ? 0x8000 : 0) + (hash >> 1) + byte);
+    };
+    for (const char16_t c : upcase_name(name, upcase)) {
+        add(static_cast<std::uint8_t>(c & 0xFF));
+        add(static_cast<std::uint8_t>(c >> 8));
+    }
+    return hash;
+}
+
+std::optional<DecodedTimestamp> decode_timestamp(const EntryTimestamp& t) noexcept {
+    const std::uint32_t v = t.timestamp;
+    const unsigned dsec = v & 0x1F, minute = (v >> 5) & 0x3F, hour = (v >> 11) & 0x1F;
+    const unsigned day = (v >> 16) & 0x1F, month = (v >> 21) & 0x0F, year = 1980 + (v >> 25);
+    if (dsec > 29 || minute > 59 || hour > 23 || day == 0 || month == 0 || month > 12 ||
+        t.increment_10ms > 199) {
+        return std::nullopt;
+    }
+    DecodedTimestamp d;
+    d.local.year = static_cast<int>(year);
+    d.local.month = month;
+    d.local.day = day;
+    d.local.hour = hour;
+    d.local.minute = minute;
+    d.local.second = dsec * 2 + t.increment_10ms / 100;
+    d.local.nanosecond = std::uint32_t(t.increment_10ms % 100) * 10000000u;
+    if (t.utc_offset & 0x80) {
+        // Bits 0-6: a signed 7-bit count of 15-minute intervals [EXFAT §7.4.10].
+        const int q = (t.utc_offset & 0x40) ? int(t.utc_offset & 0x7F) - 128 : int(t.utc_offset & 0x7F);
+        d.utc_offset_minutes = q * 15;
+    }
+    return d;
+}
+
+std::optional<std::pair<std::int64_t, std::uint32_t>> timestamp_unix(const EntryTimestamp& t,
+                                                                     int assumed_offset_minutes) noexcept {
+    const auto d = decode_timestamp(t);
+    if (!d) return std::nullopt;
+    const int offset = d->utc_offset_minutes.value_or(assumed_offset_minutes);
+    return std::pair{core::unix_from_civil(d->local) - std::int64_t{offset} * 60, d->local.nanosecond};
+}
+
+std::string timestamp_text(const EntryTimestamp& t, bool with_increment) {
+    const auto d = decode_timestamp(t);
+    if (!d) return "-";
+    const core::CivilTime& c = d->local;
+    std::string s = fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}", c.year, c.month, c.day, c.hour,
+                                c.minute, c.second);
+    if (with_increment) s += fmt::format(".{:02}", c.nanosecond / 10000000u);
+    if (d->utc_offset_minutes) {
+        const int m = *d->utc_offset_minutes;
+        s += fmt::format(" {}{:02}:{:02}", m < 0 ? '-' : '+', std::abs(m) / 60, std::abs(m) % 60);
+    }
+    return s;
+}
+
+}  // namespace fsimg::exfat
