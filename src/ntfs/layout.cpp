@@ -184,7 +184,10 @@ std::variant<Layout, LayoutRefusal> plan_layout(const LayoutRequest& rq, std::ui
     L.mft_zone_end = L.mft.lcn + L.cluster_count / 8;
 
     const std::uint64_t mirror_end = L.mftmirr.lcn + L.mftmirr.clusters;
-    std::uint64_t log = logfile_bytes_for(L.volume_bytes(), c);
+    // mkntfs sizes the $LogFile by the volume without its backup boot sector
+    // (total sectors x sector size): a 2 MiB device gets 256 KiB, a 12 GiB
+    // one 64,421,888 bytes [EXP mkntfs 2022.10.3].
+    std::uint64_t log = logfile_bytes_for(L.total_sectors * bps, c);
     log = std::max<std::uint64_t>(log / c * c, c);
     while (log >= 256 * 1024 && mirror_end + log / c > L.cluster_count) log = log / 2 / c * c;
     auto too_small = [&](const std::string& what) {

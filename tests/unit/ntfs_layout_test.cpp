@@ -109,6 +109,11 @@ TEST_CASE("ntfs layout: $LogFile sizes (formats.md §3.3)", "[ntfs][layout]") {
     CHECK(logfile_bytes_for(13 * GiB, 4096) == 64 * MiB);
     CHECK(must(GiB).logfile_bytes == 5365760);
     CHECK(must(13 * GiB).logfile_bytes == 64 * MiB);
+    // The table applies to the volume without its backup boot sector, as in
+    // mkntfs [EXP mkntfs 2022.10.3 on devices of exactly these sizes].
+    CHECK(must(2 * MiB).logfile_bytes == 256 * KiB);
+    CHECK(must(4000256).logfile_bytes == 512 * KiB);
+    CHECK(must(12 * GiB).logfile_bytes == 64421888);
 }
 
 TEST_CASE("ntfs layout: default cluster sizes (formats.md §3.10)", "[ntfs][layout]") {

@@ -130,7 +130,10 @@ std::variant<Layout, LayoutRefusal> plan_layout(const LayoutRequest& request, st
 /// 16 TiB, then doubling per doubling of the volume up to 2 MiB for 8 PiB.
 std::uint32_t default_cluster_bytes(std::uint64_t volume_bytes) noexcept;
 
-/// mkntfs' $LogFile size (formats.md §3.3): < 2 MiB volume -> 256 KiB;
+/// mkntfs' $LogFile size (formats.md §3.3) for `volume_bytes` = total
+/// sectors x sector size, the volume without its backup boot sector (what
+/// mkntfs compares: a 2 MiB device gets 256 KiB, a 12 GiB device
+/// 64,421,888 bytes [EXP]): < 2 MiB -> 256 KiB;
 /// < 4,000,000 B -> 512 KiB; <= 200 MiB -> 2 MiB; < 12 GiB -> volume / 200
 /// rounded down to a cluster; else 64 MiB. (Halving to fit is done by plan_layout.)
 std::uint64_t logfile_bytes_for(std::uint64_t volume_bytes, std::uint32_t cluster_bytes) noexcept;
