@@ -12,29 +12,14 @@
 #include "fsimg/ntfs/format.hpp"
 #include "fsimg/ntfs/layout.hpp"
 #include "fsimg/ntfs/structs.hpp"
+#include "ntfs_fixture.hpp"
 
 using namespace fsimg;
 using namespace fsimg::ntfs;
+using fsimg::ntfs::test::must;
+using fsimg::ntfs::test::opts;
 
 namespace {
-
-Layout must(std::uint64_t bytes, std::uint32_t cluster = 4096, std::uint32_t bps = 512) {
-    LayoutRequest r;
-    r.volume_bytes = bytes;
-    r.cluster_bytes = cluster;
-    r.bytes_per_sector = bps;
-    auto v = plan_layout(r, secure_sds_bytes());
-    REQUIRE(std::holds_alternative<Layout>(v));
-    return std::get<Layout>(v);
-}
-
-FormatOptions opts() {
-    FormatOptions o;
-    o.volume_serial_number = 0x0123456789ABCDEFull;
-    o.label = u"TEST";
-    o.creation_filetime = filetime_from_unix(1700000000);
-    return o;
-}
 
 std::vector<std::byte> read(const io::MemoryImage& img, std::uint64_t off, std::size_t n) {
     std::vector<std::byte> v(n);

@@ -16,6 +16,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fsimg::ntfs {
@@ -311,5 +312,90 @@ std::vector<std::byte> build_index_root(std::uint32_t indexed_type, std::uint32_
 /// entries do not fit.
 std::vector<std::byte> build_index_block(std::uint64_t vcn, std::uint32_t index_block_bytes,
                                          std::span<const std::byte> entries);
+
+// ---- decoding attribute values (dump, the reader; issue 8's fsck) ----
+// Every decoder reads through bounds checks and throws FormatError (offset
+// relative to the value) when a field would leave the value. None judges.
+
+/// The name NTFS documentation uses for an attribute type code
+/// ("$STANDARD_INFORMATION", ...); "" for codes not listed in formats.md §3.5.
+std::string_view attr_type_name(std::uint32_t type) noexcept;
+
+/// $STANDARD_INFORMATION: 48 bytes (NTFS 1.2: times, attributes, maximum
+/// versions, version, class id) or 72 (3.x adds owner id, security id, quota
+/// charged, USN) [FLATCAP attributes/standard_information], formats.md §3.7.
+/// The 3.x fields stay 0 for the 48-byte form. Throws FormatError below 48 bytes.
+StandardInformation decode_standard_information(std::span<const std::byte> value);
+
+/// $FILE_NAME (66 + 2 * name length bytes, formats.md §3.7). Throws
+/// FormatError when the value is shorter than 66 bytes or than its name.
+FileName decode_file_name(std::span<const std::byte> value);
+
+/// $VOLUME_INFORMATION (12 bytes: 8 zero, major, minor, flags) [FLATCAP], formats.md §3.9.
+struct VolumeInformation {
+    std::uint8_t major = 0, minor = 0;
+    std::uint16_t flags =
+        0;  ///< 0x0001 dirty, 0x0002 resize $LogFile, 0x0004 upgrade, 0x0008 mounted on NT4,
+            ///< 0x0010 deleting USN, 0x0020 repair object ids, 0x8000 modified by chkdsk
+};
+/// Throws FormatError below 12 bytes.
+VolumeInformation decode_volume_information(std::span<const std::byte> value);
+
+/// A UTF-16LE string of value.size() / 2 units (an odd last byte is ignored):
+/// $VOLUME_NAME, attribute names.
+std::u16string decode_utf16(std::span<const std::byte> bytes);
+
+/// One index entry [FLATCAP concepts/index_entry], formats.md §3.8. For $I30
+/// (indexed type 0x30) the first 8 bytes are a file reference and the key a
+/// $FILE_NAME value; for view indexes ($SDH, $SII, $O, $Q, $R) they are the
+/// data offset (u16) and length (u16) of a data part inside the entry.
+struct IndexEntry {
+    std::uint32_t offset = 0;     ///< within the decoded span
+    std::uint64_t reference = 0;  ///< raw first 8 bytes
+    std::uint16_t length = 0;     ///< entry length
+    std::uint16_t key_length = 0;
+    std::uint16_t flags = 0;  ///< 0x01 has sub-node, 0x02 last entry
+    std::vector<std::byte> key;
+    std::optional<FileName> file_name;       ///< decoded key of a non-last $I30 entry
+    std::optional<std::uint64_t> child_vcn;  ///< last 8 bytes when flags & 0x01
+    bool last() const noexcept { return flags & 0x02; }
+};
+
+/// The entries of one index node: from `entries_offset` up to
+/// `index_length` bytes into `node` (both relative to the node header at
+/// node[0], as stored). Stops after the entry flagged last; at most
+/// node.size() / 16 entries. Throws FormatError for an entry length below 16,
+/// not 8-aligned, or past index_length; a key past its entry; a missing last
+/// entry. `file_names` decodes keys as $FILE_NAME values.
+std::vector<IndexEntry> decode_index_entries(std::span<const std::byte> node, bool file_names);
+
+/// $INDEX_ROOT value (formats.md §3.8): 16-byte root header, 16-byte node
+/// header, entries.
+struct IndexRoot {
+    std::uint32_t indexed_type = 0;    ///< 0x30 for $I30, 0 for view indexes
+    std::uint32_t collation_rule = 0;  ///< collation:: values
+    std::uint32_t index_block_bytes = 0;
+    std::uint8_t clusters_per_block = 0;
+    std::uint32_t entries_offset = 0;  ///< node header: first entry, from the node header
+    std::uint32_t index_length = 0;    ///< node header: bytes in use, from the node header
+    std::uint32_t allocated_length = 0;
+    std::uint8_t node_flags = 0;  ///< 0x01 large index (entries in INDX blocks)
+    std::vector<IndexEntry> entries;
+};
+/// Throws FormatError when the value is shorter than 32 bytes or an entry is bad.
+IndexRoot decode_index_root(std::span<const std::byte> value);
+
+/// One $ATTRIBUTE_LIST entry [FLATCAP attributes/attribute_list].
+struct AttributeListEntry {
+    std::uint32_t type = 0;
+    std::uint16_t length = 0;
+    std::u16string name;
+    std::uint64_t starting_vcn = 0;
+    FileReference record;  ///< the MFT record holding this attribute
+    std::uint16_t instance = 0;
+};
+/// Decodes every entry (each at least 26 bytes, 8-aligned length, name
+/// inside it); at most value.size() / 24 entries. Throws FormatError.
+std::vector<AttributeListEntry> decode_attribute_list(std::span<const std::byte> value);
 
 }  // namespace fsimg::ntfs

@@ -1,0 +1,203 @@
+// Read-only view of an NTFS image: the boot sector validated, $MFT located
+// through its own runlist, MFT records read with their fixups checked and
+// every attribute decoded, non-resident streams read through their runlists.
+// The base of dump, and of ls/cat/fsck (issue 8).
+//
+// The image is hostile (design.md "Untrusted input"): every offset and length
+// inside a record is checked against the record before use, runlists are
+// decoded only inside their attribute and checked against the volume's
+// clusters before any read, every loop is bounded by the bytes it walks, and
+// memory is bounded by the record size and by what the caller asks to read,
+// never by a size field alone. Damage that stops a read throws
+// fsimg::Error(corrupt) naming the MFT record, the attribute and the byte
+// offset in the image.
+//
+// Facts: ../shared/docs/formats.md §3.1 (boot sector), §3.4 (FILE record,
+// fixups), §3.5 (attribute headers), §3.6 (runlists) [FLATCAP, NTFS-3G, EXP].
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fsimg/io/block_device.hpp"
+#include "fsimg/ntfs/structs.hpp"
+
+namespace fsimg::ntfs {
+
+// ---- boot sector
+
+/// A broken boot-sector rule: stable code ("ntfs.boot.cluster_size") and a
+/// message naming the values.
+struct BootProblem {
+    std::string_view code;
+    std::string message;
+};
+
+/// Checks the boot sector alone (formats.md §3.1): OEM ID "NTFS    ",
+/// signature 55 AA, bytes per sector a power of two in 256..4096, a cluster
+/// size the sectors-per-cluster byte can encode (at most 2 MiB), MFT record
+/// and index block sizes powers of two in 512..65536 (512: the fixup stride;
+/// 65536 bounds what one record read allocates), a volume of at least one
+/// cluster whose byte size fits 64 bits,
+/// $MFT and $MFTMirr LCNs inside it. Returns every broken rule; empty =
+/// valid. Never throws (except std::bad_alloc).
+std::vector<BootProblem> validate_boot_sector(std::span<const std::byte, kBootSectorSize> sector);
+
+/// Geometry derived from a valid boot sector. Sizes in bytes.
+struct Geometry {
+    std::uint32_t bytes_per_sector = 0;
+    std::uint32_t cluster_bytes = 0;
+    std::uint32_t mft_record_bytes = 0;
+    std::uint32_t index_block_bytes = 0;
+    std::uint64_t total_sectors = 0;  ///< boot sector field (the backup boot sector follows them)
+    std::uint64_t cluster_count = 0;  ///< total_sectors / sectors per cluster
+    std::uint64_t volume_bytes() const noexcept { return total_sectors * bytes_per_sector; }
+};
+/// The geometry of a boot sector validate_boot_sector() accepts; nullopt otherwise.
+std::optional<Geometry> geometry_of(std::span<const std::byte, kBootSectorSize> sector);
+
+// ---- MFT records (pure: decoded from bytes, no device)
+
+/// One data run placed at its VCN: `length` clusters from `vcn`, at `lcn`,
+/// or sparse (no clusters) when lcn is empty.
+struct MappedRun {
+    Vcn vcn{};
+    std::uint64_t length = 0;
+    std::optional<Lcn> lcn;
+    friend bool operator==(const MappedRun&, const MappedRun&) = default;
+};
+
+/// One attribute of an MFT record, decoded (formats.md §3.5).
+struct Attribute {
+    std::uint64_t record = 0;  ///< MFT record it was read from
+    std::uint32_t type = 0;    ///< type code as stored (AttrType values, or any other)
+    std::uint32_t offset = 0;  ///< of the header within the record
+    std::uint32_t length = 0;  ///< total length, header included
+    bool non_resident = false;
+    std::u16string name;
+    std::uint16_t flags = 0;  ///< 0x0001 compressed, 0x4000 encrypted, 0x8000 sparse
+    std::uint16_t instance = 0;
+
+    // Resident (non_resident == false).
+    std::uint16_t value_offset = 0;  ///< within the attribute
+    bool indexed = false;            ///< resident flag byte 0x16
+    std::vector<std::byte> value;    ///< a copy (bounded by the record size)
+
+    // Non-resident.
+    Vcn first_vcn{}, last_vcn{};
+    std::uint16_t runlist_offset = 0;  ///< within the attribute
+    std::uint16_t compression_unit = 0;
+    std::uint64_t allocated_size = 0, data_size = 0, initialized_size = 0;
+    std::optional<std::uint64_t> compressed_size;  ///< only when compressed (flags & 0x0001)
+    std::vector<MappedRun> runs;                   ///< VCNs from first_vcn
+
+    AttrType kind() const noexcept { return static_cast<AttrType>(type); }
+    /// The stream's logical length: the value's for resident, data size otherwise.
+    std::uint64_t size() const noexcept { return non_resident ? data_size : value.size(); }
+    /// "$DATA", "$DATA:$Bad", "0x1234" for unknown types; names as UTF-8.
+    std::string display_name() const;
+};
+
+/// A decoded FILE record (formats.md §3.4): header and attributes in
+/// on-disk order, up to the 0xFFFFFFFF end marker.
+struct MftRecord {
+    std::uint64_t number = 0;
+    std::uint64_t byte_offset = 0;  ///< absolute offset of the record's first byte in the image
+    MftRecordHeader header;
+    std::uint16_t update_sequence_number = 0;
+    std::size_t fixup_strides = 0;  ///< 512-byte strides whose tails matched (all of them)
+    std::vector<Attribute> attributes;
+
+    bool in_use() const noexcept { return header.flags & record_flag::in_use; }
+    bool is_directory() const noexcept { return header.flags & record_flag::directory; }
+    /// The first attribute of this type and name (exact units), or nullptr.
+    const Attribute* find(AttrType type, std::u16string_view name = u"") const noexcept;
+};
+
+/// Decodes one record read from the image (fixups still applied on disk;
+/// they are checked and removed in `raw`). `number` and `byte_offset` only
+/// name the record in errors and in the result. Throws Error(corrupt), with
+/// the message "MFT record N ... at offset X" and the absolute byte offset,
+/// when: the signature is not "FILE" (also "BAAD"), the update sequence
+/// array is malformed or a stride's tail does not hold the update sequence
+/// number, the first attribute offset or bytes in use lie outside the record,
+/// an attribute header would pass bytes in use, an attribute length is below
+/// 24 or not 8-aligned, its name, value or runlist passes its length, or a
+/// runlist does not decode (formats.md §3.6) or its VCNs overflow. The walk
+/// ends at the end marker or at bytes in use; at most size / 24 attributes.
+MftRecord parse_mft_record(std::span<std::byte> raw, std::uint64_t number, std::uint64_t byte_offset = 0);
+
+// ---- the volume
+
+/// An opened NTFS volume. Holds a reference to the device (which must
+/// outlive it) and $MFT's $DATA attribute; nothing else is cached.
+class Volume {
+public:
+    /// Reads the boot sector and record 0 ($MFT) at the boot sector's MFT LCN
+    /// and takes the unnamed $DATA runlist from it; every later record is read
+    /// through that runlist. Throws Error(not_this_fs) when byte 3 does not
+    /// say "NTFS    ", Error(corrupt) naming the first broken rule of
+    /// validate_boot_sector(), when the device is shorter than the boot
+    /// sector or record 0, when record 0 does not parse, has no non-resident
+    /// unnamed $DATA starting at VCN 0, or its runs leave the volume.
+    /// ($MFT extents in other records through $ATTRIBUTE_LIST are not
+    /// followed yet: records past the base extent are reported as unmapped.)
+    explicit Volume(const io::BlockDevice& device);
+
+    const io::BlockDevice& device() const noexcept { return device_; }
+    const BootSector& boot() const noexcept { return boot_; }
+    const Geometry& geometry() const noexcept { return geometry_; }
+    /// The boot sector's 512 bytes as read.
+    std::span<const std::byte, kBootSectorSize> boot_sector_bytes() const noexcept { return boot_bytes_; }
+    /// The backup boot sector (the sector at total_sectors) equals sector 0 in
+    /// its first 512 bytes; nullopt when it lies past the device.
+    std::optional<bool> backup_boot_matches() const;
+    /// $MFT's unnamed $DATA attribute (from record 0).
+    const Attribute& mft_data() const noexcept { return mft_data_; }
+    /// Records $MFT holds: its data size / record size.
+    std::uint64_t record_count() const noexcept;
+
+    /// Reads and parses MFT record `number` through $MFT's runlist (records
+    /// may lie anywhere; a record may span runs). Throws Error(usage) when
+    /// number >= record_count(), Error(corrupt) as parse_mft_record() and
+    /// read_stream() do.
+    MftRecord read_record(std::uint64_t number) const;
+
+    /// The absolute image offset of byte `stream_offset` of a non-resident
+    /// attribute; nullopt when it falls in a sparse run or no run maps it.
+    std::optional<std::uint64_t> device_offset(const Attribute& attr, std::uint64_t stream_offset) const;
+
+    /// Reads out.size() bytes of the attribute's stream from
+    /// `stream_offset`: a resident value is copied; non-resident bytes come
+    /// from the runs, sparse runs and bytes at or past the initialized size
+    /// read as zeros. Throws Error(usage) when the range passes size(),
+    /// Error(corrupt) when a VCN is not mapped by the runs or a run's clusters
+    /// pass the volume's last cluster (message names record, attribute, VCN
+    /// and LCN), Error(io/corrupt) from the device.
+    void read_stream(const Attribute& attr, std::uint64_t stream_offset, std::span<std::byte> out) const;
+    /// The whole stream, refusing (Error(usage)) more than max_bytes so that a
+    /// size field cannot make the caller allocate.
+    std::vector<std::byte> read_stream(const Attribute& attr, std::uint64_t max_bytes) const;
+
+    /// Checks that every non-sparse run lies inside the volume's clusters;
+    /// throws Error(corrupt) naming the record, attribute and run otherwise.
+    void check_runs(const Attribute& attr) const;
+
+private:
+    const io::BlockDevice& device_;
+    BootSector boot_;
+    std::array<std::byte, kBootSectorSize> boot_bytes_{};
+    Geometry geometry_;
+    Attribute mft_data_;
+};
+
+/// True when the device's sector 0 says "NTFS    " at byte 3 (a cheap
+/// detection for dispatch; the device may still be damaged).
+bool is_ntfs(const io::BlockDevice& device);
+
+}  // namespace fsimg::ntfs
