@@ -6,11 +6,13 @@
 
 #include "common.hpp"
 #include "dump_exfat.hpp"
+#include "dump_ntfs.hpp"
 #include "fat_view.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/fat/volume.hpp"
 #include "fsimg/io/open.hpp"
+#include "fsimg/ntfs/volume.hpp"
 
 namespace fsimg::cli {
 
@@ -190,6 +192,7 @@ void print_text(const std::string& image, const io::OpenedVolume& v, const fat::
 int run_dump(DumpArgs a) {
     // "--what dir PATH IMAGE": PATH is the operand before IMAGE.
     a.image = a.operands.back();
+    if (a.what == "mft") return dump_ntfs_record(a.operands, a.json);
     if (a.what != "boot") {
         std::vector<std::string> what{a.what};
         if (a.operands.size() == 2) what.push_back(a.operands.front());
@@ -197,6 +200,10 @@ int run_dump(DumpArgs a) {
     }
     if (a.operands.size() != 1) throw Error(ErrorCode::usage, "dump --what boot takes only IMAGE");
     io::OpenedVolume v = io::open_volume(a.image);
+    if (ntfs::is_ntfs(v.device())) {
+        return dump_ntfs(a.image, v, a.json,
+                         v.table.kind != io::PartitionTableKind::none ? partition_json(v) : nlohmann::json());
+    }
     if (is_exfat_volume(v.device())) {
         return dump_exfat(
             a.image, v, a.json,
@@ -224,10 +231,12 @@ Action add_dump(CLI::App& app) {
     cmd->add_flag("--json", args->json, "Print JSON (schema in docs/json.md)");
     cmd->add_option("--what", args->what,
                     "What to show: boot (default), fat (FAT summary and chains), dir PATH (raw directory "
-                    "entries of PATH), extents PATH (the cluster runs of file PATH)")
-        ->check(CLI::IsMember({"boot", "fat", "dir", "extents"}));
+                    "entries of PATH), extents PATH (the cluster runs of file PATH), mft N (NTFS: MFT "
+                    "record N decoded)")
+        ->check(CLI::IsMember({"boot", "fat", "dir", "extents", "mft"}));
     cmd->add_option("[PATH] IMAGE", args->operands,
-                    "Image file (IMAGE@N selects partition N), after the PATH that --what dir|extents needs")
+                    "Image file (IMAGE@N selects partition N), after the PATH that --what dir|extents needs "
+                    "or the record number that --what mft needs")
         ->required()
         ->expected(1, 2);
     return [args] { return run_dump(*args); };
