@@ -117,21 +117,10 @@ std::variant<PopulatePlan, std::vector<io::TreeProblem>> plan_population(const i
         next += clusters;
     };
     allocate(0, directory_clusters(plan.nodes[0].entries, cb));
-    std::vector<std::pair<std::uint32_t, std::size_t>> stack{{0, 0}};  // (directory, next child)
-    while (!stack.empty()) {
-        auto& [dir, pos] = stack.back();
-        if (pos == tree.nodes[dir].children.size()) {
-            stack.pop_back();
-            continue;
-        }
-        const std::uint32_t c = tree.nodes[dir].children[pos++];
-        if (tree.nodes[c].is_dir) {
-            allocate(c, directory_clusters(plan.nodes[c].entries, cb));
-            stack.emplace_back(c, 0);
-        } else {
-            allocate(c, file_clusters(tree.nodes[c].size, cb));
-        }
-    }
+    io::visit_depth_first(tree, [&](std::uint32_t c) {
+        const io::TreeNode& n = tree.nodes[c];
+        allocate(c, n.is_dir ? directory_clusters(plan.nodes[c].entries, cb) : file_clusters(n.size, cb));
+    });
     plan.used_clusters = next - 2;
     return plan;
 }

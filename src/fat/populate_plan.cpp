@@ -130,23 +130,10 @@ std::variant<PopulatePlan, std::vector<TreeProblem>> plan_population(const Sourc
         next += static_cast<std::uint32_t>(clusters);
     };
     if (fat32) allocate(0, directory_clusters(plan.nodes[0].entries, cb));
-    // Explicit stack of (directory, next child position): depth is bounded
-    // by kMaxTreeDepth, but an explicit stack keeps synthetic trees safe too.
-    std::vector<std::pair<std::uint32_t, std::size_t>> stack{{0, 0}};
-    while (!stack.empty()) {
-        auto& [dir, pos] = stack.back();
-        if (pos == tree.nodes[dir].children.size()) {
-            stack.pop_back();
-            continue;
-        }
-        const std::uint32_t c = tree.nodes[dir].children[pos++];
-        if (tree.nodes[c].is_dir) {
-            allocate(c, directory_clusters(plan.nodes[c].entries, cb));
-            stack.emplace_back(c, 0);
-        } else {
-            allocate(c, file_clusters(tree.nodes[c].size, cb));
-        }
-    }
+    io::visit_depth_first(tree, [&](std::uint32_t c) {
+        const TreeNode& n = tree.nodes[c];
+        allocate(c, n.is_dir ? directory_clusters(plan.nodes[c].entries, cb) : file_clusters(n.size, cb));
+    });
     plan.used_clusters = next - 2;
     plan.next_free = std::uint64_t{next} <= std::uint64_t{layout.cluster_count} + 1 ? next : 0xFFFFFFFFu;
     return plan;

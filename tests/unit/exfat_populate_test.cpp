@@ -24,6 +24,7 @@
 #include "fsimg/io/block_device.hpp"
 #include "fsimg/slack/analyzer.hpp"
 #include "fsimg/slack/report.hpp"
+#include "tree_builder.hpp"
 
 using namespace fsimg;
 using namespace fsimg::exfat;
@@ -54,34 +55,16 @@ Layout plan(std::uint64_t bytes, std::uint32_t cluster, std::uint32_t sector = 5
     return std::get<Layout>(v);
 }
 
-/// A tree built in memory: add(parent, name, is_dir, size) -> index.
-struct TreeBuilder {
-    io::SourceTree t;
-    TreeBuilder() {
-        io::TreeNode root;
-        root.is_dir = true;
-        t.nodes.push_back(root);
-    }
-    std::uint32_t add(std::uint32_t parent, const std::string& name, bool is_dir, std::uint64_t size = 0) {
-        io::TreeNode n;
-        n.name = name;
-        n.is_dir = is_dir;
-        n.size = size;
-        n.parent = parent;
-        const auto i = static_cast<std::uint32_t>(t.nodes.size());
-        t.nodes.push_back(n);
-        t.nodes[parent].children.push_back(i);
-        (is_dir ? t.directories : t.files) += 1;
-        t.data_bytes += size;
-        return i;
-    }
+/// A tree built in memory with the exFAT rules, children sorted by name as
+/// the scan sorts them.
+struct TreeBuilder : test::TreeBuilder {
+    TreeBuilder() : test::TreeBuilder(&check_source_tree) {}
     io::SourceTree done() {
         for (auto& node : t.nodes) {
             std::sort(node.children.begin(), node.children.end(),
                       [&](std::uint32_t a, std::uint32_t b) { return t.nodes[a].name < t.nodes[b].name; });
         }
-        check_source_tree(t);
-        return t;
+        return test::TreeBuilder::done();
     }
 };
 
@@ -291,7 +274,8 @@ TEST_CASE("plan refusals: tree larger than the volume, needed vs available", "[e
     // 2,560 data clusters; the free ones: the count minus bitmap, up-case table and root.
     CHECK(problems[0].reason.find("needs 10 MiB (2,560 clusters of 4 KiB)") != std::string::npos);
     CHECK(problems[0].reason.find(fmt::format("{} clusters of 4 KiB) free",
-                                              core::format_count(l.cluster_count - l.used_clusters()))) != std::string::npos);
+                                              core::format_count(l.cluster_count - l.used_clusters()))) !=
+          std::string::npos);
     // -s auto finds a volume that holds it, with 1 MiB to spare.
     LayoutRequest base;
     base.cluster_bytes = 4096;

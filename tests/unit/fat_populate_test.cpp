@@ -18,6 +18,7 @@
 #include "fsimg/fat/populate.hpp"
 #include "fsimg/fat/structs.hpp"
 #include "fsimg/io/block_device.hpp"
+#include "tree_builder.hpp"
 
 using namespace fsimg;
 using namespace fsimg::fat;
@@ -35,31 +36,9 @@ Layout plan(std::uint64_t bytes, FatType type, std::uint32_t cluster) {
     return std::get<Layout>(v);
 }
 
-/// A tree built in memory: add(parent, name, is_dir, size) -> index.
-struct TreeBuilder {
-    SourceTree t;
-    TreeBuilder() {
-        TreeNode root;
-        root.is_dir = true;
-        t.nodes.push_back(root);
-    }
-    std::uint32_t add(std::uint32_t parent, const std::string& name, bool is_dir, std::uint64_t size = 0) {
-        TreeNode n;
-        n.name = name;
-        n.is_dir = is_dir;
-        n.size = size;
-        n.parent = parent;
-        const auto i = static_cast<std::uint32_t>(t.nodes.size());
-        t.nodes.push_back(n);
-        t.nodes[parent].children.push_back(i);
-        (is_dir ? t.directories : t.files) += 1;
-        t.data_bytes += size;
-        return i;
-    }
-    SourceTree done() {
-        check_source_tree(t);
-        return t;
-    }
+/// A tree built in memory with the FAT rules.
+struct TreeBuilder : test::TreeBuilder {
+    TreeBuilder() : test::TreeBuilder(&check_source_tree) {}
 };
 
 /// The cost model summed over a tree, node by node (independently of plan_population).

@@ -125,6 +125,25 @@ struct PopulateWriteOptions {
     bool device_is_zeroed = true;
 };
 
+/// Calls visit(i) for every node below the root, depth first in children
+/// order: a directory, then everything below it, then its next sibling (the
+/// order populate allocates in). An explicit stack: depth is bounded by
+/// kMaxTreeDepth for scanned trees, and synthetic trees stay safe too.
+template <typename Visit>
+void visit_depth_first(const SourceTree& tree, Visit visit) {
+    std::vector<std::pair<std::uint32_t, std::size_t>> stack{{0, 0}};  // (directory, next child)
+    while (!stack.empty()) {
+        auto& [dir, pos] = stack.back();
+        if (pos == tree.nodes[dir].children.size()) {
+            stack.pop_back();
+            continue;
+        }
+        const std::uint32_t c = tree.nodes[dir].children[pos++];
+        visit(c);
+        if (tree.nodes[c].is_dir) stack.emplace_back(c, 0);
+    }
+}
+
 /// Orders problems by image path (stable), as refusals list them.
 void sort_problems(SourceTree& tree);
 
