@@ -11,6 +11,7 @@
 #include "fsimg/core/utf.hpp"
 #include "fsimg/exfat/cost.hpp"
 #include "fsimg/exfat/layout.hpp"
+#include "fsimg/io/host_tree.hpp"
 #include "fsimg/fat/cost.hpp"
 #include "fsimg/fat/layout.hpp"
 #include "fsimg/fat/names.hpp"
@@ -212,15 +213,6 @@ std::uint8_t DirAccumulator::add(Tally& t, std::string_view name, EntryKind kind
                 problem = fmt::format("{} bytes; a FAT file holds at most {} bytes (4 GiB - 1)",
                                       core::format_count(size), core::format_count(fat::kMaxFileBytes));
             }
-            if (!problem && ctx_.depth + 1 == fat::kMaxTreeDepth + 1) {
-                problem = fmt::format("lies {} directories deep; fsimg stores at most {}", ctx_.depth + 1,
-                                      fat::kMaxTreeDepth);
-            }
-            const std::size_t bytes = ctx_.path_bytes + 1 + name.size();
-            if (!problem && bytes > fat::kMaxPathBytes && ctx_.path_bytes <= fat::kMaxPathBytes) {
-                problem = fmt::format("the path is {} bytes long; fsimg stores paths of at most {} bytes",
-                                      bytes, fat::kMaxPathBytes);
-            }
         } else if (fs == Fs::exfat) {
             if (kind == EntryKind::symlink) {
                 ++f.skipped_symlinks;
@@ -243,6 +235,16 @@ std::uint8_t DirAccumulator::add(Tally& t, std::string_view name, EntryKind kind
             } else if (name16.size() > exfat::kMaxNameUnits) {
                 problem =
                     fmt::format("the name has {} UTF-16 units; NTFS names hold at most 255", name16.size());
+            }
+        }
+        if (!problem && fs != Fs::ntfs) {  // populate's tree limits (io/host_tree.hpp), FAT and exFAT alike
+            const std::size_t bytes = ctx_.path_bytes + 1 + name.size();
+            if (ctx_.depth + 1 == io::kMaxTreeDepth + 1) {
+                problem = fmt::format("lies {} directories deep; fsimg stores at most {}", ctx_.depth + 1,
+                                      io::kMaxTreeDepth);
+            } else if (bytes > io::kMaxPathBytes && ctx_.path_bytes <= io::kMaxPathBytes) {
+                problem = fmt::format("the path is {} bytes long; fsimg stores paths of at most {} bytes",
+                                      bytes, io::kMaxPathBytes);
             }
         }
         if (problem) {

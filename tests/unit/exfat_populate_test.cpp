@@ -382,3 +382,31 @@ TEST_CASE("a root of several clusters is FAT-chained in one run", "[exfat_popula
     }
     CHECK(bits_set(img, l) == l.used_clusters() + 11);
 }
+
+TEST_CASE("the analyzer leaves out what populate refuses: paths past 128 directories", "[exfat_populate]") {
+    // 130 nested directories with a file at the bottom: populate refuses the
+    // 129th directory (io::kMaxTreeDepth), so the prediction must count the
+    // tree cut there.
+    auto chain = [](std::uint32_t levels) {
+        TreeBuilder b;
+        std::uint32_t d = 0;
+        for (std::uint32_t i = 0; i < levels; ++i) d = b.add(d, "d", true);
+        b.add(d, "f", false, 5000);
+        return b.done();
+    };
+    const io::SourceTree deep = chain(130);
+    REQUIRE(deep.problems.size() == 1);
+    CHECK(deep.problems[0].reason.find("lies 129 directories deep") == 0);
+    io::SourceTree cut;
+    {
+        TreeBuilder b;
+        std::uint32_t d = 0;
+        for (std::uint32_t i = 0; i < io::kMaxTreeDepth; ++i) d = b.add(d, "d", true);
+        cut = b.done();
+    }
+    REQUIRE(cut.problems.empty());
+    for (const std::uint32_t c : {512u, 4096u}) {
+        CHECK(analyzer_clusters(deep, c) == tree_usage(cut, c).new_clusters());
+        CHECK(tree_usage(cut, c).new_clusters() == io::kMaxTreeDepth);  // one cluster per directory
+    }
+}
