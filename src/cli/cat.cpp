@@ -1,12 +1,12 @@
-// fsimg cat: write a file of a FAT image to stdout.
+// fsimg cat: write a file of a FAT or exFAT image to stdout.
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <string>
 
 #include "common.hpp"
-#include "fat_view.hpp"
 #include "fsimg/core/error.hpp"
+#include "volume_view.hpp"
 
 namespace fsimg::cli {
 
@@ -18,13 +18,11 @@ struct CatArgs {
 };
 
 int run_cat(const CatArgs& a) {
-    FatImage img = open_fat(a.image);
-    const auto r = img.volume->lookup(a.path);
+    const auto view = open_view(a.image);
+    const auto r = view->lookup(a.path);
     if (!r) throw Error(ErrorCode::usage, fmt::format("\"{}\" does not exist in {}", a.path, a.image));
-    if (r->kind != fat::RecordKind::file) {
-        throw Error(ErrorCode::usage, fmt::format("\"{}\" is a directory; use fsimg ls", a.path));
-    }
-    img.volume->read_file(*r, [](std::span<const std::byte> s) {
+    if (r->is_dir) throw Error(ErrorCode::usage, fmt::format("\"{}\" is a directory; use fsimg ls", a.path));
+    view->read(*r, [](std::span<const std::byte> s) {
         if (std::fwrite(s.data(), 1, s.size(), stdout) != s.size()) {
             throw Error(ErrorCode::io, "cannot write to standard output");
         }
@@ -37,10 +35,11 @@ int run_cat(const CatArgs& a) {
 
 Action add_cat(CLI::App& app) {
     auto args = std::make_shared<CatArgs>();
-    CLI::App* cmd = app.add_subcommand("cat", "Write a file of a FAT image to standard output");
+    CLI::App* cmd = app.add_subcommand("cat", "Write a file of a FAT or exFAT image to standard output");
     cmd->footer("Example:\n  fsimg cat card.img DCIM/100CANON/IMG_0001.JPG > photo.jpg");
     cmd->add_option("IMAGE", args->image, "Image file; IMAGE@N selects partition N")->required();
-    cmd->add_option("PATH", args->path, "File inside the image (long or short name, any case)")->required();
+    cmd->add_option("PATH", args->path, "File inside the image (any case; FAT: long or short name)")
+        ->required();
     return [args] { return run_cat(*args); };
 }
 

@@ -230,10 +230,11 @@ Action add_dump(CLI::App& app) {
         "  fsimg dump --json card.img@1");
     cmd->add_flag("--json", args->json, "Print JSON (schema in docs/json.md)");
     cmd->add_option("--what", args->what,
-                    "What to show: boot (default), fat (FAT summary and chains), dir PATH (raw directory "
+                    "What to show: boot (default), fat (FAT summary and chains), bitmap (exFAT allocation "
+                    "bitmap), dir PATH (raw directory "
                     "entries of PATH), extents PATH (the cluster runs of file PATH), mft N (NTFS: MFT "
                     "record N decoded)")
-        ->check(CLI::IsMember({"boot", "fat", "dir", "extents", "mft"}));
+        ->check(CLI::IsMember({"boot", "fat", "bitmap", "dir", "extents", "mft"}));
     cmd->add_option("[PATH] IMAGE", args->operands,
                     "Image file (IMAGE@N selects partition N), after the PATH that --what dir|extents needs "
                     "or the record number that --what mft needs")

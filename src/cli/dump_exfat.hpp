@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "fsimg/io/open.hpp"
 
@@ -16,5 +17,9 @@ bool is_exfat_volume(io::BlockDevice& device);
 /// `partition_table` is dump's JSON description of the table (null when none).
 int dump_exfat(const std::string& image, io::OpenedVolume& volume, bool json,
                const nlohmann::json& partition_table);
+
+/// dump --what bitmap | dir PATH | extents PATH of an exFAT volume
+/// (src/cli/dump_exfat_view.cpp); `what` is the kind and its PATH.
+int dump_exfat_view(const std::vector<std::string>& what, const std::string& image, bool json);
 
 }  // namespace fsimg::cli

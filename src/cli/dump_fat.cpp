@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "dump_exfat.hpp"
 #include "fat_view.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/units.hpp"
@@ -210,13 +211,6 @@ int dump_extents(const fat::Volume& v, const std::string& image, const std::stri
     const fat::Chain c = start == 0 ? fat::Chain{} : v.follow_chain(start, v.entry_count());
     const std::uint32_t cb = v.cluster_bytes();
     if (json) {
-        nlohmann::json runs = nlohmann::json::array();
-        for (const auto& run : c.runs) {
-            runs.push_back({{"first", run.first},
-                            {"count", run.count},
-                            {"byte_offset", v.cluster_offset(run.first)},
-                            {"bytes", std::uint64_t(run.count) * cb}});
-        }
         fmt::print("{}\n", nlohmann::json{{"schema_version", 1},
                                           {"image", image},
                                           {"what", "extents"},
@@ -226,32 +220,26 @@ int dump_extents(const fat::Volume& v, const std::string& image, const std::stri
                                           {"cluster_bytes", cb},
                                           {"clusters", c.clusters},
                                           {"end", start == 0 ? "no clusters" : std::string(end_text(c.end))},
-                                          {"runs", runs}}
+                                          {"runs", extent_runs_json(v, c.runs)}}
                                .dump(2));
         return kExitOk;
     }
     fmt::print("{}: {} ({} bytes), first cluster {}, {} clusters of {} bytes, {}\n", image, escape_name(path),
                r->entry.file_size, start, c.clusters, cb, start == 0 ? "no clusters" : end_text(c.end));
-    for (const auto& run : c.runs) {
-        fmt::print("  clusters {:>9}..{:<9} ({:>6})  bytes {}..{}\n", run.first, run.first + run.count - 1,
-                   run.count, v.cluster_offset(run.first),
-                   v.cluster_offset(run.first) + std::uint64_t(run.count) * cb - 1);
-    }
+    print_extent_runs(v, c.runs);
     return kExitOk;
 }
 
 }  // namespace
 
 int dump_fat_view(const std::vector<std::string>& what, const std::string& image, bool json) {
+    {
+        io::OpenedVolume opened = io::open_volume(image);
+        if (is_exfat_volume(opened.device())) return dump_exfat_view(what, image, json);
+    }
     const std::string& kind = what[0];
-    if (kind != "fat" && kind != "dir" && kind != "extents") {
-        throw Error(ErrorCode::usage,
-                    fmt::format("--what {}: expected boot, fat, dir PATH or extents PATH", kind));
-    }
-    if (kind == "fat" && what.size() != 1) throw Error(ErrorCode::usage, "--what fat takes no PATH");
-    if (kind != "fat" && what.size() != 2) {
-        throw Error(ErrorCode::usage, fmt::format("--what {} needs a PATH inside the image", kind));
-    }
+    check_view_what(what, "fat", "bitmap",
+                    "a FAT volume has no allocation bitmap (its FAT records allocation); use --what fat");
     FatImage img = open_fat(image);
     if (kind == "fat") return dump_fat(*img.volume, image, json);
     if (kind == "dir") return dump_dir(*img.volume, image, what[1], json);

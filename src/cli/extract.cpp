@@ -1,4 +1,4 @@
-// fsimg extract: copy a subtree of a FAT image into a host directory.
+// fsimg extract: copy a subtree of a FAT or exFAT image into a host directory.
 //
 // Safety: every file and directory is created relative to its parent's
 // directory descriptor (openat/mkdirat), names holding '/' or NUL and the
@@ -21,6 +21,7 @@
 #include "common.hpp"
 #include "fat_view.hpp"
 #include "fsimg/core/error.hpp"
+#include "volume_view.hpp"
 
 namespace fsimg::cli {
 
@@ -55,7 +56,7 @@ std::string errno_text() { return std::strerror(errno); }
 
 struct Extractor {
     const ExtractArgs& a;
-    const fat::Volume& v;
+    const VolumeView& v;
     std::vector<std::string> problems;
     std::uint64_t files = 0, dirs = 0, bytes = 0;
     std::vector<std::uint32_t> ancestors;
@@ -75,33 +76,40 @@ struct Extractor {
         return {};
     }
 
-    timespec to_host_time(std::uint16_t date, std::uint16_t time) const {
-        std::tm tm{};
-        tm.tm_year = 80 + (date >> 9);
-        tm.tm_mon = int((date >> 5) & 0x0F) - 1;
-        tm.tm_mday = date & 0x1F;
-        tm.tm_hour = time >> 11;
-        tm.tm_min = (time >> 5) & 0x3F;
-        tm.tm_sec = (time & 0x1F) * 2;
-        tm.tm_isdst = -1;
+    // exFAT times with a UTC offset are exact; others (FAT, exFAT without
+    // OffsetValid) are local time, or UTC with --utc.
+    timespec to_host_time(const std::optional<HostTime>& t) const {
         timespec ts{};
-        if (date == 0 || tm.tm_mday == 0 || tm.tm_mon < 0 || tm.tm_mon > 11) {
+        if (!t) {
             ts.tv_nsec = UTIME_OMIT;
             return ts;
         }
-        ts.tv_sec = a.utc ? timegm(&tm) : std::mktime(&tm);
+        std::tm tm{};
+        tm.tm_year = t->local.year - 1900;
+        tm.tm_mon = int(t->local.month) - 1;
+        tm.tm_mday = int(t->local.day);
+        tm.tm_hour = int(t->local.hour);
+        tm.tm_min = int(t->local.minute);
+        tm.tm_sec = int(t->local.second);
+        tm.tm_isdst = -1;
+        if (t->utc_offset_minutes) {
+            ts.tv_sec = timegm(&tm) - std::time_t{*t->utc_offset_minutes} * 60;
+        } else {
+            ts.tv_sec = a.utc ? timegm(&tm) : std::mktime(&tm);
+        }
+        ts.tv_nsec = t->local.nanosecond;
         return ts;
     }
 
-    void set_times(int dirfd, const std::string& name, const fat::DirRecord& r, const std::string& path) {
-        const timespec m = to_host_time(r.entry.wrt_date, r.entry.wrt_time);
+    void set_times(int dirfd, const std::string& name, const ViewEntry& r, const std::string& path) {
+        const timespec m = to_host_time(r.mtime);
         const timespec times[2] = {m, m};
         if (::utimensat(dirfd, name.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0) {
             problem(path, "cannot set the modification time: " + errno_text());
         }
     }
 
-    void extract_file(int dirfd, const std::string& name, const std::string& path, const fat::DirRecord& r) {
+    void extract_file(int dirfd, const std::string& name, const std::string& path, const ViewEntry& r) {
         int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
         int fd = ::openat(dirfd, name.c_str(), flags, 0644);
         if (fd < 0 && errno == EEXIST) {
@@ -116,7 +124,7 @@ struct Extractor {
         if (fd < 0) return problem(path, "cannot create: " + errno_text());
         Fd out(fd);
         try {
-            v.read_file(r, [&](std::span<const std::byte> s) {
+            v.read(r, [&](std::span<const std::byte> s) {
                 const std::byte* p = s.data();
                 std::size_t left = s.size();
                 while (left > 0) {
@@ -135,7 +143,7 @@ struct Extractor {
             return problem(path, fmt::format("not extracted: {}", e.what()));
         }
         ++files;
-        bytes += r.entry.file_size;
+        bytes += r.size;
         if (a.verbose) fmt::print("{}\n", escape_name(path));
         set_times(dirfd, name, r, path);
     }
@@ -151,31 +159,32 @@ struct Extractor {
         return fd;
     }
 
-    void extract_dir(int dirfd, const std::string& path, const fat::DirRecord& dir, unsigned depth) {
-        const std::uint32_t cl = v.first_cluster(dir);
+    void extract_dir(int dirfd, const std::string& path, const ViewEntry& dir, unsigned depth) {
+        const std::uint32_t cl = dir.first_cluster;
         for (auto c : ancestors) {
             if (c == cl) return problem(path, "the directory loops back to an ancestor; not extracted again");
         }
         if (depth >= kMaxDepth) return problem(path, fmt::format("nested deeper than {} levels", kMaxDepth));
-        fat::ParsedDirectory d;
+        std::vector<ViewEntry> d;
+        std::vector<std::string> skipped;
         try {
-            d = v.read_directory(cl);
+            d = v.list(dir, skipped);
         } catch (const Error& e) {
             if (e.code() == ErrorCode::io) throw;
             return problem(path, fmt::format("cannot read the directory: {}", e.what()));
         }
+        for (const auto& s : skipped) problem(path, s);
         ancestors.push_back(cl);
-        for (const auto& r : d.records) {
-            if (r.kind != fat::RecordKind::file && r.kind != fat::RecordKind::directory) continue;
+        for (const auto& r : d) {
             const std::string p = (path == "/" ? "/" : path + "/") + r.name;
             extract_entry(dirfd, r, p, depth);
         }
         ancestors.pop_back();
     }
 
-    void extract_entry(int dirfd, const fat::DirRecord& r, const std::string& path, unsigned depth) {
+    void extract_entry(int dirfd, const ViewEntry& r, const std::string& path, unsigned depth) {
         if (auto why = host_name_problem(r.name); !why.empty()) return problem(path, "skipped: " + why);
-        if (r.kind == fat::RecordKind::file) return extract_file(dirfd, r.name, path, r);
+        if (!r.is_dir) return extract_file(dirfd, r.name, path, r);
         const Fd sub(open_subdir(dirfd, r.name, path));
         if (sub.get() < 0) return;
         ++dirs;
@@ -186,8 +195,8 @@ struct Extractor {
 };
 
 int run_extract(const ExtractArgs& a) {
-    FatImage img = open_fat(a.image);
-    const fat::Volume& v = *img.volume;
+    const auto view = open_view(a.image);
+    const VolumeView& v = *view;
     const auto r = v.lookup(a.path);
     if (!r) throw Error(ErrorCode::usage, fmt::format("\"{}\" does not exist in {}", a.path, a.image));
     std::error_code ec;
@@ -201,11 +210,7 @@ int run_extract(const ExtractArgs& a) {
     if (r->is_root) {
         x.extract_dir(out.get(), "/", *r, 0);
     } else {
-        std::string path = "/";
-        for (const char ch : a.path) {
-            if (ch != '/' || path.back() != '/') path.push_back(ch);
-        }
-        if (path.size() > 1 && path.back() == '/') path.pop_back();
+        std::string path = normalize_path(a.path);
         path = path.substr(0, path.rfind('/') + 1) + r->name;  // the stored spelling
         x.extract_entry(out.get(), *r, path, 0);
     }
@@ -219,10 +224,11 @@ int run_extract(const ExtractArgs& a) {
 
 Action add_extract(CLI::App& app) {
     auto args = std::make_shared<ExtractArgs>();
-    CLI::App* cmd = app.add_subcommand("extract", "Copy files out of a FAT image into a directory");
+    CLI::App* cmd = app.add_subcommand("extract", "Copy files out of a FAT or exFAT image into a directory");
     cmd->footer(
         "Never writes outside OUTDIR: no '..', no absolute names, no symbolic links followed.\n"
-        "Modification times are set from the FAT times, read as local time (--utc: as UTC).\n"
+        "Modification times are set from the stored times: exFAT times with a UTC offset exactly,\n"
+        "FAT times (and exFAT times without an offset) as local time (--utc: as UTC).\n"
         "Examples:\n"
         "  fsimg extract card.img -C out/\n"
         "  fsimg extract disk.img@1 DCIM -C photos/ --force");
@@ -230,7 +236,7 @@ Action add_extract(CLI::App& app) {
     cmd->add_option("PATH", args->path, "Directory or file inside the image (default: everything)");
     cmd->add_option("-C,--directory", args->outdir, "Output directory (created if missing)")->required();
     cmd->add_flag("--force", args->force, "Replace existing regular files");
-    cmd->add_flag("--utc", args->utc, "Read FAT times as UTC instead of local time");
+    cmd->add_flag("--utc", args->utc, "Read times stored without a zone as UTC instead of local time");
     cmd->add_flag("-v,--verbose", args->verbose, "Print each path extracted");
     return [args] { return run_extract(*args); };
 }

@@ -1,0 +1,75 @@
+// What ls, cat and extract see of a volume, whatever its filesystem: the
+// image is opened (IMAGE or IMAGE@N), the filesystem detected from its boot
+// sector (exFAT by "EXFAT   " at byte 3, else FAT), and files and
+// directories are shown as ViewEntry. Decoding stays in the library
+// (fat::Volume, exfat::Volume); this only maps their records.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "fsimg/core/time.hpp"
+#include "fsimg/exfat/directory.hpp"
+#include "fsimg/fat/directory.hpp"
+
+namespace fsimg::cli {
+
+/// A time to set on an extracted file: the civil time as stored and, when the
+/// filesystem recorded one (exFAT OffsetValid), its offset from UTC.
+struct HostTime {
+    core::CivilTime local;
+    std::optional<int> utc_offset_minutes;
+};
+
+/// One file or directory.
+struct ViewEntry {
+    std::string name;  ///< UTF-8, as stored
+    bool is_dir = false;
+    bool is_root = false;
+    std::uint64_t size = 0;                   ///< bytes (0 for directories)
+    std::uint32_t first_cluster = 0;          ///< identifies a directory for loop detection
+    std::uint8_t attributes = 0;              ///< FAT DIR_Attr / exFAT FileAttributes low byte (same bits)
+    std::string short_name;                   ///< FAT 8.3 name as stored; empty on exFAT
+    std::string modified, created, accessed;  ///< display texts
+    std::optional<HostTime> mtime;            ///< nullopt when the stored time is invalid
+    nlohmann::json extra = nlohmann::json::object();  ///< filesystem-specific ls --json fields
+    std::variant<fat::DirRecord, exfat::FileRecord> record;
+};
+
+/// A volume opened for reading.
+class VolumeView {
+public:
+    virtual ~VolumeView() = default;
+    /// "fat" or "exfat".
+    virtual std::string_view filesystem() const = 0;
+    /// The entry at PATH (case-insensitive, as the filesystem compares names),
+    /// nullopt when it does not exist; throws as the volume's lookup.
+    virtual std::optional<ViewEntry> lookup(std::string_view path) const = 0;
+    /// A directory's files and subdirectories in stored order; entries that
+    /// cannot be trusted (an exFAT set with a bad SetChecksum, a damaged set)
+    /// are left out and described in `problems`. Throws Error(corrupt) when
+    /// the directory cannot be read.
+    virtual std::vector<ViewEntry> list(const ViewEntry& dir, std::vector<std::string>& problems) const = 0;
+    /// Streams a file's bytes; throws Error(corrupt) when its data is broken.
+    virtual void read(const ViewEntry& file,
+                      const std::function<void(std::span<const std::byte>)>& sink) const = 0;
+};
+
+/// Opens IMAGE or IMAGE@N and detects the filesystem. Throws Error(not_this_fs)
+/// when the volume is neither FAT nor exFAT, Error(corrupt) when its boot
+/// sector is unusable.
+std::unique_ptr<VolumeView> open_view(const std::string& spec);
+
+/// The path as given, made absolute with single slashes and no trailing one.
+std::string normalize_path(std::string_view path);
+
+}  // namespace fsimg::cli
