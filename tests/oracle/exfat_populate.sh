@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # mkfs -t exfat --from: trees from ../shared/trees/make-tree (small, edges,
 # names minus what exFAT refuses, wide; scaled down) at clusters of 512 B,
-# 4 KiB, 32 KiB and 1 MiB, 512- and 4096-byte sectors, a GPT case with a
-# label, pass every independent checker and read back exactly the manifest
+# 4 KiB, 32 KiB and 1 MiB, 512- and 4096-byte sectors, MBR and GPT cases (a
+# label; the whole 20,000-file wide tree sized with -s auto), pass every independent checker and read back exactly the manifest
 # (check-image --manifest: fsck.exfat, dump.exfat, sleuthkit, exfat-fuse);
 # dump.exfat counts exactly the clusters mkfs says it used (the allocation
 # bitmap); two runs give the same bytes; slack --verify -t exfat is EQUAL;
@@ -21,6 +21,7 @@ mkdir -p "$T"
 "$MT" edges "$T/edges" >/dev/null
 "$MT" wide "$T/wide" --scale 0.1 >/dev/null
 "$MT" names "$T/names" >/dev/null 2>&1
+"$MT" wide "$T/widefull" >/dev/null  # 20,000 entry sets in one directory
 
 # names: the refusal lists exactly the names exFAT cannot hold, and leaves nothing.
 out=$("$FSIMG" mkfs -q -t exfat -s 64M --from "$T/names" "$WORK/refused.img" 2>&1); rc=$?
@@ -48,7 +49,7 @@ out=$("$FSIMG" mkfs -q -t exfat -s 8M -c 4K --from "$T/small" "$WORK/full.img" 2
 [ "$rc" = 2 ] && [ ! -e "$WORK/full.img" ] && pass || fail "full: exit $rc or image left"
 grep -q "the tree needs .* clusters of 4 KiB) (.* for data, .* for directories); the volume has .* free" <<<"$out" && pass || fail "full: no needed/available: $out"
 
-for p in small edges names wide; do "$SHARED/oracles/make-manifest" "$T/$p" > "$T/$p.manifest"; done
+for p in small edges names wide widefull; do "$SHARED/oracles/make-manifest" "$T/$p" > "$T/$p.manifest"; done
 
 n=0
 pop() {  # pop PROFILE CLUSTER [extra mkfs args]: populate, check, compare clusters with dump.exfat
@@ -80,6 +81,7 @@ done
 # A partition table and a label (the root keeps the label entry first), a fixed size.
 pop names 4K -s 64M --partition-table gpt -L POPULATED
 pop small 32K -s 256M --partition-table mbr
+pop widefull 4K --partition-table gpt  # -s auto with a partition table
 
 # The same inputs give the same bytes (no --volume-id: the serial comes from SOURCE_DATE_EPOCH).
 for run in 1 2; do
