@@ -44,8 +44,9 @@ void add_populate_options(CLI::App* cmd, PopulateArgs& args) {
                     "Copy the content of host directory DIR into the image (DIR:/PATH puts it under /PATH); "
                     "repeatable")
         ->type_name("DIR[:/PATH]");
-    cmd->add_flag("--local-time", args.local_time,
-                  "--from: write timestamps in the local time zone instead of UTC (exFAT also stores the offset)");
+    cmd->add_flag(
+        "--local-time", args.local_time,
+        "--from: write timestamps in the local time zone instead of UTC (exFAT also stores the offset)");
     cmd->add_flag("--dot-hidden", args.dot_hidden, "--from: mark names starting with '.' hidden");
     cmd->add_flag("--rename", args.rename,
                   "--from: store names FAT refuses (\"*/:<>?\\|, control characters, trailing . or space, "

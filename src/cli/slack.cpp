@@ -138,8 +138,9 @@ int run(const SlackArgs& a) {
     };
     if (a.verify) {
         if (!requested(slack::Fs::fat32) && !requested(slack::Fs::exfat))
-            throw Error(ErrorCode::usage,
-                        "--verify checks FAT32 and exFAT (NTFS populate does not exist yet); add -t fat32 or exfat");
+            throw Error(
+                ErrorCode::usage,
+                "--verify checks FAT32 and exFAT (NTFS populate does not exist yet); add -t fat32 or exfat");
         if (a.sources.size() != 1 || !a.lists.empty() || !std::filesystem::is_directory(a.sources[0])) {
             throw Error(ErrorCode::usage, "--verify needs exactly one directory SOURCE");
         }
@@ -229,8 +230,9 @@ int run(const SlackArgs& a) {
                                     r.equal() ? "EQUAL" : fmt::format("DIFFERENT (planned {})", r.planned));
             }
             if (!verified.empty() && verified.front().pruned) {
-                text += fmt::format("  ({} entries the filesystem cannot store were left out of the images)\n",
-                                    core::format_count(verified.front().pruned));
+                text +=
+                    fmt::format("  ({} entries the filesystem cannot store were left out of the images)\n",
+                                core::format_count(verified.front().pruned));
             }
         }
     }
@@ -282,8 +284,9 @@ Action add_slack(CLI::App& app) {
     cmd->add_option("--chart", args->chart, "Write an SVG chart of total and slack vs cluster size")
         ->type_name("FILE.svg");
     cmd->add_option("--top", args->top, "Show the N directories with the most slack")->type_name("N");
-    cmd->add_flag("--verify", args->verify,
-                  "Build the FAT32 and exFAT images for real (sparse temporary files) and compare used clusters");
+    cmd->add_flag(
+        "--verify", args->verify,
+        "Build the FAT32 and exFAT images for real (sparse temporary files) and compare used clusters");
     cmd->add_option("--threads", args->threads, "Walker threads (default: one per core)")->type_name("N");
     return [cmd, args] { return run(*args); };
 }
