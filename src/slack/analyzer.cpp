@@ -11,11 +11,11 @@
 #include "fsimg/core/utf.hpp"
 #include "fsimg/exfat/cost.hpp"
 #include "fsimg/exfat/layout.hpp"
-#include "fsimg/io/host_tree.hpp"
 #include "fsimg/fat/cost.hpp"
 #include "fsimg/fat/layout.hpp"
 #include "fsimg/fat/names.hpp"
 #include "fsimg/fat/populate.hpp"
+#include "fsimg/io/host_tree.hpp"
 #include "fsimg/slack/cost_ntfs.hpp"
 
 namespace fsimg::slack {
