@@ -109,6 +109,15 @@ std::uint64_t bitmap_clusters_in_use(const io::BlockDevice& dev, const exfat::La
     return used;
 }
 
+/// The value of a planning step, or Error(usage) "WHAT: reason" for its refusal.
+template <typename T, typename Refusal>
+T value_or_refuse(const std::variant<T, Refusal>& planned, const std::string& what) {
+    if (const auto* r = std::get_if<Refusal>(&planned)) {
+        throw Error(ErrorCode::usage, fmt::format("{}: {}", what, r->reason));
+    }
+    return std::get<T>(planned);
+}
+
 }  // namespace
 
 std::vector<VerifyResult> verify_fat(const std::filesystem::path& dir,
@@ -129,26 +138,15 @@ std::vector<VerifyResult> verify_fat(const std::filesystem::path& dir,
         res.cluster_bytes = sizes[k];
         res.predicted = predicted[k];
         res.pruned = pruned;
+        const std::string what = fmt::format("--verify with {} clusters", core::format_size(sizes[k]));
         fat::LayoutRequest req;
         req.type = fat::FatType::fat32;
         req.cluster_bytes = sizes[k];
-        if (volume_bytes) {
-            res.volume_bytes = *volume_bytes;
-        } else {
-            const auto sized = fat::volume_bytes_for_tree(tree, req, false, 0);
-            if (const auto* r = std::get_if<fat::LayoutRefusal>(&sized)) {
-                throw Error(ErrorCode::usage, fmt::format("--verify with {} clusters: {}",
-                                                          core::format_size(sizes[k]), r->reason));
-            }
-            res.volume_bytes = std::get<std::uint64_t>(sized);
-        }
+        res.volume_bytes = volume_bytes
+                               ? *volume_bytes
+                               : value_or_refuse(fat::volume_bytes_for_tree(tree, req, false, 0), what);
         req.volume_bytes = res.volume_bytes;
-        const auto planned_layout = fat::plan_layout(req);
-        if (const auto* r = std::get_if<fat::LayoutRefusal>(&planned_layout)) {
-            throw Error(ErrorCode::usage,
-                        fmt::format("--verify with {} clusters: {}", core::format_size(sizes[k]), r->reason));
-        }
-        const fat::Layout& layout = std::get<fat::Layout>(planned_layout);
+        const fat::Layout layout = value_or_refuse(fat::plan_layout(req), what);
         const auto plan_or = fat::plan_population(tree, layout, false);
         if (const auto* p = std::get_if<std::vector<fat::TreeProblem>>(&plan_or)) {
             throw Error(ErrorCode::usage,
@@ -191,21 +189,10 @@ std::vector<VerifyResult> verify_exfat(const std::filesystem::path& dir,
         const std::string what = fmt::format("--verify with exFAT {} clusters", core::format_size(sizes[k]));
         exfat::LayoutRequest req;
         req.cluster_bytes = sizes[k];
-        if (volume_bytes) {
-            res.volume_bytes = *volume_bytes;
-        } else {
-            const auto sized = exfat::volume_bytes_for_tree(tree, req, 0);
-            if (const auto* r = std::get_if<exfat::LayoutRefusal>(&sized)) {
-                throw Error(ErrorCode::usage, fmt::format("{}: {}", what, r->reason));
-            }
-            res.volume_bytes = std::get<std::uint64_t>(sized);
-        }
+        res.volume_bytes =
+            volume_bytes ? *volume_bytes : value_or_refuse(exfat::volume_bytes_for_tree(tree, req, 0), what);
         req.volume_bytes = res.volume_bytes;
-        const auto planned_layout = exfat::plan_layout(req);
-        if (const auto* r = std::get_if<exfat::LayoutRefusal>(&planned_layout)) {
-            throw Error(ErrorCode::usage, fmt::format("{}: {}", what, r->reason));
-        }
-        const exfat::Layout& layout = std::get<exfat::Layout>(planned_layout);
+        const exfat::Layout layout = value_or_refuse(exfat::plan_layout(req), what);
         const auto plan_or = exfat::plan_population(tree, layout);
         if (const auto* p = std::get_if<std::vector<io::TreeProblem>>(&plan_or)) {
             throw Error(ErrorCode::usage,
