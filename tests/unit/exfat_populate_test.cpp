@@ -410,3 +410,39 @@ TEST_CASE("the analyzer leaves out what populate refuses: paths past 128 directo
         CHECK(tree_usage(cut, c).new_clusters() == io::kMaxTreeDepth);  // one cluster per directory
     }
 }
+
+TEST_CASE("a reused device (not zeros) gets the same metadata and data as a fresh one", "[exfat_populate]") {
+    TreeBuilder b;
+    const auto d = b.add(0, "dir", true);
+    for (int i = 0; i < 40; ++i)
+        b.add(d, fmt::format("file number {:02d} with a long name.txt", i), false, 0);
+    b.add(0, "empty", true);
+    const io::SourceTree t = b.done();
+    const Layout l = plan(8ull << 20, 4096);
+    const auto planned = plan_population(t, l);
+    REQUIRE(std::holds_alternative<PopulatePlan>(planned));
+    const PopulatePlan& p = std::get<PopulatePlan>(planned);
+
+    io::MemoryImage fresh(l.volume_bytes());
+    FormatOptions fo;
+    fo.volume_serial_number = 0xCAFE0001;
+    format_volume(fresh, l, fo);
+    io::PopulateWriteOptions wo;
+    wo.creation_time = 1700000000;
+    write_population(fresh, l, t, p, wo);
+
+    io::MemoryImage reused(std::vector<std::byte>(l.volume_bytes(), std::byte{0xA5}));
+    fo.device_is_zeroed = false;
+    format_volume(reused, l, fo);
+    wo.device_is_zeroed = false;
+    write_population(reused, l, t, p, wo);
+
+    // Everything up to the end of the last used cluster is identical: boot
+    // regions, FAT, bitmap, up-case table, directories (zero-filled to their end).
+    const std::uint64_t end = l.cluster_offset(static_cast<std::uint32_t>(2 + p.used_clusters));
+    std::vector<std::byte> a(end), c(end);
+    fresh.read_at(0, a);
+    reused.read_at(0, c);
+    CHECK(a == c);
+    CHECK(p.nodes[1].clusters == 2);  // dir: 40 x (2 + 3) entries = 6,400 bytes
+}
