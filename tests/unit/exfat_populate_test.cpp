@@ -446,3 +446,32 @@ TEST_CASE("a reused device (not zeros) gets the same metadata and data as a fres
     CHECK(a == c);
     CHECK(p.nodes[1].clusters == 2);  // dir: 40 x (2 + 3) entries = 6,400 bytes
 }
+
+TEST_CASE("attributes: read-only from the host mode, hidden with dot_hidden", "[exfat_populate]") {
+    const fs::path dir = fs::temp_directory_path() / fmt::format("fsimg-exfat-attr-{}", ::getpid());
+    fs::remove_all(dir);
+    fs::create_directories(dir / ".config");
+    std::ofstream(dir / ".profile") << "x";
+    std::ofstream(dir / "ro.txt") << "y";
+    fs::permissions(dir / "ro.txt", fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+    ScanOptions so;
+    so.sources.push_back({dir, "/"});
+    const io::SourceTree tree = scan_tree(so);
+    REQUIRE(tree.problems.empty());
+    const Layout l = plan(8ull << 20, 4096);
+    const auto planned = plan_population(tree, l);
+    REQUIRE(std::holds_alternative<PopulatePlan>(planned));
+    io::MemoryImage img(l.volume_bytes());
+    format_volume(img, l, FormatOptions{});
+    io::PopulateWriteOptions wo;
+    wo.dot_hidden = true;
+    write_population(img, l, tree, std::get<PopulatePlan>(planned), wo);
+    fs::remove_all(dir);
+    std::vector<std::byte> root(4096);
+    img.read_at(l.cluster_offset(l.root_first_cluster), root);
+    // ".config" (3 entries), ".profile" (3), "ro.txt" (3) after the 3 system entries.
+    CHECK(core::load_le16(root, 96 + 4) == (kFileAttrDirectory | kFileAttrHidden));
+    CHECK(core::load_le16(root, 192 + 4) == (kFileAttrArchive | kFileAttrHidden));
+    CHECK(core::load_le16(root, 288 + 4) == (kFileAttrArchive | kFileAttrReadOnly));
+    CHECK(static_cast<unsigned>(root[384]) == 0);
+}
