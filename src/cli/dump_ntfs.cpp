@@ -315,12 +315,14 @@ void add_time(Decoded& d, const char* key, const char* label, std::uint64_t ft) 
     d.lines.push_back(fmt::format("{:<18}{}", label, filetime_text(ft)));
 }
 
-void decode_index_entries(Decoded& d, const std::vector<ntfs::IndexEntry>& entries, bool file_names) {
-    d.j["entries"] = json::array();
+/// Index entries as JSON, and one text line each (prefixed by `indent`).
+json index_entries(const std::vector<ntfs::IndexEntry>& entries, bool file_names,
+                   std::vector<std::string>& lines, std::string_view indent) {
+    json out = json::array();
     for (const auto& e : entries) {
         json je{{"offset", e.offset}, {"length", e.length}, {"key_length", e.key_length}, {"flags", e.flags}};
         std::string line =
-            fmt::format("  entry @0x{:03X} len {:>3} key {:>3}", e.offset, e.length, e.key_length);
+            fmt::format("{}entry @0x{:03X} len {:>3} key {:>3}", indent, e.offset, e.length, e.key_length);
         if (e.last()) {
             line += " (last)";
         } else if (file_names && e.file_name) {
@@ -340,12 +342,55 @@ void decode_index_entries(Decoded& d, const std::vector<ntfs::IndexEntry>& entri
             je["child_vcn"] = *e.child_vcn;
             line += fmt::format(" child VCN {}", *e.child_vcn);
         }
-        d.j["entries"].push_back(je);
-        d.lines.push_back(line);
+        out.push_back(je);
+        lines.push_back(line);
     }
+    return out;
 }
 
-Decoded decode_value(const ntfs::Volume& vol, const ntfs::Attribute& a) {
+/// The INDX blocks of an $INDEX_ALLOCATION attribute: those its $BITMAP
+/// (same name) marks in use, at most kMaxBlocks of them.
+void index_blocks(Decoded& d, const ntfs::Volume& vol, const ntfs::MftRecord& rec, const ntfs::Attribute& a) {
+    constexpr std::uint64_t kMaxBlocks = 64;
+    const auto* root = rec.find(ntfs::AttrType::index_root, a.name);
+    const auto* bitmap = rec.find(ntfs::AttrType::bitmap, a.name);
+    std::uint32_t block_bytes = vol.geometry().index_block_bytes;
+    bool file_names = a.name == u"$I30";
+    if (root && !root->non_resident) {
+        const auto r = ntfs::decode_index_root(root->value);
+        block_bytes = r.index_block_bytes;
+        file_names = r.indexed_type == 0x30;
+    }
+    const std::vector<std::byte> bits =
+        bitmap ? vol.read_stream(*bitmap, kMaxListBytes) : std::vector<std::byte>();
+    const std::uint64_t blocks = block_bytes ? a.size() / block_bytes : 0;
+    d.j["block_bytes"] = block_bytes;
+    d.j["blocks"] = json::array();
+    for (std::uint64_t i = 0; i < std::min(blocks, kMaxBlocks); ++i) {
+        const bool in_use =
+            !bitmap || (i / 8 < bits.size() && (std::to_integer<unsigned>(bits[i / 8]) >> (i % 8)) & 1);
+        if (!in_use) {
+            d.lines.push_back(fmt::format("block {}: free in $BITMAP:{}", i, utf8(a.name)));
+            continue;
+        }
+        try {
+            const ntfs::IndexBlock b = vol.read_index_block(a, i, block_bytes, file_names);
+            d.lines.push_back(
+                fmt::format("block {} (VCN {}): entries at {}, {} used, {} allocated, flags 0x{:X}", i, b.vcn,
+                            b.entries_offset, b.index_length, b.allocated_length, b.node_flags));
+            json jb{{"block", i}, {"vcn", b.vcn}, {"lsn", b.lsn}, {"node_flags", b.node_flags}};
+            jb["entries"] = index_entries(b.entries, file_names, d.lines, "  ");
+            d.j["blocks"].push_back(jb);
+        } catch (const Error& e) {
+            d.lines.push_back(fmt::format("block {}: CANNOT DECODE: {}", i, e.what()));
+            d.j["blocks"].push_back({{"block", i}, {"error", e.what()}});
+        }
+    }
+    if (blocks > kMaxBlocks)
+        d.lines.push_back(fmt::format("({} more blocks not shown)", blocks - kMaxBlocks));
+}
+
+Decoded decode_value(const ntfs::Volume& vol, const ntfs::MftRecord& rec, const ntfs::Attribute& a) {
     Decoded d;
     try {
         switch (a.kind()) {
@@ -428,9 +473,12 @@ Decoded decode_value(const ntfs::Volume& vol, const ntfs::Attribute& a) {
                                               "node", r.entries_offset, r.index_length, r.allocated_length,
                                               r.node_flags,
                                               r.node_flags & 1 ? " (large: sub-nodes in INDX blocks)" : ""));
-                decode_index_entries(d, r.entries, r.indexed_type == 0x30);
+                d.j["entries"] = index_entries(r.entries, r.indexed_type == 0x30, d.lines, "  ");
                 break;
             }
+            case ntfs::AttrType::index_allocation:
+                if (a.non_resident) index_blocks(d, vol, rec, a);
+                break;
             case ntfs::AttrType::attribute_list: {
                 const auto bytes = vol.read_stream(a, kMaxListBytes);
                 const auto list = ntfs::decode_attribute_list(bytes);
@@ -514,7 +562,7 @@ json record_json(const std::string& image, const io::OpenedVolume& v, const ntfs
             if (a.compressed_size) ja["compressed_size"] = *a.compressed_size;
             ja["runs"] = runs_json(a);
         }
-        ja["decoded"] = decode_value(vol, a).j;
+        ja["decoded"] = decode_value(vol, r, a).j;
         j["attributes"].push_back(ja);
     }
     return j;
@@ -522,7 +570,7 @@ json record_json(const std::string& image, const io::OpenedVolume& v, const ntfs
 
 void print_record(const ntfs::Volume& vol, const ntfs::MftRecord& r) {
     const auto& h = r.header;
-    fmt::print("MFT record {} at image byte {} (0x{:X})\n", r.number, r.byte_offset, r.byte_offset);
+    fmt::print("MFT record {} at volume byte {} (0x{:X})\n", r.number, r.byte_offset, r.byte_offset);
     fmt::print("  signature         \"{}\"\n", std::string(h.magic.begin(), h.magic.end()));
     fmt::print(
         "  fixups            {} strides verified, update sequence number 0x{:04X} (array at 0x{:X}, {} "
@@ -563,7 +611,7 @@ void print_record(const ntfs::Volume& vol, const ntfs::MftRecord& r) {
                 a.compressed_size ? fmt::format(", {} compressed", *a.compressed_size) : std::string());
             if (a.compression_unit) fmt::print("    compression unit  2^{} clusters\n", a.compression_unit);
         }
-        for (const auto& line : decode_value(vol, a).lines) fmt::print("    {}\n", line);
+        for (const auto& line : decode_value(vol, r, a).lines) fmt::print("    {}\n", line);
         if (a.non_resident) {
             fmt::print("    runlist at 0x{:X}, {} run(s):\n", a.runlist_offset, a.runs.size());
             print_runs(a, "    ");

@@ -157,6 +157,31 @@ IndexRoot decode_index_root(std::span<const std::byte> v) {
     return r;
 }
 
+IndexBlock decode_index_block(std::span<std::byte> raw, bool file_names) {
+    if (raw.size() < 0x28 || core::load_string(raw.first(4)) != "INDX")
+        throw FormatError(0, "index block signature is not \"INDX\"");
+    const auto bad = verify_and_remove_fixups(raw);
+    if (bad) {
+        const std::size_t tail = (*bad + 1) * kFixupStride - 2;
+        throw FormatError(tail, "index block fixup mismatch: stride " + std::to_string(*bad) +
+                                    " does not end with the update sequence number");
+    }
+    IndexBlock b;
+    b.lsn = core::load_le64(raw, 0x08);
+    b.vcn = core::load_le64(raw, 0x10);
+    const auto node = std::span<const std::byte>(raw).subspan(0x18);
+    b.entries_offset = core::load_le32(node, 0x00);
+    b.index_length = core::load_le32(node, 0x04);
+    b.allocated_length = core::load_le32(node, 0x08);
+    b.node_flags = static_cast<std::uint8_t>(node[0x0C]);
+    try {
+        b.entries = decode_index_entries(node, file_names);
+    } catch (const FormatError& e) {
+        throw FormatError(0x18 + e.byte_offset().value_or(0), e.what());
+    }
+    return b;
+}
+
 std::vector<AttributeListEntry> decode_attribute_list(std::span<const std::byte> v) {
     std::vector<AttributeListEntry> out;
     std::size_t pos = 0;

@@ -123,7 +123,7 @@ Volume::Volume(const io::BlockDevice& device) : device_(device) {
     const std::uint64_t at = core::checked_mul(boot_.mft_lcn, geometry_.cluster_bytes, "$MFT byte offset");
     if (at > device.size() || device.size() - at < rs)
         throw Error(ErrorCode::corrupt,
-                    fmt::format("MFT record 0 at image byte {} passes the end of the image ({} bytes)", at,
+                    fmt::format("MFT record 0 at volume byte {} passes the end of the volume ({} bytes)", at,
                                 device.size()),
                     at);
     std::vector<std::byte> raw(rs);
@@ -238,6 +238,29 @@ std::vector<std::byte> Volume::read_stream(const Attribute& a, std::uint64_t max
     std::vector<std::byte> out(static_cast<std::size_t>(a.size()));
     read_stream(a, 0, out);
     return out;
+}
+
+IndexBlock Volume::read_index_block(const Attribute& a, std::uint64_t block, std::uint32_t block_bytes,
+                                    bool file_names) const {
+    if (!core::is_power_of_two(block_bytes) || block_bytes < kMinRecordBytes || block_bytes > kMaxRecordBytes)
+        throw Error(ErrorCode::usage,
+                    fmt::format("{}: index block size {} is not a power of two in 512..65536", where(a),
+                                block_bytes));
+    if (block >= a.size() / block_bytes)
+        throw Error(ErrorCode::usage, fmt::format("{}: index block {} passes the stream's {} bytes", where(a),
+                                                  block, a.size()));
+    std::vector<std::byte> raw(block_bytes);
+    read_stream(a, block * block_bytes, raw);
+    try {
+        return decode_index_block(raw, file_names);
+    } catch (const FormatError& e) {
+        const std::uint64_t rel = block * block_bytes + e.byte_offset().value_or(0);
+        const auto at = device_offset(a, rel);
+        throw Error(ErrorCode::corrupt,
+                    fmt::format("{}: index block {} (volume byte {}): {} at block offset 0x{:X}", where(a),
+                                block, at.value_or(0), e.what(), e.byte_offset().value_or(0)),
+                    at);
+    }
 }
 
 MftRecord Volume::read_record(std::uint64_t number) const {

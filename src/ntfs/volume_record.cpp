@@ -101,7 +101,7 @@ const Attribute* MftRecord::find(AttrType type, std::u16string_view name) const 
 MftRecord parse_mft_record(std::span<std::byte> raw, std::uint64_t number, std::uint64_t byte_offset) {
     auto fail = [&](std::size_t rel, const std::string& what) -> Error {
         return Error(ErrorCode::corrupt,
-                     fmt::format("MFT record {} (image byte {}): {} at record offset 0x{:X}", number,
+                     fmt::format("MFT record {} (volume byte {}): {} at record offset 0x{:X}", number,
                                  byte_offset + rel, what, rel),
                      byte_offset + rel);
     };

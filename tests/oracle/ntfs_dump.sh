@@ -13,7 +13,8 @@
 #    decoded $FILE_NAME, $STANDARD_INFORMATION, $VOLUME_NAME,
 #    $VOLUME_INFORMATION and $INDEX_ROOT fields; and the attribute list and
 #    every cluster of every non-sparse non-resident attribute as `istat`
-#    lists them.
+#    lists them; the $I30 entries dump decodes from index roots and INDX
+#    blocks are the names ntfsls lists.
 here=$(dirname "$0"); . "$here/../lib.sh"
 for t in ntfsinfo istat mkntfs python3; do
   command -v $t >/dev/null || { echo "$t missing: skipped"; exit 77; }
@@ -215,6 +216,23 @@ truncate -s 64M ref512.img && mkntfs -Q -F -q -c 512 ref512.img >/dev/null 2>&1 
 "$FSIMG" mkfs -q -t ntfs -s 64M --sector-size 4096 ours4kn.img && compare ours4kn.img $sys_records
 rm -f ref512.img ours1m.img ours64k.img ours4kn.img
 
+index_names() {  # index_names IMAGE RECORD PATH: the names in the record's $I30 index root and INDX blocks
+                # (as dump decodes them) are the names ntfsls lists in PATH
+  local ours theirs
+  ours=$("$FSIMG" dump --json --what mft "$2" "$1" | python3 -c '
+import json, sys
+names = set()
+for a in json.load(sys.stdin)["attributes"]:
+    d = a["decoded"]
+    for e in d.get("entries", []) + [e for b in d.get("blocks", []) for e in b.get("entries", [])]:
+        if "name" in e and e["name"] != ".":
+            names.add(e["name"])
+print("\n".join(sorted(names)))')
+  theirs=$(ntfsls -a -s -p "$3" "$1" | grep -vx '\.\|\.\.' | LC_ALL=C sort -u)
+  if [ -n "$ours" ] && [ "$(LC_ALL=C sort <<<"$ours")" = "$theirs" ]; then pass; else
+    fail "$1 record $2: index entries differ from ntfsls $3: $(diff <(LC_ALL=C sort <<<"$ours") <(echo "$theirs") | head -5 | tr '\n' ' ')"; fi
+}
+
 # After ntfs-3g wrote into them: a grown $MFT, directories with index
 # allocations, resident, non-resident, fragmented and sparse data.
 mnt="$WORK/mnt"; mkdir -p "$mnt"
@@ -231,6 +249,8 @@ if [ -e /dev/fuse ] && command -v ntfs-3g >/dev/null; then
   for img in ref.img ours.img; do
     if grow "$img"; then
       compare "$img" $(seq 0 40) $(seq 60 400)
+      index_names "$img" 5 /
+      index_names "$img" 64 /dir  # 300 files: several INDX blocks
     else
       fail "ntfs-3g cannot mount $img: $(cat "$WORK/err")"
     fi

@@ -239,6 +239,20 @@ TEST_CASE("ntfs volume: streams read through their runlists", "[ntfs][volume]") 
     CHECK(!verify_and_remove_fixups(indx));
     CHECK(core::load_string(std::span(indx).first(4)) == "INDX");
     CHECK(v.device_offset(*alloc, 100) == L.root_index.at(0).lcn * cluster + 100);
+    // ... decoded: the 12 system files and ".", in $UpCase collation order.
+    const IndexBlock root = v.read_index_block(*alloc, 0, 4096, true);
+    CHECK(root.vcn == 0);
+    REQUIRE(root.entries.size() == 13);
+    CHECK(root.entries.back().last());
+    std::vector<std::u16string> names;
+    for (std::size_t i = 0; i + 1 < root.entries.size(); ++i)
+        names.push_back(root.entries[i].file_name->name);
+    CHECK(names == std::vector<std::u16string>{u"$AttrDef", u"$BadClus", u"$Bitmap", u"$Boot", u"$Extend",
+                                               u"$LogFile", u"$MFT", u"$MFTMirr", u"$Secure", u"$UpCase",
+                                               u"$Volume", u"."});
+    CHECK(FileReference::unpack(root.entries[6].reference) == FileReference{0, 1});
+    CHECK_THROWS_AS(v.read_index_block(*alloc, 1, 4096, true), Error);  // one block only
+    CHECK_THROWS_AS(v.read_index_block(*alloc, 0, 1000, true), Error);  // not a power of two
     const auto* bad = v.read_record(8).find(AttrType::data, u"$Bad");
     std::vector<std::byte> zeros(3 * cluster + 7, std::byte{0x55});
     v.read_stream(*bad, cluster - 3, zeros);
@@ -310,6 +324,22 @@ TEST_CASE("ntfs volume: damaged records give errors naming record and offset", "
             CHECK(e.byte_offset() == mft + 5 * rs + 1022);
         }
         CHECK_NOTHROW(v.read_record(4));
+    }
+    SECTION("a torn INDX block") {
+        auto img = formatted(L);
+        const std::uint64_t at = L.root_index.at(0).lcn * L.cluster_bytes + 2 * 512 - 2;
+        img.write_at(at, std::array<std::byte, 2>{std::byte{7}, std::byte{7}});
+        const Volume v(img);
+        const MftRecord r5 = v.read_record(5);
+        try {
+            (void)v.read_index_block(*r5.find(AttrType::index_allocation, u"$I30"), 0, 4096, true);
+            FAIL("no error");
+        } catch (const Error& e) {
+            CHECK_THAT(e.what(),
+                       Catch::Contains("MFT record 5 attribute $INDEX_ALLOCATION:$I30: index block 0") &&
+                           Catch::Contains("stride 1"));
+            CHECK(e.byte_offset() == at);
+        }
     }
     SECTION("a broken update sequence array count") {
         auto img = formatted(L);

@@ -385,6 +385,24 @@ struct IndexRoot {
 /// Throws FormatError when the value is shorter than 32 bytes or an entry is bad.
 IndexRoot decode_index_root(std::span<const std::byte> value);
 
+/// One INDX block (formats.md §3.8): "INDX", update sequence array at 0x28,
+/// LSN at 8, the block's own VCN at 0x10, node header at 0x18.
+struct IndexBlock {
+    std::uint64_t lsn = 0;
+    std::uint64_t vcn = 0;
+    std::uint32_t entries_offset = 0;  ///< from the node header
+    std::uint32_t index_length = 0;    ///< bytes in use, from the node header
+    std::uint32_t allocated_length = 0;
+    std::uint8_t node_flags = 0;  ///< 0x01: entries have sub-nodes
+    std::vector<IndexEntry> entries;
+};
+/// Checks the signature and the update sequence array and removes the
+/// fixups in `raw` (a whole block, a multiple of 512 bytes), then decodes the
+/// node's entries as decode_index_entries() does. Throws FormatError (offset
+/// within the block) for another signature, a malformed array, a stride whose
+/// tail does not hold the update sequence number, or a bad entry.
+IndexBlock decode_index_block(std::span<std::byte> raw, bool file_names);
+
 /// One $ATTRIBUTE_LIST entry [FLATCAP attributes/attribute_list].
 struct AttributeListEntry {
     std::uint32_t type = 0;

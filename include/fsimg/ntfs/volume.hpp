@@ -10,7 +10,7 @@
 // memory is bounded by the record size and by what the caller asks to read,
 // never by a size field alone. Damage that stops a read throws
 // fsimg::Error(corrupt) naming the MFT record, the attribute and the byte
-// offset in the image.
+// offset on the device (the volume).
 //
 // Facts: ../shared/docs/formats.md §3.1 (boot sector), §3.4 (FILE record,
 // fixups), §3.5 (attribute headers), §3.6 (runlists) [FLATCAP, NTFS-3G, EXP].
@@ -107,7 +107,7 @@ struct Attribute {
 /// on-disk order, up to the 0xFFFFFFFF end marker.
 struct MftRecord {
     std::uint64_t number = 0;
-    std::uint64_t byte_offset = 0;  ///< absolute offset of the record's first byte in the image
+    std::uint64_t byte_offset = 0;  ///< offset of the record's first byte on the device (the volume)
     MftRecordHeader header;
     std::uint16_t update_sequence_number = 0;
     std::size_t fixup_strides = 0;  ///< 512-byte strides whose tails matched (all of them)
@@ -122,7 +122,8 @@ struct MftRecord {
 /// Decodes one record read from the image (fixups still applied on disk;
 /// they are checked and removed in `raw`). `number` and `byte_offset` only
 /// name the record in errors and in the result. Throws Error(corrupt), with
-/// the message "MFT record N ... at offset X" and the absolute byte offset,
+/// the message "MFT record N (volume byte B): ... at record offset X" and B
+/// as the byte offset,
 /// when: the signature is not "FILE" (also "BAAD"), the update sequence
 /// array is malformed or a stride's tail does not hold the update sequence
 /// number, the first attribute offset or bytes in use lie outside the record,
@@ -168,7 +169,7 @@ public:
     /// read_stream() do.
     MftRecord read_record(std::uint64_t number) const;
 
-    /// The absolute image offset of byte `stream_offset` of a non-resident
+    /// The device (volume) offset of byte `stream_offset` of a non-resident
     /// attribute; nullopt when it falls in a sparse run or no run maps it.
     std::optional<std::uint64_t> device_offset(const Attribute& attr, std::uint64_t stream_offset) const;
 
@@ -183,6 +184,15 @@ public:
     /// The whole stream, refusing (Error(usage)) more than max_bytes so that a
     /// size field cannot make the caller allocate.
     std::vector<std::byte> read_stream(const Attribute& attr, std::uint64_t max_bytes) const;
+
+    /// Reads INDX block `block` (0-based; `block_bytes` each, the index
+    /// root's block size) of an $INDEX_ALLOCATION attribute and decodes it
+    /// (decode_index_block). Throws Error(usage) when block_bytes is not a
+    /// power of two in 512..65536 or the block passes the stream, and
+    /// Error(corrupt) naming the record, the attribute, the block and the
+    /// device offset when it does not decode or cannot be read.
+    IndexBlock read_index_block(const Attribute& allocation, std::uint64_t block, std::uint32_t block_bytes,
+                                bool file_names) const;
 
     /// Checks that every non-sparse run lies inside the volume's clusters;
     /// throws Error(corrupt) naming the record, attribute and run otherwise.
