@@ -72,7 +72,7 @@ void build_directory(const io::SourceTree& tree, const PopulatePlan& plan, std::
         if (opt.dot_hidden && !n.name.empty() && n.name[0] == '.') e.attributes |= kFileAttrHidden;
         stamper.apply(n, e);
         e.first_cluster = p.first_cluster;
-        // Directories: DataLength is the allocation [EXFAT §7.6.5]; files: their size.
+        // Directories: DataLength is the allocation [EXFAT §7.6]; files: their size.
         e.data_length = n.is_dir ? std::uint64_t{p.clusters} * cb : n.size;
         e.valid_data_length = e.data_length;
         e.secondary_flags = kSecondaryAllocationPossible | (p.clusters > 0 ? kSecondaryNoFatChain : 0);

@@ -13,13 +13,15 @@
 //
 // Allocation: one ascending run of clusters right after the system objects
 // (allocation bitmap, up-case table, root): the root's further clusters
-// first (the root is always FAT-chained [EXFAT §7.2.3]; its run continues
+// first (the root has no Stream Extension to say NoFatChain, so it is always
+// FAT-chained [EXFAT §3.1.10, formats.md §2.4]; its run continues
 // the one format gave it), then depth first in name order a directory's
 // clusters followed by its children. Every file and subdirectory is
 // contiguous and marked NoFatChain (GeneralSecondaryFlags 0x03), its FAT
 // entries left 0; empty files have FirstCluster 0 and flags 0x01. Directories
 // get ceil(entry bytes / cluster) clusters (at least one) and DataLength =
-// ValidDataLength = those clusters' bytes [EXFAT §6.2, §7.6.5]. The clusters
+// ValidDataLength = those clusters' bytes (Stream Extension DataLength and
+// ValidDataLength [EXFAT §7.6]; formats.md §2.5). The clusters
 // used are exactly what exfat/cost.hpp predicts (tree_usage) and what
 // `slack` reports for exFAT.
 //
@@ -88,7 +90,7 @@ struct PopulatePlan {
 
 /// Plans the tree on `layout` (as format_volume writes it: bitmap, up-case
 /// table, then the root's first cluster). Returns every problem instead
-/// when the tree has problems, a directory would pass 256 MiB [EXFAT §6.2],
+/// when the tree has problems, a directory would pass 256 MiB (formats.md §2.5, §2.10),
 /// the layout's root does not directly follow the up-case table, or the
 /// clusters needed exceed the free ones ("needs X, the volume has Y").
 /// Pure; throws only std::bad_alloc.
