@@ -540,6 +540,61 @@ TEST_CASE("exfat reader: truncated images and broken boot sectors", "[exfat_read
     CHECK_THROWS_AS(Volume(short_dev), Error);  // shorter than a boot region pair... or the root is missing
 }
 
+/// A device that claims `claimed` bytes but keeps (and later yields) only the
+/// first `kept`: to format a large volume and cut the image short.
+class KeepFirst final : public io::BlockDevice {
+public:
+    KeepFirst(std::uint64_t claimed, std::size_t kept) : claimed_(claimed), data_(kept) {}
+    std::uint64_t size() const override { return claimed_; }
+    void read_at(std::uint64_t offset, std::span<std::byte> out) const override {
+        for (std::size_t i = 0; i < out.size(); ++i) {
+            out[i] = offset + i < data_.size() ? data_[offset + i] : std::byte{0};
+        }
+    }
+    void write_at(std::uint64_t offset, std::span<const std::byte> in) override {
+        for (std::size_t i = 0; i < in.size() && offset + i < data_.size(); ++i) data_[offset + i] = in[i];
+    }
+    std::vector<std::byte> take() { return std::move(data_); }
+
+private:
+    std::uint64_t claimed_;
+    std::vector<std::byte> data_;
+};
+
+TEST_CASE("exfat reader: a 1 GiB volume cut to 10 MiB: lengths beyond the image are errors, not allocations",
+          "[exfat_reader][hostile]") {
+    LayoutRequest req;
+    req.volume_bytes = 1ull << 30;
+    req.cluster_bytes = 4096;
+    const Layout l = std::get<Layout>(plan_layout(req));
+    KeepFirst big(req.volume_bytes, 10u << 20);
+    format_volume(big, l, FormatOptions{1, "", true});
+    io::MemoryImage dev(big.take());
+    const std::uint64_t root = l.cluster_offset(l.root_first_cluster);
+    REQUIRE(root + 4096 <= dev.size());
+    // Sets claiming 200 MiB (a directory, NoFatChain and FAT-chained) and a
+    // 900 MiB file: their clusters lie in the volume but not in the image.
+    std::vector<std::byte> sets;
+    auto add = [&](const std::u16string& name, std::uint16_t attr, std::uint8_t flags, std::uint64_t length) {
+        const auto s = encode_file_entry_set(TestVolume::info(name, attr, flags, 100, length, length));
+        sets.insert(sets.end(), s.begin(), s.end());
+    };
+    add(u"dir", kFileAttrDirectory, 0x03, 200ull << 20);
+    add(u"chained", kFileAttrDirectory, 0x01, 200ull << 20);
+    add(u"file", kFileAttrArchive, 0x03, 900ull << 20);
+    dev.write_at(root + 96, sets);
+    std::array<std::byte, 4> link{};  // cluster 100 -> 101 -> ... as far as the FAT in the image goes
+    for (std::uint32_t n = 100; n < 200; ++n) {
+        core::store_le32(link, 0, n + 1);
+        dev.write_at(std::uint64_t(l.fat_offset) * 512 + 4ull * n, link);
+    }
+    const Volume v(dev);
+    CHECK(v.cluster_count() == l.cluster_count);
+    CHECK_THROWS_WITH(v.read_directory(*v.lookup("dir")), Catch::Contains("past the end of the image"));
+    CHECK_THROWS_WITH(v.read_directory(*v.lookup("chained")), Catch::Contains("FAT chain from cluster 100"));
+    CHECK_THROWS_WITH(read_all(v, *v.lookup("file")), Catch::Contains("past the end of the image"));
+}
+
 TEST_CASE("exfat reader: random corruption never crashes, hangs or over-allocates",
           "[exfat_reader][hostile]") {
     TestVolume base(2u << 20, 1024);
