@@ -43,7 +43,8 @@ void add_populate_options(CLI::App* cmd, PopulateArgs& args) {
     cmd->add_option("--from", args.from,
                     "Copy the content of host directory DIR into the image (DIR:/PATH puts it under /PATH); "
                     "repeatable")
-        ->type_name("DIR[:/PATH]");
+        ->type_name("DIR[:/PATH]")
+        ->allow_extra_args(false);  // one DIR per --from: "--from DIR IMAGE --force" keeps IMAGE positional
     cmd->add_flag(
         "--local-time", args.local_time,
         "--from: write timestamps in the local time zone instead of UTC (exFAT also stores the offset)");

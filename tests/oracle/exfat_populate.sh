@@ -93,6 +93,23 @@ cmp -s "$WORK/r1.img" "$WORK/r2.img" && pass || fail "two runs differ: $(cmp "$W
 check "$WORK/r1.img" -j 2 --manifest "$T/merged.manifest"
 rm -f "$WORK/r1.img" "$WORK/r2.img"
 
+# Hard links become copies; symbolic links: skipped with a warning (default) or followed.
+mkdir -p "$T/links/d" "$T/links-expected/d"
+echo "linked content" > "$T/links/d/a.txt"
+ln "$T/links/d/a.txt" "$T/links/d/hard.txt"
+ln -s a.txt "$T/links/d/soft.txt"
+for f in a.txt hard.txt soft.txt; do echo "linked content" > "$T/links-expected/d/$f"; done
+"$SHARED/oracles/make-manifest" "$T/links-expected" > "$T/links-follow.manifest"
+grep -v soft.txt "$T/links-follow.manifest" > "$T/links-skip.manifest"
+out=$("$FSIMG" mkfs -q -t exfat -s 8M --from "$T/links" "$WORK/links.img" 2>&1) || fail "links (skip): $out"
+grep -q "warning: skipped symbolic link .*/d/soft.txt" <<<"$out" && pass || fail "links: no warning for the symlink: $out"
+check "$WORK/links.img" -j 2 --manifest "$T/links-skip.manifest"
+"$FSIMG" mkfs -q -t exfat -s 8M --symlinks follow --from "$T/links" "$WORK/links.img" --force || fail "links (follow)"
+check "$WORK/links.img" -j 2 --manifest "$T/links-follow.manifest"
+out=$("$FSIMG" mkfs -q -t exfat -s 8M --symlinks error --from "$T/links" "$WORK/links-e.img" 2>&1)
+[ $? = 2 ] && grep -q "/d/soft.txt: .* is a symbolic link (--symlinks error)" <<<"$out" && [ ! -e "$WORK/links-e.img" ] && pass || fail "links (error): $out"
+rm -f "$WORK/links.img"
+
 # slack --verify: predicted == the bitmap of a real populated image.
 verify() {  # PROFILE CLUSTERS
   local out
