@@ -5,7 +5,8 @@
 # label; the whole 20,000-file wide tree sized with -s auto), pass every independent checker and read back exactly the manifest
 # (check-image --manifest: fsck.exfat, dump.exfat, sleuthkit, exfat-fuse);
 # dump.exfat counts exactly the clusters mkfs says it used (the allocation
-# bitmap); two runs give the same bytes; slack --verify -t exfat is EQUAL;
+# bitmap); two runs give the same bytes; hard links are stored as copies and
+# symbolic links per --symlinks; slack --verify -t exfat is EQUAL;
 # the Linux exfat driver reads (and writes into) one small populated image
 # (kernel-check). The names profile first proves the refusal: every offender
 # listed, no image left; a tree larger than the volume is refused with needed
