@@ -1,7 +1,8 @@
 // What a file tree costs on an exFAT volume, per file and per directory. Pure.
-// The slack analyzer predicts with these functions; exFAT populate (not
-// written yet) is meant to allocate with the same ones, so that prediction ==
-// allocation, cluster for cluster, as for FAT (fat/cost.hpp).
+// The slack analyzer predicts with these functions and exFAT populate
+// (exfat/populate.hpp) allocates with the same ones, so that prediction ==
+// allocation, cluster for cluster, as for FAT (fat/cost.hpp); slack --verify
+// and tests/unit/exfat_populate_test.cpp check it.
 //
 // Facts: ../shared/docs/formats.md §5.1-5.2 (cost model, [EXP] with
 // exfat-fuse), §2.5 (directory entry sets, name rules, 256 MiB directories),
