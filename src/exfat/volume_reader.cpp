@@ -75,6 +75,24 @@ Volume::Volume(const io::BlockDevice& device)
                                 root_cluster(), max_cluster(), device_.size()));
     }
     bitmap_ = boot_.bitmap;
+    if (bs.number_of_fats == 2 && (bs.volume_flags & kVolumeFlagActiveFat)) {
+        // TexFAT: the second FAT is active, and so is the second bitmap
+        // (BitmapFlags bit 0 set) [EXFAT §7.1.2]. Unusable root: no bitmap.
+        bitmap_.reset();
+        try {
+            const std::vector<std::byte> root = read_directory_bytes(root_record());
+            for (const auto& e : parse_directory(root).system) {
+                if (e.entry_type != kEntryAllocationBitmap) continue;
+                const auto b =
+                    decode_allocation_bitmap_entry(std::span<const std::byte>(root)
+                                                       .subspan(std::size_t{e.index} * kDirEntrySize)
+                                                       .first<kDirEntrySize>());
+                if (b.bitmap_flags & 1) bitmap_ = b;
+            }
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+        }
+    }
     load_upcase_table();
 }
 

@@ -643,3 +643,42 @@ TEST_CASE("exfat reader: random corruption never crashes, hangs or over-allocate
     CHECK(opened > 100);  // most damage leaves the volume readable
     CHECK(walked > 50);
 }
+
+TEST_CASE("exfat reader: TexFAT volumes use the active FAT and its bitmap", "[exfat_reader]") {
+    TestVolume t;
+    const std::uint64_t bps = t.l.bytes_per_sector;
+    const std::uint64_t fat1 = std::uint64_t(t.l.fat_offset) * bps;
+    const std::uint64_t fat_bytes = std::uint64_t(t.l.fat_length) * bps;
+    REQUIRE(t.l.fat_offset + 2ull * t.l.fat_length <= t.l.cluster_heap_offset);
+    // A second bitmap in a new cluster, every cluster marked in use.
+    const std::uint32_t second = t.alloc_contiguous(1);
+    t.set_fat(second, kFatEndOfChain);
+    std::vector<std::byte> ones((t.l.cluster_count + 7) / 8, std::byte{0xFF});
+    t.dev.write_at(t.l.cluster_offset(second), ones);
+    std::array<std::byte, 32> entry{};
+    encode_allocation_bitmap_entry(AllocationBitmapEntry{1, second, ones.size()}, entry);
+    t.append(t.root_at(), entry);
+    // FAT 2 = FAT 1, then a file chained only in FAT 2.
+    std::vector<std::byte> fat(fat_bytes);
+    t.dev.read_at(fat1, fat);
+    const std::uint32_t a = t.next_free + 3, b = t.next_free + 7;
+    core::store_le32(fat, 4ull * a, b);
+    core::store_le32(fat, 4ull * b, kFatEndOfChain);
+    t.dev.write_at(fat1 + fat_bytes, fat);
+    const auto data = pattern(8000, 11);
+    t.write_runs({a, b}, data);
+    t.append(t.root_at(),
+             encode_file_entry_set(TestVolume::info(u"texfat", kFileAttrArchive, 0x01, a, 8000, 8000)));
+    {
+        const Volume v(t.dev);  // one FAT: the first bitmap, FAT 1 (where a's entry is 0)
+        CHECK(v.used_clusters() == t.l.used_clusters() + 1);
+        CHECK_THROWS_AS(read_all(v, *v.lookup("texfat")), Error);
+    }
+    t.dev.write_at(off::NumberOfFats, std::array<std::byte, 1>{std::byte{2}});
+    t.dev.write_at(off::VolumeFlags, std::array<std::byte, 2>{std::byte{kVolumeFlagActiveFat}, std::byte{0}});
+    const Volume v(t.dev);
+    REQUIRE(v.bitmap_entry());
+    CHECK(v.bitmap_entry()->first_cluster == second);
+    CHECK(v.used_clusters() == t.l.cluster_count);
+    CHECK(read_all(v, *v.lookup("texfat")) == data);
+}

@@ -168,7 +168,8 @@ public:
     /// Error(corrupt) when n is not a cluster or lies past the end of the device.
     void read_cluster(std::uint32_t n, std::span<std::byte> out) const;
 
-    /// The allocation bitmap entry of the active FAT's bitmap (root entry 0x81).
+    /// The Allocation Bitmap entry (0x81) of the root: the first one, or with
+    /// two FATs and ActiveFat set, the one whose BitmapFlags bit 0 is set.
     std::optional<AllocationBitmapEntry> bitmap_entry() const noexcept { return bitmap_; }
     /// Bit n-2 of the allocation bitmap: true = cluster n is in use [EXFAT
     /// §7.1.5]. Throws Error(corrupt) when there is no usable bitmap (missing,
