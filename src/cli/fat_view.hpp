@@ -1,5 +1,7 @@
 // Helpers shared by the commands that show what is inside a FAT image
-// (ls, cat, extract, dump --what fat|dir|extents): opening, names, times.
+// (ls, cat, extract, dump --what fat|dir|extents): opening, names, times;
+// the name escaping, attribute letters, --what checks and extent printing
+// serve exFAT too (volume_view.hpp, dump_exfat_view.cpp).
 #pragma once
 
 #include <fmt/format.h>
