@@ -16,6 +16,9 @@ namespace fsimg::ntfs {
 namespace {
 
 constexpr std::uint32_t kMinRecordBytes = 512, kMaxRecordBytes = 65536;
+/// An attribute list larger than this is refused (a 1 KiB-record $MFT with
+/// 256 KiB of list entries would map millions of extents).
+constexpr std::uint64_t kMaxAttributeListBytes = 256 * 1024;
 
 bool record_size_ok(std::optional<std::uint32_t> v) {
     return v && core::is_power_of_two(*v) && *v >= kMinRecordBytes && *v <= kMaxRecordBytes;
@@ -135,6 +138,53 @@ Volume::Volume(const io::BlockDevice& device) : device_(device) {
                     "MFT record 0 ($MFT) has no non-resident unnamed $DATA attribute starting at VCN 0", at);
     check_runs(*data);
     mft_data_ = *data;
+    if (const Attribute* list = rec0.find(AttrType::attribute_list)) follow_mft_extents(*list);
+}
+
+void Volume::follow_mft_extents(const Attribute& list) {
+    // $MFT's $DATA may continue in extension records named by record 0's
+    // $ATTRIBUTE_LIST [FLATCAP attributes/attribute_list]. Each extent must
+    // start at the VCN where the runs so far end, so every step maps more
+    // VCNs and the walk ends after at most one step per list entry.
+    const auto entries = decode_attribute_list(read_stream(list, kMaxAttributeListBytes));
+    const std::uint64_t rs = geometry_.mft_record_bytes;
+    auto end_vcn = [&] {
+        return mft_data_.runs.empty()
+                   ? static_cast<std::uint64_t>(mft_data_.first_vcn)
+                   : static_cast<std::uint64_t>(mft_data_.runs.back().vcn) + mft_data_.runs.back().length;
+    };
+    for (const AttributeListEntry& e : entries) {
+        if (e.type != static_cast<std::uint32_t>(AttrType::data) || !e.name.empty() || e.record.record == 0)
+            continue;
+        if (e.starting_vcn != end_vcn())
+            throw Error(
+                ErrorCode::corrupt,
+                fmt::format("MFT record 0 ($MFT): $ATTRIBUTE_LIST names a $DATA extent at VCN {} in record "
+                            "{}, but the runs so far end at VCN {}",
+                            e.starting_vcn, e.record.record, end_vcn()));
+        if (e.record.record >= record_count())
+            throw Error(ErrorCode::corrupt,
+                        fmt::format("MFT record 0 ($MFT): $ATTRIBUTE_LIST names record {}, past "
+                                    "$MFT's {} records",
+                                    e.record.record, record_count()));
+        std::vector<std::byte> raw(rs);
+        read_stream(mft_data_, e.record.record * rs, raw);
+        const MftRecord ext = parse_mft_record(raw, e.record.record,
+                                               device_offset(mft_data_, e.record.record * rs).value_or(0));
+        const Attribute* more = nullptr;
+        for (const Attribute& a : ext.attributes)
+            if (a.type == e.type && a.name.empty() && a.non_resident &&
+                static_cast<std::uint64_t>(a.first_vcn) == e.starting_vcn)
+                more = &a;
+        if (!more || FileReference::unpack(ext.header.base_record).record != 0 || more->runs.empty())
+            throw Error(ErrorCode::corrupt,
+                        fmt::format("MFT record {} holds no $DATA extent of $MFT starting at VCN {}",
+                                    e.record.record, e.starting_vcn),
+                        ext.byte_offset);
+        check_runs(*more);
+        mft_data_.runs.insert(mft_data_.runs.end(), more->runs.begin(), more->runs.end());
+        mft_data_.last_vcn = more->last_vcn;
+    }
 }
 
 std::uint64_t Volume::record_count() const noexcept {

@@ -161,7 +161,8 @@ TEST_CASE("ntfs volume: records 0..26 decode to exactly what format wrote", "[nt
     CHECK(r0.find(AttrType::bitmap)->runs == mapped({L.mft_bitmap}));
     CHECK(r0.find(AttrType::data)->data_size == 27u * 1024);
     CHECK(v.read_record(1).find(AttrType::data)->runs == mapped({L.mftmirr}));
-    const auto log = v.read_record(2).find(AttrType::data);
+    const MftRecord r2 = v.read_record(2);
+    const auto log = r2.find(AttrType::data);
     CHECK(log->runs == mapped({L.logfile}));
     CHECK(log->data_size == L.logfile_bytes);
     const auto r6 = v.read_record(6);
@@ -171,7 +172,8 @@ TEST_CASE("ntfs volume: records 0..26 decode to exactly what format wrote", "[nt
     CHECK(v.read_record(4).find(AttrType::data)->runs == mapped(L.attrdef));
     CHECK(v.read_record(10).find(AttrType::data)->runs == mapped(L.upcase));
     CHECK(v.read_record(9).find(AttrType::data, u"$SDS")->runs == mapped(L.sds));
-    const auto bad = v.read_record(8).find(AttrType::data, u"$Bad");
+    const MftRecord r8 = v.read_record(8);
+    const auto bad = r8.find(AttrType::data, u"$Bad");
     REQUIRE(bad);
     CHECK(bad->runs == std::vector<MappedRun>{{Vcn{0}, L.cluster_count, std::nullopt}});
     CHECK(static_cast<std::uint64_t>(bad->last_vcn) == L.cluster_count - 1);
@@ -253,7 +255,8 @@ TEST_CASE("ntfs volume: streams read through their runlists", "[ntfs][volume]") 
     CHECK(FileReference::unpack(root.entries[6].reference) == FileReference{0, 1});
     CHECK_THROWS_AS(v.read_index_block(*alloc, 1, 4096, true), Error);  // one block only
     CHECK_THROWS_AS(v.read_index_block(*alloc, 0, 1000, true), Error);  // not a power of two
-    const auto* bad = v.read_record(8).find(AttrType::data, u"$Bad");
+    const MftRecord r8 = v.read_record(8);
+    const auto* bad = r8.find(AttrType::data, u"$Bad");
     std::vector<std::byte> zeros(3 * cluster + 7, std::byte{0x55});
     v.read_stream(*bad, cluster - 3, zeros);
     CHECK(std::all_of(zeros.begin(), zeros.end(), [](std::byte b) { return b == std::byte{0}; }));
@@ -538,4 +541,89 @@ TEST_CASE("ntfs volume: parse_mft_record on crafted buffers", "[ntfs][volume]") 
     // Too short or not a multiple of 512.
     std::vector<std::byte> tiny(100);
     CHECK_THROWS_AS(parse_mft_record(tiny, 1), Error);
+}
+
+namespace {
+
+/// A 16 MiB volume whose $MFT $DATA (7 clusters at LCN 4) is split: record 0
+/// maps VCN 0..3, extension record 15 maps VCN 4..6, and record 0's
+/// $ATTRIBUTE_LIST names both extents (what a fragmented $MFT looks like).
+/// `second_vcn` is the starting VCN the list gives for the second extent.
+io::MemoryImage split_mft(const Layout& L, std::uint64_t second_vcn) {
+    auto img = formatted(L);
+    const std::uint64_t C = L.cluster_bytes, rs = L.mft_record_bytes;
+    REQUIRE(L.mft.clusters == 7);
+    const MftRecord old0 = Volume(img).read_record(0);
+    auto nonres = [&](std::uint64_t first_vcn, std::uint64_t lcn, std::uint64_t clusters, bool sizes) {
+        const std::vector<DataRun> runs{{clusters, lcn}};
+        const NonResidentSizes sz =
+            sizes ? NonResidentSizes{7 * C, L.mft_bytes(), L.mft_bytes()} : NonResidentSizes{};
+        auto a = build_nonresident_attribute(AttrType::data, u"", runs, sz, first_vcn + clusters - 1);
+        core::store_le64(a, 0x10, first_vcn);
+        return a;
+    };
+    std::vector<std::byte> list;
+    auto entry = [&](std::uint32_t type, std::uint64_t vcn, std::uint64_t record, std::uint16_t seq) {
+        std::vector<std::byte> e(32);
+        core::store_le32(e, 0, type);
+        core::store_le16(e, 4, 32);
+        e[7] = std::byte{26};
+        core::store_le64(e, 8, vcn);
+        core::store_le64(e, 16, FileReference{record, seq}.packed());
+        list.insert(list.end(), e.begin(), e.end());
+    };
+    entry(0x10, 0, 0, 1);
+    entry(0x30, 0, 0, 1);
+    entry(0x80, 0, 0, 1);
+    entry(0x80, second_vcn, 15, 15);
+    entry(0xB0, 0, 0, 1);
+    MftRecordBuilder b0(static_cast<std::uint32_t>(rs), 0, 1, record_flag::in_use);
+    b0.set_link_count(1);
+    for (const Attribute& a : old0.attributes) {
+        if (a.type == 0x10) {
+            b0.add(build_resident_attribute(AttrType::standard_information, u"", a.value));
+            b0.add(build_resident_attribute(AttrType::attribute_list, u"", list));
+        } else if (a.type == 0x30) {
+            b0.add(build_resident_attribute(AttrType::file_name, u"", a.value, true));
+        } else if (a.type == 0x80) {
+            b0.add(nonres(0, L.mft.lcn, 4, true));
+        } else {
+            std::vector<DataRun> runs{{a.runs[0].length, static_cast<std::uint64_t>(*a.runs[0].lcn)}};
+            b0.add(build_nonresident_attribute(AttrType::bitmap, u"", runs,
+                                               {a.allocated_size, a.data_size, a.initialized_size}, 0));
+        }
+    }
+    MftRecordBuilder b15(static_cast<std::uint32_t>(rs), 15, 15, record_flag::in_use);
+    b15.add(nonres(4, L.mft.lcn + 4, 3, false));
+    auto r15 = b15.finish();
+    core::store_le64(r15, 0x20, FileReference{0, 1}.packed());  // base record (not in a fixup tail)
+    img.write_at(L.mft.lcn * C, b0.finish());
+    img.write_at(L.mft.lcn * C + 15 * rs, r15);
+    return img;
+}
+
+}  // namespace
+
+TEST_CASE("ntfs volume: a fragmented $MFT continues through $ATTRIBUTE_LIST", "[ntfs][volume]") {
+    const Layout L = must(16u << 20);
+    const auto img = split_mft(L, 4);
+    const Volume v(img);
+    CHECK(v.mft_data().runs ==
+          std::vector<MappedRun>{{Vcn{0}, 4, Lcn{L.mft.lcn}}, {Vcn{4}, 3, Lcn{L.mft.lcn + 4}}});
+    CHECK(static_cast<std::uint64_t>(v.mft_data().last_vcn) == 6);
+    CHECK(v.record_count() == 27);
+    // Records past the base extent (VCN 4 holds records 16..19) read through
+    // the extension's runs.
+    for (std::uint32_t n = 16; n < 27; ++n) CHECK(v.read_record(n).header.record_number == n);
+    const MftRecord r0 = v.read_record(0);
+    const auto list = r0.find(AttrType::attribute_list);
+    REQUIRE(list);
+    const auto entries = decode_attribute_list(list->value);
+    REQUIRE(entries.size() == 5);
+    CHECK(entries[3].record == FileReference{15, 15});
+    CHECK(entries[3].starting_vcn == 4);
+    // An extent that does not continue the runs: refused, not guessed.
+    const auto gap = split_mft(L, 5);
+    CHECK_THAT(error_of([&] { const Volume bad(gap); }),
+               Catch::Contains("extent at VCN 5 in record 15") && Catch::Contains("end at VCN 4"));
 }

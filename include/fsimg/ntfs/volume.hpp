@@ -145,9 +145,11 @@ public:
     /// say "NTFS    ", Error(corrupt) naming the first broken rule of
     /// validate_boot_sector(), when the device is shorter than the boot
     /// sector or record 0, when record 0 does not parse, has no non-resident
-    /// unnamed $DATA starting at VCN 0, or its runs leave the volume.
-    /// ($MFT extents in other records through $ATTRIBUTE_LIST are not
-    /// followed yet: records past the base extent are reported as unmapped.)
+    /// unnamed $DATA starting at VCN 0, or its runs leave the volume. When
+    /// record 0 has an $ATTRIBUTE_LIST (a fragmented $MFT), the $DATA extents
+    /// it names in other records are appended in VCN order; an extent that
+    /// does not start where the runs so far end, a record that does not hold
+    /// it or a list over 256 KiB is Error(corrupt).
     explicit Volume(const io::BlockDevice& device);
 
     const io::BlockDevice& device() const noexcept { return device_; }
@@ -158,7 +160,8 @@ public:
     /// The backup boot sector (the sector at total_sectors) equals sector 0 in
     /// its first 512 bytes; nullopt when it lies past the device.
     std::optional<bool> backup_boot_matches() const;
-    /// $MFT's unnamed $DATA attribute (from record 0).
+    /// $MFT's unnamed $DATA attribute (from record 0, with the runs of its
+    /// extents in other records appended).
     const Attribute& mft_data() const noexcept { return mft_data_; }
     /// Records $MFT holds: its data size / record size.
     std::uint64_t record_count() const noexcept;
@@ -199,6 +202,8 @@ public:
     void check_runs(const Attribute& attr) const;
 
 private:
+    void follow_mft_extents(const Attribute& list);
+
     const io::BlockDevice& device_;
     BootSector boot_;
     std::array<std::byte, kBootSectorSize> boot_bytes_{};
