@@ -1,0 +1,91 @@
+// Fuzz target: an image from bytes is opened as an NTFS volume (boot sector,
+// $MFT through its runlist and attribute list), the first records read and
+// every attribute's value decoded, every stream of up to 1 MiB read through
+// its runlist, every INDX block of every index allocation decoded, and the
+// backup boot sector compared. Only fsimg::Error may come out; anything else
+// (a crash, a hang, a sanitizer report, an allocation beyond the image) is a
+// bug. libFuzzer (clang, -DFSIMG_FUZZ=ON) or replay_main.cpp.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "fsimg/core/error.hpp"
+#include "fsimg/io/block_device.hpp"
+#include "fsimg/ntfs/volume.hpp"
+
+namespace {
+
+using namespace fsimg::ntfs;
+
+constexpr std::uint64_t kMaxRecords = 128;
+constexpr std::uint64_t kMaxStreamBytes = 1u << 20;
+
+void decode_value(const Attribute& a) {
+    switch (a.kind()) {
+        case AttrType::standard_information:
+            (void)decode_standard_information(a.value);
+            break;
+        case AttrType::file_name:
+            (void)decode_file_name(a.value);
+            break;
+        case AttrType::volume_information:
+            (void)decode_volume_information(a.value);
+            break;
+        case AttrType::volume_name:
+            (void)decode_utf16(a.value);
+            break;
+        case AttrType::index_root:
+            (void)decode_index_root(a.value);
+            break;
+        case AttrType::attribute_list:
+            (void)decode_attribute_list(a.value);
+            break;
+        default:
+            break;
+    }
+}
+
+void visit(const Volume& v, const MftRecord& r, const Attribute& a) {
+    if (!a.non_resident) {
+        decode_value(a);
+        return;
+    }
+    v.check_runs(a);
+    if (a.size() <= kMaxStreamBytes) (void)v.read_stream(a, kMaxStreamBytes);
+    if (a.kind() == AttrType::index_allocation) {
+        const Attribute* root = r.find(AttrType::index_root, a.name);
+        std::uint32_t block = v.geometry().index_block_bytes;
+        if (root && !root->non_resident) block = decode_index_root(root->value).index_block_bytes;
+        for (std::uint64_t i = 0;
+             i < std::min<std::uint64_t>(a.size() / std::max<std::uint32_t>(block, 1), 16); ++i)
+            (void)v.read_index_block(a, i, block, a.name == u"$I30");
+    }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    std::vector<std::byte> bytes(size);
+    for (std::size_t i = 0; i < size; ++i) bytes[i] = std::byte{data[i]};
+    fsimg::io::MemoryImage dev(std::move(bytes));
+    (void)is_ntfs(dev);
+    try {
+        const Volume v(dev);
+        (void)v.backup_boot_matches();
+        for (std::uint64_t n = 0; n < std::min(v.record_count(), kMaxRecords); ++n) {
+            try {
+                const MftRecord r = v.read_record(n);
+                for (const Attribute& a : r.attributes) {
+                    try {
+                        visit(v, r, a);
+                    } catch (const fsimg::Error&) {
+                    }
+                }
+            } catch (const fsimg::Error&) {
+            }
+        }
+    } catch (const fsimg::Error&) {
+    }
+    return 0;
+}
