@@ -92,7 +92,11 @@ cmp -s "$WORK/r1.img" "$WORK/r2.img" && pass || fail "two runs differ: $(cmp "$W
 { cat "$T/names.manifest"; printf 'd\t-\t-\tmore\nd\t-\t-\tmore/edges\n'
   awk -F'\t' -v OFS='\t' '{ $4 = "more/edges/" $4; print }' "$T/edges.manifest"; } > "$T/merged.manifest"
 check "$WORK/r1.img" -j 2 --manifest "$T/merged.manifest"
-rm -f "$WORK/r1.img" "$WORK/r2.img"
+# Our own reader agrees too: fsimg extract gives back the manifest.
+"$FSIMG" extract "$WORK/r1.img" -C "$WORK/x" 2>/dev/null || fail "fsimg extract"
+"$SHARED/oracles/make-manifest" "$WORK/x" | diff -q - <(LC_ALL=C sort -t "$(printf '\t')" -k4,4 "$T/merged.manifest") >/dev/null \
+  && pass || fail "fsimg extract differs from the manifest"
+rm -rf "$WORK/r1.img" "$WORK/r2.img" "$WORK/x"
 
 # Hard links become copies; symbolic links: skipped with a warning (default) or followed.
 mkdir -p "$T/links/d" "$T/links-expected/d"
