@@ -179,7 +179,9 @@ public:
     /// Reads out.size() bytes of the attribute's stream from
     /// `stream_offset`: a resident value is copied; non-resident bytes come
     /// from the runs, sparse runs and bytes at or past the initialized size
-    /// read as zeros. Throws Error(usage) when the range passes size(),
+    /// read as zeros. Compressed (flags 0x0001) and encrypted (0x4000)
+    /// streams come back as stored: no LZNT1 decompression, no decryption.
+    /// Throws Error(usage) when the range passes size(),
     /// Error(corrupt) when a VCN is not mapped by the runs or a run's clusters
     /// pass the volume's last cluster (message names record, attribute, VCN
     /// and LCN), Error(io/corrupt) from the device.
