@@ -16,11 +16,13 @@
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/utf.hpp"
 #include "fsimg/exfat/cost.hpp"
+#include "fsimg/exfat/directory.hpp"
 #include "fsimg/exfat/entry_set.hpp"
 #include "fsimg/exfat/format.hpp"
 #include "fsimg/exfat/layout.hpp"
 #include "fsimg/exfat/populate.hpp"
 #include "fsimg/exfat/structs.hpp"
+#include "fsimg/exfat/volume.hpp"
 #include "fsimg/io/block_device.hpp"
 #include "fsimg/slack/analyzer.hpp"
 #include "fsimg/slack/report.hpp"
@@ -474,4 +476,64 @@ TEST_CASE("attributes: read-only from the host mode, hidden with dot_hidden", "[
     CHECK(core::load_le16(root, 192 + 4) == (kFileAttrArchive | kFileAttrHidden));
     CHECK(core::load_le16(root, 288 + 4) == (kFileAttrArchive | kFileAttrReadOnly));
     CHECK(static_cast<unsigned>(root[384]) == 0);
+}
+
+TEST_CASE("the exFAT reader reads a populated tree back: checksums, hashes, lookups, data, bitmap",
+          "[exfat_populate]") {
+    const fs::path dir = fs::temp_directory_path() / fmt::format("fsimg-exfat-rt-{}", ::getpid());
+    fs::remove_all(dir);
+    fs::create_directories(dir / "Ünïcode dir" / "deeper");
+    std::string big;
+    for (int i = 0; i < 3000; ++i) big += fmt::format("{:08d}", i);  // 24,000 bytes: 47 clusters of 512 B
+    std::ofstream(dir / "Ünïcode dir" / "deeper" / "big.bin", std::ios::binary) << big;
+    std::ofstream(dir / (std::string(200, 'L') + ".txt")) << "long name";
+    std::ofstream(dir / "empty");
+    ScanOptions so;
+    so.sources.push_back({dir, "/"});
+    const io::SourceTree tree = scan_tree(so);
+    REQUIRE(tree.problems.empty());
+    const Layout l = plan(4ull << 20, 512);
+    const auto planned = plan_population(tree, l);
+    REQUIRE(std::holds_alternative<PopulatePlan>(planned));
+    const PopulatePlan& p = std::get<PopulatePlan>(planned);
+    io::MemoryImage img(l.volume_bytes());
+    format_volume(img, l, FormatOptions{});
+    write_population(img, l, tree, p, io::PopulateWriteOptions{});
+    fs::remove_all(dir);
+
+    const Volume v(img);
+    CHECK(!v.upcase_problem());
+    CHECK(v.used_clusters() == p.used_clusters);
+    // Every set in every directory: SetChecksum and NameHash as the reader recomputes them.
+    std::vector<FileRecord> todo{v.root_record()};
+    std::size_t sets = 0;
+    while (!todo.empty()) {
+        const FileRecord d = todo.back();
+        todo.pop_back();
+        const ParsedDirectory pd = v.read_directory(d);
+        CHECK(pd.anomalies.empty());
+        for (const FileRecord& r : pd.files) {
+            ++sets;
+            CHECK(r.checksum_ok());
+            CHECK(r.name_hash_ok());
+            CHECK(r.no_fat_chain() == (r.data_length > 0));
+            if (r.is_directory()) {
+                CHECK(r.data_length % 512 == 0);
+                CHECK(r.valid_data_length == r.data_length);
+                todo.push_back(r);
+            }
+        }
+    }
+    CHECK(sets == 5);  // Ünïcode dir, deeper, big.bin, the long name, empty
+    const auto f = v.lookup("/ünïCODE DIR/DEEPER/BIG.BIN");  // up-case lookup
+    REQUIRE(f);
+    CHECK(f->data_length == 24000);
+    std::string back;
+    v.read_file(*f, [&](std::span<const std::byte> s) {
+        back.append(reinterpret_cast<const char*>(s.data()), s.size());
+    });
+    CHECK(back == big);
+    const auto longname = v.lookup("/" + std::string(200, 'l') + ".TXT");
+    REQUIRE(longname);
+    CHECK(longname->name16.size() == 204);
 }
