@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "common.hpp"
 #include "dump_exfat.hpp"
 #include "fat_view.hpp"
 #include "fsimg/core/error.hpp"
@@ -80,6 +81,11 @@ public:
     explicit ExfatView(io::OpenedVolume opened)
         : opened_(std::move(opened)), volume_(std::make_unique<exfat::Volume>(opened_.device())) {}
     std::string_view filesystem() const override { return "exfat"; }
+    std::vector<std::string> open_problems() const override {
+        if (!volume_->upcase_problem()) return {};
+        return {fmt::format("names are compared with the recommended up-case table: {}",
+                            *volume_->upcase_problem())};
+    }
 
     std::optional<ViewEntry> lookup(std::string_view path) const override {
         auto r = volume_->lookup(path);
@@ -137,8 +143,14 @@ private:
 
 std::unique_ptr<VolumeView> open_view(const std::string& spec) {
     io::OpenedVolume opened = io::open_volume(spec);
-    if (is_exfat_volume(opened.device())) return std::make_unique<ExfatView>(std::move(opened));
-    return std::make_unique<FatView>(std::move(opened));
+    std::unique_ptr<VolumeView> view;
+    if (is_exfat_volume(opened.device())) {
+        view = std::make_unique<ExfatView>(std::move(opened));
+    } else {
+        view = std::make_unique<FatView>(std::move(opened));
+    }
+    for (const auto& p : view->open_problems()) warn(fmt::format("{}: {}", spec, p));
+    return view;
 }
 
 std::string normalize_path(std::string_view p) {

@@ -51,6 +51,9 @@ public:
     virtual ~VolumeView() = default;
     /// "fat" or "exfat".
     virtual std::string_view filesystem() const = 0;
+    /// Damage found while opening that does not stop reading (an exFAT
+    /// up-case table that is replaced by the recommended one), for a warning.
+    virtual std::vector<std::string> open_problems() const { return {}; }
     /// The entry at PATH (case-insensitive, as the filesystem compares names),
     /// nullopt when it does not exist; throws as the volume's lookup.
     virtual std::optional<ViewEntry> lookup(std::string_view path) const = 0;
@@ -64,7 +67,8 @@ public:
                       const std::function<void(std::span<const std::byte>)>& sink) const = 0;
 };
 
-/// Opens IMAGE or IMAGE@N and detects the filesystem. Throws Error(not_this_fs)
+/// Opens IMAGE or IMAGE@N and detects the filesystem; prints open_problems()
+/// as warnings. Throws Error(not_this_fs)
 /// when the volume is neither FAT nor exFAT, Error(corrupt) when its boot
 /// sector is unusable.
 std::unique_ptr<VolumeView> open_view(const std::string& spec);
