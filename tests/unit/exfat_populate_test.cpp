@@ -6,6 +6,7 @@
 #include <array>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <string>
 #include <variant>
@@ -100,6 +101,32 @@ std::uint64_t analyzer_clusters(const io::SourceTree& tree, std::uint32_t cluste
     }
     FAIL("no exFAT row for " << cluster);
     return 0;
+}
+
+/// plan_population, which must succeed.
+PopulatePlan must_plan(const io::SourceTree& t, const Layout& l) {
+    auto planned = plan_population(t, l);
+    REQUIRE(std::holds_alternative<PopulatePlan>(planned));
+    return std::get<PopulatePlan>(std::move(planned));
+}
+
+/// A fresh in-memory volume: format_volume, then write_population.
+std::unique_ptr<io::MemoryImage> populated(const io::SourceTree& t, const Layout& l, const PopulatePlan& p,
+                                           const io::PopulateWriteOptions& wo = {},
+                                           const FormatOptions& fo = {}) {
+    auto img = std::make_unique<io::MemoryImage>(l.volume_bytes());
+    format_volume(*img, l, fo);
+    write_population(*img, l, t, p, wo);
+    return img;
+}
+
+/// scan_tree of one host directory into the root, which must have no problems.
+io::SourceTree scan_dir(const fs::path& dir) {
+    ScanOptions so;
+    so.sources.push_back({dir, "/"});
+    io::SourceTree t = scan_tree(so);
+    REQUIRE(t.problems.empty());
+    return t;
 }
 
 std::uint64_t bits_set(const io::BlockDevice& d, const Layout& l) {
@@ -236,9 +263,7 @@ TEST_CASE("plan: allocation equals the cost model and the slack analyzer", "[exf
     for (const std::uint32_t c : {512u, 4096u, 32768u, 1u << 20}) {
         INFO("cluster " << c);
         const Layout l = plan(c == (1u << 20) ? 2048ull << 20 : 256ull << 20, c);
-        const auto planned = plan_population(tree, l);
-        REQUIRE(std::holds_alternative<PopulatePlan>(planned));
-        const PopulatePlan& p = std::get<PopulatePlan>(planned);
+        const PopulatePlan p = must_plan(tree, l);
         // Independent sum of the cost model.
         std::uint64_t expect = 0;
         for (std::uint32_t i = 0; i < tree.nodes.size(); ++i) {
@@ -309,17 +334,14 @@ TEST_CASE("scan, plan and write a real tree; read the structures back", "[exfat_
     CHECK(tree.directories == 6);  // sub, sub/empty, copy, copy/of, copy/of/sub, copy/of/sub/empty
 
     const Layout l = plan(8ull << 20, 4096);
-    io::MemoryImage img(l.volume_bytes());
     FormatOptions fo;
     fo.volume_serial_number = 0x12345678;
-    format_volume(img, l, fo);
-    const auto planned = plan_population(tree, l);
-    REQUIRE(std::holds_alternative<PopulatePlan>(planned));
-    const PopulatePlan& p = std::get<PopulatePlan>(planned);
+    const PopulatePlan p = must_plan(tree, l);
     io::PopulateWriteOptions wo;
     wo.creation_time = 1700000000;
     wo.clamp = 1700000000;
-    write_population(img, l, tree, p, wo);
+    const auto image = populated(tree, l, p, wo, fo);
+    const io::MemoryImage& img = *image;
     fs::remove_all(dir);
 
     // Data: 2 x 20 clusters (80,000 B) + 1 (hello); directories: root 1, sub, empty, copy, of, sub, empty.
@@ -370,13 +392,10 @@ TEST_CASE("a root of several clusters is FAT-chained in one run", "[exfat_popula
         b.add(0, fmt::format("file{:03d}", i), false, 0);  // 60 x 3 + 3 = 183 entries
     const io::SourceTree t = b.done();
     const Layout l = plan(8ull << 20, 512);
-    const auto planned = plan_population(t, l);
-    REQUIRE(std::holds_alternative<PopulatePlan>(planned));
-    const PopulatePlan& p = std::get<PopulatePlan>(planned);
+    const PopulatePlan p = must_plan(t, l);
     CHECK(p.nodes[0].clusters == 12);  // 183 * 32 = 5,856 bytes
-    io::MemoryImage img(l.volume_bytes());
-    format_volume(img, l, FormatOptions{});
-    write_population(img, l, t, p, io::PopulateWriteOptions{});
+    const auto image = populated(t, l, p);
+    const io::MemoryImage& img = *image;
     std::vector<std::byte> fat(4 * 12);
     img.read_at(std::uint64_t{l.fat_offset} * 512 + 4ull * l.root_first_cluster, fat);
     for (std::uint32_t i = 0; i < 12; ++i) {
@@ -421,17 +440,12 @@ TEST_CASE("a reused device (not zeros) gets the same metadata and data as a fres
     b.add(0, "empty", true);
     const io::SourceTree t = b.done();
     const Layout l = plan(8ull << 20, 4096);
-    const auto planned = plan_population(t, l);
-    REQUIRE(std::holds_alternative<PopulatePlan>(planned));
-    const PopulatePlan& p = std::get<PopulatePlan>(planned);
-
-    io::MemoryImage fresh(l.volume_bytes());
+    const PopulatePlan p = must_plan(t, l);
     FormatOptions fo;
     fo.volume_serial_number = 0xCAFE0001;
-    format_volume(fresh, l, fo);
     io::PopulateWriteOptions wo;
     wo.creation_time = 1700000000;
-    write_population(fresh, l, t, p, wo);
+    const auto fresh = populated(t, l, p, wo, fo);
 
     io::MemoryImage reused(std::vector<std::byte>(l.volume_bytes(), std::byte{0xA5}));
     fo.device_is_zeroed = false;
@@ -443,7 +457,7 @@ TEST_CASE("a reused device (not zeros) gets the same metadata and data as a fres
     // regions, FAT, bitmap, up-case table, directories (zero-filled to their end).
     const std::uint64_t end = l.cluster_offset(static_cast<std::uint32_t>(2 + p.used_clusters));
     std::vector<std::byte> a(end), c(end);
-    fresh.read_at(0, a);
+    fresh->read_at(0, a);
     reused.read_at(0, c);
     CHECK(a == c);
     CHECK(p.nodes[1].clusters == 2);  // dir: 40 x (2 + 3) entries = 6,400 bytes
@@ -456,18 +470,12 @@ TEST_CASE("attributes: read-only from the host mode, hidden with dot_hidden", "[
     std::ofstream(dir / ".profile") << "x";
     std::ofstream(dir / "ro.txt") << "y";
     fs::permissions(dir / "ro.txt", fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
-    ScanOptions so;
-    so.sources.push_back({dir, "/"});
-    const io::SourceTree tree = scan_tree(so);
-    REQUIRE(tree.problems.empty());
+    const io::SourceTree tree = scan_dir(dir);
     const Layout l = plan(8ull << 20, 4096);
-    const auto planned = plan_population(tree, l);
-    REQUIRE(std::holds_alternative<PopulatePlan>(planned));
-    io::MemoryImage img(l.volume_bytes());
-    format_volume(img, l, FormatOptions{});
     io::PopulateWriteOptions wo;
     wo.dot_hidden = true;
-    write_population(img, l, tree, std::get<PopulatePlan>(planned), wo);
+    const auto image = populated(tree, l, must_plan(tree, l), wo);
+    const io::MemoryImage& img = *image;
     fs::remove_all(dir);
     std::vector<std::byte> root(4096);
     img.read_at(l.cluster_offset(l.root_first_cluster), root);
@@ -488,20 +496,13 @@ TEST_CASE("the exFAT reader reads a populated tree back: checksums, hashes, look
     std::ofstream(dir / "Ünïcode dir" / "deeper" / "big.bin", std::ios::binary) << big;
     std::ofstream(dir / (std::string(200, 'L') + ".txt")) << "long name";
     std::ofstream(dir / "empty");
-    ScanOptions so;
-    so.sources.push_back({dir, "/"});
-    const io::SourceTree tree = scan_tree(so);
-    REQUIRE(tree.problems.empty());
+    const io::SourceTree tree = scan_dir(dir);
     const Layout l = plan(4ull << 20, 512);
-    const auto planned = plan_population(tree, l);
-    REQUIRE(std::holds_alternative<PopulatePlan>(planned));
-    const PopulatePlan& p = std::get<PopulatePlan>(planned);
-    io::MemoryImage img(l.volume_bytes());
-    format_volume(img, l, FormatOptions{});
-    write_population(img, l, tree, p, io::PopulateWriteOptions{});
+    const PopulatePlan p = must_plan(tree, l);
+    const auto image = populated(tree, l, p);
     fs::remove_all(dir);
 
-    const Volume v(img);
+    const Volume v(*image);
     CHECK(!v.upcase_problem());
     CHECK(v.used_clusters() == p.used_clusters);
     // Every set in every directory: SetChecksum and NameHash as the reader recomputes them.
