@@ -20,6 +20,14 @@ std::string_view to_string(Severity s) noexcept {
     return "error";
 }
 
+Location at_sector(std::uint64_t sector, std::uint32_t bytes_per_sector, std::string object) {
+    Location l;
+    l.sector = sector;
+    l.byte_offset = sector * bytes_per_sector;
+    l.object = std::move(object);
+    return l;
+}
+
 Finding& Findings::add(std::string_view code, Location where, std::string message, std::uint64_t count) {
     const CodeInfo* info = find_code(code);
     Finding f;

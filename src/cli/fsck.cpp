@@ -1,14 +1,17 @@
-// fsimg fsck: check a FAT image (read-only) and report findings; exit status as fsck(8).
+// fsimg fsck: check a FAT or exFAT image (read-only) and report findings; exit status as fsck(8).
 #include <fmt/format.h>
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "common.hpp"
+#include "dump_exfat.hpp"
 #include "fsimg/check/codes.hpp"
 #include "fsimg/check/exit_code.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/units.hpp"
+#include "fsimg/exfat/check.hpp"
 #include "fsimg/fat/check.hpp"
 #include "fsimg/io/open.hpp"
 
@@ -64,18 +67,41 @@ int run_fsck(const FsckArgs& a) {
     }
     check::Findings findings;
     fat::CheckSummary s;
+    exfat::CheckSummary xs;
+    bool is_exfat = false;
     io::OpenedVolume v;
     try {
         v = io::open_volume(a.image);
-        fat::CheckOptions opt;
+        std::function<void(std::string_view)> on_walk;
         if (a.verbose && !a.json) {
-            opt.on_walk = [](std::string_view path) { fmt::print("  {}\n", path); };
+            on_walk = [](std::string_view path) { fmt::print("  {}\n", path); };
             fmt::print("Walking the directory tree:\n");
         }
-        s = fat::check_volume(v.device(), findings, opt);
+        is_exfat = is_exfat_volume(v.device());
+        if (is_exfat) {
+            exfat::CheckOptions opt;
+            opt.on_walk = on_walk;
+            xs = exfat::check_volume(v.device(), findings, opt);
+        } else {
+            fat::CheckOptions opt;
+            opt.on_walk = on_walk;
+            s = fat::check_volume(v.device(), findings, opt);
+        }
     } catch (const Error& e) {
         fmt::print(stderr, "fsimg: error: {}\n", e.what());
         return e.code() == ErrorCode::usage ? check::kFsckUsage : check::kFsckOperational;
+    }
+    if (is_exfat) {
+        // The same summary fields; "lost" and "free" come from the allocation bitmap.
+        s.cluster_count = xs.cluster_count;
+        s.cluster_bytes = xs.cluster_bytes;
+        s.files = xs.files;
+        s.directories = xs.directories;
+        s.used_clusters = xs.used_clusters;
+        s.free_clusters = xs.free_clusters;
+        s.bad_clusters = xs.bad_clusters;
+        s.lost_clusters = xs.lost_clusters;
+        s.complete = xs.complete;
     }
     const int rc = check::fsck_exit_for(findings);
     const auto errors = findings.count(check::Severity::error) + findings.count(check::Severity::fatal);
@@ -84,8 +110,10 @@ int run_fsck(const FsckArgs& a) {
         nlohmann::json j;
         j["schema_version"] = 1;
         j["image"] = a.image;
-        j["filesystem"] = "fat";
-        j["fat_type"] = s.type ? nlohmann::json(std::string(fat::to_string(*s.type))) : nlohmann::json();
+        j["filesystem"] = is_exfat ? "exfat" : "fat";
+        j["fat_type"] = is_exfat ? nlohmann::json("exfat")
+                        : s.type ? nlohmann::json(std::string(fat::to_string(*s.type)))
+                                 : nlohmann::json();
         j["status"] = rc == 0 ? "clean" : "errors";
         j["exit_code"] = rc;
         j["findings"] = nlohmann::json::array();
@@ -105,8 +133,8 @@ int run_fsck(const FsckArgs& a) {
         fmt::print("{}\n", j.dump(2));
         return rc;
     }
-    if (s.type) {
-        fmt::print("{}: {}, {} clusters of {}\n", a.image, fat::to_string(*s.type),
+    if (s.type || (is_exfat && s.cluster_bytes)) {
+        fmt::print("{}: {}, {} clusters of {}\n", a.image, is_exfat ? "exFAT" : fat::to_string(*s.type),
                    core::format_count(s.cluster_count), core::format_size(s.cluster_bytes));
     }
     for (const auto& f : findings.all()) {
@@ -137,7 +165,7 @@ int run_fsck(const FsckArgs& a) {
 Action add_fsck(CLI::App& app) {
     auto args = std::make_shared<FsckArgs>();
     CLI::App* cmd =
-        app.add_subcommand("fsck", "Check a FAT12/16/32 image (read-only) and report what is wrong");
+        app.add_subcommand("fsck", "Check a FAT12/16/32 or exFAT image (read-only) and report what is wrong");
     cmd->footer(
         "Exit status (fsck(8)): 0 clean, 4 errors left uncorrected, 8 operational error, 16 usage error.\n"
         "Finding codes: docs/fsck-codes.md. Examples:\n"

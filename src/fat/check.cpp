@@ -9,11 +9,7 @@ namespace fsimg::fat {
 namespace detail {
 
 check::Location at_sector(std::uint64_t sector, std::uint32_t bps, std::string object) {
-    check::Location l;
-    l.sector = sector;
-    l.byte_offset = sector * bps;
-    l.object = std::move(object);
-    return l;
+    return check::at_sector(sector, bps, std::move(object));
 }
 
 check::Location at_cluster(const Context& c, std::uint32_t cluster, std::string object) {

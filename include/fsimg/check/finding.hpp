@@ -29,6 +29,10 @@ struct Location {
     std::string object;                        ///< "FAT 2 entry 1234", "/DCIM/A.JPG", "boot sector"
 };
 
+/// A location at a volume sector: its number, its byte offset (sector x
+/// bytes_per_sector) and what lies there ("boot sector", "FAT 1").
+Location at_sector(std::uint64_t sector, std::uint32_t bytes_per_sector, std::string object);
+
 /// One problem found in an image.
 struct Finding {
     Severity severity = Severity::error;

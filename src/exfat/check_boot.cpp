@@ -1,0 +1,121 @@
+// Pass 1: the boot region. Every field rule of the main boot sector
+// (validate_boot_sector), the boot checksums of both regions, main vs
+// backup, extended boot signatures, the geometry against the image size,
+// and VolumeFlags.
+#include <fmt/format.h>
+
+#include "check_internal.hpp"
+#include "fsimg/core/error.hpp"
+#include "fsimg/core/units.hpp"
+
+namespace fsimg::exfat::detail {
+
+namespace {
+
+void check_copy(Context& c, const BootRegionCopy& r, std::uint64_t first_sector, bool main) {
+    const char* name = main ? "main boot region" : "backup boot region";
+    if (!r.checksum_ok) {
+        c.out.add(
+            main ? "exfat.boot.checksum" : "exfat.boot.backup-checksum",
+            at_sector(first_sector + kChecksumSector, c.bps(), fmt::format("{} checksum sector", name)),
+            fmt::format("the {}'s sectors 0..10 sum to {:08X}, its checksum sector (sector {}) holds "
+                        "{:08X}{}",
+                        name, r.checksum_computed, first_sector + kChecksumSector, r.checksum_stored,
+                        r.checksum_stored == r.checksum_computed ? " in its first word but not in all" : ""));
+    }
+    if (r.extended_signatures_ok != kExtendedBootSectors) {
+        c.out.add("exfat.boot.extended-signature",
+                  at_sector(first_sector + 1, c.bps(), fmt::format("{} extended boot sectors", name)),
+                  fmt::format("{} of the {}'s 8 extended boot sectors end with ExtendedBootSignature "
+                              "AA550000",
+                              r.extended_signatures_ok, name));
+    }
+}
+
+/// What the volume's regions need from the image, when the image is shorter.
+void check_image_size(Context& c) {
+    const BootSector& bs = c.boot.main.boot;
+    const std::uint64_t bps = c.bps();
+    const std::uint64_t have = c.boot.device_bytes;
+    if (c.boot.missing_bytes == 0) return;
+    const std::uint64_t volume = bs.volume_length * bps;
+    const std::uint64_t fat_end =
+        (std::uint64_t(bs.fat_offset) + std::uint64_t(bs.fat_length) * bs.number_of_fats) * bps;
+    const std::uint64_t heap_end = std::uint64_t(bs.cluster_heap_offset) * bps +
+                                   (std::uint64_t(bs.cluster_count) << bs.sectors_per_cluster_shift) * bps;
+    std::string cut;
+    if (have < fat_end) {
+        cut = "the FAT is cut";
+    } else if (have < heap_end) {
+        const std::uint64_t whole = have <= std::uint64_t(bs.cluster_heap_offset) * bps
+                                        ? 0
+                                        : (have - std::uint64_t(bs.cluster_heap_offset) * bps) /
+                                              (bps << bs.sectors_per_cluster_shift);
+        cut = fmt::format("the cluster heap is cut after {} of its {} clusters", core::format_count(whole),
+                          core::format_count(bs.cluster_count));
+    } else {
+        cut = "only the excess space after the cluster heap is missing";
+    }
+    c.out.add("exfat.boot.image-truncated", at_sector(have / bps, c.bps(), "end of the image"),
+              fmt::format("the image holds {} bytes, VolumeLength {} sectors needs {}: {} bytes are missing "
+                          "({})",
+                          have, bs.volume_length, volume, c.boot.missing_bytes, cut));
+}
+
+}  // namespace
+
+bool check_boot(Context& c) {
+    try {
+        c.boot = read_boot_region(c.device);
+    } catch (const Error& e) {
+        if (e.code() != ErrorCode::corrupt) throw;
+        c.out.add("exfat.boot.image-truncated", at_sector(0, 512, "boot region"), e.what());
+        return false;
+    }
+    const BootSector& bs = c.boot.main.boot;
+    for (const auto& p : c.boot.problems) {
+        c.out.add(p.code, at_sector(0, c.bps(), "boot sector"), p.message);
+    }
+    check_copy(c, c.boot.main, 0, true);
+    if (c.boot.backup) {
+        check_copy(c, *c.boot.backup, kBackupBootRegionSector, false);
+        // One root cause, one finding: a region that does not match its own
+        // checksum already explains why the copies differ.
+        if (!c.boot.backup_identical && c.boot.main.checksum_ok && c.boot.backup->checksum_ok) {
+            c.out.add("exfat.boot.backup-differs",
+                      at_sector(kBackupBootRegionSector, c.bps(), "backup boot region"),
+                      fmt::format("the backup boot region (sectors 12..23) differs from the main one "
+                                  "(VolumeFlags and PercentInUse aside); checksums {:08X} and {:08X}",
+                                  c.boot.backup->checksum_computed, c.boot.main.checksum_computed));
+        }
+    }
+    if (bs.volume_flags & kVolumeFlagVolumeDirty) {
+        c.out.add("exfat.boot.dirty", at_sector(0, c.bps(), "boot sector VolumeFlags"),
+                  fmt::format("VolumeFlags is 0x{:04X}: VolumeDirty is set, the volume was not unmounted "
+                              "cleanly",
+                              bs.volume_flags));
+    }
+    if (bs.volume_flags & kVolumeFlagMediaFailure) {
+        c.out.add("exfat.boot.media-failure", at_sector(0, c.bps(), "boot sector VolumeFlags"),
+                  fmt::format("VolumeFlags is 0x{:04X}: MediaFailure is set, a driver met a media error",
+                              bs.volume_flags));
+    }
+    if (!c.boot.problems.empty()) return false;
+    c.summary.cluster_count = bs.cluster_count;
+    c.summary.cluster_bytes = c.bps() << bs.sectors_per_cluster_shift;
+    check_image_size(c);
+    try {
+        c.vol = std::make_unique<Volume>(c.device);
+    } catch (const Error& e) {
+        if (e.code() == ErrorCode::io) throw;
+        // The boot sector is valid, so the root is outside the image; the
+        // truncation finding says why.
+        if (c.boot.missing_bytes == 0) {
+            c.out.add("exfat.dir.unreadable", at_sector(0, c.bps(), "/"), e.what());
+        }
+        return false;
+    }
+    return true;
+}
+
+}  // namespace fsimg::exfat::detail

@@ -1,0 +1,365 @@
+// Pass 3: the directory tree. Every directory from the root: its entry sets
+// (structure, SetChecksum, NameHash, names, duplicates after up-casing), its
+// stream extensions, system entries where they belong, loops; every
+// allocation claimed for its owner (check.cpp `claim`).
+#include <algorithm>
+#include <unordered_set>
+
+#include "check_internal.hpp"
+#include "fsimg/core/bytes.hpp"
+#include "fsimg/core/error.hpp"
+#include "fsimg/core/units.hpp"
+#include "fsimg/exfat/cost.hpp"
+
+namespace fsimg::exfat::detail {
+
+namespace {
+
+constexpr unsigned kMaxDepth = Volume::kMaxDepth;
+
+/// The code of each SetAnomaly::Kind, in enum order.
+constexpr std::string_view kAnomalyCodes[] = {
+    "exfat.set.secondary-count",   // truncated: SecondaryCount reaches past the end
+    "exfat.set.secondary-count",   // secondary_count: below 2
+    "exfat.set.no-stream",         // no_stream
+    "exfat.set.name-length",       // name_length
+    "exfat.set.secondary-count",   // not_secondary: SecondaryCount claims a non-secondary
+    "exfat.set.orphan-secondary",  // orphan_secondary
+    "exfat.set.unknown-critical",  // unknown_critical
+};
+constexpr std::size_t kAnomalyKinds = std::size(kAnomalyCodes);
+
+struct SubDir {
+    std::string path;
+    std::uint32_t first_cluster = 0;
+    std::vector<ClusterRun> runs;
+    std::uint64_t bytes = 0;
+};
+
+/// A name a File Name entry may not hold [EXFAT §7.7.3]: empty, "." or
+/// "..", or a unit U+0000..U+001F or one of " * / : < > ? \ |. Returns the
+/// reason, or "" when valid.
+std::string name_problem(std::u16string_view n) {
+    if (n == u"." || n == u"..") return "\".\" and \"..\" may not be stored as names";
+    for (char16_t ch : n) {
+        if (ch < 0x20 || std::u16string_view(u"\"*/:<>?\\|").find(ch) != std::u16string_view::npos) {
+            return fmt::format("the name holds U+{:04X}, which names may not hold", unsigned(ch));
+        }
+    }
+    return {};
+}
+
+class Walker {
+public:
+    explicit Walker(Context& c) : c_(c), v_(*c.vol), quiet_(c.resolving) {}
+
+    void run() {
+        const std::uint32_t root = v_.root_cluster();
+        Claim cl = claim(c_, "/", root, 0, false, false);
+        std::uint64_t bytes = std::min<std::uint64_t>(cl.clusters * v_.cluster_bytes(), kMaxDirectoryBytes);
+        if (!quiet_) {
+            ++c_.summary.directories;
+            if (c_.options.on_walk) c_.options.on_walk("/");
+            if (cl.clusters * v_.cluster_bytes() > kMaxDirectoryBytes) {
+                c_.out.add("exfat.dir.too-large", at_cluster(c_, root, "/"),
+                           fmt::format("the root directory's FAT chain holds {}, more than the 256 MiB a "
+                                       "directory may hold; the rest is not read",
+                                       clusters_text(c_, cl.clusters)));
+            }
+        }
+        std::vector<std::uint32_t> ancestors;
+        walk(SubDir{"/", root, std::move(cl.runs), bytes}, true, ancestors, 0);
+    }
+
+private:
+    check::Location entry_at(const SubDir& d, std::uint32_t index, std::string object) const {
+        check::Location l;
+        l.object = std::move(object);
+        std::uint64_t b = std::uint64_t(index) * kDirEntrySize;
+        for (const auto& r : d.runs) {
+            const std::uint64_t n = std::uint64_t(r.count) * v_.cluster_bytes();
+            if (b < n) {
+                l.cluster = r.first + static_cast<std::uint32_t>(b / v_.cluster_bytes());
+                l.byte_offset = v_.cluster_offset(r.first) + b;
+                l.sector = *l.byte_offset / c_.bps();
+                break;
+            }
+            b -= n;
+        }
+        return l;
+    }
+
+    bool read_dir(const SubDir& d, std::vector<std::byte>& bytes) {
+        bytes.assign(static_cast<std::size_t>(d.bytes), std::byte{0});
+        std::uint64_t at = 0;
+        for (const auto& r : d.runs) {
+            if (at >= d.bytes) break;
+            const std::uint64_t n =
+                std::min<std::uint64_t>(std::uint64_t(r.count) * v_.cluster_bytes(), d.bytes - at);
+            const std::uint64_t from = v_.cluster_offset(r.first);
+            if (from + n > c_.device.size()) {
+                c_.walk_complete = false;
+                if (!quiet_) {
+                    c_.out.add(
+                        "exfat.dir.unreadable", at_cluster(c_, r.first, d.path),
+                        fmt::format("the directory's clusters {}..{} lie past the end of the image ({} "
+                                    "bytes); what lies below is not checked, nor counted as lost",
+                                    r.first, r.first + r.count - 1, c_.device.size()));
+                }
+                return false;
+            }
+            c_.device.read_at(from, std::span<std::byte>(bytes).subspan(static_cast<std::size_t>(at),
+                                                                        static_cast<std::size_t>(n)));
+            at += n;
+        }
+        bytes.resize(static_cast<std::size_t>(at));
+        return true;
+    }
+
+    void report_anomalies(const SubDir& d, const ParsedDirectory& pd) {
+        if (pd.anomalies.empty()) return;
+        // The clusters of a set that is not recognized are unknown: do not
+        // call clusters lost (the anomaly is the finding).
+        c_.walk_complete = false;
+        if (quiet_) return;
+        for (std::size_t k = 0; k < kAnomalyKinds; ++k) {
+            std::vector<std::uint32_t> at;
+            std::uint64_t n = 0;
+            const SetAnomaly* first = nullptr;
+            for (const auto& a : pd.anomalies) {
+                if (kAnomalyCodes[static_cast<std::size_t>(a.kind)] != kAnomalyCodes[k]) continue;
+                if (static_cast<std::size_t>(a.kind) < k) {
+                    n = 0;  // this code was reported with an earlier kind
+                    break;
+                }
+                if (!first) first = &a;
+                ++n;
+                if (at.size() < kFirstLocations) at.push_back(a.index);
+            }
+            if (n == 0) continue;
+            c_.out.add(kAnomalyCodes[k], entry_at(d, first->index, d.path),
+                       n == 1 ? first->detail
+                              : fmt::format("{} entry sets (at entries {}): {}", n, first_list(at, n),
+                                            first->detail),
+                       n);
+        }
+    }
+
+    void check_after_end(const SubDir& d, const ParsedDirectory& pd, std::span<const std::byte> bytes) {
+        if (!pd.end_marker) return;
+        const std::uint64_t total = bytes.size() / kDirEntrySize;
+        std::uint64_t n = 0;
+        std::vector<std::uint32_t> at;
+        for (std::uint64_t i = std::uint64_t(pd.entries_scanned) + 1; i < total; ++i) {
+            if (!(static_cast<std::uint8_t>(bytes[i * kDirEntrySize]) & kEntryInUse)) continue;
+            ++n;
+            if (at.size() < kFirstLocations) at.push_back(static_cast<std::uint32_t>(i));
+        }
+        if (n == 0 || quiet_) return;
+        c_.out.add("exfat.dir.entry-after-end", entry_at(d, at.front(), d.path),
+                   fmt::format("{} in-use entr{} (at {}) after the end-of-directory entry {}; readers stop "
+                               "at the end entry and do not see them",
+                               n, n == 1 ? "y" : "ies", first_list(at, n), pd.entries_scanned),
+                   n);
+    }
+
+    void check_system_entries(const SubDir& d, bool is_root, const ParsedDirectory& pd,
+                              std::span<const std::byte> bytes) {
+        if (quiet_) return;
+        unsigned bitmaps = 0, upcases = 0, labels = 0, guids = 0;
+        for (const auto& e : pd.system) {
+            const char* what = nullptr;
+            unsigned* count = nullptr;
+            unsigned allowed = 1;
+            switch (e.entry_type) {
+                case kEntryAllocationBitmap:
+                    what = "Allocation Bitmap";
+                    count = &bitmaps;
+                    allowed = v_.boot_sector().number_of_fats == 2 ? 2 : 1;
+                    break;
+                case kEntryUpcaseTable:
+                    what = "Up-case Table";
+                    count = &upcases;
+                    break;
+                case kEntryVolumeLabel: {
+                    what = "Volume Label";
+                    count = &labels;
+                    const auto label = decode_volume_label_entry(
+                        bytes.subspan(std::size_t{e.index} * kDirEntrySize).first<kDirEntrySize>());
+                    if (label.character_count > 11) {
+                        c_.out.add("exfat.label.invalid", entry_at(d, e.index, "volume label"),
+                                   fmt::format("the Volume Label entry's CharacterCount is {}, at most 11",
+                                               label.character_count));
+                    }
+                    break;
+                }
+                case kEntryVolumeGuid:
+                    what = "Volume GUID";
+                    count = &guids;
+                    break;
+                default:
+                    continue;  // other benign primaries are ignored [EXFAT §8.2]
+            }
+            ++*count;
+            if (!is_root && e.entry_type != kEntryVolumeGuid) {
+                c_.out.add("exfat.dir.system-entry", entry_at(d, e.index, d.path),
+                           fmt::format("a {} entry (0x{:02X}) at entry {} outside the root directory", what,
+                                       e.entry_type, e.index));
+            } else if (*count > allowed) {
+                c_.out.add("exfat.dir.system-entry", entry_at(d, e.index, d.path),
+                           fmt::format("a {} entry (0x{:02X}) at entry {}: the {} may hold {}", what,
+                                       e.entry_type, e.index, is_root ? "root" : "directory", allowed));
+            }
+        }
+    }
+
+    void check_record(const SubDir& d, const FileRecord& r, const std::string& p,
+                      std::unordered_set<std::u16string>& names) {
+        const auto loc = [&] { return entry_at(d, r.index, p); };
+        if (!r.checksum_ok()) {
+            c_.out.add("exfat.set.checksum", loc(),
+                       fmt::format("SetChecksum is {:04X}, the {} entries of the set sum to {:04X}",
+                                   r.set_checksum, r.entries, r.set_checksum_computed));
+        }
+        if (!r.name_hash_ok()) {
+            c_.out.add("exfat.set.name-hash", loc(),
+                       fmt::format("NameHash is {:04X}, the up-cased name hashes to {:04X}", r.name_hash,
+                                   *r.name_hash_computed));
+        }
+        if (const std::string why = name_problem(r.name16); !why.empty()) {
+            c_.out.add("exfat.name.invalid", loc(), why);
+        }
+        if (!names.insert(upcase_name(r.name16, v_.upcase_table())).second) {
+            c_.out.add("exfat.name.duplicate", loc(),
+                       fmt::format("another entry of {} has the same name after up-casing", d.path));
+        }
+        if (r.valid_data_length > r.data_length) {
+            c_.out.add("exfat.stream.valid-length", loc(),
+                       fmt::format("ValidDataLength {} is larger than DataLength {}", r.valid_data_length,
+                                   r.data_length));
+        } else if (r.is_directory() && r.valid_data_length != r.data_length) {
+            c_.out.add("exfat.stream.valid-length", loc(),
+                       fmt::format("a directory's ValidDataLength {} differs from its DataLength {}",
+                                   r.valid_data_length, r.data_length));
+        }
+    }
+
+    void walk(const SubDir& d, bool is_root, std::vector<std::uint32_t>& ancestors, unsigned depth) {
+        std::vector<std::byte> bytes;
+        if (!read_dir(d, bytes)) return;
+        const ParsedDirectory pd = parse_directory(bytes, v_.upcase_table());
+        report_anomalies(d, pd);
+        check_after_end(d, pd, bytes);
+        check_system_entries(d, is_root, pd, bytes);
+        bytes.clear();
+        bytes.shrink_to_fit();
+        ancestors.push_back(d.first_cluster);
+        std::vector<SubDir> subdirs;
+        std::unordered_set<std::u16string> names;
+        for (const auto& r : pd.files) {
+            const std::string p = d.path + (r.name.empty() ? std::string("<empty name>") : r.name);
+            const bool dir = r.is_directory();
+            if (!quiet_) {
+                ++(dir ? c_.summary.directories : c_.summary.files);
+                if (c_.options.on_walk) c_.options.on_walk(dir ? p + "/" : p);
+                check_record(d, r, p, names);
+            }
+            for (const auto& b : r.benign) {
+                if ((b.flags & kSecondaryAllocationPossible) &&
+                    (b.first_cluster != 0 || b.data_length != 0)) {
+                    claim(c_, fmt::format("{} (entry 0x{:02X})", p, b.entry_type), b.first_cluster,
+                          b.data_length, (b.flags & kSecondaryNoFatChain) != 0);
+                }
+            }
+            if (r.data_length == 0 && r.first_cluster != 0) {
+                if (!quiet_) {
+                    c_.out.add(
+                        "exfat.stream.first-cluster", entry_at(d, r.index, p),
+                        fmt::format("DataLength is 0 but FirstCluster is {} (must be 0 without clusters)",
+                                    r.first_cluster));
+                }
+                continue;
+            }
+            if (dir && r.data_length > kMaxDirectoryBytes) {
+                if (!quiet_) {
+                    c_.walk_complete = false;
+                    c_.out.add("exfat.dir.too-large", entry_at(d, r.index, p),
+                               fmt::format("the directory's DataLength is {} bytes, more than the 256 MiB a "
+                                           "directory may hold; it is not read",
+                                           r.data_length));
+                }
+                continue;
+            }
+            if (dir && r.first_cluster != 0 &&
+                (std::find(ancestors.begin(), ancestors.end(), r.first_cluster) != ancestors.end() ||
+                 r.first_cluster == v_.root_cluster())) {
+                if (!quiet_) {
+                    c_.out.add(
+                        "exfat.dir.loop", entry_at(d, r.index, p),
+                        fmt::format(
+                            "the directory's first cluster {} is that of {}, so the tree loops",
+                            r.first_cluster,
+                            r.first_cluster == d.first_cluster ? "the directory holding it" : "an ancestor"));
+                }
+                continue;
+            }
+            Claim cl = claim(c_, p, r.first_cluster, r.data_length, r.no_fat_chain());
+            if (dir && !cl.broken && r.data_length > 0) {
+                subdirs.push_back(SubDir{p + "/", r.first_cluster, std::move(cl.runs), r.data_length});
+            }
+        }
+        if (depth + 1 >= kMaxDepth && !subdirs.empty()) {
+            c_.walk_complete = false;
+            if (!quiet_) {
+                c_.out.add(
+                    "exfat.dir.too-deep", at_cluster(c_, d.first_cluster, d.path),
+                    fmt::format("directories nest deeper than {} levels; the walk stops here (clusters "
+                                "below are not checked, nor counted as lost)",
+                                kMaxDepth));
+            }
+        } else {
+            for (const auto& s : subdirs) walk(s, false, ancestors, depth + 1);
+        }
+        ancestors.pop_back();
+    }
+
+    Context& c_;
+    const Volume& v_;
+    bool quiet_;
+};
+
+}  // namespace
+
+void check_tree(Context& c) {
+    Walker(c).run();
+    if (c.cross_links.empty()) return;
+    // Name the first owners: walk again, silently, recording who claims each
+    // cross-linked cluster first (system objects are claimed before the tree).
+    std::unordered_map<std::uint32_t, std::string> owners;
+    for (const auto& x : c.cross_links) owners.emplace(x.cluster, std::string());
+    c.resolving = true;
+    c.first_owner = &owners;
+    if (c.vol->bitmap_entry()) {
+        const auto& b = *c.vol->bitmap_entry();
+        claim(c, "allocation bitmap", b.first_cluster, b.data_length, false);
+    }
+    if (c.boot.upcase)
+        claim(c, "up-case table", c.boot.upcase->first_cluster, c.boot.upcase->data_length, false);
+    Walker(c).run();
+    c.resolving = false;
+    c.first_owner = nullptr;
+    for (auto& x : c.cross_links) {
+        x.first = owners[x.cluster];
+        c.out.add("exfat.chain.cross-link", at_cluster(c, x.cluster, x.second),
+                  fmt::format("{} and {} share cluster {}", x.second,
+                              x.first.empty() ? "another owner" : x.first, x.cluster));
+    }
+    if (c.cross_link_count > c.cross_links.size()) {
+        c.out.add("exfat.chain.cross-link", check::Location{},
+                  fmt::format("{} more cross-linked allocations are not listed one by one",
+                              c.cross_link_count - c.cross_links.size()),
+                  c.cross_link_count - c.cross_links.size());
+    }
+}
+
+}  // namespace fsimg::exfat::detail

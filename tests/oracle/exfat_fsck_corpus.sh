@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# fsimg fsck -n agrees with the verdict of every exFAT case of the shared
+# corpus (damaged images from exfatprogs' test suite, its repaired and clean
+# images, local mkfs.exfat + exfat-fuse images), with no crash or timeout.
+here=$(dirname "$0"); . "$here/../lib.sh"
+run="$SHARED/corpus/run"
+[ -x "$run" ] || { echo "no corpus at $SHARED/corpus: skipped"; exit 77; }
+if out=$("$run" --fs exfat -j 2 -v -- "$FSIMG" fsck -n 2>&1); then
+  pass
+else
+  fail "corpus"; echo "$out" | grep -v ': OK ' | sed 's/^/    /'
+fi
+echo "$out" | tail -1
+finish
