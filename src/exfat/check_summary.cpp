@@ -104,10 +104,15 @@ void check_summary(Context& c) {
         const std::uint64_t lo = marked * 100 / bits;
         const std::uint64_t hi = core::div_ceil(marked * 100, bits);
         if (pct < lo || pct > hi) {
-            c.out.add("exfat.bitmap.percent-in-use", at_sector(0, c.bps(), "boot sector PercentInUse"),
-                      fmt::format("PercentInUse is {}, the allocation bitmap marks {} of {} clusters in use "
-                                  "({}%)",
-                                  pct, core::format_count(marked), core::format_count(bits), lo));
+            check::Finding& f = c.out.add(
+                "exfat.bitmap.percent-in-use", at_sector(0, c.bps(), "boot sector PercentInUse"),
+                fmt::format(
+                    "PercentInUse is {}, the allocation bitmap marks {} of {} clusters in use ({}%){}", pct,
+                    core::format_count(marked), core::format_count(bits), lo,
+                    pct == 0 ? " (0 is what mkfs.exfat writes and the Linux driver does not update: a "
+                               "note, not a warning)"
+                             : ""));
+            if (pct == 0) f.severity = check::Severity::info;
         }
     }
 }
