@@ -50,6 +50,7 @@ mk min-1m-c512 -s 1M -c 512
 mk min-1m-4kn  -s 1M --sector-size 4096
 mk odd-size    -s 1049088
 mk small-3m    -s 3M
+mk edge-2m     -s 2M   # $LogFile 256 KiB, as mkntfs (the table applies to the volume without the backup boot sector)
 mk d-10m       -s 10M
 mk d-100m      -s 100M
 mk d-200m      -s 200M
