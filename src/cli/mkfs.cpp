@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -19,6 +18,7 @@
 #include "fsimg/fat/structs.hpp"
 #include "fsimg/io/file_image.hpp"
 #include "fsimg/io/partition.hpp"
+#include "mkfs_common.hpp"
 #include "mkfs_exfat.hpp"
 #include "mkfs_ntfs.hpp"
 #include "mkfs_populate.hpp"
@@ -44,23 +44,6 @@ struct MkfsArgs {
     std::string image;
     PopulateArgs populate;  // --from and its options
 };
-
-/// "1234ABCD", "0x1234abcd" or "1234-ABCD" -> 32-bit volume ID.
-std::uint32_t parse_volume_id(const std::string& text) {
-    std::string hex = text;
-    if (hex.size() > 2 && (hex.rfind("0x", 0) == 0 || hex.rfind("0X", 0) == 0)) hex = hex.substr(2);
-    if (hex.size() == 9 && hex[4] == '-') hex.erase(4, 1);
-    const bool ok = !hex.empty() && hex.size() <= 8 && std::all_of(hex.begin(), hex.end(), [](char c) {
-        return std::isxdigit(static_cast<unsigned char>(c));
-    });
-    if (!ok) {
-        throw Error(
-            ErrorCode::usage,
-            fmt::format("--volume-id \"{}\" is not a 32-bit hexadecimal number (e.g. 1234ABCD or 1234-ABCD)",
-                        text));
-    }
-    return static_cast<std::uint32_t>(std::stoul(hex, nullptr, 16));
-}
 
 std::optional<fat::FatType> parse_fat_type(const std::string& t) {
     if (t == "fat12") return fat::FatType::fat12;
@@ -167,9 +150,10 @@ int run_mkfs(const MkfsArgs& a) {
 
     if (a.type == "exfat") {
         existing.reset();
-        return run_mkfs_exfat({a.image, is_device, image_bytes, a.size, a.cluster, a.align, a.sector_size, a.label,
-                               a.volume_id.empty() ? std::nullopt : std::optional(parse_volume_id(a.volume_id)),
-                               a.partition_table, a.explain, a.quiet, &a.populate, auto_size});
+        return run_mkfs_exfat(
+            {a.image, is_device, image_bytes, a.size, a.cluster, a.align, a.sector_size, a.label,
+             a.volume_id.empty() ? std::nullopt : std::optional(parse_volume_id(a.volume_id)),
+             a.partition_table, a.explain, a.quiet, &a.populate, auto_size});
     }
     if (a.type == "ntfs") {
         existing.reset();
@@ -210,34 +194,17 @@ int run_mkfs(const MkfsArgs& a) {
     }
     auto planned = fat::plan_layout(req);
     if (auto* refusal = std::get_if<fat::LayoutRefusal>(&planned)) {
-        std::string msg = fmt::format("cannot make -t {} -s {}{}: {}", a.type,
-                                      a.size.empty() ? std::to_string(image_bytes) : a.size,
-                                      a.cluster.empty() ? "" : " -c " + a.cluster, refusal->reason);
-        if (!refusal->suggestions.empty()) {
-            msg += "\n  what would work:";
-            for (const auto& s : refusal->suggestions) msg += "\n    " + s;
-        }
-        throw Error(ErrorCode::usage, msg);
+        refuse_layout(cannot_make(a.type, a.size, image_bytes, a.cluster), *refusal);
     }
     const fat::Layout& layout = std::get<fat::Layout>(planned);
     std::optional<fat::PopulatePlan> populate;
     if (tree) populate = plan_or_refuse(*tree, layout, !a.label.empty());
 
     // Identity and time: reproducible with SOURCE_DATE_EPOCH and --volume-id.
-    const std::optional<std::int64_t> sde = core::source_date_epoch();
-    const std::int64_t now = core::creation_time_unix();
-    std::uint32_t volume_id = 0;
-    if (!a.volume_id.empty()) {
-        volume_id = parse_volume_id(a.volume_id);
-    } else {
-        const auto ns =
-            sde ? 0u
-                : static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                                 std::chrono::system_clock::now().time_since_epoch())
-                                                 .count() %
-                                             1000000000);
-        volume_id = fat::volume_id_from_time(now, ns);
-    }
+    const CreationTime created = creation_time();
+    const std::int64_t now = created.unix_seconds;
+    const std::uint32_t volume_id = volume_id_32(
+        a.volume_id.empty() ? std::nullopt : std::optional(parse_volume_id(a.volume_id)), created);
 
     if (a.explain) {
         for (const auto& line : fat::explain_layout(req, layout)) fmt::print("{}\n", line);
@@ -254,52 +221,25 @@ int run_mkfs(const MkfsArgs& a) {
     fo.timestamp_unix = now;
     fat::normalize_volume_label(a.label);  // refuse a bad label before creating anything
 
-    auto write_all = [&](io::BlockDevice& disk) {
-        if (ptable != io::PartitionTableKind::none) {
-            io::Partition p;
-            p.index = 1;
-            p.first_lba = place.first_lba;
-            p.sector_count = place.sector_count;
-            p.mbr_type = mbr_type_for(layout.type);
-            p.gpt_type = io::kGptBasicDataType;
-            p.gpt_unique = io::guid_from_seed(volume_id, 2);
-            p.name = a.label.empty() ? "Basic data partition" : a.label;
-            if (ptable == io::PartitionTableKind::mbr) {
-                io::write_mbr(disk, a.sector_size, p, volume_id);
-            } else {
-                io::write_gpt(disk, a.sector_size, p, io::guid_from_seed(volume_id, 1));
-            }
-        }
+    existing.reset();
+    write_destination({a.image, is_device, image_bytes}, [&](io::BlockDevice& disk, bool zeroed) {
+        fo.device_is_zeroed = zeroed;
+        write_partition_table(disk, ptable, a.sector_size, place, mbr_type_for(layout.type), volume_id,
+                              a.label);
         io::SubRange volume(disk, place.first_lba * a.sector_size, req.volume_bytes);
         fat::format_volume(volume, layout, fo);
         if (populate) {
             fat::write_population(volume, layout, *tree, *populate,
                                   populate_write_options(a.populate, now, fo.device_is_zeroed));
         }
-    };
-
-    if (is_device) {
-        fo.device_is_zeroed = false;
-        existing.reset();
-        auto dev = io::FileImage::open(path, true, true);
-        write_all(*dev);
-        dev->sync();
-    } else {
-        existing.reset();
-        io::AtomicImage out(path, image_bytes);
-        write_all(out.device());
-        out.commit();
-    }
+    });
 
     if (!a.quiet) {
         fmt::print(
             "{}: {} {}, {} clusters of {}, serial {:04X}-{:04X}{}{}{}\n", a.image, to_string(layout.type),
             core::format_size(req.volume_bytes), core::format_count(layout.cluster_count),
             core::format_size(layout.cluster_bytes()), volume_id >> 16, volume_id & 0xFFFF,
-            a.label.empty() ? "" : fmt::format(", label \"{}\"", a.label),
-            ptable == io::PartitionTableKind::none
-                ? ""
-                : fmt::format(", in {} partition 1 at sector {}", io::to_string(ptable), place.first_lba),
+            a.label.empty() ? "" : fmt::format(", label \"{}\"", a.label), partition_summary(ptable, place),
             populate ? populate_summary(*tree, *populate, layout) : "");
     }
     return kExitOk;
@@ -330,8 +270,9 @@ Action add_mkfs(CLI::App& app) {
                     "Volume serial number, 8 hex digits (default: from the time)");
     cmd->add_option("--partition-table", args->partition_table, "none, mbr or gpt (one partition at 1 MiB)")
         ->check(CLI::IsMember({"none", "mbr", "gpt"}));
-    cmd->add_option("--align", args->align,
-                    "exFAT: align the FAT and cluster heap to SIZE (default 1M; the heap also to the cluster)");
+    cmd->add_option(
+        "--align", args->align,
+        "exFAT: align the FAT and cluster heap to SIZE (default 1M; the heap also to the cluster)");
     cmd->add_option("--mft-record-size", args->mft_record_size, "NTFS: MFT record size, 1024 or 4096");
     cmd->add_flag("--force", args->force,
                   "Overwrite a file that already holds a filesystem or partition table");

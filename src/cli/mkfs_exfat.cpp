@@ -3,9 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
-#include <filesystem>
-
 #include "common.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/time.hpp"
@@ -17,6 +14,7 @@
 #include "fsimg/fat/format.hpp"
 #include "fsimg/io/file_image.hpp"
 #include "fsimg/io/partition.hpp"
+#include "mkfs_common.hpp"
 #include "mkfs_populate.hpp"
 
 namespace fsimg::cli {
@@ -24,12 +22,6 @@ namespace fsimg::cli {
 namespace {
 
 constexpr std::uint8_t kMbrTypeExfat = 0x07;  ///< formats.md §4.1, [EXFAT §10.2]
-
-std::uint32_t parse_u32_size(const std::string& text, const char* option) {
-    const std::uint64_t v = core::parse_size(text);
-    if (v > 0xFFFFFFFFu) throw Error(ErrorCode::usage, fmt::format("{} {} is far too large", option, text));
-    return static_cast<std::uint32_t>(v);
-}
 
 }  // namespace
 
@@ -65,9 +57,7 @@ int run_mkfs_exfat(const ExfatMkfsRequest& a) {
     req.partition_offset = place.first_lba;
     auto planned = exfat::plan_layout(req);
     if (auto* refusal = std::get_if<exfat::LayoutRefusal>(&planned)) {
-        refuse_layout(fmt::format("cannot make -t exfat -s {}{}{}",
-                                  a.size_text.empty() ? std::to_string(image_bytes) : a.size_text,
-                                  a.cluster.empty() ? "" : " -c " + a.cluster,
+        refuse_layout(cannot_make("exfat", a.size_text, image_bytes, a.cluster,
                                   a.align.empty() ? "" : " --align " + a.align),
                       *refusal);
     }
@@ -89,19 +79,9 @@ int run_mkfs_exfat(const ExfatMkfsRequest& a) {
 
     // Identity: reproducible with SOURCE_DATE_EPOCH and --volume-id. The spec
     // asks for a serial combined from the format date and time [EXFAT §3.1.11].
-    const std::int64_t now = core::creation_time_unix();
-    if (a.volume_id) {
-        fo.volume_serial_number = *a.volume_id;
-    } else {
-        const std::optional<std::int64_t> sde = core::source_date_epoch();
-        const auto ns =
-            sde ? 0u
-                : static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                                 std::chrono::system_clock::now().time_since_epoch())
-                                                 .count() %
-                                             1000000000);
-        fo.volume_serial_number = fat::volume_id_from_time(now, ns);
-    }
+    const CreationTime created = creation_time();
+    const std::int64_t now = created.unix_seconds;
+    fo.volume_serial_number = volume_id_32(a.volume_id, created);
 
     if (a.explain) {
         for (const auto& line : exfat::explain_layout(req, layout)) fmt::print("{}\n", line);
@@ -112,40 +92,16 @@ int run_mkfs_exfat(const ExfatMkfsRequest& a) {
             "boot sector); use --partition-table mbr or gpt for images meant for Windows");
     }
 
-    auto write_all = [&](io::BlockDevice& disk) {
-        if (ptable != io::PartitionTableKind::none) {
-            io::Partition p;
-            p.index = 1;
-            p.first_lba = place.first_lba;
-            p.sector_count = place.sector_count;
-            p.mbr_type = kMbrTypeExfat;
-            p.gpt_type = io::kGptBasicDataType;
-            p.gpt_unique = io::guid_from_seed(fo.volume_serial_number, 2);
-            p.name = a.label.empty() ? "Basic data partition" : a.label;
-            if (ptable == io::PartitionTableKind::mbr) {
-                io::write_mbr(disk, bps, p, fo.volume_serial_number);
-            } else {
-                io::write_gpt(disk, bps, p, io::guid_from_seed(fo.volume_serial_number, 1));
-            }
-        }
+    write_destination({a.image, a.is_device, image_bytes}, [&](io::BlockDevice& disk, bool zeroed) {
+        fo.device_is_zeroed = zeroed;
+        write_partition_table(disk, ptable, bps, place, kMbrTypeExfat, fo.volume_serial_number, a.label);
         io::SubRange volume(disk, place.first_lba * bps, req.volume_bytes);
         exfat::format_volume(volume, layout, fo);
         if (populate) {
             exfat::write_population(volume, layout, *tree, *populate,
                                     populate_write_options(*a.populate, now, fo.device_is_zeroed));
         }
-    };
-
-    if (a.is_device) {
-        fo.device_is_zeroed = false;
-        auto dev = io::FileImage::open(a.image, true, true);
-        write_all(*dev);
-        dev->sync();
-    } else {
-        io::AtomicImage out(std::filesystem::path(a.image), image_bytes);
-        write_all(out.device());
-        out.commit();
-    }
+    });
 
     if (!a.quiet) {
         fmt::print(
@@ -153,9 +109,7 @@ int run_mkfs_exfat(const ExfatMkfsRequest& a) {
             core::format_size(layout.volume_bytes()), core::format_count(layout.cluster_count),
             core::format_size(layout.cluster_bytes()), fo.volume_serial_number >> 16,
             fo.volume_serial_number & 0xFFFF, a.label.empty() ? "" : fmt::format(", label \"{}\"", a.label),
-            ptable == io::PartitionTableKind::none
-                ? ""
-                : fmt::format(", in {} partition 1 at sector {}", io::to_string(ptable), place.first_lba),
+            partition_summary(ptable, place),
             populate ? fmt::format(", {} files ({}), {} directories, {} of {} clusters used",
                                    core::format_count(tree->files), core::format_size(tree->data_bytes),
                                    core::format_count(tree->directories),

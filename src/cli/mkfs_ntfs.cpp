@@ -3,10 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cctype>
-#include <chrono>
-#include <filesystem>
 #include <random>
 
 #include "common.hpp"
@@ -19,35 +15,13 @@
 #include "fsimg/ntfs/format.hpp"
 #include "fsimg/ntfs/layout.hpp"
 #include "fsimg/ntfs/structs.hpp"
+#include "mkfs_common.hpp"
 
 namespace fsimg::cli {
 
 namespace {
 
 constexpr std::uint8_t kMbrTypeNtfs = 0x07;  ///< formats.md §4.1
-
-std::uint32_t parse_u32_size(const std::string& text, const char* option) {
-    const std::uint64_t v = core::parse_size(text);
-    if (v > 0xFFFFFFFFu) throw Error(ErrorCode::usage, fmt::format("{} {} is far too large", option, text));
-    return static_cast<std::uint32_t>(v);
-}
-
-/// "0123456789ABCDEF", "0x...", with optional dashes -> 64-bit serial.
-std::uint64_t parse_ntfs_volume_id(const std::string& text) {
-    std::string hex = text;
-    if (hex.size() > 2 && (hex.rfind("0x", 0) == 0 || hex.rfind("0X", 0) == 0)) hex = hex.substr(2);
-    hex.erase(std::remove(hex.begin(), hex.end(), '-'), hex.end());
-    const bool ok = !hex.empty() && hex.size() <= 16 && std::all_of(hex.begin(), hex.end(), [](char c) {
-        return std::isxdigit(static_cast<unsigned char>(c));
-    });
-    if (!ok) {
-        throw Error(
-            ErrorCode::usage,
-            fmt::format("--volume-id \"{}\" is not a 64-bit hexadecimal number (e.g. 0123456789ABCDEF)",
-                        text));
-    }
-    return std::stoull(hex, nullptr, 16);
-}
 
 /// A serial from the creation time (reproducible under SOURCE_DATE_EPOCH),
 /// mixed so that neighbouring times give unrelated serials (splitmix64).
@@ -77,14 +51,7 @@ int run_mkfs_ntfs(const NtfsMkfsRequest& a) {
         req.mft_record_bytes = parse_u32_size(a.mft_record_size, "--mft-record-size");
     auto planned = ntfs::plan_layout(req, ntfs::secure_sds_bytes());
     if (auto* refusal = std::get_if<ntfs::LayoutRefusal>(&planned)) {
-        std::string msg = fmt::format("cannot make -t ntfs -s {}{}: {}",
-                                      a.size_text.empty() ? std::to_string(a.image_bytes) : a.size_text,
-                                      a.cluster.empty() ? "" : " -c " + a.cluster, refusal->reason);
-        if (!refusal->suggestions.empty()) {
-            msg += "\n  what would work:";
-            for (const auto& s : refusal->suggestions) msg += "\n    " + s;
-        }
-        throw Error(ErrorCode::usage, msg);
+        refuse_layout(cannot_make("ntfs", a.size_text, a.image_bytes, a.cluster), *refusal);
     }
     const ntfs::Layout& layout = std::get<ntfs::Layout>(planned);
 
@@ -95,17 +62,11 @@ int run_mkfs_ntfs(const NtfsMkfsRequest& a) {
                     fmt::format("-L: an NTFS label has at most 128 UTF-16 units, \"{}\" has {}", a.label,
                                 fo.label.size()));
     }
-    const std::optional<std::int64_t> sde = core::source_date_epoch();
-    const std::int64_t now = core::creation_time_unix();
-    const auto ns = sde ? 0u
-                        : static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                                         std::chrono::system_clock::now().time_since_epoch())
-                                                         .count() %
-                                                     1000000000);
-    fo.creation_filetime = ntfs::filetime_from_unix(now, ns);
+    const CreationTime created = creation_time();
+    fo.creation_filetime = ntfs::filetime_from_unix(created.unix_seconds, created.nanoseconds);
     if (!a.volume_id.empty()) {
-        fo.volume_serial_number = parse_ntfs_volume_id(a.volume_id);
-    } else if (sde) {
+        fo.volume_serial_number = parse_hex_volume_id(a.volume_id, 64);
+    } else if (created.from_source_date_epoch) {
         fo.volume_serial_number = serial_from(fo.creation_filetime);
     } else {
         fo.volume_serial_number = serial_from(fo.creation_filetime ^ std::random_device{}());
@@ -123,46 +84,19 @@ int run_mkfs_ntfs(const NtfsMkfsRequest& a) {
     }
     const std::uint32_t serial32 = static_cast<std::uint32_t>(fo.volume_serial_number);
 
-    auto write_all = [&](io::BlockDevice& disk) {
-        if (ptable != io::PartitionTableKind::none) {
-            io::Partition p;
-            p.index = 1;
-            p.first_lba = place.first_lba;
-            p.sector_count = place.sector_count;
-            p.mbr_type = kMbrTypeNtfs;
-            p.gpt_type = io::kGptBasicDataType;
-            p.gpt_unique = io::guid_from_seed(serial32, 2);
-            p.name = a.label.empty() ? "Basic data partition" : a.label;
-            if (ptable == io::PartitionTableKind::mbr) {
-                io::write_mbr(disk, bps, p, serial32);
-            } else {
-                io::write_gpt(disk, bps, p, io::guid_from_seed(serial32, 1));
-            }
-        }
+    write_destination({a.image, a.is_device, a.image_bytes}, [&](io::BlockDevice& disk, bool zeroed) {
+        fo.device_is_zeroed = zeroed;
+        write_partition_table(disk, ptable, bps, place, kMbrTypeNtfs, serial32, a.label);
         io::SubRange volume(disk, place.first_lba * bps, req.volume_bytes);
         ntfs::format_volume(volume, layout, fo);
-    };
-
-    if (a.is_device) {
-        fo.device_is_zeroed = false;
-        auto dev = io::FileImage::open(a.image, true, true);
-        write_all(*dev);
-        dev->sync();
-    } else {
-        io::AtomicImage out(std::filesystem::path(a.image), a.image_bytes);
-        write_all(out.device());
-        out.commit();
-    }
+    });
 
     if (!a.quiet) {
-        fmt::print(
-            "{}: NTFS {}, {} clusters of {}, serial {:016X}{}{}\n", a.image,
-            core::format_size(layout.volume_bytes()), core::format_count(layout.cluster_count),
-            core::format_size(layout.cluster_bytes), fo.volume_serial_number,
-            a.label.empty() ? "" : fmt::format(", label \"{}\"", a.label),
-            ptable == io::PartitionTableKind::none
-                ? ""
-                : fmt::format(", in {} partition 1 at sector {}", io::to_string(ptable), place.first_lba));
+        fmt::print("{}: NTFS {}, {} clusters of {}, serial {:016X}{}{}\n", a.image,
+                   core::format_size(layout.volume_bytes()), core::format_count(layout.cluster_count),
+                   core::format_size(layout.cluster_bytes), fo.volume_serial_number,
+                   a.label.empty() ? "" : fmt::format(", label \"{}\"", a.label),
+                   partition_summary(ptable, place));
     }
     return kExitOk;
 }

@@ -13,6 +13,7 @@
 #include "fsimg/fat/populate.hpp"
 #include "fsimg/io/host_tree.hpp"
 #include "fsimg/io/partition.hpp"
+#include "mkfs_common.hpp"
 
 namespace fsimg::cli {
 
@@ -40,18 +41,6 @@ io::SymlinkPolicy symlink_policy(const PopulateArgs& args);
 /// Throws Error(usage): the headline, the problem count, "nothing was
 /// written", then one line per problem (control characters shown as \xNN).
 [[noreturn]] void refuse_tree(const std::string& headline, const std::vector<io::TreeProblem>& problems);
-
-/// Throws Error(usage): "PREFIX: reason" and the refusal's suggestions
-/// (fat::LayoutRefusal and exfat::LayoutRefusal alike).
-template <typename Refusal>
-[[noreturn]] void refuse_layout(const std::string& prefix, const Refusal& refusal) {
-    std::string msg = prefix + ": " + refusal.reason;
-    if (!refusal.suggestions.empty()) {
-        msg += "\n  what would work:";
-        for (const auto& s : refusal.suggestions) msg += "\n    " + s;
-    }
-    throw Error(ErrorCode::usage, msg);
-}
 
 /// Prints a scanned tree's warnings and renames; refuses (refuse_tree) when
 /// it has problems, naming the filesystem ("FAT", "exFAT").

@@ -1,0 +1,108 @@
+// fsimg mkfs: the pieces the FAT, exFAT and NTFS paths share.
+#include "mkfs_common.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <filesystem>
+
+#include "fsimg/core/time.hpp"
+#include "fsimg/core/units.hpp"
+#include "fsimg/fat/format.hpp"
+#include "fsimg/io/file_image.hpp"
+
+namespace fsimg::cli {
+
+std::uint32_t parse_u32_size(const std::string& text, const char* option) {
+    const std::uint64_t v = core::parse_size(text);
+    if (v > 0xFFFFFFFFu) throw Error(ErrorCode::usage, fmt::format("{} {} is far too large", option, text));
+    return static_cast<std::uint32_t>(v);
+}
+
+std::string cannot_make(std::string_view type, const std::string& size_text, std::uint64_t image_bytes,
+                        const std::string& cluster, const std::string& extra) {
+    return fmt::format("cannot make -t {} -s {}{}{}", type,
+                       size_text.empty() ? std::to_string(image_bytes) : size_text,
+                       cluster.empty() ? "" : " -c " + cluster, extra);
+}
+
+CreationTime creation_time() {
+    CreationTime t;
+    t.from_source_date_epoch = core::source_date_epoch().has_value();
+    t.unix_seconds = core::creation_time_unix();
+    if (!t.from_source_date_epoch) {
+        t.nanoseconds = static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                       std::chrono::system_clock::now().time_since_epoch())
+                                                       .count() %
+                                                   1000000000);
+    }
+    return t;
+}
+
+std::uint64_t parse_hex_volume_id(const std::string& text, unsigned bits) {
+    std::string hex = text;
+    if (hex.size() > 2 && (hex.rfind("0x", 0) == 0 || hex.rfind("0X", 0) == 0)) hex = hex.substr(2);
+    if (bits == 32) {
+        if (hex.size() == 9 && hex[4] == '-') hex.erase(4, 1);
+    } else {
+        hex.erase(std::remove(hex.begin(), hex.end(), '-'), hex.end());
+    }
+    const bool ok = !hex.empty() && hex.size() <= bits / 4 && std::all_of(hex.begin(), hex.end(), [](char c) {
+        return std::isxdigit(static_cast<unsigned char>(c));
+    });
+    if (!ok) {
+        throw Error(ErrorCode::usage,
+                    fmt::format("--volume-id \"{}\" is not a {}-bit hexadecimal number (e.g. {})", text, bits,
+                                bits == 32 ? "1234ABCD or 1234-ABCD" : "0123456789ABCDEF"));
+    }
+    return std::stoull(hex, nullptr, 16);
+}
+
+std::uint32_t parse_volume_id(const std::string& text) {
+    return static_cast<std::uint32_t>(parse_hex_volume_id(text, 32));
+}
+
+std::uint32_t volume_id_32(const std::optional<std::uint32_t>& given, const CreationTime& time) {
+    return given ? *given : fat::volume_id_from_time(time.unix_seconds, time.nanoseconds);
+}
+
+void write_partition_table(io::BlockDevice& disk, io::PartitionTableKind ptable, std::uint32_t sector_size,
+                           const io::PartitionPlacement& place, std::uint8_t mbr_type,
+                           std::uint32_t volume_id, const std::string& label) {
+    if (ptable == io::PartitionTableKind::none) return;
+    io::Partition p;
+    p.index = 1;
+    p.first_lba = place.first_lba;
+    p.sector_count = place.sector_count;
+    p.mbr_type = mbr_type;
+    p.gpt_type = io::kGptBasicDataType;
+    p.gpt_unique = io::guid_from_seed(volume_id, 2);
+    p.name = label.empty() ? "Basic data partition" : label;
+    if (ptable == io::PartitionTableKind::mbr) {
+        io::write_mbr(disk, sector_size, p, volume_id);
+    } else {
+        io::write_gpt(disk, sector_size, p, io::guid_from_seed(volume_id, 1));
+    }
+}
+
+std::string partition_summary(io::PartitionTableKind ptable, const io::PartitionPlacement& place) {
+    if (ptable == io::PartitionTableKind::none) return "";
+    return fmt::format(", in {} partition 1 at sector {}", io::to_string(ptable), place.first_lba);
+}
+
+void write_destination(const Destination& dest,
+                       const std::function<void(io::BlockDevice& disk, bool device_is_zeroed)>& write) {
+    if (dest.is_device) {
+        auto dev = io::FileImage::open(dest.image, true, true);
+        write(*dev, false);
+        dev->sync();
+    } else {
+        io::AtomicImage out(std::filesystem::path(dest.image), dest.image_bytes);
+        write(out.device(), true);
+        out.commit();
+    }
+}
+
+}  // namespace fsimg::cli

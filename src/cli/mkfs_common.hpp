@@ -1,0 +1,86 @@
+// fsimg mkfs: what the FAT, exFAT and NTFS paths share: the refusal of a
+// layout, the creation time and volume ID, the partition table, and writing
+// the destination.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "fsimg/core/error.hpp"
+#include "fsimg/io/block_device.hpp"
+#include "fsimg/io/partition.hpp"
+
+namespace fsimg::cli {
+
+/// "-c", "4K" -> 4096. Throws Error(usage) when the size does not fit 32 bits.
+std::uint32_t parse_u32_size(const std::string& text, const char* option);
+
+/// "cannot make -t TYPE -s SIZE[ -c CLUSTER]EXTRA", the head of a layout
+/// refusal. SIZE is -s as given, or the byte count when it came from the
+/// existing file or device.
+std::string cannot_make(std::string_view type, const std::string& size_text, std::uint64_t image_bytes,
+                        const std::string& cluster, const std::string& extra = "");
+
+/// Throws Error(usage): "PREFIX: reason" and the refusal's suggestions under
+/// "what would work:" (fat, exfat and ntfs LayoutRefusal alike).
+template <typename Refusal>
+[[noreturn]] void refuse_layout(const std::string& prefix, const Refusal& refusal) {
+    std::string msg = prefix + ": " + refusal.reason;
+    if (!refusal.suggestions.empty()) {
+        msg += "\n  what would work:";
+        for (const auto& s : refusal.suggestions) msg += "\n    " + s;
+    }
+    throw Error(ErrorCode::usage, msg);
+}
+
+/// When the new metadata is stamped: SOURCE_DATE_EPOCH when set (then the
+/// nanoseconds are 0, so the same inputs give the same bytes), else now.
+struct CreationTime {
+    std::int64_t unix_seconds = 0;
+    std::uint32_t nanoseconds = 0;
+    bool from_source_date_epoch = false;
+};
+/// Throws Error(usage) when SOURCE_DATE_EPOCH is set but not a number.
+CreationTime creation_time();
+
+/// --volume-id as a number of `bits` (32 or 64) bits: hexadecimal digits,
+/// optionally after 0x; for 32 bits one dash in the middle ("1234-ABCD"),
+/// for 64 any dashes. Throws Error(usage) naming the text and an example.
+std::uint64_t parse_hex_volume_id(const std::string& text, unsigned bits);
+/// --volume-id for FAT and exFAT: "1234ABCD", "0x1234abcd" or "1234-ABCD".
+std::uint32_t parse_volume_id(const std::string& text);
+
+/// The FAT and exFAT volume ID: `given` (--volume-id), else derived from the
+/// creation time as other mkfs tools do (fat::volume_id_from_time).
+std::uint32_t volume_id_32(const std::optional<std::uint32_t>& given, const CreationTime& time);
+
+/// Writes an MBR or a GPT (nothing for none) holding one partition at
+/// `place`, of MBR type `mbr_type` (GPT: basic data), named after the label.
+/// The identifiers come from `volume_id`: the MBR disk signature is the ID,
+/// the GPT disk GUID and partition GUID are io::guid_from_seed(ID, 1 and 2).
+void write_partition_table(io::BlockDevice& disk, io::PartitionTableKind ptable, std::uint32_t sector_size,
+                           const io::PartitionPlacement& place, std::uint8_t mbr_type,
+                           std::uint32_t volume_id, const std::string& label);
+
+/// ", in gpt partition 1 at sector 2048" for the summary line, "" for none.
+std::string partition_summary(io::PartitionTableKind ptable, const io::PartitionPlacement& place);
+
+/// Where mkfs writes.
+struct Destination {
+    std::string image;              ///< the path given
+    bool is_device = false;         ///< a block device the user allowed with --device
+    std::uint64_t image_bytes = 0;  ///< size of the image (or of the device part to use)
+};
+
+/// Calls `write(disk, device_is_zeroed)` on the destination. An image file is
+/// built under a temporary name in its folder (sparse, so it reads as zeros:
+/// device_is_zeroed is true) and renamed into place when `write` returns; it
+/// is removed when `write` throws. A device is written in place
+/// (device_is_zeroed false) and synced.
+void write_destination(const Destination& dest,
+                       const std::function<void(io::BlockDevice& disk, bool device_is_zeroed)>& write);
+
+}  // namespace fsimg::cli
