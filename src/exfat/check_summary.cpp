@@ -92,10 +92,10 @@ void check_summary(Context& c) {
         c.summary.lost_clusters = lost.n;
         if (lost.n > 0) {
             c.out.add("exfat.bitmap.lost", at_cluster(c, lost.first.front(), "allocation bitmap"),
-                      fmt::format("{} {} marked in use in the allocation bitmap but belong to no file, "
+                      fmt::format("{} {} marked in use in the allocation bitmap but belong{} to no file, "
                                   "directory or system object (clusters {})",
                                   clusters_text(c, lost.n), lost.n == 1 ? "is" : "are",
-                                  first_list(lost.first, lost.n)),
+                                  lost.n == 1 ? "s" : "", first_list(lost.first, lost.n)),
                       lost.n);
         }
     }

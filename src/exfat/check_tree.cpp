@@ -123,15 +123,13 @@ private:
         c_.walk_complete = false;
         if (quiet_) return;
         for (std::size_t k = 0; k < kAnomalyKinds; ++k) {
+            // Several kinds share a code: report each code once, for all its kinds.
+            if (std::find(kAnomalyCodes, kAnomalyCodes + k, kAnomalyCodes[k]) != kAnomalyCodes + k) continue;
             std::vector<std::uint32_t> at;
             std::uint64_t n = 0;
             const SetAnomaly* first = nullptr;
             for (const auto& a : pd.anomalies) {
                 if (kAnomalyCodes[static_cast<std::size_t>(a.kind)] != kAnomalyCodes[k]) continue;
-                if (static_cast<std::size_t>(a.kind) < k) {
-                    n = 0;  // this code was reported with an earlier kind
-                    break;
-                }
                 if (!first) first = &a;
                 ++n;
                 if (at.size() < kFirstLocations) at.push_back(a.index);

@@ -1,0 +1,317 @@
+// exfat::check_volume (include/fsimg/exfat/check.hpp) on volumes built in
+// memory (exfat_test_volume.hpp): a clean volume reports nothing and counts
+// what it holds; each damage gives its code with the values in the message
+// (cross-links name both owners, a truncated image says how many bytes are
+// missing); random corruption never crashes, hangs or throws anything but
+// "not exFAT".
+#include <catch2/catch.hpp>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "exfat_test_volume.hpp"
+#include "fsimg/check/codes.hpp"
+#include "fsimg/core/bytes.hpp"
+#include "fsimg/core/error.hpp"
+#include "fsimg/exfat/check.hpp"
+
+using namespace fsimg;
+using namespace fsimg::exfat;
+using fsimg::exfat::test::corrupted;
+using fsimg::exfat::test::pattern;
+using fsimg::exfat::test::TestVolume;
+
+namespace {
+
+/// Error and warning codes (notes left out), in order found.
+std::vector<std::string> problems(const check::Findings& f) {
+    std::vector<std::string> out;
+    for (const auto& x : f.all()) {
+        if (x.severity != check::Severity::info) out.emplace_back(x.code);
+    }
+    return out;
+}
+
+const check::Finding& only(const check::Findings& f, std::string_view code) {
+    const check::Finding* hit = nullptr;
+    for (const auto& x : f.all()) {
+        if (x.code == code) hit = &x;
+    }
+    REQUIRE(hit != nullptr);
+    return *hit;
+}
+
+using Codes = std::vector<std::string>;
+
+/// root: a.txt (3 clusters, contiguous), b.txt (2 clusters), chained.bin
+/// (FAT chain f+1, f, f+2), dir/ with c.txt.
+struct Sample {
+    TestVolume v{8u << 20, 4096};
+    std::uint64_t a_set = 0, b_set = 0, chained_set = 0, dir_at = 0;
+    std::uint32_t a_first = 0, chain_first = 0;
+    Sample() {
+        a_first = v.next_free;
+        a_set = v.add_file(v.root_at(), u"a.txt", pattern(10000, 1));
+        b_set = v.add_file(v.root_at(), u"b.txt", pattern(5000, 2));
+        const std::uint32_t f = v.next_free;
+        v.next_free += 3;
+        chain_first = f + 1;
+        chained_set =
+            v.add_chained_file(v.root_at(), u"chained.bin", {f + 1, f, f + 2}, pattern(9000, 3), 9000);
+        dir_at = v.add_dir(v.root_at(), u"dir");
+        v.add_file(dir_at, u"c.txt", pattern(100, 4));
+    }
+    check::Findings check(CheckSummary* s = nullptr) {
+        check::Findings f;
+        const CheckSummary sum = check_volume(v.dev, f);
+        if (s) *s = sum;
+        return f;
+    }
+    /// Stream Extension field of the set at `set` (byte offset), SetChecksum fixed.
+    void stream_u32(std::uint64_t set, std::size_t off, std::uint32_t value) {
+        std::array<std::byte, 4> b{};
+        core::store_le32(b, 0, value);
+        v.dev.write_at(set + 32 + off, b);
+        v.fix_checksum(set, 3);
+    }
+    void stream_u64(std::uint64_t set, std::size_t off, std::uint64_t value) {
+        std::array<std::byte, 8> b{};
+        core::store_le64(b, 0, value);
+        v.dev.write_at(set + 32 + off, b);
+        v.fix_checksum(set, 3);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("exfat check: a clean volume reports nothing and counts what it holds", "[exfat_check]") {
+    Sample s;
+    CheckSummary sum;
+    const auto f = s.check(&sum);
+    CHECK(problems(f) == Codes{});
+    CHECK(sum.complete);
+    CHECK(sum.files == 4);
+    CHECK(sum.directories == 2);
+    // bitmap 1 + up-case 2 + root 1 + a 3 + b 2 + chained 3 + dir 1 + c 1
+    CHECK(sum.used_clusters == 14);
+    CHECK(sum.marked_clusters == 14);
+    CHECK(sum.free_clusters == s.v.l.cluster_count - 14);
+    CHECK(sum.lost_clusters == 0);
+    CHECK(sum.cluster_bytes == 4096);
+}
+
+TEST_CASE("exfat check: every exfat.* code is registered", "[exfat_check]") {
+    for (const char* code :
+         {"exfat.boot.checksum", "exfat.boot.image-truncated", "exfat.chain.cross-link", "exfat.bitmap.lost",
+          "exfat.bitmap.free-in-use", "exfat.set.checksum", "exfat.name.duplicate", "exfat.dir.loop",
+          "exfat.boot.jump_boot", "exfat.boot.cluster_count", "exfat.stream.valid-length"}) {
+        INFO(code);
+        CHECK(check::find_code(code) != nullptr);
+    }
+}
+
+TEST_CASE("exfat check: boot region damage", "[exfat_check]") {
+    Sample s;
+    SECTION("main checksum sector") {
+        s.v.poke(11 * 512, {1, 2, 3, 4});
+        const auto f = s.check();
+        CHECK(problems(f) == Codes{"exfat.boot.checksum"});
+        CHECK_THAT(only(f, "exfat.boot.checksum").message, Catch::Contains("04030201"));
+    }
+    SECTION("backup differs, both self-consistent") {
+        std::vector<std::byte> region(12 * 512);
+        s.v.dev.read_at(12 * 512, region);
+        region[100] = std::byte{0x77};  // VolumeSerialNumber
+        encode_checksum_sector(boot_checksum(std::span<const std::byte>(region).first(11 * 512)),
+                               std::span<std::byte>(region).subspan(11 * 512, 512));
+        s.v.dev.write_at(12 * 512, region);
+        CHECK(problems(s.check()) == Codes{"exfat.boot.backup-differs"});
+    }
+    SECTION("VolumeDirty and MediaFailure (outside the checksum)") {
+        s.v.poke(106, {0x06, 0x00});
+        const auto f = s.check();
+        CHECK(problems(f) == Codes{"exfat.boot.dirty", "exfat.boot.media-failure"});
+        CHECK(only(f, "exfat.boot.media-failure").severity == check::Severity::warning);
+    }
+    SECTION("a field rule stops the check: the geometry is not trusted") {
+        std::vector<std::byte> region(11 * 512);
+        for (std::uint64_t first : {0u, 12u}) {
+            s.v.dev.read_at(first * 512, region);
+            region[off::BytesPerSectorShift] = std::byte{13};
+            std::vector<std::byte> sum(512);
+            encode_checksum_sector(boot_checksum(region), sum);
+            s.v.dev.write_at(first * 512, region);
+            s.v.dev.write_at((first + 11) * 512, sum);
+        }
+        CheckSummary sum;
+        const auto f = s.check(&sum);
+        CHECK(problems(f) == Codes{"exfat.boot.bytes_per_sector_shift"});
+        CHECK(f.all().front().severity == check::Severity::fatal);
+        CHECK_FALSE(sum.complete);
+    }
+}
+
+TEST_CASE("exfat check: a truncated image says how many bytes are missing", "[exfat_check]") {
+    Sample s;
+    const auto& bytes = s.v.dev.bytes();
+    const std::size_t keep = bytes.size() - 3 * 65536 - 512;
+    io::MemoryImage cut(
+        std::vector<std::byte>(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(keep)));
+    check::Findings f;
+    const auto sum = check_volume(cut, f);
+    CHECK(problems(f) == Codes{"exfat.boot.image-truncated"});
+    CHECK_THAT(only(f, "exfat.boot.image-truncated").message, Catch::Contains("197120 bytes are missing"));
+    CHECK(sum.complete);
+    // A device shorter than the main boot region is a finding, not a throw.
+    io::MemoryImage tiny(std::vector<std::byte>(bytes.begin(), bytes.begin() + 4096));
+    check::Findings g;
+    CHECK_FALSE(check_volume(tiny, g).complete);
+    CHECK(problems(g) == Codes{"exfat.boot.image-truncated"});
+}
+
+TEST_CASE("exfat check: chains, cross-links and the bitmap", "[exfat_check]") {
+    Sample s;
+    SECTION("cross-link names both owners") {
+        s.stream_u32(s.b_set, stream_off::FirstCluster, s.a_first);
+        s.v.set_fat(s.a_first + 3, 0);  // b's own clusters: now owned by nothing
+        const auto f = s.check();
+        CHECK(problems(f) == Codes{"exfat.chain.cross-link", "exfat.bitmap.lost"});
+        CHECK_THAT(only(f, "exfat.chain.cross-link").message,
+                   Catch::Contains("/b.txt") && Catch::Contains("/a.txt") &&
+                       Catch::Contains("cluster " + std::to_string(s.a_first)));
+        CHECK(only(f, "exfat.bitmap.lost").count == 2);
+    }
+    SECTION("loop") {
+        s.v.set_fat(s.chain_first + 1, s.chain_first);  // third cluster links back to the first
+        const auto f = s.check();
+        CHECK(problems(f) == Codes{"exfat.chain.loop"});
+    }
+    SECTION("out of range and bad") {
+        s.v.set_fat(s.chain_first + 1, 0x00FFFFFF);
+        CHECK(problems(s.check()) == Codes{"exfat.chain.out-of-range"});
+        s.v.set_fat(s.chain_first + 1, kFatBadCluster);
+        CHECK(problems(s.check()) == Codes{"exfat.chain.bad-cluster"});
+    }
+    SECTION("DataLength vs chain") {
+        s.stream_u64(s.chained_set, stream_off::DataLength, 5 * 4096);
+        CHECK(problems(s.check()) == Codes{"exfat.chain.too-short"});
+        s.stream_u64(s.chained_set, stream_off::DataLength, 4096);
+        s.stream_u64(s.chained_set, stream_off::ValidDataLength, 4096);
+        CHECK(problems(s.check()) == Codes{"exfat.chain.too-long"});
+    }
+    SECTION("lost and marked free") {
+        s.v.mark_used(s.v.next_free + 10);
+        CheckSummary sum;
+        auto f = s.check(&sum);
+        CHECK(problems(f) == Codes{"exfat.bitmap.lost"});
+        CHECK(sum.lost_clusters == 1);
+        const std::uint64_t at = s.v.l.cluster_offset(s.v.l.bitmap_first_cluster) + (s.a_first - 2) / 8;
+        std::array<std::byte, 1> b{};
+        s.v.dev.read_at(at, b);
+        b[0] &= ~std::byte(1u << ((s.a_first - 2) % 8));
+        s.v.dev.write_at(at, b);
+        f = s.check();
+        CHECK(problems(f) == Codes{"exfat.bitmap.free-in-use", "exfat.bitmap.lost"});
+        CHECK(only(f, "exfat.bitmap.free-in-use").where.cluster == s.a_first);
+    }
+    SECTION("NoFatChain run past the heap") {
+        s.stream_u64(s.b_set, stream_off::DataLength, std::uint64_t(s.v.l.cluster_count) * 4096);
+        s.stream_u64(s.b_set, stream_off::ValidDataLength, 0);
+        const auto f = s.check();
+        CHECK(problems(f) == Codes{"exfat.stream.outside-heap", "exfat.bitmap.lost"});
+    }
+}
+
+TEST_CASE("exfat check: entry sets, names, streams, directories", "[exfat_check]") {
+    Sample s;
+    SECTION("SetChecksum") {
+        s.v.poke(s.a_set + 2, {0x12, 0x34});
+        const auto f = s.check();
+        CHECK(problems(f) == Codes{"exfat.set.checksum"});
+        CHECK_THAT(only(f, "exfat.set.checksum").message, Catch::Contains("SetChecksum is 3412"));
+    }
+    SECTION("NameHash") {
+        s.v.poke(s.a_set + 32 + stream_off::NameHash, {0, 0});
+        s.v.fix_checksum(s.a_set, 3);
+        CHECK(problems(s.check()) == Codes{"exfat.set.name-hash"});
+    }
+    SECTION("duplicate name after up-casing") {
+        s.v.add_file(s.v.root_at(), u"A.TXT", pattern(10, 5));
+        const auto f = s.check();
+        CHECK(problems(f) == Codes{"exfat.name.duplicate"});
+        CHECK(only(f, "exfat.name.duplicate").where.object == "/A.TXT");
+    }
+    SECTION("invalid names") {
+        s.v.add_file(s.v.root_at(), u"..", {});
+        s.v.add_file(s.v.root_at(), u"x?y", {});
+        CHECK(problems(s.check()) == Codes{"exfat.name.invalid", "exfat.name.invalid"});
+    }
+    SECTION("ValidDataLength above DataLength") {
+        s.stream_u64(s.a_set, stream_off::ValidDataLength, 10001);
+        CHECK(problems(s.check()) == Codes{"exfat.stream.valid-length"});
+    }
+    SECTION("a directory pointing at its parent loops") {
+        const auto set = encode_file_entry_set(
+            TestVolume::info(u"up", kFileAttrDirectory, 0x03, s.v.l.root_first_cluster, 4096, 4096));
+        s.v.append(s.dir_at, set);
+        const auto f = s.check();
+        CHECK(problems(f) == Codes{"exfat.dir.loop"});
+        CHECK(only(f, "exfat.dir.loop").where.object == "/dir/up");
+    }
+    SECTION("entries after the end of the directory") {
+        const auto set = encode_file_entry_set(TestVolume::info(u"late", kFileAttrArchive, 0x01, 0, 0, 0));
+        s.v.append(s.dir_at, std::vector<std::byte>(32));  // end-of-directory entry
+        s.v.append(s.dir_at, set);
+        const auto f = s.check();
+        CHECK(problems(f) == Codes{"exfat.dir.entry-after-end"});
+        CHECK(only(f, "exfat.dir.entry-after-end").count == 3);
+    }
+    SECTION("SecondaryCount claiming the next set's File entry") {
+        s.v.poke(s.a_set + 1, {3});
+        s.v.fix_checksum(s.a_set, 3);
+        const auto f = s.check();
+        // The set is not recognized, so its clusters are not called lost.
+        CHECK(problems(f) == Codes{"exfat.set.secondary-count"});
+    }
+    SECTION("empty directory without a cluster is valid [EXFAT §7.6.5]") {
+        const auto set = encode_file_entry_set(TestVolume::info(u"empty", kFileAttrDirectory, 0x01, 0, 0, 0));
+        s.v.append(s.v.root_at(), set);
+        CHECK(problems(s.check()) == Codes{});
+    }
+}
+
+TEST_CASE("exfat check: random corruption never crashes or hangs", "[exfat_check][hostile]") {
+    Sample s;
+    const std::uint64_t fat = std::uint64_t(s.v.l.fat_offset) * 512;
+    const std::vector<std::pair<std::uint64_t, std::uint64_t>> regions{
+        {0, 120},                                // boot sector fields
+        {fat, 128},                              // FAT
+        {s.v.l.cluster_offset(2), 3 * 4096ull},  // bitmap, up-case table
+        {s.v.root_at(), 512},                    // root
+        {s.dir_at, 256},                         // subdirectory
+    };
+    const auto& bytes = s.v.dev.bytes();
+    const std::uint32_t seed = Catch::rngSeed();
+    INFO("seed " << seed);
+    std::mt19937 rng(seed);
+    int completed = 0, found = 0;
+    for (int round = 0; round < 400; ++round) {
+        std::vector<std::byte> img = corrupted(bytes, regions, rng);
+        if (rng() % 8 == 0) img.resize(img.size() / (2 + rng() % 64));
+        io::MemoryImage dev(std::move(img));
+        check::Findings f;
+        try {
+            completed += check_volume(dev, f).complete;
+            found += !f.empty();
+            for (const auto& x : f.all()) {
+                INFO(x.code);
+                REQUIRE(check::find_code(x.code) != nullptr);
+            }
+        } catch (const Error& e) {
+            REQUIRE(e.code() == ErrorCode::not_this_fs);  // bytes 3..10 were hit
+        }
+    }
+    CHECK(completed > 100);  // most damage leaves the volume checkable
+    CHECK(found > 300);      // and almost every change is seen
+}
