@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fsimg fsck's command line: fsck(8) exit codes, --json, -v, --list-codes;
+# fsimg fsck's command line: fsck(8) exit codes, --json, -v, --list-codes (FAT and exFAT);
 # ls/cat/extract/dump --what usage errors.
 here=$(dirname "$0"); . "$here/../lib.sh"
 img="$WORK/a.img"
@@ -32,6 +32,20 @@ j = json.load(open(sys.argv[1]))
 assert j["schema_version"] == 1 and j["status"] == "errors" and j["exit_code"] == 4, j
 assert [f["code"] for f in j["findings"]] == ["fat.fat.dirty"], j["findings"]
 assert j["summary"]["complete"] and j["summary"]["directories"] == 1' "$WORK/j"; then pass; else fail "--json"; fi
+# exFAT is detected from the boot sector: same exit codes and JSON schema.
+x="$WORK/x.img"
+"$FSIMG" mkfs -q -t exfat -s 8M --volume-id 1234ABCD -L TEST "$x" || fail "mkfs exfat"
+expect 0 "clean exFAT image, -v" "$FSIMG" fsck -v "$x"
+grep -q '^  /$' "$WORK/out" && grep -q 'exFAT, ' "$WORK/out" && pass || fail "exFAT -v: $(head -3 "$WORK/out")"
+printf '\x02' | dd of="$x" bs=1 seek=106 conv=notrunc status=none  # VolumeFlags: VolumeDirty
+expect 4 "dirty exFAT volume" "$FSIMG" fsck "$x"
+"$FSIMG" fsck --json "$x" >"$WORK/j"
+if python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["filesystem"] == "exfat" and j["exit_code"] == 4, j
+assert [f["code"] for f in j["findings"]] == ["exfat.boot.dirty"], j["findings"]
+assert j["summary"]["complete"] and j["summary"]["directories"] == 1 and j["summary"]["cluster_bytes"] == 4096' "$WORK/j"; then pass; else fail "exFAT --json"; fi
 # Usage errors of the read commands
 expect 2 "ls of a missing path" "$FSIMG" ls "$img" /nothing
 expect 2 "cat of a directory" "$FSIMG" cat "$img" /
