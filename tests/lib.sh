@@ -23,6 +23,15 @@ check() {
     fail "check-image $* $img"; echo "$out" | sed 's/^/    /'
   fi
 }
+# expect_fail RC TEXT CMD...: CMD exits with RC and prints TEXT on stderr
+# (in the current folder, its output is left in files out and err).
+expect_fail() {  # expect_fail RC TEXT CMD...: exit status RC and TEXT in stderr
+  local rc=$1 text=$2; shift 2
+  "$@" >out 2>err; local got=$?
+  if [ $got != "$rc" ]; then fail "$*: exit $got, expected $rc ($(cat err))"; return; fi
+  if ! grep -qF -- "$text" err; then fail "$*: stderr lacks '$text': $(cat err)"; return; fi
+  pass
+}
 finish() {
   echo "$PASSES passed, $FAILS failed"
   [ "$FAILS" = 0 ]

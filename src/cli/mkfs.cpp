@@ -41,6 +41,7 @@ struct MkfsArgs {
     bool device = false;
     bool explain = false;
     bool quiet = false;
+    bool gzip = false;
     std::string image;
     PopulateArgs populate;  // --from and its options
 };
@@ -113,6 +114,16 @@ int run_mkfs(const MkfsArgs& a) {
     if (exists && !is_device && !S_ISREG(st.st_mode)) {
         throw Error(ErrorCode::refused, fmt::format("{} exists and is not a regular file", a.image));
     }
+    if (is_device && a.gzip) {
+        throw Error(ErrorCode::usage,
+                    fmt::format("--gzip writes a compressed image file; {} is a device", a.image));
+    }
+    if (exists && !is_device && !a.force && io::is_gzip_file(path)) {
+        throw Error(ErrorCode::refused,
+                    fmt::format("{} already holds gzip-compressed data (perhaps an image); pass --force to "
+                                "overwrite it",
+                                a.image));
+    }
     std::unique_ptr<io::FileImage> existing;
     if (exists) existing = io::FileImage::open(path, is_device, is_device);
     if (exists && !a.force) {
@@ -136,6 +147,9 @@ int run_mkfs(const MkfsArgs& a) {
             throw Error(ErrorCode::usage,
                         fmt::format("-s {} is larger than the device ({} bytes)", a.size, existing->size()));
         }
+    } else if (a.gzip) {
+        throw Error(ErrorCode::usage,
+                    "--gzip needs the size of the uncompressed image: give it with -s SIZE (e.g. -s 64M)");
     } else if (exists) {
         image_bytes = existing->size();
     } else {
@@ -153,12 +167,12 @@ int run_mkfs(const MkfsArgs& a) {
         return run_mkfs_exfat(
             {a.image, is_device, image_bytes, a.size, a.cluster, a.align, a.sector_size, a.label,
              a.volume_id.empty() ? std::nullopt : std::optional(parse_volume_id(a.volume_id)),
-             a.partition_table, a.explain, a.quiet, &a.populate, auto_size});
+             a.partition_table, a.explain, a.quiet, &a.populate, auto_size, a.gzip});
     }
     if (a.type == "ntfs") {
         existing.reset();
         return run_mkfs_ntfs({a.image, is_device, image_bytes, a.size, a.cluster, a.sector_size, a.label,
-                              a.volume_id, a.mft_record_size, a.partition_table, a.explain, a.quiet});
+                              a.volume_id, a.mft_record_size, a.partition_table, a.explain, a.quiet, a.gzip});
     }
     if (!a.mft_record_size.empty()) throw Error(ErrorCode::usage, "--mft-record-size is only for -t ntfs");
     if (!a.align.empty()) throw Error(ErrorCode::usage, "--align is only for -t exfat");
@@ -222,7 +236,7 @@ int run_mkfs(const MkfsArgs& a) {
     fat::normalize_volume_label(a.label);  // refuse a bad label before creating anything
 
     existing.reset();
-    write_destination({a.image, is_device, image_bytes}, [&](io::BlockDevice& disk, bool zeroed) {
+    write_destination({a.image, is_device, image_bytes, a.gzip}, [&](io::BlockDevice& disk, bool zeroed) {
         fo.device_is_zeroed = zeroed;
         write_partition_table(disk, ptable, a.sector_size, place, mbr_type_for(layout.type), volume_id,
                               a.label);
@@ -256,6 +270,7 @@ Action add_mkfs(CLI::App& app) {
         "  fsimg mkfs -t fat -s 200M -c 512 --explain small.img\n"
         "  fsimg mkfs -t fat16 -s 256M -L CAMERA --partition-table mbr card.img\n"
         "  SOURCE_DATE_EPOCH=0 fsimg mkfs -t fat32 -s 1G --volume-id 1234ABCD repro.img\n"
+        "  fsimg mkfs -t exfat -s 256M --from release/ --gzip release.img.gz\n"
         "  fsimg mkfs -t fat32 --from rootfs/ --from photos:/DCIM sd.img   (size: the tree + --free)");
     cmd->add_option("-t,--type", args->type,
                     "Filesystem: fat12, fat16, fat32, fat (choose by size), exfat or ntfs")
@@ -277,6 +292,8 @@ Action add_mkfs(CLI::App& app) {
     cmd->add_flag("--force", args->force,
                   "Overwrite a file that already holds a filesystem or partition table");
     cmd->add_flag("--device", args->device, "Allow formatting a block device in place");
+    cmd->add_flag("--gzip", args->gzip,
+                  "Write IMAGE gzip-compressed (built as a sparse temporary image, then compressed)");
     cmd->add_flag("-v,--explain", args->explain, "Print the chosen geometry and why");
     cmd->add_flag("-q,--quiet", args->quiet, "Print nothing but errors");
     add_populate_options(cmd, args->populate);

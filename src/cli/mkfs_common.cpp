@@ -98,6 +98,11 @@ void write_destination(const Destination& dest,
         auto dev = io::FileImage::open(dest.image, true, true);
         write(*dev, false);
         dev->sync();
+    } else if (dest.gzip) {
+        // Never committed: the destructor removes the uncompressed build.
+        io::AtomicImage raw(std::filesystem::path(dest.image), dest.image_bytes);
+        write(raw.device(), true);
+        io::write_gzip(raw.device(), std::filesystem::path(dest.image));
     } else {
         io::AtomicImage out(std::filesystem::path(dest.image), dest.image_bytes);
         write(out.device(), true);

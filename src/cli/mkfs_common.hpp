@@ -73,12 +73,15 @@ struct Destination {
     std::string image;              ///< the path given
     bool is_device = false;         ///< a block device the user allowed with --device
     std::uint64_t image_bytes = 0;  ///< size of the image (or of the device part to use)
+    bool gzip = false;              ///< --gzip: IMAGE is written gzip-compressed
 };
 
 /// Calls `write(disk, device_is_zeroed)` on the destination. An image file is
 /// built under a temporary name in its folder (sparse, so it reads as zeros:
 /// device_is_zeroed is true) and renamed into place when `write` returns; it
-/// is removed when `write` throws. A device is written in place
+/// is removed when `write` throws. With gzip, that sparse temporary image is
+/// then compressed into IMAGE (itself written under a temporary name and
+/// renamed into place) and removed. A device is written in place
 /// (device_is_zeroed false) and synced.
 void write_destination(const Destination& dest,
                        const std::function<void(io::BlockDevice& disk, bool device_is_zeroed)>& write);

@@ -92,7 +92,7 @@ int run_mkfs_exfat(const ExfatMkfsRequest& a) {
             "boot sector); use --partition-table mbr or gpt for images meant for Windows");
     }
 
-    write_destination({a.image, a.is_device, image_bytes}, [&](io::BlockDevice& disk, bool zeroed) {
+    write_destination({a.image, a.is_device, image_bytes, a.gzip}, [&](io::BlockDevice& disk, bool zeroed) {
         fo.device_is_zeroed = zeroed;
         write_partition_table(disk, ptable, bps, place, kMbrTypeExfat, fo.volume_serial_number, a.label);
         io::SubRange volume(disk, place.first_lba * bps, req.volume_bytes);

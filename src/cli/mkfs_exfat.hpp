@@ -25,6 +25,7 @@ struct ExfatMkfsRequest {
     bool quiet = false;
     const PopulateArgs* populate = nullptr;  ///< --from and its options (none: nullptr or empty from)
     bool auto_size = false;  ///< -s auto (or --from without -s): the image is sized to the tree
+    bool gzip = false;       ///< --gzip: write IMAGE gzip-compressed
 };
 
 /// Plans, formats, populates (--from: scanned and planned before anything is

@@ -20,6 +20,7 @@ struct NtfsMkfsRequest {
     std::string partition_table = "none";
     bool explain = false;
     bool quiet = false;
+    bool gzip = false;  ///< --gzip: write IMAGE gzip-compressed
 };
 
 /// Plans, formats and (for image files) atomically creates the image; prints

@@ -4,13 +4,6 @@
 # nothing behind, and errors name the offending value.
 here=$(dirname "$0"); . "$here/../lib.sh"
 cd "$WORK"
-expect_fail() {  # expect_fail RC TEXT CMD...: exit status RC and TEXT in stderr
-  local rc=$1 text=$2; shift 2
-  "$@" >out 2>err; local got=$?
-  if [ $got != "$rc" ]; then fail "$*: exit $got, expected $rc ($(cat err))"; return; fi
-  if ! grep -qF -- "$text" err; then fail "$*: stderr lacks '$text': $(cat err)"; return; fi
-  pass
-}
 
 # An existing FAT image is kept without --force.
 "$FSIMG" mkfs -q -t fat32 -s 64M -c 512 --volume-id 11112222 a.img || fail "mkfs a.img"
