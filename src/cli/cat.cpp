@@ -36,7 +36,10 @@ int run_cat(const CatArgs& a) {
 Action add_cat(CLI::App& app) {
     auto args = std::make_shared<CatArgs>();
     CLI::App* cmd = app.add_subcommand("cat", "Write a file of a FAT or exFAT image to standard output");
-    cmd->footer("Example:\n  fsimg cat card.img DCIM/100CANON/IMG_0001.JPG > photo.jpg");
+    cmd->footer(
+        "Examples:\n"
+        "  fsimg cat card.img DCIM/100CANON/IMG_0001.JPG > photo.jpg\n"
+        "  fsimg cat disk.img@1 /boot/config.txt");
     cmd->add_option("IMAGE", args->image, "Image file; IMAGE@N selects partition N")->required();
     cmd->add_option("PATH", args->path, "File inside the image (any case; FAT: long or short name)")
         ->required();

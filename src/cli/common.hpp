@@ -28,6 +28,7 @@ Action add_slack(CLI::App& app);
 Action add_ls(CLI::App& app);
 Action add_cat(CLI::App& app);
 Action add_extract(CLI::App& app);
+Action add_help(CLI::App& app);
 
 /// Prints "fsimg: note: ..." on stderr (unless quiet).
 void note(const std::string& text);

@@ -34,17 +34,20 @@ int main(int argc, char** argv) {
     // Past a file-size limit, let writes fail with EFBIG (reported, temporary
     // file removed) instead of the process being killed by SIGXFSZ.
     std::signal(SIGXFSZ, SIG_IGN);
-    CLI::App app{"fsimg: create, check and inspect FAT12/16/32 image files offline", "fsimg"};
+    CLI::App app{"fsimg: create, check and inspect FAT12/16/32, exFAT and NTFS image files offline", "fsimg"};
+    app.footer(
+        "`fsimg help COMMAND` or `fsimg COMMAND --help` describes a command; man fsimg-COMMAND too.\n"
+        "Examples:\n"
+        "  fsimg mkfs -t fat32 -s 2G --partition-table mbr disk.img\n"
+        "  fsimg fsck disk.img\n"
+        "  fsimg ls -l -R disk.img\n"
+        "  fsimg help mkfs");
     app.set_version_flag("--version", std::string("fsimg ") + FSIMG_VERSION);
     app.require_subcommand(1);
     const std::vector<std::pair<std::string, Action>> actions = {
-        {"mkfs", add_mkfs(app)},
-        {"dump", add_dump(app)},
-        {"fsck", add_fsck(app)},
-        {"slack", add_slack(app)},
-        {"ls", add_ls(app)},
-        {"cat", add_cat(app)},
-        {"extract", add_extract(app)},
+        {"mkfs", add_mkfs(app)},       {"dump", add_dump(app)}, {"fsck", add_fsck(app)},
+        {"slack", add_slack(app)},     {"ls", add_ls(app)},     {"cat", add_cat(app)},
+        {"extract", add_extract(app)}, {"help", add_help(app)},
     };
     try {
         app.parse(argc, argv);

@@ -259,6 +259,11 @@ Action add_slack(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand(
         "slack",
         "What a file tree costs on FAT32, exFAT and NTFS for every cluster size, and which to choose");
+    cmd->footer(
+        "Examples:\n"
+        "  fsimg slack ~/Pictures --volume-size 128G\n"
+        "  fsimg slack -t fat32,exfat -c 4K,32K,128K --chart slack.svg rootfs/\n"
+        "  find rootfs -type f -printf '%s\\t%P\\n' | fsimg slack --from-list - --json");
     cmd->add_option("SOURCE", args->sources, "A directory, or a FAT image (IMAGE or IMAGE@N)");
     cmd->add_option("--from-list", args->lists,
                     "A listing of SIZE<TAB>PATH lines (find DIR -type f -printf '%s\\t%P\\n'); - reads stdin")
