@@ -1,0 +1,68 @@
+# bash completion for fsimg (installed as share/bash-completion/completions/fsimg).
+# The option lists follow `fsimg COMMAND --help`; tests/cli/completion.sh
+# checks that they stay the same.
+
+_fsimg_options() {
+    case $1 in
+        mkfs) echo "-t --type -s --size -c --cluster-size --sector-size -L --label --volume-id
+                    --partition-table --align --mft-record-size --force --device --gzip -v --explain
+                    -q --quiet --from --local-time --dot-hidden --symlinks --free --rename -h --help" ;;
+        fsck) echo "-n --no-changes -y --yes --json -v --verbose --list-codes -h --help" ;;
+        dump) echo "--json --what -h --help" ;;
+        ls) echo "-l -R --short-names --json -h --help" ;;
+        cat) echo "-h --help" ;;
+        extract) echo "-C --directory --force --utc -v --verbose -h --help" ;;
+        slack) echo "--from-list -t --type -c --cluster --volume-size --tolerance --json --csv -o --output
+                     --chart --top --verify --threads -h --help" ;;
+        help) echo "-h --help" ;;
+    esac
+}
+
+_fsimg() {
+    local cur prev words cword
+    _init_completion || return
+    local commands="mkfs dump fsck slack ls cat extract help"
+    local cmd="" i
+    for ((i = 1; i < cword; i++)); do
+        case ${words[i]} in
+            -*) ;;
+            *) cmd=${words[i]}; break ;;
+        esac
+    done
+    if [[ -z $cmd ]]; then
+        COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
+        return
+    fi
+    if [[ $cmd == help && $cur != -* ]]; then
+        COMPREPLY=($(compgen -W "$commands" -- "$cur"))
+        return
+    fi
+    case $prev in
+        -t | --type)
+            if [[ $cmd == mkfs ]]; then
+                COMPREPLY=($(compgen -W "fat12 fat16 fat32 fat exfat ntfs" -- "$cur"))
+            else
+                COMPREPLY=($(compgen -W "fat32 exfat ntfs fat32,exfat fat32,exfat,ntfs" -- "$cur"))
+            fi
+            return ;;
+        --partition-table) COMPREPLY=($(compgen -W "none mbr gpt" -- "$cur")); return ;;
+        --sector-size) COMPREPLY=($(compgen -W "512 1024 2048 4096" -- "$cur")); return ;;
+        --mft-record-size) COMPREPLY=($(compgen -W "1024 4096" -- "$cur")); return ;;
+        --symlinks) COMPREPLY=($(compgen -W "skip follow error" -- "$cur")); return ;;
+        --what) COMPREPLY=($(compgen -W "boot fat bitmap dir extents mft" -- "$cur")); return ;;
+        -c | --cluster-size | --cluster)
+            COMPREPLY=($(compgen -W "512 1K 2K 4K 8K 16K 32K 64K 128K 256K 1M" -- "$cur"))
+            return ;;
+        -s | --size | --align | --free | --volume-size | --volume-id | -L | --label | --tolerance | --top | --threads)
+            return ;;
+        -C | --directory | --from)
+            _filedir -d
+            return ;;
+    esac
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "$(_fsimg_options "$cmd")" -- "$cur"))
+        return
+    fi
+    _filedir
+}
+complete -F _fsimg fsimg

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# docs/man: one page per command, formatted by groff and man without a
+# warning, each naming every option its command's --help lists, with the
+# project's version, and the examples of `fsimg COMMAND --help` in it.
+here=$(dirname "$0"); . "$here/../lib.sh"
+cd "$WORK"
+command -v groff >/dev/null && command -v man >/dev/null || { echo "groff or man missing: skipped"; exit 77; }
+mandir="$FSIMG_SOURCE_DIR/docs/man"
+version=$(sed -n 's/^project(fsimg VERSION \([0-9.]*\).*/\1/p' "$FSIMG_SOURCE_DIR/CMakeLists.txt")
+commands=$("$FSIMG" --help | sed -n '/^Subcommands:/,/^$/s/^  \([a-z]*\) .*/\1/p' | grep -v '^help$')
+pages="fsimg.1"
+for c in $commands; do pages="$pages fsimg-$c.1"; done
+[ "$(ls "$mandir" | sort | tr '\n' ' ')" = "$(echo $pages | tr ' ' '\n' | sort | tr '\n' ' ')" ] && pass \
+  || fail "docs/man holds $(ls "$mandir" | tr '\n' ' '), expected $pages"
+for p in $pages; do
+  f="$mandir/$p"
+  [ -f "$f" ] || { fail "$p missing"; continue; }
+  warnings=$(groff -man -Tutf8 -ww "$f" 2>&1 >/dev/null)
+  [ -z "$warnings" ] && pass || fail "groff -ww $p: $warnings"
+  MANWIDTH=80 man -l "$f" > "$p.txt" 2> "$p.err"; rc=$?
+  [ "$rc" = 0 ] && [ ! -s "$p.err" ] && pass || fail "man -l $p: exit $rc $(cat "$p.err")"
+  grep -q "^\.TH [^ ]* 1 [0-9-]* \"fsimg $version\"" "$f" && pass || fail "$p: .TH does not name fsimg $version"
+  grep -q "^NAME" "$p.txt" && grep -q "^EXAMPLES" "$p.txt" && grep -q "^SEE ALSO" "$p.txt" && pass \
+    || fail "$p: NAME, EXAMPLES or SEE ALSO missing"
+done
+# Every option of every command is described in its page.
+for c in $commands; do
+  txt="fsimg-$c.1.txt"
+  [ -f "$txt" ] || continue
+  for o in $("$FSIMG" $c --help | sed -n '/^Options:/,/^$/s/^  \(-[^ ]*\).*/\1/p' | tr ',' '\n' | sort -u); do
+    grep -qE -- "(^|[^A-Za-z-])$o([^A-Za-z-]|$)" "$txt" && pass || fail "fsimg-$c.1 does not describe $o"
+  done
+  # ... and the examples of --help are in the page.
+  "$FSIMG" $c --help | sed -n '/Examples:$/,$p' | tail -n +2 | sed 's/^  //; s/   (.*//' | while read -r ex; do
+    grep -qF -- "$ex" "$txt" || echo "$ex"
+  done > missing
+  [ ! -s missing ] && pass || fail "fsimg-$c.1 lacks the --help examples: $(cat missing)"
+done
+finish

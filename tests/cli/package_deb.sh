@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# labels: package
+# `cmake --install` and `cpack -G DEB` (run on this test's build folder, the
+# one holding $FSIMG) install the binary, a manual page per command and the
+# bash and zsh completion; the .deb has the binary stripped, the Debian
+# fields (shared-library dependencies from dpkg-shlibdeps), and its fsimg
+# runs from the unpacked tree.
+here=$(dirname "$0"); . "$here/../lib.sh"
+cd "$WORK"
+for t in cpack dpkg-deb; do
+  command -v $t >/dev/null || { echo "$t missing: skipped"; exit 77; }
+done
+build=$(dirname "$FSIMG")
+[ -f "$build/CPackConfig.cmake" ] || { fail "no CPackConfig.cmake in $build"; finish; exit; }
+version=$(sed -n 's/^project(fsimg VERSION \([0-9.]*\).*/\1/p' "$FSIMG_SOURCE_DIR/CMakeLists.txt")
+pages=$(cd "$FSIMG_SOURCE_DIR/docs/man" && ls *.1)
+[ "$(echo $pages | wc -w)" -ge 8 ] && pass || fail "docs/man has $(echo $pages | wc -w) pages"
+expected="usr/bin/fsimg usr/share/bash-completion/completions/fsimg usr/share/zsh/vendor-completions/_fsimg"
+for p in $pages; do expected="$expected usr/share/man/man1/$p"; done
+
+# cmake --install into a prefix.
+cmake --install "$build" --prefix "$WORK/inst/usr" > install.log 2>&1 || fail "cmake --install: $(tail -3 install.log)"
+for f in $expected; do
+  [ -f "inst/$f" ] && pass || fail "cmake --install did not install $f"
+done
+cmp -s "inst/usr/share/man/man1/fsimg-mkfs.1" "$FSIMG_SOURCE_DIR/docs/man/fsimg-mkfs.1" && pass \
+  || fail "installed fsimg-mkfs.1 differs from docs/man"
+"inst/usr/bin/fsimg" --version | grep -qx "fsimg $version" && pass || fail "installed fsimg --version"
+MANWIDTH=80 man -l inst/usr/share/man/man1/fsimg.1 2>&1 | grep -qE "fsimg +- +create, +check +and +inspect" && pass \
+  || fail "man -l on the installed fsimg.1"
+
+# cpack -G DEB.
+cpack -G DEB --config "$build/CPackConfig.cmake" -B "$WORK/pkg" > cpack.log 2>&1 || fail "cpack: $(tail -5 cpack.log)"
+deb=$(ls pkg/*.deb 2>/dev/null)
+[ "$deb" = "pkg/fsimg_${version}_amd64.deb" ] && pass || fail "package file: '$deb'"
+[ -n "$deb" ] || { finish; exit; }
+dpkg-deb -c "$deb" > listing.txt || fail "dpkg-deb -c"
+awk '{print $6}' listing.txt | sed 's#^\./##' | grep -v '/$' | sort > contents
+[ "$(tr '\n' ' ' < contents)" = "$(echo $expected | tr ' ' '\n' | sort | tr '\n' ' ')" ] && pass \
+  || fail "dpkg-deb -c lists: $(tr '\n' ' ' < contents)"
+grep -q '^-rwxr-xr-x root/root .* \./usr/bin/fsimg$' listing.txt && pass || fail "usr/bin/fsimg not 0755 root"
+[ "$(dpkg-deb -f "$deb" Package)" = fsimg ] && pass || fail "Package: $(dpkg-deb -f "$deb" Package)"
+[ "$(dpkg-deb -f "$deb" Version)" = "$version" ] && pass || fail "Version: $(dpkg-deb -f "$deb" Version)"
+depends=$(dpkg-deb -f "$deb" Depends)
+for lib in libc6 libfmt9 libstdc++6 zlib1g; do
+  echo "$depends" | grep -q "$lib" && pass || fail "Depends lacks $lib: $depends"
+done
+dpkg-deb -x "$deb" root || fail "dpkg-deb -x"
+# Stripped: far smaller than the build's binary with its debug information.
+size=$(stat -c %s root/usr/bin/fsimg)
+[ "$size" -lt 8000000 ] && pass || fail "packaged fsimg is $size bytes (not stripped?)"
+root/usr/bin/fsimg --version | grep -qx "fsimg $version" && pass || fail "packaged fsimg --version"
+SOURCE_DATE_EPOCH=0 root/usr/bin/fsimg mkfs -q -t fat32 -s 64M --volume-id 1234ABCD a.img && \
+  SOURCE_DATE_EPOCH=0 "$FSIMG" mkfs -q -t fat32 -s 64M --volume-id 1234ABCD b.img && cmp -s a.img b.img && pass \
+  || fail "the packaged fsimg writes other bytes than the built one"
+finish
