@@ -1,13 +1,16 @@
-// Fuzz target: an image from bytes is opened as an exFAT volume (boot region,
-// up-case table), its allocation bitmap summed, every directory walked and
-// every file read, and a path looked up. Only fsimg::Error may come out;
+// Fuzz target: an image from bytes is checked by the exFAT fsck
+// (exfat/check.hpp), opened as an exFAT volume (boot region, up-case table),
+// its allocation bitmap summed, every directory walked and every file read,
+// and a path looked up. Only fsimg::Error may come out;
 // anything else (a crash, a hang, a sanitizer report, an allocation beyond
 // the image) is a bug. libFuzzer (clang, -DFSIMG_FUZZ=ON) or replay_main.cpp.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "fsimg/check/finding.hpp"
 #include "fsimg/core/error.hpp"
+#include "fsimg/exfat/check.hpp"
 #include "fsimg/exfat/volume.hpp"
 #include "fsimg/io/block_device.hpp"
 
@@ -45,6 +48,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::vector<std::byte> bytes(size);
     for (std::size_t i = 0; i < size; ++i) bytes[i] = std::byte{data[i]};
     fsimg::io::MemoryImage dev(std::move(bytes));
+    try {
+        fsimg::check::Findings findings;
+        fsimg::exfat::check_volume(dev, findings);
+    } catch (const fsimg::Error&) {
+    }
     try {
         fsimg::exfat::Volume v(dev);
         std::vector<std::uint32_t> ancestors;

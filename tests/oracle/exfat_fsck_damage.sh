@@ -75,9 +75,13 @@ dir-system-entry               exfat.dir.system-entry                 $all     b
 label-invalid                  exfat.label.invalid                    $all     blind
 "
 # Damage whose consequence is a finding of its own, listed with '+': a
-# NoFatChain run grown past the heap is not claimed, so its clusters are lost.
+# NoFatChain run grown past the heap is not claimed, so its clusters are lost;
+# so are the up-case table's without its entry; a VolumeLength below 1 MiB
+# no longer holds the cluster heap.
 rows="$rows
 stream-outside-heap            exfat.bitmap.lost+exfat.stream.outside-heap $all sees
+upcase-missing                 exfat.bitmap.lost+exfat.upcase.missing $all sees
+boot-volume-length             exfat.boot.cluster_count+exfat.boot.volume_length $all blind
 "
 want_rc_of() {
   case "$1" in

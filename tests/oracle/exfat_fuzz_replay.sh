@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Replays the exFAT fuzz target (tests/fuzz/exfat_volume_fuzz.cpp: open, walk
+# Replays the exFAT fuzz target (tests/fuzz/exfat_volume_fuzz.cpp: fsck, open, walk
 # every directory, read every file, sum the bitmap, look up a path) over the
 # seed corpus from tests/fuzz/make-exfat-seeds (fsimg and mkfs.exfat images,
 # each damaged in every exFAT way corrupt-image knows) and the saved

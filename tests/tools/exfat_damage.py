@@ -315,6 +315,17 @@ def k_upcase_checksum(x):
     return "Up-case Table TableChecksum = 12345678"
 
 
+def k_upcase_missing(x):
+    o = x.root_entry(0x82)
+    x.write(o, b"\x02")
+    return "root Up-case Table entry type 82 -> 02 (not in use)"
+
+
+def k_boot_volume_length(x):
+    x.boot_edit(field(72, "<Q", 100))
+    return "VolumeLength = 100 sectors in both regions, checksums recomputed"
+
+
 def k_set_checksum(x):
     so = x.set_of("/A.TXT")
     (v,) = struct.unpack_from("<H", x.read(so[0], 32), 2)
@@ -497,6 +508,8 @@ KINDS = {
     "bitmap-length": k_bitmap_length,
     "bitmap-percent-in-use": k_percent_in_use,
     "upcase-checksum": k_upcase_checksum,
+    "upcase-missing": k_upcase_missing,
+    "boot-volume-length": k_boot_volume_length,
     "set-checksum": k_set_checksum,
     "set-name-hash": k_set_name_hash,
     "set-secondary-count": k_set_secondary_count,
