@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # mkfs --gzip writes IMAGE gzip-compressed: gzip -t accepts it, it
 # decompresses to exactly the bytes of the same build without --gzip (same
-# SOURCE_DATE_EPOCH and --volume-id), fsck, ls and cat read it directly, the
-# temporary build is gone, and the safety rules hold for the .gz too.
+# SOURCE_DATE_EPOCH and --volume-id), fsck, ls, cat, extract and slack read
+# it directly, the temporary build is gone, and the safety rules hold for the
+# .gz too.
 here=$(dirname "$0"); . "$here/../lib.sh"
 cd "$WORK"
 export SOURCE_DATE_EPOCH=1600000000
@@ -37,11 +38,19 @@ for args in "-t fat32 -s 64M --from tree" "-t fat16 -s 32M --partition-table mbr
         || fail "$args: ls IMAGE.gz lists: $(tr '\n' ' ' < ls.out)"
       "$FSIMG" cat packed.img.gz docs/random.bin | cmp - tree/docs/random.bin && pass \
         || fail "$args: cat IMAGE.gz gives other bytes"
+      rm -rf out.d; "$FSIMG" extract packed.img.gz -C out.d 2>/dev/null && diff -r tree out.d && pass \
+        || fail "$args: extract IMAGE.gz gives another tree"
+      rm -rf out.d
+      case "$args" in
+        "-t fat"*)  # slack reads FAT images: the tree's 2 files
+          "$FSIMG" slack -t fat32 -c 4K packed.img.gz > slack.out 2>&1
+          grep -q "^Tree: 2 files" slack.out && pass || fail "$args: slack IMAGE.gz: $(head -2 slack.out)" ;;
+      esac
       ;;
   esac
   # Nothing but the two images in the folder: no temporary left behind.
   left=$(ls -A | grep -v -e '^tree$' -e '^plain.img$' -e '^packed.img.gz$' -e '^out$' -e '^err$' \
-         -e '^fsck.out$' -e '^ls.out$' | tr '\n' ' ')
+         -e '^fsck.out$' -e '^ls.out$' -e '^slack.out$' | tr '\n' ' ')
   [ -z "$left" ] && pass || fail "$args: left behind: $left"
   rm -f plain.img packed.img.gz
 done
