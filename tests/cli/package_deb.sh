@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # labels: package
 # `cmake --install` and `cpack -G DEB` (run on this test's build folder, the
-# one holding $FSIMG) install the binary, a manual page per command and the
-# bash and zsh completion; the .deb has the binary stripped, the Debian
-# fields (shared-library dependencies from dpkg-shlibdeps), and its fsimg
-# runs from the unpacked tree.
+# one holding $FSIMG) install the binary, a manual page per command, the bash
+# and zsh completion and the manual of docs/*.md; the .deb has the binary
+# stripped, the Debian fields (shared-library dependencies from
+# dpkg-shlibdeps), and its fsimg runs from the unpacked tree.
 here=$(dirname "$0"); . "$here/../lib.sh"
 cd "$WORK"
 for t in cpack dpkg-deb; do
@@ -17,6 +17,8 @@ pages=$(cd "$FSIMG_SOURCE_DIR/docs/man" && ls *.1)
 [ "$(echo $pages | wc -w)" -ge 8 ] && pass || fail "docs/man has $(echo $pages | wc -w) pages"
 expected="usr/bin/fsimg usr/share/bash-completion/completions/fsimg usr/share/zsh/vendor-completions/_fsimg"
 for p in $pages; do expected="$expected usr/share/man/man1/$p"; done
+docs=$(cd "$FSIMG_SOURCE_DIR/docs" && ls *.md)
+for d in $docs; do expected="$expected usr/share/doc/fsimg/$d"; done
 
 # cmake --install into a prefix.
 cmake --install "$build" --prefix "$WORK/inst/usr" > install.log 2>&1 || fail "cmake --install: $(tail -3 install.log)"
