@@ -98,8 +98,8 @@ private:
                 std::min<std::uint64_t>(std::uint64_t(r.count) * v_.cluster_bytes(), d.bytes - at);
             const std::uint64_t from = v_.cluster_offset(r.first);
             if (from + n > c_.device.size()) {
-                c_.walk_complete = false;
                 if (!quiet_) {
+                    c_.walk_complete = false;
                     c_.out.add(
                         "exfat.dir.unreadable", at_cluster(c_, r.first, d.path),
                         fmt::format("the directory's clusters {}..{} lie past the end of the image ({} "
@@ -119,9 +119,11 @@ private:
     void report_anomalies(const SubDir& d, const ParsedDirectory& pd) {
         if (pd.anomalies.empty()) return;
         // The clusters of a set that is not recognized are unknown: do not
-        // call clusters lost (the anomaly is the finding).
-        c_.walk_complete = false;
+        // call clusters lost (the anomaly is the finding). The second,
+        // silent walk changes nothing: it may reach directories the first
+        // did not (cross-linked ones), which must not change the verdict.
         if (quiet_) return;
+        c_.walk_complete = false;
         for (std::size_t k = 0; k < kAnomalyKinds; ++k) {
             // Several kinds share a code: report each code once, for all its kinds.
             if (std::find(kAnomalyCodes, kAnomalyCodes + k, kAnomalyCodes[k]) != kAnomalyCodes + k) continue;
@@ -307,8 +309,8 @@ private:
             }
         }
         if (depth + 1 >= kMaxDepth && !subdirs.empty()) {
-            c_.walk_complete = false;
             if (!quiet_) {
+                c_.walk_complete = false;
                 c_.out.add(
                     "exfat.dir.too-deep", at_cluster(c_, d.first_cluster, d.path),
                     fmt::format("directories nest deeper than {} levels; the walk stops here (clusters "

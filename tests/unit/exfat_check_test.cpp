@@ -49,7 +49,7 @@ using Codes = std::vector<std::string>;
 struct Sample {
     TestVolume v{8u << 20, 4096};
     std::uint64_t a_set = 0, b_set = 0, chained_set = 0, dir_at = 0;
-    std::uint32_t a_first = 0, chain_first = 0;
+    std::uint32_t a_first = 0, chain_first = 0, dir_cluster = 0;
     Sample() {
         a_first = v.next_free;
         a_set = v.add_file(v.root_at(), u"a.txt", pattern(10000, 1));
@@ -59,6 +59,7 @@ struct Sample {
         chain_first = f + 1;
         chained_set =
             v.add_chained_file(v.root_at(), u"chained.bin", {f + 1, f, f + 2}, pattern(9000, 3), 9000);
+        dir_cluster = v.next_free;
         dir_at = v.add_dir(v.root_at(), u"dir");
         v.add_file(dir_at, u"c.txt", pattern(100, 4));
     }
@@ -181,6 +182,18 @@ TEST_CASE("exfat check: chains, cross-links and the bitmap", "[exfat_check]") {
                    Catch::Contains("/b.txt") && Catch::Contains("/a.txt") &&
                        Catch::Contains("cluster " + std::to_string(s.a_first)));
         CHECK(only(f, "exfat.bitmap.lost").count == 2);
+    }
+    SECTION("two directories on one cluster: cross-link, the second not walked, nothing lost") {
+        const auto set = encode_file_entry_set(
+            TestVolume::info(u"dir2", kFileAttrDirectory, 0x03, s.dir_cluster, 4096, 4096));
+        s.v.append(s.v.root_at(), set);
+        CheckSummary sum;
+        const auto f = s.check(&sum);
+        CHECK(problems(f) == Codes{"exfat.chain.cross-link"});
+        CHECK_THAT(only(f, "exfat.chain.cross-link").message,
+                   Catch::Contains("/dir2 and /dir share cluster " + std::to_string(s.dir_cluster)));
+        CHECK(sum.files == 4);  // /dir/c.txt counted once
+        CHECK(sum.directories == 3);
     }
     SECTION("loop") {
         s.v.set_fat(s.chain_first + 1, s.chain_first);  // third cluster links back to the first
