@@ -35,6 +35,8 @@ std::string os_reason(int err) { return std::strerror(err); }
 // fixed-size path buffers whose `state` is an atomic lock-free int.
 
 constexpr std::size_t kMaxTempFiles = 64;
+/// Writes of at least this size start their writeback at once (AtomicImage).
+constexpr std::size_t kEarlyWritebackBytes = 1u << 20;
 enum SlotState : int { kFree = 0, kWriting = 1, kLive = 2 };
 
 struct TempSlot {
@@ -274,6 +276,11 @@ void FileImage::write_at(std::uint64_t offset, std::span<const std::byte> in) {
         }
         done += static_cast<std::size_t>(n);
     }
+    // A hint only: errors, if any, are reported by the fsync in AtomicImage::commit().
+    if (early_writeback_ && in.size() >= kEarlyWritebackBytes) {
+        (void)::sync_file_range(fd_, static_cast<off_t>(offset), static_cast<off_t>(in.size()),
+                                SYNC_FILE_RANGE_WRITE);
+    }
 }
 
 void FileImage::zero_range(std::uint64_t offset, std::uint64_t length) {
@@ -338,6 +345,7 @@ AtomicImage::AtomicImage(const std::filesystem::path& destination, std::uint64_t
                                                    templ, size, os_reason(err)));
         }
         image_.reset(new FileImage(fd, temp_path_, size, true));
+        image_->early_writeback_ = true;
     } catch (...) {
         if (!image_) ::close(fd);
         ::unlink(templ.c_str());

@@ -49,6 +49,9 @@ private:
     std::filesystem::path path_;
     std::uint64_t size_;
     bool writable_;
+    /// Start writeback of large writes at once (sync_file_range), so that the
+    /// fsync before an AtomicImage's rename waits for less.
+    bool early_writeback_ = false;
 };
 
 /// True when the file starts with the gzip magic bytes 1F 8B.
