@@ -184,6 +184,8 @@ int run_mkfs(const MkfsArgs& a) {
         fat::LayoutRequest base;
         base.bytes_per_sector = a.sector_size;
         base.type = parse_fat_type(a.type);
+        if (!base.type)
+            base.root_entry_count = fat::root_entry_count_for_tree(*tree, !a.label.empty(), a.sector_size);
         if (!a.cluster.empty()) {
             base.cluster_bytes =
                 static_cast<std::uint32_t>(std::min<std::uint64_t>(core::parse_size(a.cluster), 1u << 31));
@@ -201,6 +203,8 @@ int run_mkfs(const MkfsArgs& a) {
     req.bytes_per_sector = a.sector_size;
     req.type = parse_fat_type(a.type);
     req.hidden_sectors = place.first_lba;
+    if (tree && !req.type)
+        req.root_entry_count = fat::root_entry_count_for_tree(*tree, !a.label.empty(), a.sector_size);
     if (!a.cluster.empty()) {
         const std::uint64_t c = core::parse_size(a.cluster);
         if (c > 0xFFFFFFFFu) throw Error(ErrorCode::usage, fmt::format("-c {} is far too large", a.cluster));

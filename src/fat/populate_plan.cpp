@@ -7,6 +7,7 @@
 #include "fsimg/core/units.hpp"
 #include "fsimg/fat/cost.hpp"
 #include "fsimg/fat/populate.hpp"
+#include "fsimg/fat/structs.hpp"
 
 namespace fsimg::fat {
 
@@ -137,6 +138,15 @@ std::variant<PopulatePlan, std::vector<TreeProblem>> plan_population(const Sourc
     plan.used_clusters = next - 2;
     plan.next_free = std::uint64_t{next} <= std::uint64_t{layout.cluster_count} + 1 ? next : 0xFFFFFFFFu;
     return plan;
+}
+
+std::uint32_t root_entry_count_for_tree(const SourceTree& tree, bool has_label,
+                                        std::uint32_t bytes_per_sector) {
+    // The FAT12/16 root's entry count does not depend on the cluster size.
+    const std::uint64_t need = tree_usage(tree, FatType::fat16, bytes_per_sector, has_label).root_entries;
+    const std::uint64_t per_sector = bytes_per_sector / kDirEntrySize;
+    const std::uint64_t most = 0xFFFF / per_sector * per_sector;
+    return need <= 512 || need > most ? 512 : static_cast<std::uint32_t>(need);
 }
 
 std::variant<std::uint64_t, LayoutRefusal> volume_bytes_for_tree(const SourceTree& tree,

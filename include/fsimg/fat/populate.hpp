@@ -126,6 +126,13 @@ using WriteOptions = io::PopulateWriteOptions;
 void write_population(io::BlockDevice& volume, const Layout& layout, const SourceTree& tree,
                       const PopulatePlan& plan, const WriteOptions& options);
 
+/// BPB_RootEntCnt for `-t fat` (type chosen) with this tree: 512, or the
+/// root's entry count (the label entry included) when it needs more and a
+/// FAT12/16 root can hold it (at most 65,535 entries, whole sectors). When it
+/// cannot, 512: the plan then refuses the tree naming what the root needs.
+std::uint32_t root_entry_count_for_tree(const SourceTree& tree, bool has_label,
+                                        std::uint32_t bytes_per_sector);
+
 /// The smallest volume, a multiple of `granularity` bytes, on which
 /// plan_layout(base with that volume_bytes) gives a layout where the tree
 /// fits with at least `free_bytes` of free clusters left (the cluster size is
