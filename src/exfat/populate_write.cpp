@@ -44,7 +44,9 @@ public:
         } else {
             e.created = stamp(n.btime, n.btime_ns);
             e.modified = stamp(n.mtime, n.mtime_ns);
-            e.accessed = stamp(n.atime, 0);
+            // Not the host atime: reading the tree to copy it moves that, so
+            // two builds would differ. The content's age is what is known.
+            e.accessed = stamp(n.mtime, 0);
         }
         e.accessed.increment_10ms = 0;  // LastAccessed has no 10ms field [EXFAT §7.4]
     }

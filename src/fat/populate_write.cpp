@@ -35,7 +35,9 @@ public:
     }
     void apply(const TreeNode& n, DirEntry& e) const {
         const std::int64_t m = n.has_times ? n.mtime : opt_.creation_time;
-        const std::int64_t a = n.has_times ? n.atime : opt_.creation_time;
+        // Not the host atime: reading the tree to copy it moves that, so two
+        // builds would differ. The content's age is what is known.
+        const std::int64_t a = m;
         const std::int64_t b = n.has_times ? n.btime : opt_.creation_time;
         const FatTimestamp wrt = stamp(m), acc = stamp(a), crt = stamp(b, n.has_times ? n.btime_ns : 0);
         e.wrt_date = wrt.date;

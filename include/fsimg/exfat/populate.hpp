@@ -106,7 +106,8 @@ std::variant<PopulatePlan, std::vector<io::TreeProblem>> plan_population(const i
 /// boot checksum skips). Entry sets: attributes DIRECTORY or ARCHIVE, plus
 /// READ_ONLY for read-only files and HIDDEN per dot_hidden; Create from the
 /// birth time, LastModified from mtime (both with 10 ms increments),
-/// LastAccessed from atime; each clamped to options.clamp, in UTC (UtcOffset
+/// LastAccessed from mtime too (the host atime moves when populate reads
+/// the file, which would make builds differ); each clamped to options.clamp, in UTC (UtcOffset
 /// 0x80) or local time with its offset. Throws Error(io) naming the host file
 /// when it cannot be read or no longer has the size scanned, and
 /// Error(unsupported) when the root does not hold format's system entries.

@@ -118,7 +118,8 @@ using WriteOptions = io::PopulateWriteOptions;
 /// directory clusters (zero-filled to the cluster end), file data in large
 /// sequential writes, and (FAT32) FSInfo free count and next free, primary
 /// and backup. Timestamps: DIR_WrtDate/Time from mtime, DIR_CrtDate/Time/
-/// TimeTenth from btime, DIR_LstAccDate from atime, each clamped to
+/// TimeTenth from btime, DIR_LstAccDate from mtime (the host atime moves
+/// when populate reads the file, which would make builds differ), each clamped to
 /// options.clamp, in UTC (or local time), rounded down to 2 seconds.
 /// Attributes: ARCHIVE on files, DIRECTORY on directories, READ_ONLY on
 /// read-only files, HIDDEN per dot_hidden. Throws Error(io) naming the host
