@@ -50,7 +50,8 @@ struct Context {
     BootRegion boot;
     std::unique_ptr<Volume> vol;
     bool truncated = false;
-    bool root_ok = true;  ///< FAT32 BPB_RootClus is a cluster
+    bool root_ok = true;        ///< FAT32 BPB_RootClus is a cluster
+    bool walk_complete = true;  ///< no directory was unreadable or beyond the depth limit
 
     Bitmap owned;    ///< claimed by a file or directory in the tree pass
     Bitmap walking;  ///< on the chain being claimed now

@@ -14,9 +14,10 @@ void check_summary(Context& c) {
     std::uint64_t lost = 0, heads = 0, used = 0;
     std::vector<std::uint32_t> first_heads, first_lost;
     std::vector<std::uint32_t> chunk;
-    // A tree walk that could not run (bad root) owns nothing: do not call
-    // every cluster lost then.
-    const bool walked = c.root_ok;
+    // A tree walk that could not run (bad root) owns nothing, and one that
+    // stopped early (unreadable directory, depth limit) misses what lies below:
+    // do not call those clusters lost then (the finding that stopped it says so).
+    const bool walked = c.root_ok && c.walk_complete;
     for (std::uint32_t base = 0; base < entries; base += kFatChunkEntries) {
         const std::uint32_t n = std::min<std::uint32_t>(kFatChunkEntries, entries - base);
         chunk.resize(n);

@@ -113,6 +113,7 @@ struct SubDir {
     std::string path;
     std::uint32_t cluster;
     std::vector<ClusterRun> runs;
+    std::uint64_t chain_clusters;  ///< the whole chain, also past the kept runs
 };
 
 std::string list_indices(const std::vector<std::uint32_t>& v) {
@@ -154,15 +155,17 @@ public:
 
     void run() {
         std::vector<ClusterRun> root_runs;
+        std::uint64_t root_clusters = 0;
         const std::uint32_t root = v_.root_cluster();
         if (root != 0) {
             Claim cl = claim_chain(c_, root, "/", true);
             root_runs = std::move(cl.runs);
+            root_clusters = cl.clusters;
         }
         ++c_.summary.directories;
         if (c_.options.on_walk && !c_.resolving) c_.options.on_walk("/");
         std::vector<std::uint32_t> ancestors;
-        walk("/", root, 0, root_runs, ancestors, 0);
+        walk("/", root, 0, root_runs, root_clusters, ancestors, 0);
     }
 
 private:
@@ -186,21 +189,28 @@ private:
         } catch (const Error& e) {
             if (e.code() == ErrorCode::io) throw;
             if (!c_.resolving) {
-                c_.out.add("fat.dir.unreadable",
-                           cluster ? at_cluster(c_, cluster, path)
-                                   : at_sector(l.first_root_dir_sector, l.bytes_per_sector, path),
-                           fmt::format("the directory cannot be read: {}", e.what()));
+                c_.walk_complete = false;
+                c_.out.add(
+                    "fat.dir.unreadable",
+                    cluster ? at_cluster(c_, cluster, path)
+                            : at_sector(l.first_root_dir_sector, l.bytes_per_sector, path),
+                    fmt::format("the directory cannot be read: {}; what lies below is not checked, nor "
+                                "counted as lost",
+                                e.what()));
             }
             return false;
         }
     }
 
     void walk(const std::string& path, std::uint32_t cluster, std::uint32_t parent,
-              const std::vector<ClusterRun>& runs, std::vector<std::uint32_t>& ancestors, unsigned depth) {
+              const std::vector<ClusterRun>& runs, std::uint64_t chain_clusters,
+              std::vector<std::uint32_t>& ancestors, unsigned depth) {
         std::vector<std::byte> bytes;
         if (!read_dir(path, cluster, runs, bytes)) return;
         const ParsedDirectory d = parse_directory(bytes);
-        const bool over_limit = !d.end_marker && bytes.size() / kDirEntrySize > kMaxDirEntries;
+        // The kept runs stop at the size limit: the chain's length decides.
+        const std::uint64_t dir_bytes = cluster != 0 ? chain_clusters * v_.cluster_bytes() : bytes.size();
+        const bool over_limit = !d.end_marker && dir_bytes > std::uint64_t(kMaxDirEntries) * kDirEntrySize;
         bytes.clear();
         bytes.shrink_to_fit();
         const bool is_root = path == "/";
@@ -252,17 +262,21 @@ private:
                 continue;
             }
             Claim cl = claim_chain(c_, start, p, true);
-            if (cl.clusters > 0 && !cl.broken) subdirs.push_back(SubDir{p, start, std::move(cl.runs)});
+            if (cl.clusters > 0 && !cl.broken)
+                subdirs.push_back(SubDir{p, start, std::move(cl.runs), cl.clusters});
         }
         if (depth + 1 >= kMaxDepth && !subdirs.empty()) {
             if (!quiet) {
+                c_.walk_complete = false;
                 c_.out.add(
                     "fat.dir.too-deep", at_cluster(c_, cluster, path),
-                    fmt::format("directories nest deeper than {} levels; the walk stops here", kMaxDepth));
+                    fmt::format("directories nest deeper than {} levels; the walk stops here (clusters "
+                                "below are not checked, nor counted as lost)",
+                                kMaxDepth));
             }
         } else {
             for (const auto& s : subdirs)
-                walk(s.path + "/", s.cluster, cluster, s.runs, ancestors, depth + 1);
+                walk(s.path + "/", s.cluster, cluster, s.runs, s.chain_clusters, ancestors, depth + 1);
         }
         ancestors.pop_back();
     }

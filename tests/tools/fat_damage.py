@@ -98,9 +98,9 @@ class Fat:
         for c in self.chain(start):
             self.set(c, 0)
 
-    def free_cluster(self):
+    def free_cluster(self, exclude=()):
         for n in range(self.clusters + 1, 1, -1):
-            if self.get(n) == 0:
+            if self.get(n) == 0 and n not in exclude:
                 return n
         raise SystemExit("no free cluster")
 
@@ -149,6 +149,29 @@ class Fat:
 
     def set_size(self, e, n):
         self.write(e["off"] + 28, struct.pack("<I", n))
+
+    def boot_write(self, off, data):
+        """Writes a boot-sector field in sector 0 and, on FAT32, in the backup."""
+        self.write(off, data)
+        self.boot[off:off + len(data)] = data
+        if self.fat32:
+            self.write(6 * self.bps + off, data)
+
+    def free_slot(self, dir_first):
+        """The first unused 32-byte slot of a directory (its end marker)."""
+        for off in self.dir_slots(dir_first):
+            if self.read(off, 1)[0] == 0:
+                return off
+        raise SystemExit("directory full")
+
+    @staticmethod
+    def dir_entry(name11, attr, cluster, size=0):
+        e = bytearray(32)
+        e[0:11] = name11
+        e[11] = attr
+        struct.pack_into("<HHHHHHHI", e, 14, 0, 0x5A21, 0x5A21, cluster >> 16, 0, 0x5A21, cluster & 0xFFFF,
+                         size)
+        return bytes(e)
 
 
 A, B, C, DIR = b"A       TXT", b"B       TXT", b"C       TXT", b"DIR        "
@@ -401,6 +424,163 @@ def kinds():
                 v.write(off + 1, b"*")
                 return "second character of the root label = *"
         raise SystemExit("no label")
+
+    @kind
+    def boot_backup_dirty_only(v):
+        at = 6 * v.bps + 0x41
+        v.write(at, bytes([v.read(at, 1)[0] | 1]))
+        return "dirty flag set in the backup boot sector only"
+
+    @kind
+    def boot_backup_missing(v):
+        v.boot_write(50, struct.pack("<H", 0))
+        return "BPB_BkBootSec = 0"
+
+    @kind
+    def boot_fat_too_small(v):
+        # Shrink every FAT copy by enough sectors that it no longer covers the
+        # last clusters (free ones), keep the data region where it is by
+        # growing the reserved region, and move the FAT contents to match.
+        per_sector = v.bps * 8 // v.bits
+        cut = (v.fatsz * per_sector - (v.clusters + 2)) // per_sector + 1
+        new_fatsz = v.fatsz - cut
+        keep = [v.read((v.rsvd + i * v.fatsz) * v.bps, new_fatsz * v.bps) for i in range(v.nfats)]
+        new_rsvd = v.rsvd + cut * v.nfats
+        v.write(v.rsvd * v.bps, bytes(v.nfats * v.fatsz * v.bps))
+        for i, data in enumerate(keep):
+            v.write((new_rsvd + i * new_fatsz) * v.bps, data)
+        v.boot_write(14, struct.pack("<H", new_rsvd))
+        if v.fat32:
+            v.boot_write(36, struct.pack("<I", new_fatsz))
+            # The entries cut off were free: FSInfo's count follows the FAT.
+            (fsinfo,) = struct.unpack_from("<H", v.boot, 48)
+            (free,) = struct.unpack("<I", v.read(fsinfo * v.bps + 488, 4))
+            lost = v.clusters + 2 - new_fatsz * per_sector
+            v.write(fsinfo * v.bps + 488, struct.pack("<I", free - lost))
+        else:
+            v.boot_write(22, struct.pack("<H", new_fatsz))
+        return f"FATSz {v.fatsz} -> {new_fatsz} sectors, reserved {v.rsvd} -> {new_rsvd}"
+
+    @kind
+    def boot_fs_version(v):
+        v.boot_write(42, struct.pack("<H", 0x0100))
+        return "BPB_FSVer = 1.0"
+
+    @kind
+    def boot_root_cluster(v):
+        v.boot_write(44, struct.pack("<I", v.clusters + 50))
+        return f"BPB_RootClus = {v.clusters + 50}"
+
+    @kind
+    def boot_root_entries(v):
+        # FAT32 only: a FAT12/16 root region cannot change size in place.
+        v.boot_write(17, struct.pack("<H", 512))
+        return "BPB_RootEntCnt = 512 on FAT32"
+
+    @kind
+    def boot_total_sectors(v):
+        (tot16,) = struct.unpack_from("<H", v.boot, 19)
+        v.boot_write(32, struct.pack("<I", tot16 - 8))
+        return f"BPB_TotSec32 = {tot16 - 8} beside BPB_TotSec16 = {tot16}"
+
+    @kind
+    def boot_type_mismatch(v):
+        # A FAT16 volume rebuilt by hand with 65,600 one-sector clusters: the
+        # FAT16 BPB and FAT are self-consistent, only the count is FAT32's.
+        clusters, rsvd, root_ent = 65600, 4, 512
+        fatsz = ((clusters + 2) * 2 + v.bps - 1) // v.bps
+        total = rsvd + 2 * fatsz + root_ent * 32 // v.bps + clusters
+        v.f.truncate(0)
+        v.f.truncate(total * v.bps)
+        b = bytearray(v.boot[:62])
+        struct.pack_into("<HBHBHHBHHHII", b, 11, v.bps, 1, rsvd, 2, root_ent, 0, 0xF8, fatsz, 32, 64,
+                         0, total)
+        b[36:62] = b"\x80\x00\x29\x78\x56\x34\x12NO NAME    FAT16   "
+        v.write(0, b)
+        v.write(510, b"\x55\xAA")
+        for i in range(2):
+            v.write((rsvd + i * fatsz) * v.bps, b"\xF8\xFF\xFF\xFF")
+        return f"rebuilt as FAT16 BPB with {clusters} clusters of 1 sector"
+
+    @kind
+    def dir_dot_in_root(v):
+        off = v.free_slot(0)
+        v.write(off, b".          \x10" + bytes(20))
+        return "'.' entry added to the root directory"
+
+    @kind
+    def dir_too_deep(v):
+        # 300 nested one-cluster directories under /DEEP.
+        levels = 300
+        chain = []
+        for _ in range(levels):
+            n = v.free_cluster(exclude=chain)
+            chain.append(n)
+        for i, n in enumerate(chain):
+            v.set(n, v.eoc())
+            parent = chain[i - 1] if i else 0
+            slots = bytearray(v.cbytes)
+            slots[0:32] = v.dir_entry(b".          ", 0x10, n)
+            slots[32:64] = v.dir_entry(b"..         ", 0x10, parent)
+            if i + 1 < levels:
+                slots[64:96] = v.dir_entry(b"D          ", 0x10, chain[i + 1])
+            v.write(v.cluster_off(n), slots)
+        v.write(v.free_slot(0), v.dir_entry(b"DEEP       ", 0x10, chain[0]))
+        return f"{levels} nested directories under /DEEP"
+
+    @kind
+    def dir_too_large(v):
+        # /BIG: a directory of 65,537 deleted entries and one file entry.
+        need = (65538 * 32 + v.cbytes - 1) // v.cbytes
+        chain = []
+        for _ in range(need):
+            chain.append(v.free_cluster(exclude=chain))
+        chain.sort()
+        for a, b in zip(chain, chain[1:] + [None]):
+            v.set(a, b if b is not None else v.eoc())
+        data = bytearray(need * v.cbytes)
+        data[0:32] = v.dir_entry(b".          ", 0x10, chain[0])
+        data[32:64] = v.dir_entry(b"..         ", 0x10, 0)
+        for i in range(2, 65538):
+            data[i * 32] = 0xE5
+            data[i * 32 + 1:i * 32 + 11] = b"DELETED   "
+        data[65538 * 32 - 32:65538 * 32] = v.dir_entry(b"LAST    TXT", 0x20, 0)
+        for i, n in enumerate(chain):
+            v.write(v.cluster_off(n), data[i * v.cbytes:(i + 1) * v.cbytes])
+        v.write(v.free_slot(0), v.dir_entry(b"BIG        ", 0x10, chain[0]))
+        return f"/BIG holds 65,538 entries in {need} clusters"
+
+    @kind
+    def dir_unreadable(v):
+        d = v.find(0, DIR)
+        v.f.truncate(v.cluster_off(d["cluster"]))
+        return f"image cut at DIR's first cluster {d['cluster']}"
+
+    @kind
+    def fat_hard_error(v):
+        v.set(1, v.get(1) & ~(0x04000000 if v.fat32 else 0x4000))
+        return "FAT[1] no-hard-error bit cleared"
+
+    @kind
+    def fsinfo_location(v):
+        v.boot_write(48, struct.pack("<H", 0))
+        return "BPB_FSInfo = 0"
+
+    @kind
+    def fsinfo_next_free(v):
+        v.write(v.bps + 492, struct.pack("<I", v.clusters + 100))
+        return f"FSInfo next free = {v.clusters + 100}"
+
+    @kind
+    def label_duplicate(v):
+        v.write(v.free_slot(0), v.dir_entry(b"SECOND     ", 0x08, 0))
+        return "second volume label SECOND added to the root"
+
+    @kind
+    def label_outside_root(v):
+        d = v.find(0, DIR)
+        v.write(v.free_slot(d["cluster"]), v.dir_entry(b"INDIR      ", 0x08, 0))
+        return "volume label INDIR added to DIR"
 
     return k
 
