@@ -339,9 +339,8 @@ void check_tree(Context& c) {
     for (const auto& x : c.cross_links) owners.emplace(x.cluster, std::string());
     c.resolving = true;
     c.first_owner = &owners;
-    if (c.vol->bitmap_entry()) {
-        const auto& b = *c.vol->bitmap_entry();
-        claim(c, "allocation bitmap", b.first_cluster, b.data_length, false);
+    if (const auto b = c.vol->bitmap_entry()) {  // a copy: bitmap_entry() returns by value
+        claim(c, "allocation bitmap", b->first_cluster, b->data_length, false);
     }
     if (c.boot.upcase)
         claim(c, "up-case table", c.boot.upcase->first_cluster, c.boot.upcase->data_length, false);
