@@ -10,6 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "fsimg/check/cluster_bitmap.hpp"
 #include "fsimg/check/finding.hpp"
 #include "fsimg/fat/check.hpp"
 #include "fsimg/fat/directory.hpp"
@@ -17,18 +18,8 @@
 
 namespace fsimg::fat::detail {
 
-/// One bit per cluster number.
-class Bitmap {
-public:
-    explicit Bitmap(std::uint64_t bits = 0) : words_((bits + 63) / 64, 0) {}
-    bool test(std::uint64_t i) const noexcept { return (words_[i / 64] >> (i % 64)) & 1u; }
-    void set(std::uint64_t i) noexcept { words_[i / 64] |= std::uint64_t(1) << (i % 64); }
-    void reset(std::uint64_t i) noexcept { words_[i / 64] &= ~(std::uint64_t(1) << (i % 64)); }
-    void clear() noexcept { std::fill(words_.begin(), words_.end(), 0); }
-
-private:
-    std::vector<std::uint64_t> words_;
-};
+/// One bit per cluster number (shared with the exFAT checker).
+using Bitmap = check::ClusterBitmap;
 
 inline constexpr std::size_t kMaxCrossLinks = 20;  ///< cross-links reported one by one
 inline constexpr std::size_t kFirstLocations = 5;  ///< locations listed in an aggregated finding
