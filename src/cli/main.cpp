@@ -1,8 +1,10 @@
 // fsimg: the command line. Parsing (CLI11) and printing (fmt) only.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <string_view>
 #include <vector>
 
 #include "common.hpp"
@@ -52,8 +54,18 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        const int rc = app.exit(e);
-        return rc == 0 ? 0 : (argc > 1 && std::string_view(argv[1]) == "fsck" ? 16 : kExitUsage);
+        if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+        // The parser's message, in the form every other error has.
+        const std::string_view first = argc > 1 ? std::string_view(argv[1]) : std::string_view();
+        const bool known =
+            std::any_of(actions.begin(), actions.end(), [&](const auto& a) { return a.first == first; });
+        if (!first.empty() && first.front() != '-' && !known) {
+            fmt::print(stderr, "fsimg: error: \"{}\" is not a command; see fsimg --help\n", first);
+        } else {
+            fmt::print(stderr, "fsimg: error: {}; see fsimg help{}{}\n", e.what(), known ? " " : "",
+                       known ? first : std::string_view());
+        }
+        return first == "fsck" ? 16 : kExitUsage;
     }
     try {
         for (const auto& [name, action] : actions) {

@@ -202,8 +202,9 @@ std::unique_ptr<FileImage> FileImage::open(const std::filesystem::path& path, bo
         size = static_cast<std::uint64_t>(end);
     } else {
         ::close(fd);
+        // Writing there is a refusal; reading it is a failure to open an image.
         throw Error(
-            ErrorCode::refused,
+            writable ? ErrorCode::refused : ErrorCode::io,
             fmt::format("\"{}\" is not a regular file (directory, FIFO or socket); give an image file",
                         path.string()));
     }

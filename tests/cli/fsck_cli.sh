@@ -49,6 +49,18 @@ assert j["summary"]["complete"] and j["summary"]["directories"] == 1 and j["summ
 # Usage errors of the read commands
 expect 2 "ls of a missing path" "$FSIMG" ls "$img" /nothing
 expect 2 "cat of a directory" "$FSIMG" cat "$img" /
+# A host directory given as the image cannot be opened: a failure (1), not a
+# safety refusal (3); fsck says 8 (operational error).
+expect 1 "ls of a host directory" "$FSIMG" ls "$WORK"
+grep -q '^fsimg: error: .*is not a regular file' "$WORK/out" && pass || fail "directory message: $(cat "$WORK/out")"
+expect 8 "fsck of a host directory" "$FSIMG" fsck "$WORK"
+# Parser errors read like every other error.
+expect 2 "cat without PATH" "$FSIMG" cat "$img"
+grep -q '^fsimg: error: PATH is required; see fsimg help cat$' "$WORK/out" && pass || fail "parser message: $(cat "$WORK/out")"
+expect 2 "an unknown command" "$FSIMG" nosuch "$img"
+grep -q '^fsimg: error: "nosuch" is not a command' "$WORK/out" && pass || fail "unknown command: $(cat "$WORK/out")"
+expect 16 "fsck with an unknown option" "$FSIMG" fsck --nope "$img"
+grep -q '^fsimg: error: ' "$WORK/out" && pass || fail "fsck parser message: $(cat "$WORK/out")"
 expect 2 "dump --what extents without PATH" "$FSIMG" dump --what extents "$img"
 expect 2 "dump --what bogus" "$FSIMG" dump --what bogus "$img"
 expect 0 "dump --what fat" "$FSIMG" dump --what fat "$img"

@@ -151,11 +151,12 @@ TEST_CASE("FileImage opens regular files only", "[io][image]") {
         CHECK_THAT(e.what(),
                    Catch::Contains(missing.string()) && Catch::Contains("No such file or directory"));
     }
+    // A directory cannot be read as an image: a failure, not a safety refusal.
     try {
         io::FileImage::open(dir.path(), false);
         FAIL("expected an Error");
     } catch (const Error& e) {
-        CHECK(e.code() == ErrorCode::refused);
+        CHECK(e.code() == ErrorCode::io);
         CHECK_THAT(e.what(), Catch::Contains(dir.path().string()));
     }
     const fs::path fifo = dir.path() / "fifo";
