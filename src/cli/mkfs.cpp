@@ -118,18 +118,20 @@ int run_mkfs(const MkfsArgs& a) {
         throw Error(ErrorCode::usage,
                     fmt::format("--gzip writes a compressed image file; {} is a device", a.image));
     }
+    // Content worth keeping refuses the write, but only once the arguments
+    // have been checked (write_destination throws it).
+    std::optional<std::string> refusal;
     if (exists && !is_device && !a.force && io::is_gzip_file(path)) {
-        throw Error(ErrorCode::refused,
-                    fmt::format("{} already holds gzip-compressed data (perhaps an image); pass --force to "
-                                "overwrite it",
-                                a.image));
+        refusal = fmt::format(
+            "{} already holds gzip-compressed data (perhaps an image); pass --force to "
+            "overwrite it",
+            a.image);
     }
     std::unique_ptr<io::FileImage> existing;
     if (exists) existing = io::FileImage::open(path, is_device, is_device);
-    if (exists && !a.force) {
+    if (exists && !a.force && !refusal) {
         if (auto what = describe_existing_content(*existing)) {
-            throw Error(ErrorCode::refused,
-                        fmt::format("{} already holds {}; pass --force to overwrite it", a.image, *what));
+            refusal = fmt::format("{} already holds {}; pass --force to overwrite it", a.image, *what);
         }
     }
 
@@ -167,12 +169,13 @@ int run_mkfs(const MkfsArgs& a) {
         return run_mkfs_exfat(
             {a.image, is_device, image_bytes, a.size, a.cluster, a.align, a.sector_size, a.label,
              a.volume_id.empty() ? std::nullopt : std::optional(parse_volume_id(a.volume_id)),
-             a.partition_table, a.explain, a.quiet, &a.populate, auto_size, a.gzip});
+             a.partition_table, a.explain, a.quiet, &a.populate, auto_size, a.gzip, refusal});
     }
     if (a.type == "ntfs") {
         existing.reset();
         return run_mkfs_ntfs({a.image, is_device, image_bytes, a.size, a.cluster, a.sector_size, a.label,
-                              a.volume_id, a.mft_record_size, a.partition_table, a.explain, a.quiet, a.gzip});
+                              a.volume_id, a.mft_record_size, a.partition_table, a.explain, a.quiet, a.gzip,
+                              refusal});
     }
     if (!a.mft_record_size.empty()) throw Error(ErrorCode::usage, "--mft-record-size is only for -t ntfs");
     if (!a.align.empty()) throw Error(ErrorCode::usage, "--align is only for -t exfat");
@@ -240,17 +243,18 @@ int run_mkfs(const MkfsArgs& a) {
     fat::normalize_volume_label(a.label);  // refuse a bad label before creating anything
 
     existing.reset();
-    write_destination({a.image, is_device, image_bytes, a.gzip}, [&](io::BlockDevice& disk, bool zeroed) {
-        fo.device_is_zeroed = zeroed;
-        write_partition_table(disk, ptable, a.sector_size, place, mbr_type_for(layout.type), volume_id,
-                              a.label);
-        io::SubRange volume(disk, place.first_lba * a.sector_size, req.volume_bytes);
-        fat::format_volume(volume, layout, fo);
-        if (populate) {
-            fat::write_population(volume, layout, *tree, *populate,
-                                  populate_write_options(a.populate, now, fo.device_is_zeroed));
-        }
-    });
+    write_destination(
+        {a.image, is_device, image_bytes, a.gzip, refusal}, [&](io::BlockDevice& disk, bool zeroed) {
+            fo.device_is_zeroed = zeroed;
+            write_partition_table(disk, ptable, a.sector_size, place, mbr_type_for(layout.type), volume_id,
+                                  a.label);
+            io::SubRange volume(disk, place.first_lba * a.sector_size, req.volume_bytes);
+            fat::format_volume(volume, layout, fo);
+            if (populate) {
+                fat::write_population(volume, layout, *tree, *populate,
+                                      populate_write_options(a.populate, now, fo.device_is_zeroed));
+            }
+        });
 
     if (!a.quiet) {
         fmt::print(

@@ -94,6 +94,7 @@ std::string partition_summary(io::PartitionTableKind ptable, const io::Partition
 
 void write_destination(const Destination& dest,
                        const std::function<void(io::BlockDevice& disk, bool device_is_zeroed)>& write) {
+    if (dest.refusal) throw Error(ErrorCode::refused, *dest.refusal);
     if (dest.is_device) {
         auto dev = io::FileImage::open(dest.image, true, true);
         write(*dev, false);

@@ -74,6 +74,11 @@ struct Destination {
     bool is_device = false;         ///< a block device the user allowed with --device
     std::uint64_t image_bytes = 0;  ///< size of the image (or of the device part to use)
     bool gzip = false;              ///< --gzip: IMAGE is written gzip-compressed
+    /// Why the destination may not be overwritten (it holds a filesystem,
+    /// a partition table or gzip data and --force was not given): decided
+    /// before, thrown only when writing, so that a wrong argument is reported
+    /// as such first.
+    std::optional<std::string> refusal;
 };
 
 /// Calls `write(disk, device_is_zeroed)` on the destination. An image file is
@@ -82,7 +87,8 @@ struct Destination {
 /// is removed when `write` throws. With gzip, that sparse temporary image is
 /// then compressed into IMAGE (itself written under a temporary name and
 /// renamed into place) and removed. A device is written in place
-/// (device_is_zeroed false) and synced.
+/// (device_is_zeroed false) and synced. Throws Error(refused) with
+/// dest.refusal, before anything is created, when it is set.
 void write_destination(const Destination& dest,
                        const std::function<void(io::BlockDevice& disk, bool device_is_zeroed)>& write);
 

@@ -92,16 +92,17 @@ int run_mkfs_exfat(const ExfatMkfsRequest& a) {
             "boot sector); use --partition-table mbr or gpt for images meant for Windows");
     }
 
-    write_destination({a.image, a.is_device, image_bytes, a.gzip}, [&](io::BlockDevice& disk, bool zeroed) {
-        fo.device_is_zeroed = zeroed;
-        write_partition_table(disk, ptable, bps, place, kMbrTypeExfat, fo.volume_serial_number, a.label);
-        io::SubRange volume(disk, place.first_lba * bps, req.volume_bytes);
-        exfat::format_volume(volume, layout, fo);
-        if (populate) {
-            exfat::write_population(volume, layout, *tree, *populate,
-                                    populate_write_options(*a.populate, now, fo.device_is_zeroed));
-        }
-    });
+    write_destination(
+        {a.image, a.is_device, image_bytes, a.gzip, a.refusal}, [&](io::BlockDevice& disk, bool zeroed) {
+            fo.device_is_zeroed = zeroed;
+            write_partition_table(disk, ptable, bps, place, kMbrTypeExfat, fo.volume_serial_number, a.label);
+            io::SubRange volume(disk, place.first_lba * bps, req.volume_bytes);
+            exfat::format_volume(volume, layout, fo);
+            if (populate) {
+                exfat::write_population(volume, layout, *tree, *populate,
+                                        populate_write_options(*a.populate, now, fo.device_is_zeroed));
+            }
+        });
 
     if (!a.quiet) {
         fmt::print(

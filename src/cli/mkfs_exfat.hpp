@@ -24,8 +24,9 @@ struct ExfatMkfsRequest {
     bool explain = false;
     bool quiet = false;
     const PopulateArgs* populate = nullptr;  ///< --from and its options (none: nullptr or empty from)
-    bool auto_size = false;  ///< -s auto (or --from without -s): the image is sized to the tree
-    bool gzip = false;       ///< --gzip: write IMAGE gzip-compressed
+    bool auto_size = false;              ///< -s auto (or --from without -s): the image is sized to the tree
+    bool gzip = false;                   ///< --gzip: write IMAGE gzip-compressed
+    std::optional<std::string> refusal;  ///< Destination::refusal
 };
 
 /// Plans, formats, populates (--from: scanned and planned before anything is

@@ -84,12 +84,13 @@ int run_mkfs_ntfs(const NtfsMkfsRequest& a) {
     }
     const std::uint32_t serial32 = static_cast<std::uint32_t>(fo.volume_serial_number);
 
-    write_destination({a.image, a.is_device, a.image_bytes, a.gzip}, [&](io::BlockDevice& disk, bool zeroed) {
-        fo.device_is_zeroed = zeroed;
-        write_partition_table(disk, ptable, bps, place, kMbrTypeNtfs, serial32, a.label);
-        io::SubRange volume(disk, place.first_lba * bps, req.volume_bytes);
-        ntfs::format_volume(volume, layout, fo);
-    });
+    write_destination({a.image, a.is_device, a.image_bytes, a.gzip, a.refusal},
+                      [&](io::BlockDevice& disk, bool zeroed) {
+                          fo.device_is_zeroed = zeroed;
+                          write_partition_table(disk, ptable, bps, place, kMbrTypeNtfs, serial32, a.label);
+                          io::SubRange volume(disk, place.first_lba * bps, req.volume_bytes);
+                          ntfs::format_volume(volume, layout, fo);
+                      });
 
     if (!a.quiet) {
         fmt::print("{}: NTFS {}, {} clusters of {}, serial {:016X}{}{}\n", a.image,

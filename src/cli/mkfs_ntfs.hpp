@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace fsimg::cli {
@@ -20,7 +21,8 @@ struct NtfsMkfsRequest {
     std::string partition_table = "none";
     bool explain = false;
     bool quiet = false;
-    bool gzip = false;  ///< --gzip: write IMAGE gzip-compressed
+    bool gzip = false;                   ///< --gzip: write IMAGE gzip-compressed
+    std::optional<std::string> refusal;  ///< Destination::refusal
 };
 
 /// Plans, formats and (for image files) atomically creates the image; prints

@@ -10,6 +10,14 @@ cd "$WORK"
 sum=$(sha256sum < a.img)
 expect_fail 3 "a.img already holds a FAT filesystem; pass --force" "$FSIMG" mkfs -q -t fat16 -s 32M a.img
 [ "$(sha256sum < a.img)" = "$sum" ] && pass || fail "a.img changed although mkfs refused"
+# A wrong argument is reported as such (exit 2), not as "pass --force", on
+# every filesystem type; the refusal to overwrite still follows for exFAT and NTFS.
+expect_fail 2 'invalid size "4X"' "$FSIMG" mkfs -q -t fat32 -s 4X a.img
+expect_fail 2 "3K" "$FSIMG" mkfs -q -t exfat -s 64M -c 3K a.img
+expect_fail 2 "3K" "$FSIMG" mkfs -q -t ntfs -s 64M -c 3K a.img
+expect_fail 3 "a.img already holds a FAT filesystem; pass --force" "$FSIMG" mkfs -q -t exfat -s 64M a.img
+expect_fail 3 "a.img already holds a FAT filesystem; pass --force" "$FSIMG" mkfs -q -t ntfs -s 64M a.img
+[ "$(sha256sum < a.img)" = "$sum" ] && pass || fail "a.img changed although mkfs refused"
 "$FSIMG" mkfs -q --force -t fat16 -s 32M a.img && pass || fail "--force did not overwrite"
 "$FSIMG" dump a.img | grep -q "FAT type          FAT16" && pass || fail "a.img is not FAT16 after --force"
 
