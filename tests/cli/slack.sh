@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# fsimg slack: the seed case, --verify (predicted == populate) on make-tree
-# profiles at several cluster sizes, outputs, and bad input (exit 2, no
-# partial --chart/--output file).
+# fsimg slack: the seed case, --verify (predicted == populate, FAT32 and
+# exFAT) on make-tree profiles at several cluster sizes, outputs, and bad
+# input (exit 2, no partial --chart/--output file).
 . "$(dirname "$0")/../lib.sh"
 
 MT="$SHARED/trees/make-tree"
@@ -11,28 +11,39 @@ mkdir -p "$WORK/seed"; head -c 45 /dev/zero > "$WORK/seed/note45.txt"
 out=$("$FSIMG" slack -t exfat -c 1M --csv "$WORK/seed")
 if echo "$out" | grep -q '^exfat,1048576,1048576,1048531,'; then pass; else fail "seed case: $out"; fi
 
-# --verify on make-tree trees: every FAT32 cluster size must be EQUAL.
-verify() {  # PROFILE SCALE CLUSTERS
-  local dir="$WORK/tree-$1"
-  rm -rf "$dir"
-  python3 "$MT" "$1" "$dir" --scale "$2" --zero >/dev/null || { fail "make-tree $1"; return; }
+# --verify on make-tree trees: every cluster size must be EQUAL, for FAT32
+# and for exFAT (the image's allocation bitmap).
+verify() {  # FS PROFILE SCALE CLUSTERS [SLACK-ARGS...]
+  local fs=$1 profile=$2 scale=$3 clusters=$4; shift 4
+  local dir="$WORK/tree-$profile"
+  if [ ! -d "$dir" ]; then
+    python3 "$MT" "$profile" "$dir" --scale "$scale" --zero >/dev/null 2>&1 || { fail "make-tree $profile"; return; }
+  fi
   local out rc
-  out=$("$FSIMG" slack -t fat32 -c "$3" --verify --json "$dir" 2>"$WORK/err"); rc=$?
-  if [ $rc -ne 0 ]; then fail "verify $1: exit $rc: $(cat "$WORK/err")"; return; fi
+  out=$("$FSIMG" slack -t "$fs" -c "$clusters" --verify --json "$@" "$dir" 2>"$WORK/err"); rc=$?
+  if [ $rc -ne 0 ]; then fail "verify $fs $profile: exit $rc: $(cat "$WORK/err")"; return; fi
   if echo "$out" | python3 -c '
 import json, sys
 j = json.load(sys.stdin)
 v = j["verify"]
 assert len(v) == len(sys.argv[1].split(",")), v
 for r in v:
+    assert r["filesystem"] == sys.argv[2], r
     assert r["predicted_clusters"] == r["actual_clusters"] == r["planned_clusters"], r
-print(" ".join("%d:%d" % (r["cluster_bytes"], r["actual_clusters"]) for r in v))
-' "$3"; then pass; else fail "verify $1 not equal"; fi
+print(sys.argv[2], sys.argv[3], " ".join("%d:%d" % (r["cluster_bytes"], r["actual_clusters"]) for r in v))
+' "$clusters" "$fs" "$profile"; then pass; else fail "verify $fs $profile not equal"; fi
 }
-verify small 0.05 512,4K,32K,64K
-verify edges 1 512,4K,32K
-verify names 1 512,4K,64K
-verify wide 0.25 4K,32K
+verify fat32 small 0.05 512,4K,32K,64K
+verify fat32 edges 1 512,4K,32K
+verify fat32 names 1 512,4K,64K
+verify fat32 wide 0.25 4K,32K
+verify exfat small 0.05 512,4K,32K,1M
+verify exfat edges 1 512,4K,32K,1M
+verify exfat names 1 512,4K,32K,1M
+verify exfat wide 0.25 512,4K,32K,1M
+# a given volume size (not the smallest that holds the tree) and 32 MiB clusters
+verify exfat small 0.05 4K,128K --volume-size 1G
+verify exfat edges 1 32M --volume-size 8G
 
 # The table marks a best row; JSON has a schema_version; the chart is SVG.
 "$FSIMG" slack "$WORK/tree-edges" --volume-size 1G --top 3 --chart "$WORK/c.svg" >"$WORK/t.txt" || fail "table run"
