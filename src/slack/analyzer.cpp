@@ -130,6 +130,7 @@ DirContext DirContext::child(std::string_view name, std::uint8_t child_excluded)
     c.path = path == "/" ? "/" + std::string(name) : path + "/" + std::string(name);
     c.depth = depth + 1;
     c.path_bytes = path_bytes + 1 + name.size();
+    c.name_units = core::is_valid_utf8(name) ? core::utf8_to_utf16(name).size() : name.size();
     c.excluded = child_excluded;
     return c;
 }
@@ -327,7 +328,7 @@ void DirAccumulator::finish(Tally& t) {
                             opt_->max_examples);
             }
         }
-        const std::uint64_t blocks = fs == Fs::ntfs ? ntfs::index_blocks(entries) : 0;
+        const std::uint64_t blocks = fs == Fs::ntfs ? ntfs::index_blocks(entries, ctx_.name_units) : 0;
         for (unsigned s = r.min_shift; s <= r.max_shift; ++s) {
             const std::size_t i = s - kMinShift;
             const std::uint32_t c = cluster_of(i);

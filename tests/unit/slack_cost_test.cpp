@@ -99,9 +99,13 @@ TEST_CASE("slack: exFAT and NTFS per-entry costs") {
     CHECK(exfat::upcase_key(u"abc\u00e9") == u"ABC\u00c9");
     CHECK(ntfs::resident_limit(9) == 648);
     CHECK(ntfs::index_entry_bytes(8) == 104);
-    CHECK(ntfs::index_blocks(416) == 0);
-    CHECK(ntfs::index_blocks(520) == 1);
-    CHECK(ntfs::index_blocks(104000) == 52);
+    CHECK(ntfs::index_root_capacity(7) == 480);  // 1024 - 120 - 424 [EXP ntfs-3g]
+    CHECK(ntfs::index_root_capacity(3) == 488);
+    CHECK(ntfs::index_blocks(416, 8) == 0);  // formats.md §3.8: four 104-byte entries stay
+    CHECK(ntfs::index_blocks(520, 8) == 1);  // the fifth moves the index to a block
+    CHECK(ntfs::index_blocks(480, 7) == 0);  // make-tree small: pkgNN/src, module dirs of 4 files
+    CHECK(ntfs::index_blocks(560, 7) == 1);
+    CHECK(ntfs::index_blocks(104000, 8) == 52);
 }
 
 TEST_CASE("slack: NTFS fixed overhead reproduces mkntfs (formats.md §3.3)") {

@@ -126,6 +126,7 @@ struct DirContext {
     std::string path = "/";  ///< "/" or "/a/b"
     std::uint32_t depth = 0;
     std::size_t path_bytes = 0;  ///< bytes of "/a/b" as fat/populate counts them (root 0)
+    std::size_t name_units = 0;  ///< UTF-16 units of the directory's own name (NTFS index root room)
     std::uint8_t excluded = 0;   ///< fs_bit()s
     bool is_root() const noexcept { return depth == 0; }
     /// The context of a child directory `name` with exclusion mask `excluded`.

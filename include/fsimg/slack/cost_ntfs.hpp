@@ -29,10 +29,15 @@ inline constexpr std::uint64_t kInitialMftRecords = 27;
 /// ntfs-3g extends $MFT's data by 16 records at a time (at least one
 /// cluster): 27 -> 176 records grew 28,672 -> 192,512 bytes at 4 KiB [EXP §5.3].
 inline constexpr std::uint64_t kMftExtendRecords = 16;
-/// Index entry bytes that stay in a directory's $INDEX_ROOT inside its MFT
-/// record: ntfs-3g keeps 4 entries of 104 bytes there and moves the index to
-/// an INDX block at the 5th [EXP formats.md §3.8].
-inline constexpr std::uint64_t kIndexRootCapacity = 416;
+/// Bytes of an ntfs-3g directory record besides its $FILE_NAME and its index
+/// entries: header 56, $STANDARD_INFORMATION 72, $SECURITY_DESCRIPTOR 104,
+/// $INDEX_ROOT "$I30" (header 32, root 16, node header 16, end entry 16)
+/// 80, end marker 8 [EXP ntfsinfo -F: 424 + entries with a 7-char name].
+inline constexpr std::uint64_t kDirectoryRecordFixed = 56 + 72 + 104 + 80 + 8;
+/// ntfs-3g lets $INDEX_ROOT grow only while the record keeps 120 bytes free
+/// (room to add $INDEX_ALLOCATION and $BITMAP when the index moves out):
+/// ntfs_attr_record_resize refuses growth to bytes_in_use + 120 > record.
+inline constexpr std::uint64_t kIndexRootReserve = 120;
 /// Usable bytes of one INDX block: 4096 - 64 header - 16 end entry [§5.2].
 inline constexpr std::uint64_t kIndexBlockCapacity = 4016;
 /// After B-tree splits ntfs-3g's blocks are about half full for sequential
@@ -68,11 +73,22 @@ constexpr std::uint64_t file_clusters(std::uint64_t bytes, std::size_t name_unit
     return bytes <= resident_limit(name_units) ? 0 : (bytes + cluster_bytes - 1) / cluster_bytes;
 }
 
-/// INDX blocks of a directory whose index entries total `entry_bytes`: 0 while
-/// they fit in $INDEX_ROOT, 1 while one block holds them, else
-/// ceil(bytes / kIndexBlockFill) (B-tree splits leave blocks half full).
-constexpr std::uint64_t index_blocks(std::uint64_t entry_bytes) noexcept {
-    if (entry_bytes <= kIndexRootCapacity) return 0;
+/// Index entry bytes that stay in the $INDEX_ROOT of a directory whose own
+/// name has `name_units` UTF-16 units: 1024 - 120 - 424 - r8(90 + 2L) =
+/// 584 - r8(90 + 2L), e.g. 480 for a 7-char name (four 112-byte entries
+/// stay, a fifth moves the index to an INDX block [EXP]; formats.md §3.8's
+/// four 104-byte entries, record 832 bytes in use, fit too).
+constexpr std::uint64_t index_root_capacity(std::size_t name_units) noexcept {
+    const std::uint64_t used = kDirectoryRecordFixed + round8(90 + 2 * std::uint64_t(name_units));
+    return used + kIndexRootReserve >= kRecordBytes ? 0 : kRecordBytes - kIndexRootReserve - used;
+}
+
+/// INDX blocks of a directory named with `name_units` UTF-16 units whose index
+/// entries total `entry_bytes`: 0 while they fit in $INDEX_ROOT, 1 while one
+/// block holds them, else ceil(bytes / kIndexBlockFill) (B-tree splits leave
+/// blocks half full).
+constexpr std::uint64_t index_blocks(std::uint64_t entry_bytes, std::size_t name_units) noexcept {
+    if (entry_bytes <= index_root_capacity(name_units)) return 0;
     if (entry_bytes <= kIndexBlockCapacity) return 1;
     return (entry_bytes + kIndexBlockFill - 1) / kIndexBlockFill;
 }
