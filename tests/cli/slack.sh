@@ -73,7 +73,7 @@ bad() {  # EXPECTED-MESSAGE-REGEX ARGS...
   local err rc
   err=$("$FSIMG" slack "$@" --chart "$WORK/out.svg" -o "$WORK/out.csv" 2>&1 >/dev/null); rc=$?
   if [ $rc -ne 2 ]; then fail "exit $rc for $*: $err"; return; fi
-  if ! echo "$err" | grep -Eq "$re"; then fail "message for $*: $err"; return; fi
+  if ! echo "$err" | grep -Eq -- "$re"; then fail "message for $*: $err"; return; fi
   if [ -e "$WORK/out.svg" ] || [ -e "$WORK/out.csv" ]; then fail "partial output for $*"; return; fi
   pass
 }
@@ -88,4 +88,22 @@ bad 'FAT32 allows 512 B' -t fat32 -c 1M "$WORK/seed"
 bad 'power of two' -c 3K "$WORK/seed"
 bad 'unknown suffix|size' --volume-size 12Q "$WORK/seed"
 bad 'expected fat32, exfat or ntfs' -t ext4 "$WORK/seed"
+# sizes out of range, listings that cannot be used, images that cannot be read
+printf '1\tok\n18446744073709551616\tbig\n' > "$WORK/big.list"
+printf '1\ta/../b\n' > "$WORK/dots.list"
+printf '1\ta/b\n1\tc\n1\ta/d\n' > "$WORK/split.list"
+bad 'big.list:2: the size "18446744073709551616" is not a decimal number of bytes that fits 64 bits' \
+  --from-list "$WORK/big.list"
+bad 'dots.list:1: the path "a/../b" contains . or ..' --from-list "$WORK/dots.list"
+bad 'split.list:3: the directory "a" was left earlier' --from-list "$WORK/split.list"
+bad 'from-list .*missing.list: no such file' --from-list "$WORK/missing.list"
+bad 'power of two from 512 B to 32 MiB' -c 64M "$WORK/seed"
+bad 'at least 1 MiB' --volume-size 100K "$WORK/seed"
+bad 'does not fit in 64 bits' --volume-size 99999999999T "$WORK/seed"
+bad 'FAT32 cannot be made on a volume of 1 MiB' -t fat32 --volume-size 1M "$WORK/seed"
+bad 'expected a percentage' --tolerance 200% "$WORK/seed"
+gzip -c "$WORK/e.img" | head -c 30000 > "$WORK/cut.img.gz"
+bad 'cut.img.gz: .*gzip stream ends early' "$WORK/cut.img.gz"
+bad 'no partition table, so there is no partition 2' "$WORK/e.img@2"
+bad '--verify needs exactly one directory SOURCE' -t fat32 --verify --from-list "$WORK/list.txt"
 finish
