@@ -21,6 +21,7 @@
 #include "common.hpp"
 #include "fat_view.hpp"
 #include "fsimg/core/error.hpp"
+#include "output.hpp"
 #include "volume_view.hpp"
 
 namespace fsimg::cli {
@@ -60,6 +61,7 @@ struct Extractor {
     std::vector<std::string> problems;
     std::uint64_t files = 0, dirs = 0, bytes = 0;
     std::vector<std::uint32_t> ancestors;
+    core::Progress* progress = nullptr;  ///< advanced by the bytes written (nullable)
 
     void problem(const std::string& path, const std::string& what) {
         problems.push_back(fmt::format("{}: {}", escape_name(path), what));
@@ -136,6 +138,7 @@ struct Extractor {
                     p += n;
                     left -= std::size_t(n);
                 }
+                core::advance(progress, s.size());
             });
         } catch (const Error& e) {
             if (e.code() == ErrorCode::io) throw;
@@ -206,7 +209,9 @@ int run_extract(const ExtractArgs& a) {
         throw Error(ErrorCode::io,
                     fmt::format("cannot open the output directory {}: {}", a.outdir, errno_text()));
     }
-    Extractor x{a, v, {}, 0, 0, 0, {}};
+    const auto progress = make_progress();
+    Extractor x{a, v, {}, 0, 0, 0, {}, progress.get()};
+    if (progress) progress->begin("extracting", 0, core::ProgressUnit::bytes);
     if (r->is_root) {
         x.extract_dir(out.get(), "/", *r, 0);
     } else {
@@ -214,6 +219,7 @@ int run_extract(const ExtractArgs& a) {
         path = path.substr(0, path.rfind('/') + 1) + r->name;  // the stored spelling
         x.extract_entry(out.get(), *r, path, 0);
     }
+    if (progress) progress->end();
     note(fmt::format("extracted {} files and {} directories ({} bytes) into {}{}", x.files, x.dirs, x.bytes,
                      a.outdir,
                      x.problems.empty() ? "" : fmt::format("; {} problems (see above)", x.problems.size())));

@@ -14,6 +14,7 @@
 #include "fsimg/exfat/check.hpp"
 #include "fsimg/fat/check.hpp"
 #include "fsimg/io/open.hpp"
+#include "output.hpp"
 
 namespace fsimg::cli {
 
@@ -72,10 +73,19 @@ int run_fsck(const FsckArgs& a) {
     io::OpenedVolume v;
     try {
         v = io::open_volume(a.image);
+        // -v prints each path; the progress line counts them ("walking directories", no total).
+        const bool print_paths = a.verbose && !a.json;
+        if (print_paths) fmt::print("Walking the directory tree:\n");
+        const auto progress = print_paths ? nullptr : make_progress();
         std::function<void(std::string_view)> on_walk;
-        if (a.verbose && !a.json) {
-            on_walk = [](std::string_view path) { fmt::print("  {}\n", path); };
-            fmt::print("Walking the directory tree:\n");
+        if (print_paths || progress) {
+            on_walk = [print_paths, p = progress.get(), walking = false](std::string_view path) mutable {
+                if (print_paths) fmt::print("  {}\n", path);
+                if (!p) return;
+                if (!walking) p->begin("walking directories", 0, core::ProgressUnit::items);
+                walking = true;
+                p->advance(1);
+            };
         }
         is_exfat = is_exfat_volume(v.device());
         if (is_exfat) {
@@ -85,8 +95,10 @@ int run_fsck(const FsckArgs& a) {
         } else {
             fat::CheckOptions opt;
             opt.on_walk = on_walk;
+            opt.progress = progress.get();
             s = fat::check_volume(v.device(), findings, opt);
         }
+        if (progress) progress->end();
     } catch (const Error& e) {
         fmt::print(stderr, "fsimg: error: {}\n", e.what());
         return e.code() == ErrorCode::usage ? check::kFsckUsage : check::kFsckOperational;
@@ -133,7 +145,9 @@ int run_fsck(const FsckArgs& a) {
         fmt::print("{}\n", j.dump(2));
         return rc;
     }
-    if (s.type || (is_exfat && s.cluster_bytes)) {
+    // -q: the findings only (the exit status tells clean from damaged).
+    const bool quiet = output_options().quiet;
+    if (!quiet && (s.type || (is_exfat && s.cluster_bytes))) {
         fmt::print("{}: {}, {} clusters of {}\n", a.image, is_exfat ? "exFAT" : fat::to_string(*s.type),
                    core::format_count(s.cluster_count), core::format_size(s.cluster_bytes));
     }
@@ -141,6 +155,7 @@ int run_fsck(const FsckArgs& a) {
         fmt::print("{} {}: {}: {}\n", check::to_string(f.severity), f.code, location_text(f.where),
                    f.message);
     }
+    if (quiet) return rc;
     if (s.complete) {
         fmt::print("{} files, {} directories; clusters: {} used, {} free, {} bad, {} lost\n",
                    core::format_count(s.files), core::format_count(s.directories),

@@ -9,11 +9,16 @@
 
 #include "common.hpp"
 #include "fsimg/core/error.hpp"
+#include "output.hpp"
 
 namespace fsimg::cli {
 
-void note(const std::string& text) { fmt::print(stderr, "fsimg: note: {}\n", text); }
-void warn(const std::string& text) { fmt::print(stderr, "fsimg: warning: {}\n", text); }
+void note(const std::string& text) {
+    if (!output_options().quiet) fmt::print(stderr, "fsimg: note: {}\n", text);
+}
+void warn(const std::string& text) {
+    if (!output_options().quiet) fmt::print(stderr, "fsimg: warning: {}\n", text);
+}
 
 namespace {
 
@@ -51,6 +56,12 @@ int main(int argc, char** argv) {
         {"slack", add_slack(app)},     {"ls", add_ls(app)},     {"cat", add_cat(app)},
         {"extract", add_extract(app)}, {"help", add_help(app)},
     };
+    for (CLI::App* sub : app.get_subcommands({})) {
+        // Long work (a progress line): mkfs --from, fsck, slack, extract; ls, cat and dump only get -q.
+        const std::string& name = sub->get_name();
+        if (name != "help")
+            add_output_flags(sub, name == "mkfs" || name == "fsck" || name == "slack" || name == "extract");
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -66,6 +77,10 @@ int main(int argc, char** argv) {
                        known ? first : std::string_view());
         }
         return first == "fsck" ? 16 : kExitUsage;
+    }
+    for (CLI::App* sub : app.get_subcommands()) {  // a command's own -q (mkfs) quiets the notes too
+        if (const CLI::Option* q = sub->get_option_no_throw("-q"); q && q->count() > 0)
+            output_options().quiet = true;
     }
     try {
         for (const auto& [name, action] : actions) {

@@ -22,6 +22,7 @@
 #include "mkfs_exfat.hpp"
 #include "mkfs_ntfs.hpp"
 #include "mkfs_populate.hpp"
+#include "output.hpp"
 
 namespace fsimg::cli {
 
@@ -251,8 +252,12 @@ int run_mkfs(const MkfsArgs& a) {
             io::SubRange volume(disk, place.first_lba * a.sector_size, req.volume_bytes);
             fat::format_volume(volume, layout, fo);
             if (populate) {
-                fat::write_population(volume, layout, *tree, *populate,
-                                      populate_write_options(a.populate, now, fo.device_is_zeroed));
+                const auto progress = make_progress();
+                if (progress) progress->begin("copying files", tree->data_bytes, core::ProgressUnit::bytes);
+                fat::write_population(
+                    volume, layout, *tree, *populate,
+                    populate_write_options(a.populate, now, fo.device_is_zeroed, progress.get()));
+                if (progress) progress->end();
             }
         });
 

@@ -16,6 +16,7 @@
 #include "fsimg/io/partition.hpp"
 #include "mkfs_common.hpp"
 #include "mkfs_populate.hpp"
+#include "output.hpp"
 
 namespace fsimg::cli {
 
@@ -99,8 +100,12 @@ int run_mkfs_exfat(const ExfatMkfsRequest& a) {
             io::SubRange volume(disk, place.first_lba * bps, req.volume_bytes);
             exfat::format_volume(volume, layout, fo);
             if (populate) {
-                exfat::write_population(volume, layout, *tree, *populate,
-                                        populate_write_options(*a.populate, now, fo.device_is_zeroed));
+                const auto progress = make_progress();
+                if (progress) progress->begin("copying files", tree->data_bytes, core::ProgressUnit::bytes);
+                exfat::write_population(
+                    volume, layout, *tree, *populate,
+                    populate_write_options(*a.populate, now, fo.device_is_zeroed, progress.get()));
+                if (progress) progress->end();
             }
         });
 

@@ -139,13 +139,15 @@ fat::PopulatePlan plan_or_refuse(const fat::SourceTree& tree, const fat::Layout&
     return std::get<fat::PopulatePlan>(std::move(planned));
 }
 
-fat::WriteOptions populate_write_options(const PopulateArgs& args, std::int64_t now, bool device_is_zeroed) {
+fat::WriteOptions populate_write_options(const PopulateArgs& args, std::int64_t now, bool device_is_zeroed,
+                                         core::Progress* progress) {
     fat::WriteOptions w;
     w.creation_time = now;
     w.clamp = core::source_date_epoch();
     w.local_time = args.local_time;
     w.dot_hidden = args.dot_hidden;
     w.device_is_zeroed = device_is_zeroed;
+    w.progress = progress;
     return w;
 }
 

@@ -66,7 +66,8 @@ std::uint64_t image_bytes_for_volume(std::uint64_t volume, io::PartitionTableKin
 fat::PopulatePlan plan_or_refuse(const fat::SourceTree& tree, const fat::Layout& layout, bool has_label);
 
 /// Write options from the arguments and the environment (SOURCE_DATE_EPOCH).
-fat::WriteOptions populate_write_options(const PopulateArgs& args, std::int64_t now, bool device_is_zeroed);
+fat::WriteOptions populate_write_options(const PopulateArgs& args, std::int64_t now, bool device_is_zeroed,
+                                         core::Progress* progress);
 
 /// ", 3,000 files, 60 directories, 12,345 of 65,000 clusters used".
 std::string populate_summary(const fat::SourceTree& tree, const fat::PopulatePlan& plan,

@@ -18,6 +18,7 @@
 #include "fsimg/slack/report.hpp"
 #include "fsimg/slack/sources.hpp"
 #include "fsimg/slack/verify.hpp"
+#include "output.hpp"
 
 namespace fsimg::cli {
 
@@ -156,6 +157,16 @@ int run(const SlackArgs& a) {
     so.threads = a.threads;
     so.analyzer.fs_mask = 0;
     for (const auto fs : ro.filesystems) so.analyzer.fs_mask |= slack::fs_bit(fs);
+    // The walk reports files seen so far (a listing: lines read); the progress line counts them.
+    const auto progress = make_progress();
+    std::uint64_t reported = 0;
+    if (progress) {
+        progress->begin("reading the tree (files)", 0, core::ProgressUnit::items);
+        so.progress = [p = progress.get(), &reported](std::uint64_t seen) {
+            if (seen > reported) p->advance(seen - reported);
+            reported = std::max(reported, seen);
+        };
+    }
     slack::Analysis analysis(so);
     for (const auto& s : a.sources) {
         struct stat st {};
@@ -178,6 +189,10 @@ int run(const SlackArgs& a) {
         }
     }
     const slack::Tally tally = analysis.finish();
+    if (progress) {
+        if (tally.files > reported) progress->advance(tally.files - reported);
+        progress->end();
+    }
     const slack::Report report = slack::build_report(tally, ro);
 
     std::vector<slack::VerifyResult> verified;

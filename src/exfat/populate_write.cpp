@@ -140,7 +140,7 @@ void write_population(io::BlockDevice& dev, const Layout& layout, const io::Sour
             build_directory(tree, plan, i, stamper, opt, system, dirbuf, cb);
             w.append(dirbuf);
         } else {
-            io::copy_host_file(n.host_path, n.size, std::uint64_t{p.clusters} * cb, w);
+            io::copy_host_file(n.host_path, n.size, std::uint64_t{p.clusters} * cb, w, opt.progress);
         }
     }
     w.flush();

@@ -71,8 +71,11 @@ bool check_fats(Context& c) {
     std::vector<std::vector<std::uint32_t>> first_diffs(l.num_fats);
     std::vector<std::uint32_t> chunk, other;
     std::uint32_t fat0 = 0, fat1 = 0;
+    core::Progress* progress = c.options.progress;
+    if (progress) progress->begin("checking the FATs", entries, core::ProgressUnit::items);
     for (std::uint32_t base = 0; base < entries; base += kFatChunkEntries) {
         const std::uint32_t n = std::min<std::uint32_t>(kFatChunkEntries, entries - base);
+        core::advance(progress, n);
         chunk.resize(n);
         v.read_fat_entries(0, base, chunk);
         if (base == 0) {
@@ -105,6 +108,7 @@ bool check_fats(Context& c) {
             }
         }
     }
+    if (progress) progress->end();
     check_reserved_entries(c, fat0, fat1);
     for (unsigned k : others) {
         if (differing[k] == 0) continue;

@@ -182,7 +182,7 @@ void write_population(io::BlockDevice& dev, const Layout& layout, const SourceTr
             build_directory(tree, plan, i, stamper, opt, label_entry, dirbuf);
             w.append(dirbuf);
         } else {
-            io::copy_host_file(n.host_path, n.size, p.clusters * cb, w);
+            io::copy_host_file(n.host_path, n.size, p.clusters * cb, w, opt.progress);
         }
     }
     w.flush();

@@ -82,7 +82,7 @@ void StreamWriter::flush() {
 }
 
 void copy_host_file(const std::string& host_path, std::uint64_t size, std::uint64_t allocated,
-                    StreamWriter& w) {
+                    StreamWriter& w, core::Progress* progress) {
     const int fd = ::open(host_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0)
         throw Error(ErrorCode::io, fmt::format("cannot read {}: {}", host_path, std::strerror(errno)));
@@ -101,6 +101,7 @@ void copy_host_file(const std::string& host_path, std::uint64_t size, std::uint6
         }
         w.commit(static_cast<std::size_t>(got));
         left -= static_cast<std::uint64_t>(got);
+        core::advance(progress, static_cast<std::uint64_t>(got));
     }
     ::close(fd);
     w.append_zeros(allocated - size);

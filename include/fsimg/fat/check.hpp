@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "fsimg/check/finding.hpp"
+#include "fsimg/core/progress.hpp"
 #include "fsimg/fat/layout.hpp"
 #include "fsimg/io/block_device.hpp"
 
@@ -27,6 +28,9 @@ namespace fsimg::fat {
 struct CheckOptions {
     /// Called with each path the walk visits ("/DCIM/", "/DCIM/A.JPG"), for -v.
     std::function<void(std::string_view path)> on_walk;
+    /// Advanced over the FAT entries while the FATs are read and compared
+    /// (phase "checking the FATs", total: the entry count); nullable.
+    core::Progress* progress = nullptr;
 };
 
 /// What the walk counted (the parts that could be counted before a fatal finding).

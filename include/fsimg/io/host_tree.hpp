@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "fsimg/core/progress.hpp"
+
 namespace fsimg::io {
 
 /// What to do with a symbolic link in the source tree.
@@ -123,6 +125,9 @@ struct PopulateWriteOptions {
     /// The volume reads as zeros outside what format wrote (a fresh sparse
     /// image): all-zero blocks of file data are left as holes.
     bool device_is_zeroed = true;
+    /// Advanced by the bytes of file data copied (nullable); the caller
+    /// begins and ends the phase (total: SourceTree::data_bytes).
+    core::Progress* progress = nullptr;
 };
 
 /// Calls visit(i) for every node below the root, depth first in children

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "fsimg/core/progress.hpp"
 #include "fsimg/io/block_device.hpp"
 
 namespace fsimg::io {
@@ -43,8 +44,9 @@ private:
 /// Streams the host file `host_path` into the writer: exactly `size` bytes,
 /// then zeros up to `allocated` bytes (the end of its last cluster). Throws
 /// Error(io) naming the file when it cannot be read or holds fewer than
-/// `size` bytes now (it shrank after the scan).
+/// `size` bytes now (it shrank after the scan). `progress` (nullable) is
+/// advanced by each read's byte count.
 void copy_host_file(const std::string& host_path, std::uint64_t size, std::uint64_t allocated,
-                    StreamWriter& writer);
+                    StreamWriter& writer, core::Progress* progress = nullptr);
 
 }  // namespace fsimg::io

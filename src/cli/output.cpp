@@ -1,0 +1,68 @@
+#include "output.hpp"
+
+#include <fmt/format.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace fsimg::cli {
+
+OutputOptions& output_options() {
+    static OutputOptions options;
+    return options;
+}
+
+void add_output_flags(CLI::App* cmd, bool with_progress) {
+    OutputOptions& o = output_options();
+    if (!cmd->get_option_no_throw("-q")) cmd->add_flag("-q,--quiet", o.quiet, "Print nothing but errors");
+    if (with_progress) {
+        cmd->add_flag("--progress", o.progress,
+                      "Show progress on stderr even when it is not a terminal (it is shown on a terminal)");
+    }
+}
+
+namespace {
+
+unsigned terminal_columns() {
+    winsize ws{};
+    if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20) return ws.ws_col;
+    if (const char* c = std::getenv("COLUMNS")) {
+        const long v = std::strtol(c, nullptr, 10);
+        if (v >= 20 && v <= 1000) return static_cast<unsigned>(v);
+    }
+    return 80;
+}
+
+}  // namespace
+
+std::unique_ptr<core::Progress> make_progress() {
+    const OutputOptions& o = output_options();
+    if (o.quiet) return nullptr;
+    const bool tty = isatty(STDERR_FILENO) == 1;
+    if (!tty && !o.progress) return nullptr;
+    if (tty) {
+        const unsigned width = terminal_columns() - 1;  // never the last column: no wrap
+        auto drawn = std::make_shared<std::size_t>(0);
+        return std::make_unique<core::Progress>(
+            [width, drawn](const core::ProgressState& s) {
+                const std::string line = core::render_progress_line(s, width);
+                // Blank out what a longer previous line left behind.
+                const std::size_t pad = *drawn > line.size() ? *drawn - line.size() : 0;
+                fmt::print(stderr, "\r{}{}{}", line, std::string(pad, ' '), s.finished ? "\n" : "");
+                std::fflush(stderr);
+                *drawn = s.finished ? 0 : line.size();
+            },
+            std::chrono::milliseconds(100));
+    }
+    return std::make_unique<core::Progress>(
+        [](const core::ProgressState& s) {
+            if (s.done == 0 && !s.finished) return;  // the phase just began: nothing to say yet
+            fmt::print(stderr, "{}\n", core::render_progress_line(s, 100));
+        },
+        std::chrono::seconds(1));
+}
+
+}  // namespace fsimg::cli

@@ -1,0 +1,32 @@
+// What every command prints besides its result: -q/--quiet, --progress, and
+// the progress line on stderr.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+
+#include "fsimg/core/progress.hpp"
+
+namespace fsimg::cli {
+
+struct OutputOptions {
+    bool quiet = false;     ///< -q: nothing but errors (and the command's own result on stdout)
+    bool progress = false;  ///< --progress: a progress line even when stderr is not a terminal
+};
+
+/// The options of the command being run (one per process).
+OutputOptions& output_options();
+
+/// Adds -q/--quiet (unless the command already has -q) and, for commands
+/// with long work (with_progress), --progress to `cmd`, bound to output_options().
+void add_output_flags(CLI::App* cmd, bool with_progress);
+
+/// A Progress drawing on stderr, or null when there is nothing to draw:
+/// --quiet, or stderr is not a terminal and --progress was not given. On a
+/// terminal the line is redrawn in place (carriage return, at most 10 times a
+/// second) and ends with a newline when a phase ends; otherwise (--progress
+/// into a file or pipe) one line per second and one per phase end.
+std::unique_ptr<core::Progress> make_progress();
+
+}  // namespace fsimg::cli
