@@ -3,10 +3,7 @@
 
 #include <fmt/format.h>
 
-#include <array>
-
 #include "common.hpp"
-#include "fsimg/core/bytes.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/exfat/volume.hpp"
 
@@ -43,10 +40,11 @@ nlohmann::json to_json(const std::string& image, const io::OpenedVolume& v, cons
     j["main_boot_region"] = copy_json(r.main);
     j["backup_boot_region"] = r.backup ? copy_json(*r.backup) : nlohmann::json();
     j["backup_identical"] = r.backup_identical;
+    j["boot_region_in_use"] = r.use_backup ? "backup" : "main";
     j["problems"] = nlohmann::json::array();
     for (const auto& p : r.problems) j["problems"].push_back({{"code", p.code}, {"message", p.message}});
-    if (r.problems.empty()) {
-        const auto& b = r.main.boot;
+    if (r.usable()) {
+        const auto& b = r.active;
         const std::uint64_t cluster = std::uint64_t(r.bytes_per_sector) << b.sectors_per_cluster_shift;
         j["geometry"] = {{"bytes_per_sector", r.bytes_per_sector},
                          {"cluster_bytes", cluster},
@@ -118,11 +116,15 @@ void print_text(const std::string& image, const io::OpenedVolume& v, const exfat
     } else {
         fmt::print("  backup            missing (the image is shorter than 24 sectors)\n");
     }
-    fmt::print("\nGeometry\n");
-    if (!r.problems.empty()) {
+    if (r.use_backup) {
+        fmt::print("  in use            BACKUP: the main region is damaged: {}\n", r.main_damage);
+        for (const auto& p : r.problems) fmt::print("  main INVALID      {} [{}]\n", p.message, p.code);
+    }
+    fmt::print("\nGeometry{}\n", r.use_backup ? " (from the backup boot sector)" : "");
+    if (!r.usable()) {
         for (const auto& p : r.problems) fmt::print("  INVALID           {} [{}]\n", p.message, p.code);
     } else {
-        const auto& b = r.main.boot;
+        const auto& b = r.active;
         const std::uint64_t spc = std::uint64_t{1} << b.sectors_per_cluster_shift;
         fmt::print("  sector size       {} bytes\n", r.bytes_per_sector);
         fmt::print("  cluster size      {} ({} sectors)\n", core::format_size(spc * r.bytes_per_sector), spc);
@@ -139,7 +141,7 @@ void print_text(const std::string& image, const io::OpenedVolume& v, const exfat
                        r.missing_bytes);
         }
     }
-    fmt::print("\nRoot directory (cluster {})\n", r.main.boot.first_cluster_of_root_directory);
+    fmt::print("\nRoot directory (cluster {})\n", r.active.first_cluster_of_root_directory);
     if (r.root_problem) fmt::print("  not read: {}\n", *r.root_problem);
     if (r.label) {
         fmt::print("  volume label      \"{}\" ({} characters)\n", exfat::label_text(*r.label),
@@ -163,15 +165,32 @@ void print_text(const std::string& image, const io::OpenedVolume& v, const exfat
 
 }  // namespace
 
-bool is_exfat_volume(io::BlockDevice& device) {
-    if (device.size() < 11) return false;
-    std::array<std::byte, 11> head{};
-    device.read_at(0, head);
-    return core::load_string(std::span<const std::byte>(head).subspan(3, 8)) == "EXFAT   ";
+bool is_exfat_volume(io::BlockDevice& device) { return exfat::probe(device); }
+
+namespace {
+
+std::string backup_warning(const exfat::BootRegion& r) {
+    return fmt::format(
+        "the main boot region (sectors 0..11) is damaged ({}); reading through the backup boot "
+        "region (sectors 12..23)",
+        r.main_damage);
+}
+
+}  // namespace
+
+std::vector<std::string> exfat_open_problems(const exfat::Volume& v) {
+    std::vector<std::string> out;
+    if (v.boot().use_backup) out.push_back(backup_warning(v.boot()));
+    if (v.upcase_problem()) {
+        out.push_back(
+            fmt::format("names are compared with the recommended up-case table: {}", *v.upcase_problem()));
+    }
+    return out;
 }
 
 int dump_exfat(const std::string& image, io::OpenedVolume& v, bool json, const nlohmann::json& table) {
     const exfat::BootRegion r = exfat::read_boot_region(v.device());
+    if (r.use_backup) warn(fmt::format("{}: {}", image, backup_warning(r)));
     if (json) {
         fmt::print("{}\n", to_json(image, v, r, table).dump(2));
     } else {

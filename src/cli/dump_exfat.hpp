@@ -5,12 +5,19 @@
 #include <string>
 #include <vector>
 
+#include "fsimg/exfat/volume.hpp"
 #include "fsimg/io/open.hpp"
 
 namespace fsimg::cli {
 
-/// True when the volume's sector 0 says "EXFAT   " at byte 3.
+/// True when the volume holds exFAT: sector 0 says "EXFAT   " at byte 3, or a
+/// whole backup boot region stands in for a damaged one (exfat::probe).
 bool is_exfat_volume(io::BlockDevice& device);
+
+/// What the readers warn about once when they open an exFAT volume: a main
+/// boot region the backup stands in for, an up-case table replaced by the
+/// recommended one. Empty when neither.
+std::vector<std::string> exfat_open_problems(const exfat::Volume& v);
 
 /// Prints the exFAT boot region (both copies, checksums), the geometry and
 /// the root's system entries, as text or JSON (docs/json.md).

@@ -264,6 +264,7 @@ int dump_exfat_view(const std::vector<std::string>& what, const std::string& ima
                     "PATH for a file's clusters)");
     io::OpenedVolume opened = io::open_volume(image);
     const exfat::Volume v(opened.device());
+    for (const auto& p : exfat_open_problems(v)) warn(fmt::format("{}: {}", image, p));
     if (kind == "bitmap") return dump_bitmap(v, image, json);
     if (kind == "dir") return dump_dir(v, image, what[1], json);
     return dump_extents(v, image, what[1], json);

@@ -81,11 +81,7 @@ public:
     explicit ExfatView(io::OpenedVolume opened)
         : opened_(std::move(opened)), volume_(std::make_unique<exfat::Volume>(opened_.device())) {}
     std::string_view filesystem() const override { return "exfat"; }
-    std::vector<std::string> open_problems() const override {
-        if (!volume_->upcase_problem()) return {};
-        return {fmt::format("names are compared with the recommended up-case table: {}",
-                            *volume_->upcase_problem())};
-    }
+    std::vector<std::string> open_problems() const override { return exfat_open_problems(*volume_); }
 
     std::optional<ViewEntry> lookup(std::string_view path) const override {
         auto r = volume_->lookup(path);

@@ -12,16 +12,19 @@ namespace fsimg::exfat::detail {
 
 namespace {
 
-void check_copy(Context& c, const BootRegionCopy& r, std::uint64_t first_sector, bool main) {
+/// `suffix` ends the checksum finding's message.
+void check_copy(Context& c, const BootRegionCopy& r, std::uint64_t first_sector, bool main,
+                std::string_view suffix = {}) {
     const char* name = main ? "main boot region" : "backup boot region";
     if (!r.checksum_ok) {
         c.out.add(
             main ? "exfat.boot.checksum" : "exfat.boot.backup-checksum",
             at_sector(first_sector + kChecksumSector, c.bps(), fmt::format("{} checksum sector", name)),
             fmt::format("the {}'s sectors 0..10 sum to {:08X}, its checksum sector (sector {}) holds "
-                        "{:08X}{}",
+                        "{:08X}{}{}",
                         name, r.checksum_computed, first_sector + kChecksumSector, r.checksum_stored,
-                        r.checksum_stored == r.checksum_computed ? " in its first word but not in all" : ""));
+                        r.checksum_stored == r.checksum_computed ? " in its first word but not in all" : "",
+                        suffix));
     }
     if (r.extended_signatures_ok != kExtendedBootSectors) {
         c.out.add("exfat.boot.extended-signature",
@@ -34,7 +37,7 @@ void check_copy(Context& c, const BootRegionCopy& r, std::uint64_t first_sector,
 
 /// What the volume's regions need from the image, when the image is shorter.
 void check_image_size(Context& c) {
-    const BootSector& bs = c.boot.main.boot;
+    const BootSector& bs = c.boot.active;
     const std::uint64_t bps = c.bps();
     const std::uint64_t have = c.boot.device_bytes;
     if (c.boot.missing_bytes == 0) return;
@@ -72,16 +75,26 @@ bool check_boot(Context& c) {
         c.out.add("exfat.boot.image-truncated", at_sector(0, 512, "boot region"), e.what());
         return false;
     }
-    const BootSector& bs = c.boot.main.boot;
+    const BootSector& bs = c.boot.active;
+    // The first finding on the main region says that the backup stands in.
+    std::string via_backup = c.boot.use_backup
+                                 ? "; the volume is checked through the backup boot region (sectors 12..23), "
+                                   "which is whole"
+                                 : "";
     for (const auto& p : c.boot.problems) {
-        c.out.add(p.code, at_sector(0, c.bps(), "boot sector"), p.message);
+        check::Finding& f = c.out.add(p.code, at_sector(0, c.bps(), "boot sector"), p.message + via_backup);
+        via_backup.clear();
+        // With the backup standing in, the check goes on: not fatal.
+        if (c.boot.use_backup && f.severity == check::Severity::fatal) f.severity = check::Severity::error;
     }
-    check_copy(c, c.boot.main, 0, true);
+    check_copy(c, c.boot.main, 0, true, via_backup);
     if (c.boot.backup) {
         check_copy(c, *c.boot.backup, kBackupBootRegionSector, false);
         // One root cause, one finding: a region that does not match its own
-        // checksum already explains why the copies differ.
-        if (!c.boot.backup_identical && c.boot.main.checksum_ok && c.boot.backup->checksum_ok) {
+        // checksum, or a main region the backup stands in for, already
+        // explains why the copies differ.
+        if (!c.boot.use_backup && !c.boot.backup_identical && c.boot.main.checksum_ok &&
+            c.boot.backup->checksum_ok) {
             c.out.add("exfat.boot.backup-differs",
                       at_sector(kBackupBootRegionSector, c.bps(), "backup boot region"),
                       fmt::format("the backup boot region (sectors 12..23) differs from the main one "
@@ -100,7 +113,7 @@ bool check_boot(Context& c) {
                   fmt::format("VolumeFlags is 0x{:04X}: MediaFailure is set, a driver met a media error",
                               bs.volume_flags));
     }
-    if (!c.boot.problems.empty()) return false;
+    if (!c.boot.usable()) return false;
     c.summary.cluster_count = bs.cluster_count;
     c.summary.cluster_bytes = c.bps() << bs.sectors_per_cluster_shift;
     check_image_size(c);

@@ -44,7 +44,7 @@ BootRegionCopy read_copy(const io::BlockDevice& dev, std::uint64_t first_sector,
 
 /// The root's system entries and the up-case checksum; sets root_problem instead of throwing.
 void read_root(const io::BlockDevice& dev, BootRegion& r) {
-    const BootSector& bs = r.main.boot;
+    const BootSector& bs = r.active;
     const std::uint64_t bps = r.bytes_per_sector;
     const std::uint64_t cluster = bps << bs.sectors_per_cluster_shift;
     const std::uint64_t heap = std::uint64_t(bs.cluster_heap_offset) * bps;
@@ -94,7 +94,67 @@ void read_root(const io::BlockDevice& dev, BootRegion& r) {
     r.upcase_checksum_computed = table_checksum(table);
 }
 
+/// Reads both regions with `bps`-byte sectors into r (main, backup, backup_identical, problems).
+void read_regions(const io::BlockDevice& dev, std::uint32_t bps, BootRegion& r) {
+    const std::uint64_t region = std::uint64_t{kBootRegionSectors} * bps;
+    if (dev.size() < region) {
+        throw Error(ErrorCode::corrupt,
+                    fmt::format("the image holds {} bytes, less than the {}-byte main boot region",
+                                dev.size(), region));
+    }
+    r.bytes_per_sector = bps;
+    std::vector<std::byte> main_bytes, backup_bytes;
+    r.main = read_copy(dev, 0, bps, main_bytes);
+    r.backup.reset();
+    r.backup_identical = false;
+    if (dev.size() >= 2 * region) {
+        r.backup = read_copy(dev, kBackupBootRegionSector, bps, backup_bytes);
+        for (std::size_t i : {off::VolumeFlags, off::VolumeFlags + 1, off::PercentInUse}) {
+            main_bytes[i] = backup_bytes[i] = std::byte{0};
+        }
+        r.backup_identical = main_bytes == backup_bytes;
+    }
+    r.problems = validate_boot_sector(r.main.boot);
+}
+
+/// A region fit to stand in for the main one, read with `bps`-byte sectors.
+bool whole(const BootRegionCopy& c, std::uint32_t bps) {
+    return c.checksum_ok && validate_boot_sector(c.boot).empty() &&
+           (std::uint32_t{1} << c.boot.bytes_per_sector_shift) == bps;
+}
+
+/// The sector size (512..4096) at which a whole backup region stands at sector 12, if any.
+std::optional<std::uint32_t> whole_backup_sector_size(const io::BlockDevice& dev) {
+    std::vector<std::byte> bytes;
+    for (std::uint32_t bps = 512; bps <= 4096; bps *= 2) {
+        if (dev.size() < 2ull * kBootRegionSectors * bps) break;
+        if (whole(read_copy(dev, kBackupBootRegionSector, bps, bytes), bps)) return bps;
+    }
+    return std::nullopt;
+}
+
+bool says_exfat(const io::BlockDevice& dev) {
+    if (dev.size() < off::FileSystemName + 8) return false;
+    std::array<std::byte, off::FileSystemName + 8> head{};
+    dev.read_at(0, head);
+    return core::load_string(std::span<const std::byte>(head).subspan(off::FileSystemName, 8)) ==
+           kFileSystemName;
+}
+
 }  // namespace
+
+bool probe(const io::BlockDevice& dev) {
+    if (says_exfat(dev)) return true;
+    if (dev.size() < kBootSectorSize) return false;
+    // A FAT or NTFS boot sector holds BytesPerSector (512..4096) at byte 11,
+    // where exFAT has MustBeZero: such a volume is not taken for a damaged
+    // exFAT one, whatever an old backup region says.
+    std::array<std::byte, 2> bps{};
+    dev.read_at(11, bps);
+    const unsigned n = core::load_le16(bps, 0);
+    if (n == 512 || n == 1024 || n == 2048 || n == 4096) return false;
+    return whole_backup_sector_size(dev).has_value();
+}
 
 BootRegion read_boot_region(const io::BlockDevice& dev) {
     BootRegion r;
@@ -105,33 +165,48 @@ BootRegion read_boot_region(const io::BlockDevice& dev) {
     }
     std::array<std::byte, kBootSectorSize> s0{};
     dev.read_at(0, s0);
-    if (core::load_string(std::span<const std::byte>(s0).subspan(off::FileSystemName, 8)) !=
-        kFileSystemName) {
-        throw Error(ErrorCode::not_this_fs, "no exFAT boot sector: byte 3 does not say \"EXFAT   \"");
+    const bool named = says_exfat(dev);
+    std::optional<std::uint32_t> backup_bps;
+    if (!named) {
+        backup_bps = whole_backup_sector_size(dev);
+        if (!backup_bps) {
+            throw Error(ErrorCode::not_this_fs,
+                        "no exFAT boot sector: byte 3 does not say \"EXFAT   \" and sector 12 holds no whole "
+                        "backup boot region");
+        }
     }
     const unsigned shift = static_cast<std::uint8_t>(s0[off::BytesPerSectorShift]);
-    r.bytes_per_sector = (shift >= 9 && shift <= 12) ? (1u << shift) : 512;
-    const std::uint64_t region = std::uint64_t{kBootRegionSectors} * r.bytes_per_sector;
-    if (dev.size() < region) {
-        throw Error(ErrorCode::corrupt,
-                    fmt::format("the image holds {} bytes, less than the {}-byte main boot region",
-                                dev.size(), region));
-    }
-    std::vector<std::byte> main_bytes, backup_bytes;
-    r.main = read_copy(dev, 0, r.bytes_per_sector, main_bytes);
-    if (dev.size() >= 2 * region) {
-        r.backup = read_copy(dev, kBackupBootRegionSector, r.bytes_per_sector, backup_bytes);
-        for (std::size_t i : {off::VolumeFlags, off::VolumeFlags + 1, off::PercentInUse}) {
-            main_bytes[i] = backup_bytes[i] = std::byte{0};
+    read_regions(dev, backup_bps.value_or((shift >= 9 && shift <= 12) ? (1u << shift) : 512), r);
+    if (!r.problems.empty() || !r.main.checksum_ok) {
+        // The main region is damaged. Its BytesPerSectorShift may be what is
+        // wrong: look for the backup at the other sector sizes too.
+        if (!(r.backup && whole(*r.backup, r.bytes_per_sector))) {
+            if (!backup_bps) backup_bps = whole_backup_sector_size(dev);
+            if (backup_bps && *backup_bps != r.bytes_per_sector) read_regions(dev, *backup_bps, r);
         }
-        r.backup_identical = main_bytes == backup_bytes;
+        if (r.backup && whole(*r.backup, r.bytes_per_sector)) {
+            r.use_backup = true;
+            r.main_damage = r.problems.empty()
+                                ? fmt::format(
+                                      "its sectors 0..10 sum to {:08X}, its checksum sector holds {:08X} "
+                                      "[exfat.boot.checksum]",
+                                      r.main.checksum_computed, r.main.checksum_stored)
+                                : fmt::format("{} [{}]", r.problems.front().message, r.problems.front().code);
+        }
     }
-    r.problems = validate_boot_sector(r.main.boot);
-    if (r.problems.empty()) {
-        if (r.main.boot.volume_length > (~std::uint64_t{0}) / r.bytes_per_sector) {
+    r.active = r.main.boot;
+    if (r.use_backup) {
+        r.active = r.backup->boot;
+        if (r.main.boot.file_system_name == kFileSystemName) {
+            r.active.volume_flags = r.main.boot.volume_flags;
+            r.active.percent_in_use = r.main.boot.percent_in_use;
+        }
+    }
+    if (r.usable()) {
+        if (r.active.volume_length > (~std::uint64_t{0}) / r.bytes_per_sector) {
             r.missing_bytes = ~std::uint64_t{0};
-        } else if (r.main.boot.volume_length * r.bytes_per_sector > dev.size()) {
-            r.missing_bytes = r.main.boot.volume_length * r.bytes_per_sector - dev.size();
+        } else if (r.active.volume_length * r.bytes_per_sector > dev.size()) {
+            r.missing_bytes = r.active.volume_length * r.bytes_per_sector - dev.size();
         }
         read_root(dev, r);
     } else {

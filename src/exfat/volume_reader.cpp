@@ -53,7 +53,7 @@ struct Volume::Cache {
 
 Volume::Volume(const io::BlockDevice& device)
     : device_(device), boot_(read_boot_region(device)), cache_(std::make_unique<Cache>()) {
-    if (!boot_.problems.empty()) {
+    if (!boot_.usable()) {
         throw Error(ErrorCode::corrupt,
                     fmt::format("the exFAT boot sector is invalid: {} [{}]", boot_.problems.front().message,
                                 boot_.problems.front().code),

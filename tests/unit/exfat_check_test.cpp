@@ -153,6 +153,46 @@ TEST_CASE("exfat check: boot region damage", "[exfat_check]") {
     }
 }
 
+TEST_CASE("exfat check: a damaged main boot region is reported, the rest checked through the backup",
+          "[exfat_check]") {
+    Sample s;
+    // Damage further in, to show that the walk goes on: b.txt's SetChecksum.
+    s.v.poke(s.b_set + 2, {0x55, 0x55});
+    SECTION("BootSignature zeroed (the checksum no longer matches either)") {
+        s.v.poke(510, {0, 0});
+        CheckSummary sum;
+        const auto f = s.check(&sum);
+        CHECK(problems(f) == Codes{"exfat.boot.signature", "exfat.boot.checksum", "exfat.set.checksum"});
+        // Not fatal: the check went on.
+        CHECK(f.all().front().severity == check::Severity::error);
+        CHECK_THAT(f.all().front().message, Catch::Contains("through the backup boot region"));
+        CHECK(sum.complete);
+        CHECK(sum.files == 4);
+        CHECK(sum.used_clusters == 14);
+    }
+    SECTION("FileSystemName changed, the main checksum recomputed") {
+        std::vector<std::byte> region(11 * 512);
+        s.v.dev.read_at(0, region);
+        region[off::FileSystemName + 4] = std::byte{'X'};
+        std::vector<std::byte> sum(512);
+        encode_checksum_sector(boot_checksum(region), sum);
+        s.v.dev.write_at(0, region);
+        s.v.dev.write_at(11 * 512, sum);
+        const auto f = s.check();
+        CHECK(problems(f) == Codes{"exfat.boot.file_system_name", "exfat.set.checksum"});
+        CHECK_THAT(only(f, "exfat.boot.file_system_name").message, Catch::Contains("EXFAX"));
+    }
+    SECTION("the backup damaged too: the check stops at the boot region") {
+        s.v.poke(510, {0, 0});
+        s.v.poke(12 * 512 + 510, {0, 0});
+        CheckSummary sum;
+        const auto f = s.check(&sum);
+        CHECK(problems(f) ==
+              Codes{"exfat.boot.signature", "exfat.boot.checksum", "exfat.boot.backup-checksum"});
+        CHECK_FALSE(sum.complete);
+    }
+}
+
 TEST_CASE("exfat check: a truncated image says how many bytes are missing", "[exfat_check]") {
     Sample s;
     const auto& bytes = s.v.dev.bytes();

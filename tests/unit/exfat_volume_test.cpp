@@ -384,6 +384,8 @@ TEST_CASE("exfat reader: truncated images and broken boot sectors", "[exfat_read
     {
         TestVolume t;
         t.dev.write_at(off::BytesPerSectorShift, std::array<std::byte, 1>{std::byte{20}});
+        CHECK(Volume(t.dev).boot().use_backup);  // the backup region is whole
+        t.dev.write_at(12 * 512 + off::BytesPerSectorShift, std::array<std::byte, 1>{std::byte{20}});
         CHECK_THROWS_WITH(Volume(t.dev), Catch::Contains("BytesPerSectorShift"));
         t.dev.write_at(off::FileSystemName, std::array<std::byte, 1>{std::byte{'N'}});
         try {
@@ -409,6 +411,81 @@ TEST_CASE("exfat reader: truncated images and broken boot sectors", "[exfat_read
     std::vector<std::byte> tiny(t.dev.bytes().begin(), t.dev.bytes().begin() + 6000);
     io::MemoryImage short_dev(tiny);
     CHECK_THROWS_AS(Volume(short_dev), Error);  // shorter than a boot region pair... or the root is missing
+}
+
+TEST_CASE("exfat reader: a damaged main boot region is read through a whole backup",
+          "[exfat_reader][hostile]") {
+    for (const std::uint32_t bps : {512u, 4096u}) {
+        TestVolume t(16u << 20, 4096, bps);
+        const auto data = pattern(30000, 3);
+        t.add_file(t.add_dir(t.root_at(), u"dir"), u"file.bin", data);
+        const auto read_back = [&](const Volume& v) {
+            CHECK(v.bytes_per_sector() == bps);
+            CHECK(v.boot_sector().cluster_count == t.l.cluster_count);
+            CHECK(v.boot().label);
+            const auto r = v.lookup("/DIR/FILE.BIN");
+            REQUIRE(r);
+            CHECK(read_all(v, *r) == data);
+            CHECK(v.used_clusters() == t.l.used_clusters() + 9);  // dir 1 + file 8
+        };
+        INFO("bytes per sector " << bps);
+        SECTION("the main region is whole: it is used") {
+            const Volume v(t.dev);
+            CHECK_FALSE(v.boot().use_backup);
+            CHECK(v.boot().main_damage.empty());
+            read_back(v);
+        }
+        SECTION("BootSignature of the main boot sector zeroed") {
+            t.poke(510, {0, 0});
+            const Volume v(t.dev);
+            CHECK(v.boot().use_backup);
+            CHECK_THAT(v.boot().main_damage, Catch::Contains("exfat.boot.signature"));
+            CHECK(probe(t.dev));
+            read_back(v);
+        }
+        SECTION("the main checksum sector is wrong") {
+            t.poke(11 * bps, {1, 2, 3, 4});
+            const Volume v(t.dev);
+            CHECK(v.boot().use_backup);
+            CHECK(v.boot().problems.empty());
+            CHECK_THAT(v.boot().main_damage, Catch::Contains("exfat.boot.checksum"));
+            read_back(v);
+        }
+        SECTION("sector 0 zeroed: the sector size is found from the backup") {
+            t.dev.write_at(0, std::vector<std::byte>(bps));
+            CHECK(probe(t.dev));
+            const Volume v(t.dev);
+            CHECK(v.boot().use_backup);
+            // Not an exFAT boot sector any more: its VolumeFlags are not used.
+            CHECK(v.boot().active.volume_flags == 0);
+            read_back(v);
+            // A FAT or NTFS BytesPerSector at byte 11: another filesystem, not a damaged exFAT.
+            t.poke(11, {0x00, 0x02});
+            CHECK_FALSE(probe(t.dev));
+        }
+        SECTION("VolumeFlags and PercentInUse come from a main sector that still says EXFAT") {
+            t.poke(106, {0x02, 0x00});
+            t.poke(112, {42});
+            t.poke(510, {0, 0});
+            const Volume v(t.dev);
+            CHECK(v.boot().use_backup);
+            CHECK(v.boot_sector().volume_flags == 0x0002);
+            CHECK(v.boot_sector().percent_in_use == 42);
+        }
+        SECTION("both regions damaged: no fallback") {
+            t.poke(510, {0, 0});
+            t.poke(12 * bps + 11, {1});  // MustBeZero of the backup boot sector
+            CHECK_THROWS_WITH(Volume(t.dev), Catch::Contains("BootSignature"));
+            t.dev.write_at(0, std::vector<std::byte>(bps));
+            CHECK_FALSE(probe(t.dev));
+            try {
+                Volume v(t.dev);
+                FAIL("opened");
+            } catch (const Error& e) {
+                CHECK(e.code() == ErrorCode::not_this_fs);
+            }
+        }
+    }
 }
 
 /// A device that claims `claimed` bytes but keeps (and later yields) only the
@@ -542,7 +619,14 @@ TEST_CASE("exfat reader: TexFAT volumes use the active FAT and its bitmap", "[ex
     }
     t.dev.write_at(off::NumberOfFats, std::array<std::byte, 1>{std::byte{2}});
     t.dev.write_at(off::VolumeFlags, std::array<std::byte, 2>{std::byte{kVolumeFlagActiveFat}, std::byte{0}});
+    {  // NumberOfFats is under the boot checksum: a wrong one would send readers to the backup
+        std::vector<std::byte> region(11 * bps), sum(bps);
+        t.dev.read_at(0, region);
+        encode_checksum_sector(boot_checksum(region), sum);
+        t.dev.write_at(11 * bps, sum);
+    }
     const Volume v(t.dev);
+    CHECK_FALSE(v.boot().use_backup);
     REQUIRE(v.bitmap_entry());
     CHECK(v.bitmap_entry()->first_cluster == second);
     CHECK(v.used_clusters() == t.l.cluster_count);

@@ -36,18 +36,37 @@ struct BootRegionCopy {
 };
 
 struct BootRegion {
-    std::uint32_t bytes_per_sector = 512;  ///< 2^BytesPerSectorShift, or 512 when the shift is out of 9..12
+    /// 2^BytesPerSectorShift of the boot sector in use, or 512 when the
+    /// main one's shift is out of 9..12 and no whole backup says otherwise.
+    std::uint32_t bytes_per_sector = 512;
     BootRegionCopy main;
     std::optional<BootRegionCopy> backup;  ///< when the device holds 24 sectors
     /// The backup's 12 sectors equal the main's, VolumeFlags and PercentInUse aside.
     bool backup_identical = false;
     std::vector<BootProblem> problems;  ///< validate_boot_sector(main.boot)
+    /// The main region is damaged (its checksum is wrong or its boot sector
+    /// breaks a rule of validate_boot_sector) and the backup is whole (its
+    /// checksum right, every rule kept, its BytesPerSectorShift the sector
+    /// size both regions were read with): the volume is read through the
+    /// backup, as [EXFAT §3.1] lets implementations do.
+    bool use_backup = false;
+    /// Why the main region is not used ("BootSignature is 0000, must be
+    /// AA55 [exfat.boot.signature]"); empty unless use_backup.
+    std::string main_damage;
+    /// The boot sector the geometry comes from: the main one, or with
+    /// use_backup the backup's, whose VolumeFlags and PercentInUse are then
+    /// taken from the main sector while that still says "EXFAT   " (they
+    /// are kept current only there, stale in the backup: formats.md §2.2).
+    BootSector active;
+    /// A boot sector fit to read the volume through: the main one keeps
+    /// every rule (its checksum may be wrong), or use_backup.
+    bool usable() const noexcept { return problems.empty() || use_backup; }
     std::uint64_t device_bytes = 0;
     /// Volume bytes beyond the device (a truncated image); 0 when it fits.
     std::uint64_t missing_bytes = 0;
 
     // The root directory's system entries, from its first cluster (read only
-    // when the boot sector is valid and the cluster lies inside the device).
+    // when usable() and the cluster lies inside the device).
     std::optional<VolumeLabelEntry> label;
     std::optional<AllocationBitmapEntry> bitmap;
     std::optional<UpcaseTableEntry> upcase;
@@ -57,12 +76,26 @@ struct BootRegion {
     std::optional<std::string> root_problem;  ///< why the root entries could not be read
 };
 
-/// Reads both boot regions and the root's system entries. Throws
-/// Error(not_this_fs) when sector 0 does not say "EXFAT   " at byte 3,
-/// Error(corrupt) when the device is shorter than one boot region.
-/// Memory is bounded (a few boot regions, at most 64 KiB of root, 128 KiB of
-/// up-case table) whatever the fields say.
+/// Reads both boot regions and the root's system entries; falls back to the
+/// backup region when the main one is damaged (BootRegion::use_backup),
+/// looking for it at sector 12 of each sector size 512..4096 when the main
+/// boot sector's BytesPerSectorShift cannot be trusted. Throws
+/// Error(not_this_fs) when sector 0 does not say "EXFAT   " at byte 3 and no
+/// whole backup region stands in for it (see probe), Error(corrupt) when the
+/// device is shorter than one boot region. Memory is bounded (a few boot
+/// regions, at most 64 KiB of root, 128 KiB of up-case table) whatever the
+/// fields say.
 BootRegion read_boot_region(const io::BlockDevice& device);
+
+/// True when the device holds an exFAT volume: sector 0 says "EXFAT   " at
+/// byte 3 [EXFAT §3.1.2], or sector 0 is not a FAT or NTFS boot sector (its
+/// bytes 11-12, BytesPerSector there and MustBeZero in exFAT, are not 512,
+/// 1024, 2048 or 4096) and a whole backup boot region (FileSystemName
+/// right, BytesPerSectorShift naming the sector size it was found with,
+/// checksum right, every rule of validate_boot_sector kept) stands at sector
+/// 12 for a sector size of 512, 1024, 2048 or 4096 bytes. Reads at most 13
+/// bytes, or one boot region per sector size; throws only Error(io).
+bool probe(const io::BlockDevice& device);
 
 /// One boot-sector field for dump: its spec name, byte offset, width, value.
 struct BootField {
@@ -122,9 +155,11 @@ public:
     static constexpr unsigned kMaxDepth = 256;
 
     /// Reads the boot region and the root's system entries, and loads the
-    /// up-case table. Throws Error(not_this_fs) when it is not exFAT,
-    /// Error(corrupt) naming the first broken boot-sector rule
-    /// (validate_boot_sector) or when the root directory's first cluster is
+    /// up-case table. A damaged main boot region with a whole backup is read
+    /// through the backup (boot().use_backup says so). Throws
+    /// Error(not_this_fs) when it is not exFAT, Error(corrupt) naming the
+    /// first broken boot-sector rule (validate_boot_sector) when no whole
+    /// backup stands in, or when the root directory's first cluster is
     /// outside the image. A missing or damaged up-case table is not an error:
     /// the spec's recommended table is used instead and upcase_problem() says why.
     explicit Volume(const io::BlockDevice& device);
@@ -134,7 +169,8 @@ public:
 
     const io::BlockDevice& device() const noexcept { return device_; }
     const BootRegion& boot() const noexcept { return boot_; }
-    const BootSector& boot_sector() const noexcept { return boot_.main.boot; }
+    /// The boot sector in use (BootRegion::active: the backup's when the main one is damaged).
+    const BootSector& boot_sector() const noexcept { return boot_.active; }
     std::uint32_t bytes_per_sector() const noexcept { return boot_.bytes_per_sector; }
     std::uint32_t cluster_bytes() const noexcept { return cluster_bytes_; }
     std::uint32_t cluster_count() const noexcept { return boot_sector().cluster_count; }
