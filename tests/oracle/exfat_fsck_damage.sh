@@ -4,7 +4,9 @@
 # the intended finding code (errors and warnings; notes only when the note is
 # the intended code) and exit 4 (0 for warnings), while the reference
 # fsck.exfat -n (exfatprogs) agrees the image is damaged, where it can see
-# the damage at all: "blind" rows are damage it does not check.
+# the damage at all: "blind" rows are damage it does not check. (dir-too-deep
+# is our walk limit, 256 levels, not damage by the specification: fsck.exfat
+# walks the 258 levels and finds them clean.)
 here=$(dirname "$0"); . "$here/../lib.sh"
 command -v fsck.exfat >/dev/null || { echo "fsck.exfat missing: skipped"; exit 77; }
 damage="$here/../tools/exfat_damage.py"
@@ -73,15 +75,21 @@ dir-loop                       exfat.dir.loop                         $all     s
 dir-entry-after-end            exfat.dir.entry-after-end              $all     blind
 dir-system-entry               exfat.dir.system-entry                 $all     blind
 label-invalid                  exfat.label.invalid                    $all     blind
+boot-file-system-name          exfat.boot.file_system_name            $all     sees
+upcase-invalid                 exfat.upcase.invalid                   $all     sees
+dir-too-large                  exfat.dir.too-large                    $all     sees
+dir-too-deep                   exfat.dir.too-deep                     $all     blind
 "
 # Damage whose consequence is a finding of its own, listed with '+': a
 # NoFatChain run grown past the heap is not claimed, so its clusters are lost;
 # so are the up-case table's without its entry; a VolumeLength below 1 MiB
-# no longer holds the cluster heap.
+# no longer holds the cluster heap; a directory's clusters can be unreadable
+# only past the end of the image, which is cut short.
 rows="$rows
 stream-outside-heap            exfat.bitmap.lost+exfat.stream.outside-heap $all sees
 upcase-missing                 exfat.bitmap.lost+exfat.upcase.missing $all sees
 boot-volume-length             exfat.boot.cluster_count+exfat.boot.volume_length $all blind
+dir-unreadable                 exfat.boot.image-truncated+exfat.dir.unreadable $all sees
 "
 want_rc_of() {
   case "$1" in

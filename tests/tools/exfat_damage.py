@@ -162,10 +162,14 @@ class ExFat:
 
     # Allocation bitmap
     def bitmap_off(self):
-        for o, e in self.entries(self.root_offs()):
-            if e[0] == 0x81:
-                return self.coff(struct.unpack_from("<I", e, 20)[0]), o
-        raise SystemExit("no bitmap entry")
+        if getattr(self, "_bitmap", None) is None:  # read once: no kind moves the bitmap
+            for o, e in self.entries(self.root_offs()):
+                if e[0] == 0x81:
+                    self._bitmap = (self.coff(struct.unpack_from("<I", e, 20)[0]), o)
+                    break
+            else:
+                raise SystemExit("no bitmap entry")
+        return self._bitmap
 
     def bit(self, c, value):
         b, _ = self.bitmap_off()
@@ -486,6 +490,87 @@ def k_dir_system_entry(x):
     return "a second Up-case Table entry written in the root"
 
 
+def k_boot_file_system_name(x):
+    x.boot_edit(lambda s0: s0.__setitem__(slice(3, 11), b"EXFAX   "), regions=(0,))
+    return "main FileSystemName = \"EXFAX   \", main checksum recomputed (the backup region is whole)"
+
+
+def k_upcase_invalid(x):
+    o = x.root_entry(0x82)
+    e = x.read(o, 32)
+    first = struct.unpack_from("<I", e, 20)[0]
+    (length,) = struct.unpack_from("<Q", e, 24)
+    table = b"".join(bytes(x.read(x.coff(c), x.cbytes)) for c in x.chain(first))[: length - 1]
+    s = 0
+    for b in table:
+        s = rot32(s, b)
+    x.write(o + 4, struct.pack("<I", s))
+    x.write(o + 24, struct.pack("<Q", length - 1))
+    return f"Up-case Table DataLength {length} -> {length - 1} (odd: no whole mappings), TableChecksum recomputed"
+
+
+def k_dir_too_large(x):
+    so = x.set_of("/DIR/SUB")
+    n = (256 << 20) + x.cbytes
+    x.stream_set(so, "length", n)
+    x.stream_set(so, "valid", n)
+    x.fix_set(so)
+    return f"/DIR/SUB DataLength and ValidDataLength = {n} (256 MiB + one cluster)"
+
+
+def add_subdir(x, parent_offs, template, name):
+    """Writes a one-cluster directory `name` (NoFatChain) into a free cluster
+    and its entry set into the parent's first free slots; returns its slots."""
+    c = x.free_cluster()
+    x.write(x.coff(c), bytes(x.cbytes))
+    x.bit(c, 1)
+    o = x.first_free_slot(parent_offs)
+    i = parent_offs.index(o)
+    so = parent_offs[i:i + 3]
+    f, st = bytearray(template[0]), bytearray(template[1])
+    f[1] = 2
+    st[1] = 0x03  # AllocationPossible, NoFatChain
+    st[3] = len(name)
+    struct.pack_into("<I", st, 20, c)
+    struct.pack_into("<Q", st, 8, x.cbytes)
+    struct.pack_into("<Q", st, 24, x.cbytes)
+    nm = b"\xC1\x00" + name.encode("utf-16-le").ljust(30, b"\0")
+    for off, data in zip(so, (f, st, nm)):
+        x.write(off, data)
+    x.fix_set(so, rehash=True)
+    return x.dir_offsets(c, x.cbytes, True)
+
+
+def k_dir_too_deep(x):
+    d = x.set_of("/DIR")
+    template = (x.read(d[0], 32), x.read(d[1], 32))
+    st = x.stream(x.set_of("/DIR/SUB"))
+    offs = x.dir_offsets(st["first"], st["length"], st["flags"] & 2)
+    levels = 256
+    for _ in range(levels):
+        offs = add_subdir(x, offs, template, "D")
+    # PercentInUse follows the clusters taken (it is outside the boot checksum).
+    b, _ = x.bitmap_off()
+    marked = sum(bin(v).count("1") for v in x.read(b, (x.ccount + 7) // 8))
+    x.write(112, bytes([marked * 100 // x.ccount]))
+    return f"{levels} directories D nested under /DIR/SUB (depth {levels + 2}; the walk limit is 256), PercentInUse updated"
+
+
+def k_dir_unreadable(x):
+    so = x.set_of("/DIR/SUB")
+    st = x.stream(so)
+    last = x.ccount + 1
+    if x.bit_get(last):
+        raise SystemExit("the heap's last cluster is in use")
+    x.write(x.coff(last), x.read(x.coff(st["first"]), x.cbytes))
+    x.bit(last, 1)
+    x.bit(st["first"], 0)
+    x.stream_set(so, "first", last)
+    x.fix_set(so)
+    x.f.truncate(x.coff(last))
+    return f"/DIR/SUB moved to the heap's last cluster {last}; the image cut where that cluster starts"
+
+
 def k_label_invalid(x):
     o = x.root_entry(0x83)
     x.write(o + 1, bytes([12]))
@@ -532,6 +617,11 @@ KINDS = {
     "dir-entry-after-end": k_dir_entry_after_end,
     "dir-system-entry": k_dir_system_entry,
     "label-invalid": k_label_invalid,
+    "boot-file-system-name": k_boot_file_system_name,
+    "upcase-invalid": k_upcase_invalid,
+    "dir-too-large": k_dir_too_large,
+    "dir-too-deep": k_dir_too_deep,
+    "dir-unreadable": k_dir_unreadable,
 }
 for _k in BOOT_FIELDS:
     KINDS[_k] = boot_field_kind(_k)
