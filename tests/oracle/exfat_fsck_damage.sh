@@ -91,6 +91,11 @@ upcase-missing                 exfat.bitmap.lost+exfat.upcase.missing $all sees
 boot-volume-length             exfat.boot.cluster_count+exfat.boot.volume_length $all blind
 dir-unreadable                 exfat.boot.image-truncated+exfat.dir.unreadable $all sees
 "
+# Every exfat.* code of the registry (fsck --list-codes) has a row.
+listed=" $(echo "$rows" | tr '+' ' ' | tr -s ' \n' '  ') "
+for c in $("$FSIMG" fsck --list-codes | cut -f1 | grep '^exfat\.'); do
+  case "$listed" in *" $c "*) pass ;; *) fail "no damage kind for $c" ;; esac
+done
 want_rc_of() {
   case "$1" in
     exfat.boot.media-failure | exfat.bitmap.percent-in-use) echo 0 ;;
