@@ -1,6 +1,7 @@
 // fsimg ls: list the files of a FAT or exFAT image.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -107,10 +108,19 @@ int run_ls(const LsArgs& a) {
     if (!r) throw Error(ErrorCode::usage, fmt::format("\"{}\" does not exist in {}", a.path, a.image));
     Lister l{a, *view, {}, {}};
     const std::string path = normalize_path(a.path);
+    // Entries are shown under the names as stored ("/DCIM/100CANON/..."), whatever case PATH used.
+    std::string stored = "/";
+    for (std::size_t at = 1; at < path.size();) {
+        const std::size_t slash = std::min(path.find('/', at), path.size());
+        const std::string prefix = path.substr(0, slash);
+        const auto e = view->lookup(prefix);
+        stored += (stored == "/" ? "" : "/") + (e ? e->name : path.substr(at, slash - at));
+        at = slash + 1;
+    }
     if (r->is_dir) {
-        l.list_dir(path, *r, 0);
+        l.list_dir(stored, *r, 0);
     } else {
-        l.show(path, *r);
+        l.show(stored, *r);
     }
     if (a.json) {
         nlohmann::json j{{"schema_version", 1}, {"image", a.image}, {"path", path}, {"entries", l.entries}};

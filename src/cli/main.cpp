@@ -13,11 +13,17 @@
 
 namespace fsimg::cli {
 
+// stdout is flushed first so that, with both going to one file or pipe, a
+// note follows the output it is about.
 void note(const std::string& text) {
-    if (!output_options().quiet) fmt::print(stderr, "fsimg: note: {}\n", text);
+    if (output_options().quiet) return;
+    std::fflush(stdout);
+    fmt::print(stderr, "fsimg: note: {}\n", text);
 }
 void warn(const std::string& text) {
-    if (!output_options().quiet) fmt::print(stderr, "fsimg: warning: {}\n", text);
+    if (output_options().quiet) return;
+    std::fflush(stdout);
+    fmt::print(stderr, "fsimg: warning: {}\n", text);
 }
 
 namespace {

@@ -1,0 +1,48 @@
+# Fixtures for the examples in docs/*.md (sourced by doc_examples.py in an
+# empty folder, with SOURCE_DATE_EPOCH=1700000000 and TZ=UTC). Each function
+# prepares the files its examples read.
+
+# card.img: a FAT32 camera card made by fsimg from a small tree.
+card_tree() {
+  mkdir -p tree/DCIM/100CANON
+  printf 'hello\n' > tree/README.TXT
+  printf 'notes\n' > "tree/Trip notes 2024.txt"
+  head -c 70000 /dev/zero | tr '\0' 'x' > tree/DCIM/100CANON/IMG_0001.JPG
+  touch -d @1700000000 tree/README.TXT "tree/Trip notes 2024.txt" tree/DCIM/100CANON/IMG_0001.JPG \
+    tree/DCIM/100CANON tree/DCIM tree
+}
+card_fat() {
+  card_tree
+  fsimg mkfs -q -t fat32 -s 300M --volume-id 1234ABCD -L CARD --from tree card.img
+}
+card_exfat() {
+  card_tree
+  fsimg mkfs -q -t exfat -s 64M --volume-id 1234ABCD -L CARD --from tree card.img
+}
+# card.img: the same tree on FAT16 (2 KiB clusters) made by mkfs.fat and filled by mcopy.
+card_mtools() {
+  card_tree
+  truncate -s 64M card.img
+  mkfs.fat -F 16 -s 4 -i 1234ABCD -n CARD card.img >/dev/null
+  mcopy -s -m -i card.img tree/* ::/
+}
+# card.img (FAT16, mtools) and sdxc.img (exFAT, fsimg) with the same tree.
+cards() {
+  card_mtools
+  fsimg mkfs -q -t exfat -s 64M --volume-id 1234ABCD --from tree sdxc.img
+}
+# wex/data: formats.md §5.5's tree (100 files of 45 bytes, 10 of 5,000, one empty).
+wex() {
+  mkdir -p wex/data
+  for i in $(seq -w 1 100); do head -c 45 /dev/zero > "wex/data/file_with_name_00$i.txt"; done
+  for i in $(seq -w 1 10); do head -c 5000 /dev/zero > "wex/data/big_00$i.bin"; done
+  : > wex/data/empty.txt
+}
+# seed/: one 45-byte file.
+seed() {
+  mkdir seed && head -c 45 /dev/zero > seed/note45.txt
+}
+# huge/: a sparse file of 4 GiB + 1 byte.
+huge() {
+  mkdir huge && truncate -s 4294967297 huge/over4gib.bin
+}
