@@ -99,7 +99,9 @@ void Analysis::add_list(std::istream& in, const std::string& name) {
         }
         if (!is_dir) {
             const std::string_view leaf = parts.back();
-            if (closed.count(path_hash(current().context().child(leaf, 0).path)) != 0) {
+            const std::string& dir = current().context().path;
+            if (!closed.empty() && closed.count(path_hash(dir == "/" ? "/" + std::string(leaf)
+                                                                     : dir + "/" + std::string(leaf))) != 0) {
                 fail(fmt::format("\"{}\" was listed as a directory earlier and now as a file", path));
             }
             current().add(t, leaf, EntryKind::file, size);

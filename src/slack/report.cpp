@@ -47,6 +47,14 @@ std::optional<EmptyVolume> empty_volume(Fs fs, std::uint64_t volume_bytes, std::
         const std::uint64_t free = l->cluster_count - l->used_clusters();
         return EmptyVolume{volume_bytes - free * c, free};
     }
+    if (c > fsimg::ntfs::kClassicMaxClusterBytes && c <= fsimg::ntfs::kMaxClusterBytes) {
+        // NTFS allows them (Windows 10 1709+, mkntfs) but NTFS's layout does not write them:
+        // mkntfs's figures (ntfs::fixed_overhead_clusters reproduces formats.md §3.3's 1 MiB row).
+        const std::uint64_t clusters = ntfs::cluster_count(volume_bytes, c);
+        const std::uint64_t used = ntfs::fixed_overhead_clusters(volume_bytes, c);
+        if (clusters > fsimg::ntfs::kMaxClusters || used >= clusters) return std::nullopt;
+        return EmptyVolume{volume_bytes - (clusters - used) * c, clusters - used};
+    }
     fsimg::ntfs::LayoutRequest req;
     req.volume_bytes = volume_bytes;
     req.cluster_bytes = c;

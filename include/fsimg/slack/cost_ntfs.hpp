@@ -1,11 +1,15 @@
-// NTFS cost model for the slack analyzer, until NTFS layout/populate exist:
-// then the NTFS issue moves these functions beside ntfs/layout (as
-// fat/cost.hpp and exfat/cost.hpp) and populate allocates with them. Pure.
+// NTFS cost model for the slack analyzer until NTFS populate lands: then the
+// NTFS work moves these functions beside ntfs/layout (as fat/cost.hpp and
+// exfat/cost.hpp) and populate allocates with them. Pure. What NTFS's layout
+// already decides comes from it (ntfs/layout.hpp: record, INDX block and
+// cluster limits, $LogFile sizes); the report takes the fixed overhead from
+// ntfs::plan_layout.
 //
 // The model is of what mkntfs + ntfs-3g write (the writer formats.md
-// measured), not of Windows: POSIX-namespace names without 8.3 aliases, a
-// 72-byte $STANDARD_INFORMATION and a 104-byte in-record
-// $SECURITY_DESCRIPTOR per file.
+// measured, and tests/oracle/slack_fuse.sh copies through), not of Windows:
+// POSIX-namespace names without 8.3 aliases, a 72-byte
+// $STANDARD_INFORMATION and a 104-byte in-record $SECURITY_DESCRIPTOR per
+// file and directory.
 //
 // Facts: ../shared/docs/formats.md §5.1-5.4 ([EXP] ntfs-3g), §3.3 (what
 // mkntfs creates, $LogFile sizes, used space after mkntfs), §3.8 (index
@@ -16,16 +20,18 @@
 
 #include <cstdint>
 
+#include "fsimg/ntfs/layout.hpp"
+
 namespace fsimg::slack::ntfs {
 
 /// Bytes of one MFT record (FILE record) for 512-byte sectors [NTFS-3G].
 inline constexpr std::uint32_t kRecordBytes = 1024;
-/// Bytes of one INDX block [NTFS-3G mkntfs: index block size 4096].
-inline constexpr std::uint32_t kIndexBlockBytes = 4096;
+/// Bytes of one INDX block (NTFS's layout; mkntfs uses 4096 too).
+inline constexpr std::uint32_t kIndexBlockBytes = ::fsimg::ntfs::kIndexBlockBytes;
 /// First MFT record ntfs-3g gives a user file [EXP formats.md §3.2].
 inline constexpr std::uint64_t kFirstUserRecord = 64;
 /// Records of a fresh $MFT (mkntfs): 27 [EXP formats.md §3.3].
-inline constexpr std::uint64_t kInitialMftRecords = 27;
+inline constexpr std::uint64_t kInitialMftRecords = ::fsimg::ntfs::kInitialMftRecords;
 /// ntfs-3g extends $MFT's data by 16 records at a time (at least one
 /// cluster): 27 -> 176 records grew 28,672 -> 192,512 bytes at 4 KiB [EXP §5.3].
 inline constexpr std::uint64_t kMftExtendRecords = 16;
@@ -46,9 +52,9 @@ inline constexpr std::uint64_t kIndexBlockCapacity = 4016;
 inline constexpr std::uint64_t kIndexBlockFill = 2008;
 /// Smallest and largest cluster: 512 B .. 2 MiB [NTFS-3G; MS-NTFS].
 inline constexpr std::uint32_t kMinClusterBytes = 512;
-inline constexpr std::uint32_t kMaxClusterBytes = 2u << 20;
+inline constexpr std::uint32_t kMaxClusterBytes = ::fsimg::ntfs::kMaxClusterBytes;
 /// At most 2^32 - 1 clusters per volume (Windows) [MS-NTFS].
-inline constexpr std::uint64_t kMaxClusters = 0xFFFFFFFFull;
+inline constexpr std::uint64_t kMaxClusters = ::fsimg::ntfs::kMaxClusters;
 
 constexpr std::uint64_t round8(std::uint64_t v) noexcept { return (v + 7) & ~std::uint64_t{7}; }
 
@@ -118,19 +124,16 @@ constexpr std::uint64_t mft_growth_clusters(std::uint64_t records, std::uint32_t
     return (need - have + step - 1) / step * step / cluster_bytes;
 }
 
-/// What mkntfs allocates on an empty volume (a check of the model against
-/// formats.md; the report takes the fixed overhead from ntfs::plan_layout), in clusters of `cluster_bytes`
+/// What mkntfs allocates on an empty volume, in clusters of `cluster_bytes`
+/// (the report takes the fixed overhead from ntfs::plan_layout, and from
+/// this only for clusters above 64 KiB, which NTFS's layout does not write)
 /// [§3.3, §5.4]: $Boot max(8 KiB, C); $MFT initial_mft_bytes; $MFT $BITMAP 1
-/// cluster; $MFTMirr max(4 KiB, C); $LogFile (log_file_bytes); $Bitmap
+/// cluster; $MFTMirr max(4 KiB, C); $LogFile (ntfs::logfile_bytes_for); $Bitmap
 /// ceil(clusters/8) bytes; $AttrDef 2,560 B; $Secure $SDS 262,396 B; $UpCase
 /// 128 KiB; the root's INDX block 4 KiB and its 4,140-byte security
 /// descriptor; each rounded up to whole clusters. Reproduces every "used after
 /// mkntfs" figure of §3.3 (100 MiB .. 13 GiB, 4 KiB .. 1 MiB clusters).
 std::uint64_t fixed_overhead_clusters(std::uint64_t volume_bytes, std::uint32_t cluster_bytes) noexcept;
-
-/// mkntfs's $LogFile size [§3.3]: < 2 MiB 256 KiB; < 4,000,000 B 512 KiB;
-/// <= 200 MiB 2 MiB; < 12 GiB volume/200 rounded down to a cluster; else 64 MiB.
-std::uint64_t log_file_bytes(std::uint64_t volume_bytes, std::uint32_t cluster_bytes) noexcept;
 
 /// Clusters of a volume: (volume_bytes - 512) / C (mkntfs keeps the last
 /// sector for the backup boot sector).
