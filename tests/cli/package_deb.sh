@@ -16,7 +16,7 @@ version=$(sed -n 's/^project(fsimg VERSION \([0-9.]*\).*/\1/p' "$FSIMG_SOURCE_DI
 pages=$(cd "$FSIMG_SOURCE_DIR/docs/man" && ls *.1)
 [ "$(echo $pages | wc -w)" -ge 8 ] && pass || fail "docs/man has $(echo $pages | wc -w) pages"
 expected="usr/bin/fsimg usr/share/bash-completion/completions/fsimg usr/share/zsh/vendor-completions/_fsimg"
-for p in $pages; do expected="$expected usr/share/man/man1/$p"; done
+for p in $pages; do expected="$expected usr/share/man/man1/$p.gz"; done
 docs=$(cd "$FSIMG_SOURCE_DIR/docs" && ls *.md)
 for d in $docs; do expected="$expected usr/share/doc/fsimg/$d"; done
 
@@ -25,10 +25,14 @@ cmake --install "$build" --prefix "$WORK/inst/usr" > install.log 2>&1 || fail "c
 for f in $expected; do
   [ -f "inst/$f" ] && pass || fail "cmake --install did not install $f"
 done
-cmp -s "inst/usr/share/man/man1/fsimg-mkfs.1" "$FSIMG_SOURCE_DIR/docs/man/fsimg-mkfs.1" && pass \
-  || fail "installed fsimg-mkfs.1 differs from docs/man"
+for p in $pages; do  # gzip -9n of docs/man: the same text, no name or time in the header
+  gunzip -c "inst/usr/share/man/man1/$p.gz" | cmp -s - "$FSIMG_SOURCE_DIR/docs/man/$p" && pass \
+    || fail "installed $p.gz differs from docs/man/$p"
+  [ "$(od -An -tx1 -j3 -N5 "inst/usr/share/man/man1/$p.gz" | tr -d ' ')" = 0000000000 ] && pass \
+    || fail "$p.gz records a name or a time"
+done
 "inst/usr/bin/fsimg" --version | grep -qx "fsimg $version" && pass || fail "installed fsimg --version"
-MANWIDTH=80 man -l inst/usr/share/man/man1/fsimg.1 2>&1 | grep -qE "fsimg +- +create, +check +and +inspect" && pass \
+MANWIDTH=80 man -l inst/usr/share/man/man1/fsimg.1.gz 2>&1 | grep -qE "fsimg +- +create, +check +and +inspect" && pass \
   || fail "man -l on the installed fsimg.1"
 
 # cpack -G DEB.
@@ -58,4 +62,23 @@ root/usr/bin/fsimg --version | grep -qx "fsimg $version" && pass || fail "packag
 SOURCE_DATE_EPOCH=0 root/usr/bin/fsimg mkfs -q -t fat32 -s 64M --volume-id 1234ABCD a.img && \
   SOURCE_DATE_EPOCH=0 "$FSIMG" mkfs -q -t fat32 -s 64M --volume-id 1234ABCD b.img && cmp -s a.img b.img && pass \
   || fail "the packaged fsimg writes other bytes than the built one"
+
+# dpkg installs it (into a private root with its own, empty, package database:
+# nothing on this machine changes), and removes it again leaving nothing.
+mkdir -p sys/var/lib/dpkg/info sys/var/lib/dpkg/updates && : > sys/var/lib/dpkg/status
+dpk() { dpkg --root="$WORK/sys" --force-not-root --force-depends --force-script-chrootless --log=/dev/null "$@"; }
+if dpk -i "$deb" > dpkg.log 2>&1; then pass; else fail "dpkg -i: $(tail -3 dpkg.log)"; fi
+[ "$(dpkg-query --admindir="$WORK/sys/var/lib/dpkg" -W -f '${Status} ${Version}' fsimg 2>/dev/null)" = \
+  "install ok installed $version" ] && pass || fail "dpkg does not list fsimg $version as installed"
+sys/usr/bin/fsimg --version | grep -qx "fsimg $version" && pass || fail "dpkg-installed fsimg --version"
+MANWIDTH=80 man -l sys/usr/share/man/man1/fsimg-fsck.1.gz 2>&1 | grep -q "fsimg-fsck" && pass \
+  || fail "man -l on the dpkg-installed fsimg-fsck.1.gz"
+dpk -r fsimg > dpkg.log 2>&1 || fail "dpkg -r: $(tail -3 dpkg.log)"
+left=$(find sys -type f -not -path 'sys/var/*')
+[ -z "$left" ] && pass || fail "dpkg -r left: $left"
+# Its dependencies resolve against this Debian's packages (a simulation: needs no root).
+if command -v apt-get >/dev/null; then
+  apt-get -s -o Debug::NoLocking=1 install "$PWD/$deb" > apt.log 2>&1 && grep -q "^Inst fsimg\|^Conf fsimg" apt.log && pass \
+    || fail "apt-get -s install: $(tail -3 apt.log)"
+fi
 finish
