@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <array>
+#include <cstring>
+
 #include "common.hpp"
 #include "dump_exfat.hpp"
 #include "fat_view.hpp"
@@ -137,11 +140,28 @@ private:
 
 }  // namespace
 
+namespace {
+
+/// OEM ID "NTFS    " at byte 3 of sector 0 [MS-NTFS boot sector; as ntfs-3g and the kernel test it].
+bool is_ntfs_volume(const io::BlockDevice& dev) {
+    if (dev.size() < 512) return false;
+    std::array<std::byte, 8> oem{};
+    dev.read_at(3, oem);
+    return std::memcmp(oem.data(), "NTFS    ", 8) == 0;
+}
+
+}  // namespace
+
 std::unique_ptr<VolumeView> open_view(const std::string& spec) {
     io::OpenedVolume opened = io::open_volume(spec);
     std::unique_ptr<VolumeView> view;
     if (is_exfat_volume(opened.device())) {
         view = std::make_unique<ExfatView>(std::move(opened));
+    } else if (is_ntfs_volume(opened.device())) {
+        throw Error(ErrorCode::unsupported,
+                    fmt::format("{} holds an NTFS volume: ls, cat and extract read FAT12/16/32 and exFAT "
+                                "volumes so far; fsimg dump {} shows the NTFS boot sector and MFT records",
+                                spec, spec));
     } else {
         view = std::make_unique<FatView>(std::move(opened));
     }

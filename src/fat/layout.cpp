@@ -402,7 +402,22 @@ std::variant<Layout, LayoutRefusal> plan_layout(const LayoutRequest& r) {
     const std::uint64_t total = r.volume_bytes / bps;
     if (total > kMaxTotalSectors) {
         std::vector<std::string> sugg;
-        if (bps < 4096 && r.volume_bytes / 4096 <= kMaxTotalSectors) sugg.push_back("--sector-size 4096");
+        const bool fits_4k = bps < 4096 && r.volume_bytes / 4096 <= kMaxTotalSectors;
+        if (r.type && *r.type != FatType::fat32) {
+            // FAT12/16 end far below the sector limit (65,524 clusters of at most 64 KiB):
+            // a smaller volume of this type is no answer for a volume this large.
+            if (fits_4k) sugg.push_back("-t fat32 --sector-size 4096");
+            sugg.push_back("-t exfat");
+            return LayoutRefusal{
+                fmt::format(
+                    "the {} volume ({} bytes) has {} sectors of {} bytes; BPB_TotSec32 holds at most {} "
+                    "sectors, and {} holds at most {} clusters",
+                    core::format_size(r.volume_bytes), core::format_count(r.volume_bytes),
+                    core::format_count(total), bps, core::format_count(kMaxTotalSectors), to_string(*r.type),
+                    core::format_count(max_clusters(*r.type))),
+                std::move(sugg)};
+        }
+        if (fits_4k) sugg.push_back("--sector-size 4096");
         const std::uint64_t max_bytes = kMaxTotalSectors * bps;
         sugg.push_back(fmt::format(
             "a volume of at most {} bytes, one sector short of {} (-s {})", core::format_count(max_bytes),
