@@ -136,7 +136,7 @@ DirContext DirContext::child(std::string_view name, std::uint8_t child_excluded)
 }
 
 DirAccumulator::DirAccumulator(const AnalyzerOptions& options, DirContext context)
-    : opt_(&options), ctx_(std::move(context)) {}
+    : opt_(&options), ctx_(std::move(context)), ntfs_index_(ctx_.name_units, ctx_.is_root()) {}
 
 void DirAccumulator::unstorable(Tally& t, Fs fs, std::string_view name, std::string reason) {
     FsTally& f = t.fs[std::size_t(fs)];
@@ -270,6 +270,7 @@ std::uint8_t DirAccumulator::add(Tally& t, std::string_view name, EntryKind kind
         } else {
             const std::uint64_t b = ntfs::index_entry_bytes(name16.size());
             entries_[fi] += b;
+            ntfs_index_.add(b);
             f.entry_bytes += b;
         }
         if (kind == EntryKind::directory) {
@@ -328,7 +329,7 @@ void DirAccumulator::finish(Tally& t) {
                             opt_->max_examples);
             }
         }
-        const std::uint64_t blocks = fs == Fs::ntfs ? ntfs::index_blocks(entries, ctx_.name_units) : 0;
+        const std::uint64_t blocks = fs == Fs::ntfs ? ntfs_index_.blocks() : 0;
         for (unsigned s = r.min_shift; s <= r.max_shift; ++s) {
             const std::size_t i = s - kMinShift;
             const std::uint32_t c = cluster_of(i);

@@ -103,11 +103,28 @@ TEST_CASE("slack: exFAT and NTFS per-entry costs") {
     CHECK(slack::ntfs::index_entry_bytes(8) == 104);
     CHECK(slack::ntfs::index_root_capacity(7) == 480);  // 1024 - 120 - 424 [EXP ntfs-3g]
     CHECK(slack::ntfs::index_root_capacity(3) == 488);
-    CHECK(slack::ntfs::index_blocks(416, 8) == 0);  // formats.md §3.8: four 104-byte entries stay
-    CHECK(slack::ntfs::index_blocks(520, 8) == 1);  // the fifth moves the index to a block
-    CHECK(slack::ntfs::index_blocks(480, 7) == 0);  // make-tree small: pkgNN/src, module dirs of 4 files
-    CHECK(slack::ntfs::index_blocks(560, 7) == 1);
-    CHECK(slack::ntfs::index_blocks(104000, 8) == 52);
+    // ntfs-3g's B-tree, names added in order [EXP ntfs-3g: blocks of directories
+    // of 7-char names (96-byte entries) named nN, and of 23-char names (128)].
+    const auto blocks = [](std::size_t dir_name, std::uint64_t entry, int n) {
+        slack::ntfs::IndexGrowth g(dir_name);
+        for (int i = 0; i < n; ++i) g.add(entry);
+        return g.blocks();
+    };
+    const std::vector<std::pair<int, std::uint64_t>> measured = {
+        {4, 0},    {5, 0},    {6, 1},    {40, 1},   {50, 2},    {60, 2},    {80, 3},     {100, 4},   {150, 8},
+        {200, 10}, {300, 15}, {400, 20}, {500, 24}, {1000, 49}, {2000, 99}, {3000, 150}, {5000, 250}};
+    for (const auto& [n, b] : measured) {
+        INFO(n << " names");
+        CHECK(blocks(1 + std::to_string(n).size(), 96, n) == b);
+    }
+    CHECK(blocks(6, 128, 31) == 1);
+    CHECK(blocks(6, 128, 32) == 2);
+    CHECK(blocks(6, 128, 60) == 3);
+    CHECK(blocks(7, 128, 100) == 7);
+    CHECK(blocks(8, 128, 1000) == 67);
+    CHECK(blocks(8, 104, 4) == 0);      // formats.md §3.8: four 104-byte entries stay in the record,
+    CHECK(blocks(8, 104, 5) == 1);      // the fifth moves the index to a block,
+    CHECK(blocks(8, 104, 1000) == 52);  // 1,000 take 52
 }
 
 TEST_CASE("slack: NTFS fixed overhead reproduces mkntfs (formats.md §3.3)") {

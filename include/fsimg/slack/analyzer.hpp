@@ -33,6 +33,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "fsimg/slack/cost_ntfs.hpp"
+
 namespace fsimg::slack {
 
 enum class Fs : std::uint8_t { fat32, exfat, ntfs };
@@ -154,6 +156,7 @@ private:
     DirContext ctx_;
     std::array<std::uint64_t, kFsCount> entries_{};  ///< FAT/exFAT: 32-byte entries; NTFS: index bytes
     std::unordered_set<std::u16string> fat_keys_, exfat_keys_;  ///< case-folded names seen
+    ntfs::IndexGrowth ntfs_index_;                              ///< the directory's $I30 B-tree
     std::array<std::array<std::uint64_t, kShiftCount>, kFsCount> slack_{};
     std::uint64_t files_ = 0;
 };

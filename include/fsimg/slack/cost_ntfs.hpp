@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "fsimg/ntfs/layout.hpp"
 
@@ -44,12 +45,14 @@ inline constexpr std::uint64_t kDirectoryRecordFixed = 56 + 72 + 104 + 80 + 8;
 /// (room to add $INDEX_ALLOCATION and $BITMAP when the index moves out):
 /// ntfs_attr_record_resize refuses growth to bytes_in_use + 120 > record.
 inline constexpr std::uint64_t kIndexRootReserve = 120;
-/// Usable bytes of one INDX block: 4096 - 64 header - 16 end entry [§5.2].
+/// Usable bytes of one INDX block: 4096 - 64 header - 16 end entry [§5.2]; a
+/// node above the leaves ends with a 24-byte end entry (its child's VCN).
 inline constexpr std::uint64_t kIndexBlockCapacity = 4016;
-/// After B-tree splits ntfs-3g's blocks are about half full for sequential
-/// inserts: 1,000 104-byte entries used 52 blocks, 14,024 bytes 7 blocks
-/// [EXP §3.8, §5.5]; ceil(bytes / 2008) gives both.
-inline constexpr std::uint64_t kIndexBlockFill = 2008;
+inline constexpr std::uint64_t kIndexNodeCapacity = 4008;
+/// Bytes a directory record gains when its index moves out of the record:
+/// $INDEX_ALLOCATION "$I30" (non-resident header 64, name 8, runlist 8) and
+/// $BITMAP "$I30" (resident header 24, name 8, value 8).
+inline constexpr std::uint64_t kIndexAllocationAttributes = 80 + 40;
 /// Smallest and largest cluster: 512 B .. 2 MiB [NTFS-3G; MS-NTFS].
 inline constexpr std::uint32_t kMinClusterBytes = 512;
 inline constexpr std::uint32_t kMaxClusterBytes = ::fsimg::ntfs::kMaxClusterBytes;
@@ -89,15 +92,40 @@ constexpr std::uint64_t index_root_capacity(std::size_t name_units) noexcept {
     return used + kIndexRootReserve >= kRecordBytes ? 0 : kRecordBytes - kIndexRootReserve - used;
 }
 
-/// INDX blocks of a directory named with `name_units` UTF-16 units whose index
-/// entries total `entry_bytes`: 0 while they fit in $INDEX_ROOT, 1 while one
-/// block holds them, else ceil(bytes / kIndexBlockFill) (B-tree splits leave
-/// blocks half full).
-constexpr std::uint64_t index_blocks(std::uint64_t entry_bytes, std::size_t name_units) noexcept {
-    if (entry_bytes <= index_root_capacity(name_units)) return 0;
-    if (entry_bytes <= kIndexBlockCapacity) return 1;
-    return (entry_bytes + kIndexBlockFill - 1) / kIndexBlockFill;
-}
+/// The INDX blocks ntfs-3g's $I30 B-tree takes in one directory, the names
+/// added in collation order (each after the ones before, as a sorted copy
+/// inserts them). Simulates ntfs-3g (index.c): entries stay in $INDEX_ROOT
+/// while index_root_capacity() holds them; then the root's entries move to a
+/// block (ntfs_ir_reparent); a full block splits at entry n/2 of its n
+/// entries: the first n/2 stay, entry n/2 goes up to the parent (with an
+/// 8-byte child VCN when it leaves a leaf), the rest move to a new block
+/// (ntfs_ib_split). Only the rightmost node of each level is kept: memory is
+/// the tree's depth times a block's entries. [EXP ntfs-3g 2022.10.3: 25
+/// directories of 4..5,000 7-char names and 7 of 30..1,000 23-char names,
+/// every block count equal; formats.md §3.8's 52 blocks for 1,000 104-byte
+/// entries and §5.5's 7 for 14,024 bytes.]
+class IndexGrowth {
+public:
+    /// `name_units`: UTF-16 units of the directory's own name (its record's
+    /// room); `in_block`: the index starts in one empty block (mkntfs's root).
+    explicit IndexGrowth(std::size_t name_units = 0, bool in_block = false);
+    /// One more index entry of `entry_bytes` (index_entry_bytes()).
+    void add(std::uint64_t entry_bytes);
+    /// INDX blocks allocated so far.
+    std::uint64_t blocks() const noexcept { return blocks_; }
+
+private:
+    void insert_root(std::uint64_t bytes);
+    void insert(std::size_t level, std::uint64_t bytes);
+
+    std::uint64_t root_leaf_capacity_;    ///< entry bytes the root holds before the index moves out
+    std::uint64_t root_parent_capacity_;  ///< entry bytes it holds above blocks
+    std::vector<std::uint64_t> root_;     ///< entry sizes in $INDEX_ROOT
+    std::vector<std::vector<std::uint64_t>> right_;  ///< rightmost node per level, leaves first
+    std::vector<std::uint64_t> right_bytes_;
+    std::uint64_t root_bytes_ = 0;
+    std::uint64_t blocks_ = 0;
+};
 
 /// Clusters `blocks` INDX blocks of one directory take: 4096/C each with
 /// clusters under 4 KiB; blocks share clusters above (ceil(blocks*4096/C)).
