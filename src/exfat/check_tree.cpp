@@ -3,7 +3,6 @@
 // stream extensions, system entries where they belong, loops; every
 // allocation claimed for its owner (check.cpp `claim`).
 #include <algorithm>
-#include <unordered_set>
 
 #include "check_internal.hpp"
 #include "fsimg/core/bytes.hpp"
@@ -42,11 +41,58 @@ struct SubDir {
 std::string name_problem(std::u16string_view n) {
     if (n == u"." || n == u"..") return "\".\" and \"..\" may not be stored as names";
     for (char16_t ch : n) {
-        if (ch < 0x20 || std::u16string_view(u"\"*/:<>?\\|").find(ch) != std::u16string_view::npos) {
+        bool bad = ch < 0x20;
+        switch (ch) {
+            case u'"':
+            case u'*':
+            case u'/':
+            case u':':
+            case u'<':
+            case u'>':
+            case u'?':
+            case u'\\':
+            case u'|':
+                bad = true;
+                break;
+            default:
+                break;
+        }
+        if (bad) {
             return fmt::format("the name holds U+{:04X}, which names may not hold", unsigned(ch));
         }
     }
     return {};
+}
+
+/// For each record, whether an earlier record of the directory has the same
+/// name after up-casing through `upcase` [EXFAT §7.7.3]: the second and later
+/// of each name. An open-addressing table of record indexes, hashed on the
+/// up-cased units: no allocation per name (a node-based set of up-cased
+/// copies was the check's hot spot on large directories).
+std::vector<bool> duplicate_names(const std::vector<FileRecord>& files, std::span<const char16_t> upcase) {
+    const auto up = [&](char16_t c) { return c < upcase.size() ? upcase[c] : c; };
+    std::size_t cap = 16;
+    while (cap < 2 * files.size()) cap *= 2;
+    std::vector<std::uint32_t> slot(cap, 0);  // record index + 1; 0 = empty
+    std::vector<bool> dup(files.size(), false);
+    for (std::size_t i = 0; i < files.size(); ++i) {
+        const std::u16string& n = files[i].name16;
+        std::uint32_t h = 2166136261u;  // FNV-1a over the up-cased units
+        for (const char16_t c : n) h = (h ^ up(c)) * 16777619u;
+        for (std::size_t s = h & (cap - 1);; s = (s + 1) & (cap - 1)) {
+            if (slot[s] == 0) {
+                slot[s] = static_cast<std::uint32_t>(i + 1);
+                break;
+            }
+            const std::u16string& o = files[slot[s] - 1].name16;
+            if (o.size() == n.size() && std::equal(o.begin(), o.end(), n.begin(),
+                                                   [&](char16_t a, char16_t b) { return up(a) == up(b); })) {
+                dup[i] = true;
+                break;
+            }
+        }
+    }
+    return dup;
 }
 
 class Walker {
@@ -213,8 +259,7 @@ private:
         }
     }
 
-    void check_record(const SubDir& d, const FileRecord& r, const std::string& p,
-                      std::unordered_set<std::u16string>& names) {
+    void check_record(const SubDir& d, const FileRecord& r, const std::string& p, bool duplicate) {
         const auto loc = [&] { return entry_at(d, r.index, p); };
         if (!r.checksum_ok()) {
             c_.out.add("exfat.set.checksum", loc(),
@@ -229,7 +274,7 @@ private:
         if (const std::string why = name_problem(r.name16); !why.empty()) {
             c_.out.add("exfat.name.invalid", loc(), why);
         }
-        if (!names.insert(upcase_name(r.name16, v_.upcase_table())).second) {
+        if (duplicate) {
             c_.out.add("exfat.name.duplicate", loc(),
                        fmt::format("another entry of {} has the same name after up-casing", d.path));
         }
@@ -255,14 +300,16 @@ private:
         bytes.shrink_to_fit();
         ancestors.push_back(d.first_cluster);
         std::vector<SubDir> subdirs;
-        std::unordered_set<std::u16string> names;
-        for (const auto& r : pd.files) {
+        const std::vector<bool> dup =
+            quiet_ ? std::vector<bool>() : duplicate_names(pd.files, v_.upcase_table());
+        for (std::size_t k = 0; k < pd.files.size(); ++k) {
+            const FileRecord& r = pd.files[k];
             const std::string p = d.path + (r.name.empty() ? std::string("<empty name>") : r.name);
             const bool dir = r.is_directory();
             if (!quiet_) {
                 ++(dir ? c_.summary.directories : c_.summary.files);
                 if (c_.options.on_walk) c_.options.on_walk(dir ? p + "/" : p);
-                check_record(d, r, p, names);
+                check_record(d, r, p, dup[k]);
             }
             for (const auto& b : r.benign) {
                 if ((b.flags & kSecondaryAllocationPossible) &&

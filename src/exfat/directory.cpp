@@ -90,6 +90,7 @@ std::optional<FileRecord> decode_set(std::span<const std::byte> bytes, std::uint
 
     // File Name entries follow the Stream Extension; other secondaries after them.
     std::uint32_t k = index + 2;
+    r.name16.reserve(r.name_length);
     for (; k < index + count && type_at(bytes, k) == kEntryFileName; ++k) {
         const EntrySpan e = entry_at(bytes, k);
         for (std::size_t u = 0; u < kNameUnitsPerEntry && r.name16.size() < r.name_length; ++u) {
@@ -126,6 +127,15 @@ ParsedDirectory parse_directory(std::span<const std::byte> bytes, std::span<cons
     ParsedDirectory d;
     const auto total = static_cast<std::uint32_t>(
         std::min<std::size_t>(bytes.size() / kDirEntrySize, kMaxDirectoryBytes / kDirEntrySize));
+    // One allocation for the records: File entries before the end marker
+    // (an upper bound on the sets, and on what the input holds).
+    std::size_t file_entries = 0;
+    for (std::uint32_t k = 0; k < total; ++k) {
+        const std::uint8_t type = type_at(bytes, k);
+        if (type == kEntryEndOfDirectory) break;
+        if (type == kEntryFile) ++file_entries;
+    }
+    d.files.reserve(file_entries);
     std::uint32_t i = 0;
     while (i < total) {
         const std::uint8_t type = type_at(bytes, i);
@@ -190,7 +200,8 @@ std::uint16_t name_hash(std::u16string_view name, std::span<const char16_t> upca
     auto add = [&](std::uint8_t byte) {
         hash = static_cast<std::uint16_t>(((hash & 1) ? 0x8000 : 0) + (hash >> 1) + byte);
     };
-    for (const char16_t c : upcase_name(name, upcase)) {
+    for (char16_t c : name) {  // up-cased as upcase_name does, without a copy
+        if (c < upcase.size()) c = upcase[c];
         add(static_cast<std::uint8_t>(c & 0xFF));
         add(static_cast<std::uint8_t>(c >> 8));
     }
