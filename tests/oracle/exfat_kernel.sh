@@ -2,8 +2,9 @@
 # labels: slow
 # exFAT images from fsimg mkfs through the Linux exfat driver (kernel-check:
 # a VM, ~15 s per image, minutes for terabytes), written to by the kernel and
-# re-checked with fsck.exfat where the volume has room for kernel-check's
-# write set (~17 MiB, 70 files): the extremes of the geometry.
+# re-checked with fsck.exfat (kernel-check's host-fsck) and with our fsck (the
+# kept copy) where the volume has room for kernel-check's write set (~17 MiB,
+# 70 files): the extremes of the geometry.
 # (exfat_matrix.sh always runs one small case.)
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
@@ -18,9 +19,16 @@ kc() {  # kc NAME KERNEL-CHECK-ARGS -- MKFS-ARGS...
     fail "mkfs -t exfat $* -> $(cat "$WORK/out")"; return
   fi
   local out
-  if out=$("$SHARED/oracles/kernel-check" "${kargs[@]}" "$img" 2>&1); then pass
+  rm -rf "$WORK/kc"
+  if out=$("$SHARED/oracles/kernel-check" --keep "$WORK/kc" "${kargs[@]}" "$img" 2>&1); then pass
   else fail "kernel-check $name ($*)"; echo "$out" | sed 's/^/    /'; fi
-  rm -f "$img"
+  # After --write, fsck.exfat -n found the kernel-written copy clean (host-fsck); so must we.
+  if [ -f "$WORK/kc/copy.img" ]; then
+    # (a partitioned image holds one partition: fsck opens it without @1)
+    if out=$("$FSIMG" fsck -n "$WORK/kc/copy.img" 2>&1); then pass
+    else fail "fsimg fsck of the kernel-written copy ($name)"; echo "$out" | sed 's/^/    /'; fi
+  fi
+  rm -rf "$img" "$WORK/kc"
 }
 kc min-1m        -- -s 1M                      # read-only: no room for the write set
 kc c512          --write -- -s 256M -c 512

@@ -5,7 +5,8 @@
 # labels, alignments; terabyte images (4 TiB of 4 KiB clusters, where the FAT
 # passes 4 GiB, and 8 TiB) through the checkers that read them in seconds;
 # the up-case table byte-identical to mkfs.exfat's; one image through the
-# Linux exfat driver (kernel-check, ~15 s; more in exfat_kernel.sh).
+# Linux exfat driver (kernel-check, ~15 s; more in exfat_kernel.sh), written
+# to by it and then clean to fsck.exfat -n and to our fsck.
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
 export SOURCE_DATE_EPOCH=1700000000
@@ -105,9 +106,12 @@ fi
 # One image through the Linux exfat driver, written to and re-checked.
 if [ -x "$SHARED/oracles/kernel-check" ]; then
   "$FSIMG" mkfs -q -t exfat -s 64M -L KERNEL --partition-table gpt "$WORK/k.img"
-  if out=$("$SHARED/oracles/kernel-check" --write --partition 1 "$WORK/k.img" 2>&1); then pass
+  if out=$("$SHARED/oracles/kernel-check" --write --partition 1 --keep "$WORK/kc" "$WORK/k.img" 2>&1); then pass
   else fail "kernel-check --write gpt 64M"; echo "$out" | sed 's/^/    /'; fi
-  rm -f "$WORK/k.img"
+  # fsck.exfat -n found the kernel-written copy clean (host-fsck); so must we.
+  if out=$("$FSIMG" fsck -n "$WORK/kc/copy.img@1" 2>&1); then pass
+  else fail "fsimg fsck of the kernel-written copy"; echo "$out" | sed 's/^/    /'; fi
+  rm -rf "$WORK/k.img" "$WORK/kc"
 fi
 echo "$n images"
 finish

@@ -8,7 +8,7 @@
 # bitmap); two runs give the same bytes; hard links are stored as copies and
 # symbolic links per --symlinks; slack --verify -t exfat is EQUAL;
 # the Linux exfat driver reads (and writes into) one small populated image
-# (kernel-check). The names profile first proves the refusal: every offender
+# (kernel-check), after which fsck.exfat -n and our fsck find it clean. The names profile first proves the refusal: every offender
 # listed, no image left; a tree larger than the volume is refused with needed
 # vs available. The 4 GiB + 1 file is in exfat_populate_huge.sh (slow).
 here=$(dirname "$0"); . "$here/../lib.sh"
@@ -137,9 +137,13 @@ verify wide 512,4K,32K
 # The Linux exfat driver: one small image, read, written to, re-checked.
 if [ -x "$SHARED/oracles/kernel-check" ]; then
   "$FSIMG" mkfs -q -t exfat -s 128M -c 4K --from "$T/small" "$WORK/k.img" || fail "mkfs for kernel-check"
-  if kout=$("$SHARED/oracles/kernel-check" --write --timeout 600 --manifest "$T/small.manifest" "$WORK/k.img" 2>&1); then pass; else
+  if kout=$("$SHARED/oracles/kernel-check" --write --timeout 600 --keep "$WORK/kc" --manifest "$T/small.manifest" \
+      "$WORK/k.img" 2>&1); then pass; else
     fail "kernel-check small"; echo "$kout" | sed 's/^/    /'; fi
   echo "$kout" | tail -1
+  # The copy the kernel wrote into (fsck.exfat -n found it clean: host-fsck) is clean to our fsck too.
+  if fout=$("$FSIMG" fsck -n "$WORK/kc/copy.img" 2>&1); then pass; else
+    fail "fsimg fsck of the kernel-written copy:"; echo "$fout" | sed 's/^/    /'; fi
 fi
 echo "$n populated images"
 finish
