@@ -138,10 +138,6 @@ int run_mkfs(const MkfsArgs& a) {
 
     std::uint64_t image_bytes = 0;
     const bool auto_size = wants_auto_size(a.populate, a.size);  // --from without -s, or -s auto
-    if (!a.populate.from.empty() && a.type == "ntfs") {
-        throw Error(ErrorCode::unsupported,
-                    "--from is available for FAT (-t fat12|fat16|fat32|fat) and exFAT only");
-    }
     if (auto_size) {
         // Decided from the tree below.
     } else if (!a.size.empty()) {
@@ -176,7 +172,7 @@ int run_mkfs(const MkfsArgs& a) {
         existing.reset();
         return run_mkfs_ntfs({a.image, is_device, image_bytes, a.size, a.cluster, a.sector_size, a.label,
                               a.volume_id, a.mft_record_size, a.partition_table, a.explain, a.quiet, a.gzip,
-                              refusal});
+                              refusal, &a.populate, auto_size});
     }
     if (!a.mft_record_size.empty()) throw Error(ErrorCode::usage, "--mft-record-size is only for -t ntfs");
     if (!a.align.empty()) throw Error(ErrorCode::usage, "--align is only for -t exfat");

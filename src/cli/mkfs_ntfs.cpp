@@ -14,8 +14,10 @@
 #include "fsimg/io/partition.hpp"
 #include "fsimg/ntfs/format.hpp"
 #include "fsimg/ntfs/layout.hpp"
+#include "fsimg/ntfs/populate.hpp"
 #include "fsimg/ntfs/structs.hpp"
 #include "mkfs_common.hpp"
+#include "mkfs_populate.hpp"
 
 namespace fsimg::cli {
 
@@ -38,22 +40,50 @@ int run_mkfs_ntfs(const NtfsMkfsRequest& a) {
     const io::PartitionTableKind ptable = io::parse_partition_table_kind(a.partition_table);
     const std::uint32_t bps = a.sector_size;
 
-    io::PartitionPlacement place{0, a.image_bytes / bps};
-    if (ptable != io::PartitionTableKind::none)
-        place = io::place_single_partition(ptable, a.image_bytes, bps);
-
     ntfs::LayoutRequest req;
-    req.volume_bytes = place.sector_count * bps;
     req.bytes_per_sector = bps;
-    req.hidden_sectors = place.first_lba;
     if (!a.cluster.empty()) req.cluster_bytes = parse_u32_size(a.cluster, "-c");
     if (!a.mft_record_size.empty())
         req.mft_record_bytes = parse_u32_size(a.mft_record_size, "--mft-record-size");
+
+    // --from: read the trees before anything is created; every problem stops here.
+    std::optional<io::SourceTree> tree;
+    if (a.populate != nullptr && !a.populate->from.empty()) {
+        if (a.populate->rename)
+            throw Error(ErrorCode::usage, "--rename is for FAT; NTFS stores the names as they are");
+        if (a.populate->local_time)
+            throw Error(ErrorCode::usage, "--local-time is for FAT and exFAT; NTFS stores UTC");
+        tree = ntfs::scan_tree({tree_sources(*a.populate), symlink_policy(*a.populate)});
+        report_scan(*tree, "NTFS");
+    }
+    std::uint64_t image_bytes = a.image_bytes;
+    if (a.auto_size && tree) {
+        ntfs::LayoutRequest base = req;
+        base.hidden_sectors = ptable == io::PartitionTableKind::none ? 0 : (1u << 20) / bps;
+        const auto sized = ntfs::volume_bytes_for_tree(*tree, base, core::parse_size(a.populate->free));
+        if (const auto* r = std::get_if<ntfs::LayoutRefusal>(&sized)) refuse_layout("-s auto", *r);
+        image_bytes = image_bytes_for_volume(std::get<std::uint64_t>(sized), ptable, bps);
+    }
+
+    io::PartitionPlacement place{0, image_bytes / bps};
+    if (ptable != io::PartitionTableKind::none) place = io::place_single_partition(ptable, image_bytes, bps);
+    req.volume_bytes = place.sector_count * bps;
+    req.hidden_sectors = place.first_lba;
     auto planned = ntfs::plan_layout(req, ntfs::secure_sds_bytes());
     if (auto* refusal = std::get_if<ntfs::LayoutRefusal>(&planned)) {
-        refuse_layout(cannot_make("ntfs", a.size_text, a.image_bytes, a.cluster), *refusal);
+        refuse_layout(cannot_make("ntfs", a.size_text, image_bytes, a.cluster), *refusal);
     }
     const ntfs::Layout& layout = std::get<ntfs::Layout>(planned);
+    std::optional<ntfs::PopulatePlan> populate;
+    if (tree) {
+        auto pp = ntfs::plan_population(*tree, layout);
+        if (auto* problems = std::get_if<std::vector<io::TreeProblem>>(&pp)) {
+            refuse_tree(fmt::format("the --from tree does not fit this NTFS volume with {} clusters",
+                                    core::format_size(layout.cluster_bytes)),
+                        *problems);
+        }
+        populate = std::get<ntfs::PopulatePlan>(std::move(pp));
+    }
 
     ntfs::FormatOptions fo;
     fo.label = core::utf8_to_utf16(a.label);
@@ -84,20 +114,35 @@ int run_mkfs_ntfs(const NtfsMkfsRequest& a) {
     }
     const std::uint32_t serial32 = static_cast<std::uint32_t>(fo.volume_serial_number);
 
-    write_destination({a.image, a.is_device, a.image_bytes, a.gzip, a.refusal},
+    write_destination({a.image, a.is_device, image_bytes, a.gzip, a.refusal},
                       [&](io::BlockDevice& disk, bool zeroed) {
                           fo.device_is_zeroed = zeroed;
                           write_partition_table(disk, ptable, bps, place, kMbrTypeNtfs, serial32, a.label);
                           io::SubRange volume(disk, place.first_lba * bps, req.volume_bytes);
                           ntfs::format_volume(volume, layout, fo);
+                          if (populate) {
+                              io::PopulateWriteOptions wo;
+                              wo.creation_time = created.unix_seconds;
+                              wo.clamp = core::source_date_epoch();
+                              wo.dot_hidden = a.populate->dot_hidden;
+                              wo.device_is_zeroed = fo.device_is_zeroed;
+                              ntfs::write_population(volume, layout, *tree, *populate, wo);
+                          }
                       });
 
     if (!a.quiet) {
-        fmt::print("{}: NTFS {}, {} clusters of {}, serial {:016X}{}{}\n", a.image,
-                   core::format_size(layout.volume_bytes()), core::format_count(layout.cluster_count),
-                   core::format_size(layout.cluster_bytes), fo.volume_serial_number,
-                   a.label.empty() ? "" : fmt::format(", label \"{}\"", a.label),
-                   partition_summary(ptable, place));
+        fmt::print(
+            "{}: NTFS {}, {} clusters of {}, serial {:016X}{}{}{}\n", a.image,
+            core::format_size(layout.volume_bytes()), core::format_count(layout.cluster_count),
+            core::format_size(layout.cluster_bytes), fo.volume_serial_number,
+            a.label.empty() ? "" : fmt::format(", label \"{}\"", a.label), partition_summary(ptable, place),
+            populate
+                ? fmt::format(
+                      ", {} files ({}), {} directories, {} MFT records, {} of {} clusters used",
+                      core::format_count(tree->files), core::format_size(tree->data_bytes),
+                      core::format_count(tree->directories), core::format_count(populate->mft_records),
+                      core::format_count(populate->used_clusters), core::format_count(layout.cluster_count))
+                : "");
     }
     return kExitOk;
 }

@@ -7,6 +7,8 @@
 
 namespace fsimg::cli {
 
+struct PopulateArgs;  // mkfs_populate.hpp
+
 /// What run_mkfs has already checked and worked out for an NTFS request.
 struct NtfsMkfsRequest {
     std::string image;              ///< destination path
@@ -21,12 +23,15 @@ struct NtfsMkfsRequest {
     std::string partition_table = "none";
     bool explain = false;
     bool quiet = false;
-    bool gzip = false;                   ///< --gzip: write IMAGE gzip-compressed
-    std::optional<std::string> refusal;  ///< Destination::refusal
+    bool gzip = false;                       ///< --gzip: write IMAGE gzip-compressed
+    std::optional<std::string> refusal;      ///< Destination::refusal
+    const PopulateArgs* populate = nullptr;  ///< --from and its options (none: nullptr or empty from)
+    bool auto_size = false;  ///< -s auto (or --from without -s): the image is sized to the tree
 };
 
-/// Plans, formats and (for image files) atomically creates the image; prints
-/// the summary line. Returns the exit code; throws fsimg::Error.
+/// Plans, formats, populates (--from: scanned and planned before anything is
+/// created; every problem refused up front) and (for image files)
+/// atomically creates the image; prints the summary line. Returns the exit code; throws fsimg::Error.
 int run_mkfs_ntfs(const NtfsMkfsRequest& request);
 
 }  // namespace fsimg::cli

@@ -29,17 +29,6 @@ std::uint16_t sequence_of(std::uint32_t record) {
 }
 FileReference ref_of(std::uint32_t record) { return {record, sequence_of(record)}; }
 
-std::vector<DataRun> runs_of(const std::vector<Extent>& extents) {
-    std::vector<DataRun> r;
-    for (const Extent& e : extents) r.push_back({e.clusters, e.lcn});
-    return r;
-}
-std::uint64_t clusters_of(const std::vector<Extent>& extents) {
-    std::uint64_t n = 0;
-    for (const Extent& e : extents) n += e.clusters;
-    return n;
-}
-
 std::span<const std::byte> as_bytes(const std::u16string& s) {
     return std::as_bytes(std::span<const char16_t>(s.data(), s.size()));
 }

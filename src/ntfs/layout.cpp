@@ -74,6 +74,18 @@ std::string size_arg(std::uint64_t bytes) {
 
 }  // namespace
 
+std::uint64_t clusters_of(const std::vector<Extent>& extents) noexcept {
+    std::uint64_t n = 0;
+    for (const Extent& e : extents) n += e.clusters;
+    return n;
+}
+
+std::vector<DataRun> runs_of(const std::vector<Extent>& extents) {
+    std::vector<DataRun> r;
+    for (const Extent& e : extents) r.push_back({e.clusters, e.lcn});
+    return r;
+}
+
 std::vector<Extent> Layout::allocated() const {
     std::vector<Extent> v{boot, mft_bitmap, mft, mftmirr, logfile};
     for (const auto* list : {&bitmap, &attrdef, &root_index, &upcase, &sds})

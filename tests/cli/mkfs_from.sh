@@ -120,6 +120,10 @@ TZ=Etc/GMT-2 "$FSIMG" mkfs -q -t fat16 --local-time --from at t3.img
 listing=$(mdir -i t3.img ::/)
 grep -q '^plain .* 2001-02-03   6:05' <<<"$listing" && pass || fail "--local-time UTC+2: $listing"
 grep -q '^ro .* 2023-11-15   0:13' <<<"$listing" && pass || fail "--local-time clamp: $listing"
-"$FSIMG" mkfs -t ntfs -s 64M --from at e.img >/dev/null 2>&1
-[ $? = 1 ] && [ ! -e e.img ] && pass || fail "ntfs --from accepted (NTFS populate does not exist yet)"
+# NTFS: --from works (tests/oracle/ntfs_populate.sh); --rename and --local-time are FAT/exFAT ideas.
+"$FSIMG" mkfs -q -t ntfs -s 64M --from at e.img && [ -s e.img ] && pass || fail "ntfs --from refused"
+for opt in --rename --local-time; do
+  "$FSIMG" mkfs -q -t ntfs -s 64M "$opt" --from at e2.img >/dev/null 2>&1
+  [ $? = 2 ] && [ ! -e e2.img ] && pass || fail "ntfs --from $opt accepted"
+done
 finish

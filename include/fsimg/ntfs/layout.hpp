@@ -14,6 +14,8 @@
 #include <variant>
 #include <vector>
 
+#include "fsimg/ntfs/structs.hpp"
+
 namespace fsimg::ntfs {
 
 /// Smallest volume: 1 MiB (mkntfs refuses less; the fixed system files need
@@ -55,6 +57,11 @@ struct Extent {
     std::uint64_t clusters = 0;
     friend bool operator==(const Extent&, const Extent&) = default;
 };
+
+/// Clusters in a list of extents.
+std::uint64_t clusters_of(const std::vector<Extent>& extents) noexcept;
+/// The extents as data runs of a runlist (formats.md §3.6), in order.
+std::vector<DataRun> runs_of(const std::vector<Extent>& extents);
 
 /// The geometry of one NTFS volume. LCNs are in clusters from the volume's
 /// first byte; the backup boot sector is the last sector of the volume bytes.

@@ -1,0 +1,190 @@
+// Populating a new NTFS volume from host directory trees (mkfs -t ntfs --from).
+//
+// The same three steps as FAT and exFAT (fat/populate.hpp,
+// exfat/populate.hpp), on the same host scan (io/host_tree.hpp):
+//  1. scan_tree() reads the host trees and lists every offender up front
+//     (invalid UTF-8, names over 255 UTF-16 units, depth, path length,
+//     unreadable files, symbolic links per the policy).
+//  2. plan_population() (pure) gives every file and directory an MFT record
+//     and clusters on a Layout, shapes every directory's index, or returns
+//     every reason the tree does not fit ("needs X, the volume has Y").
+//  3. write_population() rewrites $MFT (grown), its $BITMAP, the root
+//     directory, $Bitmap and $MFTMirr, and writes the new records, index
+//     blocks and file data onto a volume format_volume() has just written.
+//
+// What a populated record holds (formats.md §3.4-3.8; docs/ntfs-notes.md):
+//  - $STANDARD_INFORMATION (72 bytes, security id kSecurityIdRoot, the root's
+//    inheritable descriptor), one $FILE_NAME, and for a file $DATA: resident
+//    while the record holds it (resident_limit()), else non-resident with a
+//    runlist, contiguous whenever a free run holds the file; for a directory
+//    $INDEX_ROOT "$I30", plus $INDEX_ALLOCATION and $BITMAP "$I30" when the
+//    entries do not fit in the record (index_tree_shape()).
+//  - Names: the Win32 namespace; Win32&DOS when the name is itself a valid
+//    upper-case 8.3 name (no separate DOS name is generated: Windows Server
+//    2008 R2 and later create none on new non-system volumes, formats.md
+//    §3.7); POSIX for names Win32 cannot hold (`"*/:<>?\|`, control
+//    characters, a trailing dot or space) and for names that differ only in
+//    letter case from a sibling.
+//  - Records: user files and directories from record kFirstUserRecord (64,
+//    as ntfs-3g, formats.md §3.2), depth first in name order, sequence
+//    number 1 (a record used for the first time), link count 1. $MFT grows
+//    from where format put it, into the MFT zone, in steps of max(16
+//    records, one cluster) (formats.md §5.3); records past the last one used
+//    are formatted free records.
+//  - Clusters: first fit from the end of the MFT zone (the zone only when
+//    the rest is full), depth first in name order: a directory's index
+//    blocks, then its children.
+//  - Times: creation from the host birth time, data modified, MFT changed and
+//    read from the host mtime (the atime moves when the tree is read), at
+//    100 ns, clamped to SOURCE_DATE_EPOCH; created directories get the
+//    creation time.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "fsimg/io/block_device.hpp"
+#include "fsimg/io/host_tree.hpp"
+#include "fsimg/ntfs/layout.hpp"
+#include "fsimg/ntfs/structs.hpp"
+
+namespace fsimg::ntfs {
+
+/// First MFT record populate gives a user file or directory (ntfs-3g's
+/// first user record [EXP], formats.md §3.2, §5.3).
+inline constexpr std::uint64_t kFirstUserRecord = 64;
+
+struct ScanOptions {
+    std::vector<io::TreeSource> sources;
+    io::SymlinkPolicy symlinks = io::SymlinkPolicy::skip;
+};
+
+/// Why a UTF-8 name cannot be an NTFS name: invalid UTF-8, or more than 255
+/// UTF-16 units (formats.md §3.9). nullopt when it can.
+std::optional<std::string> utf8_name_problem(std::string_view utf8);
+
+/// True when Win32 can hold the name: no control character (below 0x20),
+/// none of `" * / : < > ? \ |`, no trailing dot or space (formats.md §3.7).
+bool is_win32_name(std::u16string_view name) noexcept;
+/// True when the name is a valid upper-case 8.3 name (1-8 characters, an
+/// optional dot and 1-3 characters, only upper-case letters, digits and
+/// `! # $ % & ' ( ) - @ ^ _ ` { } ~`), which one $FILE_NAME in the
+/// Win32&DOS namespace serves (formats.md §3.7).
+bool is_dos_name(std::u16string_view name) noexcept;
+
+/// Applies the NTFS rules to a tree (io::check_tree): utf8_name_problem, no
+/// case-insensitive duplicate refusal (POSIX names keep them apart), no
+/// file-size limit (the volume is the limit). Windows device names and names
+/// Win32 cannot hold are warned (Windows programs cannot open them).
+void check_source_tree(io::SourceTree& tree);
+
+/// Reads the source trees (io::scan_host_trees), applies
+/// check_source_tree, and orders the problems by path. Throws as
+/// io::scan_host_trees.
+io::SourceTree scan_tree(const ScanOptions& options);
+
+/// The largest $DATA that stays resident in a record of `record_bytes` for
+/// a name of `name_units` UTF-16 units: the record minus its header and
+/// update sequence array (first_attribute_offset), $STANDARD_INFORMATION (24
+/// + 72), $FILE_NAME (24 + r8(66 + 2L)), the $DATA header (24) and the end
+/// marker (8), rounded down to 8. For 1 KiB records: 816 - r8(66 + 2L), i.e.
+/// formats.md §5.1's 840 - r8(90 + 2L) (728 for L <= 11, 712 for L = 18).
+std::uint64_t resident_limit(std::uint32_t record_bytes, std::size_t name_units) noexcept;
+
+/// The shape of one directory's $I30 B-tree (formats.md §3.8): which
+/// entries sit in the $INDEX_ROOT and in each INDX block, and which block
+/// each entry's sub-node is. Every leaf is at the same depth; an entry of a
+/// node with sub-nodes points to the block holding the keys before it, the
+/// node's end entry to the block after its last entry.
+struct IndexNode {
+    std::vector<std::uint32_t> entries;   ///< indices into the sorted entries
+    std::vector<std::uint32_t> children;  ///< empty (leaf) or entries.size() + 1 block numbers
+};
+struct IndexShape {
+    IndexNode root;
+    std::vector<IndexNode> blocks;  ///< block b at VCN b * index_block_vcns()
+};
+/// Packs entries of `entry_bytes` (each an $I30 entry without a sub-node
+/// VCN, in collation order) into a root holding at most `root_bytes` of
+/// entries (end entry included) and INDX blocks of `block_bytes` (e.g.
+/// 4096). All in the root when they fit; otherwise full leaf blocks, the
+/// entry after each full block promoted to the level above (+8 bytes for its
+/// sub-node VCN, end entries 24 bytes), level by level until one fits in the
+/// root. Pure; throws Error(unsupported) when a single entry cannot fit a
+/// block or the root cannot hold even an end entry with a sub-node.
+IndexShape index_tree_shape(std::span<const std::uint32_t> entry_bytes, std::uint32_t root_bytes,
+                            std::uint32_t block_bytes);
+
+/// VCNs per INDX block: block / cluster, or block / 512 when the cluster is
+/// larger than the block (then VCNs count 512-byte units) [NTFS-3G
+/// index_vcn_size], formats.md §3.8.
+std::uint32_t index_block_vcns(const Layout& layout) noexcept;
+
+/// One entry of a directory's $I30 index: a node of the tree, or (root
+/// only) one of the system files format_volume lists there.
+struct DirEntryRef {
+    bool system = false;      ///< a system file: `index` is its position in kRootSystemNames
+    std::uint32_t index = 0;  ///< else the node's index in SourceTree::nodes
+};
+
+/// The names format_volume indexes in the root ($MFT ... $Extend and "."),
+/// in collation order (formats.md §3.2).
+extern const std::array<std::u16string_view, 12> kRootSystemNames;
+
+/// Where each node goes; parallel to SourceTree::nodes (the root: record 5).
+struct NodePlan {
+    std::uint64_t record = 0;  ///< MFT record number
+    Namespace name_space = Namespace::win32;
+    bool resident = false;             ///< files: $DATA inside the record
+    std::vector<Extent> extents;       ///< file data, or the directory's $INDEX_ALLOCATION
+    std::vector<DirEntryRef> entries;  ///< directories: index entries in collation order
+    IndexShape index;                  ///< directories: over `entries`
+};
+
+struct PopulatePlan {
+    std::vector<NodePlan> nodes;
+    std::uint64_t mft_records = 0;       ///< records in $MFT's data (all formatted)
+    std::vector<Extent> mft;             ///< $MFT $DATA
+    std::vector<Extent> mft_bitmap;      ///< $MFT $BITMAP
+    std::uint64_t mft_bitmap_bytes = 0;  ///< r8(ceil(mft_records / 8))
+    std::uint64_t data_clusters = 0;     ///< non-resident file data
+    std::uint64_t index_clusters = 0;    ///< INDX blocks (the root's first, from format, not counted)
+    std::uint64_t mft_clusters = 0;      ///< $MFT and $MFT $BITMAP growth
+    std::uint64_t used_clusters = 0;     ///< in use after population, system files included
+};
+
+/// Plans the tree on `layout` (as format_volume writes it). Returns every
+/// problem instead when the tree has problems, or the clusters needed (data,
+/// index blocks, $MFT growth) exceed the free ones ("needs X, the volume has
+/// Y free"). Pure; throws only std::bad_alloc.
+std::variant<PopulatePlan, std::vector<io::TreeProblem>> plan_population(const io::SourceTree& tree,
+                                                                         const Layout& layout);
+
+/// Writes the planned tree onto `volume`, which format_volume() has just
+/// formatted with `layout`: every MFT record (records 0 and 5 rebuilt with
+/// the grown $MFT and the root's index, 1-4 and 6-26 as format wrote them),
+/// $MFT's $BITMAP, $MFTMirr, index blocks (fixups applied), file data (large
+/// sequential writes; all-zero blocks left as holes on a zeroed device) and
+/// the new bits of $Bitmap. Throws Error(io) naming the host file when it
+/// cannot be read or no longer has the size scanned, Error(unsupported) when
+/// the volume does not hold what format writes or a record overflows.
+void write_population(io::BlockDevice& volume, const Layout& layout, const io::SourceTree& tree,
+                      const PopulatePlan& plan, const io::PopulateWriteOptions& options);
+
+/// The smallest volume (a multiple of `granularity` bytes, growing by an
+/// eighth per try) on which plan_layout(base with that volume_bytes) and
+/// plan_population hold the tree with at least `free_bytes` of free clusters
+/// left. A LayoutRefusal when none up to 256 TiB works (the tree's first
+/// problem, or the layout's reason).
+std::variant<std::uint64_t, LayoutRefusal> volume_bytes_for_tree(const io::SourceTree& tree,
+                                                                 const LayoutRequest& base,
+                                                                 std::uint64_t free_bytes,
+                                                                 std::uint64_t granularity = 1 << 20);
+
+}  // namespace fsimg::ntfs

@@ -1,0 +1,500 @@
+// write_population: MFT records, index blocks, file data, $MFT's bitmap,
+// $MFTMirr and $Bitmap of a planned tree (mkfs -t ntfs --from). See
+// include/fsimg/ntfs/populate.hpp.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "fsimg/core/bytes.hpp"
+#include "fsimg/core/error.hpp"
+#include "fsimg/io/stream_writer.hpp"
+#include "fsimg/ntfs/format.hpp"
+#include "fsimg/ntfs/populate.hpp"
+#include "fsimg/ntfs/volume.hpp"
+
+namespace fsimg::ntfs {
+
+namespace {
+
+constexpr std::uint64_t kRootRecord = 5;
+constexpr std::uint16_t kRootSequence = 5;  ///< format: record n has sequence n (formats.md §3.2)
+constexpr std::uint16_t kNewSequence = 1;   ///< a record used for the first time
+
+/// Calls fn(device offset, offset in `bytes`, length) for each piece of the
+/// stream range [offset, offset + bytes) that `extents` map.
+template <typename Fn>
+void for_each_piece(const std::vector<Extent>& extents, std::uint32_t cb, std::uint64_t offset,
+                    std::uint64_t bytes, Fn fn) {
+    std::uint64_t start = 0;  // stream offset of the current extent
+    for (const Extent& e : extents) {
+        const std::uint64_t len = e.clusters * cb;
+        const std::uint64_t lo = std::max(offset, start), hi = std::min(offset + bytes, start + len);
+        if (lo < hi) fn(e.lcn * cb + (lo - start), lo - offset, hi - lo);
+        start += len;
+    }
+    if (offset + bytes > start)
+        throw Error(ErrorCode::unsupported, "internal error: an NTFS stream is longer than its clusters");
+}
+
+void write_stream(io::BlockDevice& dev, const std::vector<Extent>& extents, std::uint32_t cb,
+                  std::uint64_t offset, std::span<const std::byte> data) {
+    for_each_piece(extents, cb, offset, data.size(),
+                   [&](std::uint64_t at, std::uint64_t from, std::uint64_t n) {
+                       dev.write_at(at, data.subspan(from, n));
+                   });
+}
+
+std::vector<std::byte> nonresident(AttrType type, std::u16string_view name,
+                                   const std::vector<Extent>& extents, std::uint32_t cb, std::uint64_t size) {
+    const std::uint64_t clusters = clusters_of(extents);
+    return build_nonresident_attribute(type, name, runs_of(extents), {clusters * cb, size, size},
+                                       clusters - 1);
+}
+
+/// An attribute as read, re-encoded (the builders give the same bytes
+/// format wrote, instance ids aside).
+std::vector<std::byte> rebuild(const Attribute& a) {
+    if (!a.non_resident) return build_resident_attribute(a.kind(), a.name, a.value, a.indexed);
+    std::vector<DataRun> runs;
+    for (const MappedRun& r : a.runs)
+        runs.push_back({r.length, r.lcn ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(*r.lcn))
+                                        : std::nullopt});
+    return build_nonresident_attribute(a.kind(), a.name, runs,
+                                       {a.allocated_size, a.data_size, a.initialized_size},
+                                       static_cast<std::uint64_t>(a.last_vcn));
+}
+
+/// $FILE_NAME value `v` with new allocated and data sizes.
+std::vector<std::byte> resized_file_name(std::span<const std::byte> v, std::uint64_t allocated,
+                                         std::uint64_t size) {
+    FileName fn = decode_file_name(v);
+    fn.allocated_size = allocated;
+    fn.data_size = size;
+    return encode_file_name(fn);
+}
+
+/// An $I30 entry with a sub-node: 8 more bytes holding the child's VCN, flag 0x01.
+std::vector<std::byte> with_child(std::vector<std::byte> entry, std::uint64_t vcn) {
+    entry.resize(entry.size() + 8);
+    core::store_le16(entry, 8, static_cast<std::uint16_t>(entry.size()));
+    core::store_le16(entry, 12, static_cast<std::uint16_t>(core::load_le16(entry, 12) | 0x01));
+    core::store_le64(entry, entry.size() - 8, vcn);
+    return entry;
+}
+
+/// Reads a small host file whole (resident $DATA).
+std::vector<std::byte> read_small_file(const std::string& path, std::uint64_t size) {
+    std::vector<std::byte> out(size);
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) throw Error(ErrorCode::io, fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+    std::size_t done = 0;
+    while (done < size) {
+        const ssize_t got = ::read(fd, out.data() + done, size - done);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) {
+            const int err = errno;
+            ::close(fd);
+            throw Error(ErrorCode::io, got < 0 ? fmt::format("cannot read {}: {}", path, std::strerror(err))
+                                               : fmt::format("{} shrank while it was copied: {} bytes were "
+                                                             "scanned, {} read",
+                                                             path, size, done));
+        }
+        done += static_cast<std::size_t>(got);
+    }
+    ::close(fd);
+    return out;
+}
+
+/// Copies a host file over several extents (a file no free run held whole).
+void copy_fragmented(const std::string& path, std::uint64_t size, const std::vector<Extent>& extents,
+                     std::uint32_t cb, io::StreamWriter& w) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) throw Error(ErrorCode::io, fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+    std::uint64_t pos = 0;
+    for (const Extent& e : extents) {
+        w.seek(e.lcn * cb);
+        std::uint64_t left = std::min(size - std::min(size, pos), e.clusters * cb);
+        const std::uint64_t pad = e.clusters * cb - left;
+        while (left > 0) {
+            auto room = w.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(left, 1u << 20)));
+            const ssize_t got = ::pread(fd, room.data(), room.size(), static_cast<off_t>(pos));
+            if (got < 0 && errno == EINTR) continue;
+            if (got <= 0) {
+                ::close(fd);
+                throw Error(ErrorCode::io, fmt::format("cannot read {} ({} bytes were scanned)", path, size));
+            }
+            w.commit(static_cast<std::size_t>(got));
+            left -= static_cast<std::uint64_t>(got);
+            pos += static_cast<std::uint64_t>(got);
+        }
+        w.append_zeros(pad);
+    }
+    ::close(fd);
+}
+
+class Writer {
+public:
+    Writer(io::BlockDevice& dev, const Layout& L, const io::SourceTree& tree, const PopulatePlan& plan,
+           const io::PopulateWriteOptions& opt)
+        : dev_(dev),
+          L_(L),
+          tree_(tree),
+          plan_(plan),
+          opt_(opt),
+          cb_(L.cluster_bytes),
+          rs_(L.mft_record_bytes) {
+        by_record_.assign(plan.mft_records, UINT32_MAX);
+        for (std::uint32_t i = 1; i < plan.nodes.size(); ++i) by_record_[plan.nodes[i].record] = i;
+    }
+
+    void run() {
+        read_format_output();
+        if (!opt_.device_is_zeroed) zero_new_extents();
+        io::StreamWriter w(dev_, opt_.device_is_zeroed);
+        write_records(w);
+        write_data(w);
+        w.flush();
+        write_mft_bitmap();
+        write_bitmap();
+    }
+
+private:
+    /// Records 0..26 and the root's system index entries, as format wrote them.
+    void read_format_output() {
+        const Volume vol(dev_);
+        const std::uint64_t formatted = std::min<std::uint64_t>(L_.mft_records, kInitialMftRecords);
+        format_records_.resize(formatted * rs_);
+        dev_.read_at(L_.mft.lcn * cb_, format_records_);
+        const MftRecord root = vol.read_record(kRootRecord);
+        const Attribute* ia = root.find(AttrType::index_allocation, u"$I30");
+        if (ia == nullptr || L_.root_index.empty())
+            throw Error(ErrorCode::unsupported, "internal error: the root has no index block to populate");
+        const IndexBlock block = vol.read_index_block(*ia, 0, L_.index_block_bytes, true);
+        for (const IndexEntry& e : block.entries) {
+            if (e.last()) break;
+            if (!e.file_name) continue;
+            system_entries_.push_back(e);
+        }
+        if (system_entries_.size() != kRootSystemNames.size())
+            throw Error(ErrorCode::unsupported,
+                        "internal error: the formatted root does not list the system files");
+        for (std::size_t k = 0; k < kRootSystemNames.size(); ++k) {
+            if (system_entries_[k].file_name->name != kRootSystemNames[k])
+                throw Error(ErrorCode::unsupported,
+                            "internal error: the formatted root lists the system files in another order");
+        }
+    }
+
+    std::vector<Extent> new_extents() const {
+        std::vector<Extent> v;
+        auto add = [&](const std::vector<Extent>& list) { v.insert(v.end(), list.begin(), list.end()); };
+        for (const Extent& e : plan_.mft)
+            if (!(e == L_.mft)) v.push_back(e);
+        for (const Extent& e : plan_.mft_bitmap)
+            if (!(e == L_.mft_bitmap)) v.push_back(e);
+        for (std::uint32_t i = 0; i < plan_.nodes.size(); ++i) {
+            if (i == 0) {
+                for (const Extent& e : plan_.nodes[0].extents)
+                    if (std::find(L_.root_index.begin(), L_.root_index.end(), e) == L_.root_index.end())
+                        v.push_back(e);
+            } else {
+                add(plan_.nodes[i].extents);
+            }
+        }
+        return v;
+    }
+
+    void zero_new_extents() {
+        for (const Extent& e : new_extents()) dev_.zero_range(e.lcn * cb_, e.clusters * cb_);
+    }
+
+    // ---- names and times
+
+    std::uint64_t filetime(std::int64_t t, std::uint32_t ns) const {
+        if (opt_.clamp && t >= *opt_.clamp) {
+            t = *opt_.clamp;
+            ns = 0;
+        }
+        return filetime_from_unix(t, ns);
+    }
+    struct Times {
+        std::uint64_t created, modified;
+    };
+    Times times_of(const io::TreeNode& n) const {
+        if (!n.has_times) {
+            const std::uint64_t t = filetime(opt_.creation_time, 0);
+            return {t, t};
+        }
+        return {filetime(n.btime, n.btime_ns), filetime(n.mtime, n.mtime_ns)};
+    }
+    std::uint32_t attributes_of(std::uint32_t i) const {
+        const io::TreeNode& n = tree_.nodes[i];
+        std::uint32_t a = n.is_dir ? 0 : file_attr::archive;
+        if (!n.is_dir && n.read_only) a |= file_attr::read_only;
+        if (opt_.dot_hidden && !n.name.empty() && n.name[0] == '.') a |= file_attr::hidden;
+        return a;
+    }
+    FileReference ref_of(std::uint32_t i) const {
+        return i == 0 ? FileReference{kRootRecord, kRootSequence}
+                      : FileReference{plan_.nodes[i].record, kNewSequence};
+    }
+    std::vector<std::byte> file_name_value(std::uint32_t i) const {
+        const io::TreeNode& n = tree_.nodes[i];
+        const NodePlan& p = plan_.nodes[i];
+        const Times t = times_of(n);
+        FileName fn;
+        fn.parent = ref_of(n.parent);
+        fn.creation_time = t.created;
+        fn.modification_time = fn.mft_change_time = fn.access_time = t.modified;
+        if (!n.is_dir) {
+            fn.data_size = n.size;
+            fn.allocated_size = p.resident ? (n.size + 7) / 8 * 8 : clusters_of(p.extents) * cb_;
+        }
+        fn.file_attributes = attributes_of(i) | (n.is_dir ? file_attr::directory : 0);
+        fn.name_space = p.name_space;
+        fn.name = n.name16;
+        return encode_file_name(fn);
+    }
+    std::vector<std::byte> standard_information(std::uint32_t i) const {
+        const Times t = times_of(tree_.nodes[i]);
+        StandardInformation si;
+        si.creation_time = t.created;
+        si.modification_time = si.mft_change_time = si.access_time = t.modified;
+        si.file_attributes = attributes_of(i);
+        si.security_id = kSecurityIdRoot;
+        const auto v = encode_standard_information(si);
+        return build_resident_attribute(AttrType::standard_information, u"", v);
+    }
+
+    // ---- directories
+
+    /// The $I30 entry (without sub-node) of entry r of a directory.
+    std::vector<std::byte> index_entry(const DirEntryRef& r) const {
+        if (!r.system) return build_file_name_index_entry(ref_of(r.index), file_name_value(r.index));
+        const IndexEntry& e = system_entries_[r.index];
+        if (kRootSystemNames[r.index] == u"$MFT") {
+            return build_file_name_index_entry(
+                FileReference::unpack(e.reference),
+                resized_file_name(e.key, clusters_of(plan_.mft) * cb_, plan_.mft_records * rs_));
+        }
+        return build_file_name_index_entry(FileReference::unpack(e.reference), e.key);
+    }
+
+    /// The entries of one node (the root's or a block's), end entry included.
+    std::vector<std::byte> node_entries(const std::vector<std::vector<std::byte>>& entries,
+                                        const IndexNode& node) const {
+        const std::uint32_t per = index_block_vcns(L_);
+        std::vector<std::byte> out;
+        for (std::size_t k = 0; k < node.entries.size(); ++k) {
+            const auto& e = entries[node.entries[k]];
+            const auto bytes =
+                node.children.empty() ? e : with_child(e, std::uint64_t{node.children[k]} * per);
+            out.insert(out.end(), bytes.begin(), bytes.end());
+        }
+        const auto end = node.children.empty()
+                             ? build_end_index_entry()
+                             : build_end_index_entry(std::uint64_t{node.children.back()} * per);
+        out.insert(out.end(), end.begin(), end.end());
+        return out;
+    }
+
+    /// $INDEX_ROOT (and $INDEX_ALLOCATION, $BITMAP) of directory `d`; its
+    /// INDX blocks are written here.
+    std::vector<std::vector<std::byte>> index_attributes(std::uint32_t d) {
+        const NodePlan& p = plan_.nodes[d];
+        std::vector<std::vector<std::byte>> entries;
+        entries.reserve(p.entries.size());
+        for (const DirEntryRef& r : p.entries) entries.push_back(index_entry(r));
+        const bool large = !p.index.blocks.empty();
+        std::vector<std::vector<std::byte>> attrs;
+        attrs.push_back(
+            build_resident_attribute(AttrType::index_root, u"$I30",
+                                     build_index_root(0x30, collation::file_name, L_.index_block_bytes, cb_,
+                                                      node_entries(entries, p.index.root), large)));
+        if (!large) return attrs;
+        const std::uint32_t per = index_block_vcns(L_);
+        for (std::size_t b = 0; b < p.index.blocks.size(); ++b) {
+            const IndexNode& node = p.index.blocks[b];
+            std::vector<std::byte> block =
+                build_index_block(b * per, L_.index_block_bytes, node_entries(entries, node));
+            if (!node.children.empty())
+                block[0x18 + 0x0C] = std::byte{1};  // node header flags: has sub-nodes
+            write_stream(dev_, p.extents, cb_, b * std::uint64_t{L_.index_block_bytes}, block);
+        }
+        const std::uint64_t bytes = p.index.blocks.size() * std::uint64_t{L_.index_block_bytes};
+        attrs.push_back(nonresident(AttrType::index_allocation, u"$I30", p.extents, cb_, bytes));
+        std::vector<std::byte> bitmap((p.index.blocks.size() + 63) / 64 * 8);
+        for (std::size_t b = 0; b < p.index.blocks.size(); ++b) bitmap[b / 8] |= std::byte(1u << (b % 8));
+        attrs.push_back(build_resident_attribute(AttrType::bitmap, u"$I30", bitmap));
+        return attrs;
+    }
+
+    // ---- records
+
+    std::vector<std::byte> user_record(std::uint32_t i) {
+        const io::TreeNode& n = tree_.nodes[i];
+        const NodePlan& p = plan_.nodes[i];
+        MftRecordBuilder b(rs_, static_cast<std::uint32_t>(p.record), kNewSequence,
+                           record_flag::in_use | (n.is_dir ? record_flag::directory : 0));
+        b.set_link_count(1);
+        b.add(standard_information(i));
+        b.add(build_resident_attribute(AttrType::file_name, u"", file_name_value(i), true));
+        if (n.is_dir) {
+            for (auto& a : index_attributes(i)) b.add(std::move(a));
+        } else if (p.resident) {
+            b.add(build_resident_attribute(AttrType::data, u"", read_small_file(n.host_path, n.size)));
+        } else {
+            b.add(nonresident(AttrType::data, u"", p.extents, cb_, n.size));
+        }
+        return b.finish();
+    }
+
+    /// A record format wrote, rebuilt with some attributes replaced.
+    template <typename Replace>
+    std::vector<std::byte> rebuilt_system_record(std::uint64_t number, Replace replace) {
+        std::vector<std::byte> raw(format_records_.begin() + static_cast<std::ptrdiff_t>(number * rs_),
+                                   format_records_.begin() + static_cast<std::ptrdiff_t>((number + 1) * rs_));
+        const MftRecord rec = parse_mft_record(raw, number);
+        MftRecordBuilder b(rs_, static_cast<std::uint32_t>(number), rec.header.sequence, rec.header.flags);
+        b.set_link_count(rec.header.link_count);
+        for (const Attribute& a : rec.attributes) {
+            std::vector<std::vector<std::byte>> with = replace(a);
+            for (auto& x : with) b.add(std::move(x));
+        }
+        return b.finish();
+    }
+
+    std::vector<std::byte> mft_record() {
+        const std::uint64_t mft_size = plan_.mft_records * rs_;
+        return rebuilt_system_record(0, [&](const Attribute& a) -> std::vector<std::vector<std::byte>> {
+            if (a.kind() == AttrType::file_name)
+                return {build_resident_attribute(
+                    a.kind(), a.name, resized_file_name(a.value, clusters_of(plan_.mft) * cb_, mft_size),
+                    true)};
+            if (a.kind() == AttrType::data && a.name.empty())
+                return {nonresident(AttrType::data, u"", plan_.mft, cb_, mft_size)};
+            if (a.kind() == AttrType::bitmap && a.name.empty())
+                return {nonresident(AttrType::bitmap, u"", plan_.mft_bitmap, cb_, plan_.mft_bitmap_bytes)};
+            return {rebuild(a)};
+        });
+    }
+
+    std::vector<std::byte> root_record() {
+        bool done = false;
+        return rebuilt_system_record(
+            kRootRecord, [&](const Attribute& a) -> std::vector<std::vector<std::byte>> {
+                const bool index = a.name == u"$I30" &&
+                                   (a.kind() == AttrType::index_root ||
+                                    a.kind() == AttrType::index_allocation || a.kind() == AttrType::bitmap);
+                if (!index) return {rebuild(a)};
+                if (done) return {};
+                done = true;
+                return index_attributes(0);
+            });
+    }
+
+    std::vector<std::byte> record(std::uint64_t r) {
+        if (r == 0) return mft_record();
+        if (r == kRootRecord) return root_record();
+        if (r < format_records_.size() / rs_)
+            return {format_records_.begin() + static_cast<std::ptrdiff_t>(r * rs_),
+                    format_records_.begin() + static_cast<std::ptrdiff_t>((r + 1) * rs_)};
+        if (by_record_[r] != UINT32_MAX) return user_record(by_record_[r]);
+        // Free and formatted, as format_volume writes free records.
+        return MftRecordBuilder(rs_, static_cast<std::uint32_t>(r), static_cast<std::uint16_t>(r), 0)
+            .finish();
+    }
+
+    void write_records(io::StreamWriter& w) {
+        std::vector<std::byte> mirror;
+        for (std::uint64_t r = 0; r < plan_.mft_records; ++r) {
+            const std::vector<std::byte> rec = record(r);
+            for_each_piece(plan_.mft, cb_, r * rs_, rs_,
+                           [&](std::uint64_t at, std::uint64_t from, std::uint64_t n) {
+                               w.seek(at);
+                               w.append(std::span<const std::byte>(rec).subspan(from, n));
+                           });
+            if (r < L_.mftmirr_records) mirror.insert(mirror.end(), rec.begin(), rec.end());
+        }
+        dev_.write_at(L_.mftmirr.lcn * cb_, mirror);
+    }
+
+    void write_data(io::StreamWriter& w) {
+        io::visit_depth_first(tree_, [&](std::uint32_t i) {
+            const io::TreeNode& n = tree_.nodes[i];
+            const NodePlan& p = plan_.nodes[i];
+            if (n.is_dir || p.resident) return;
+            const std::uint64_t allocated = clusters_of(p.extents) * cb_;
+            if (p.extents.size() == 1) {
+                w.seek(p.extents[0].lcn * cb_);
+                io::copy_host_file(n.host_path, n.size, allocated, w);
+            } else {
+                copy_fragmented(n.host_path, n.size, p.extents, cb_, w);
+            }
+        });
+    }
+
+    // ---- bitmaps
+
+    void write_mft_bitmap() {
+        std::vector<std::byte> bits(clusters_of(plan_.mft_bitmap) * cb_);
+        auto set = [&](std::uint64_t r) { bits[r / 8] |= std::byte(1u << (r % 8)); };
+        for (std::uint64_t r = 0; r < 16; ++r) set(r);  // system files and reserved (format)
+        for (std::uint64_t r = 24; r < kInitialMftRecords; ++r) set(r);
+        for (std::uint32_t i = 1; i < plan_.nodes.size(); ++i) set(plan_.nodes[i].record);
+        write_stream(dev_, plan_.mft_bitmap, cb_, 0, bits);
+    }
+
+    /// Sets the bits of every new extent in $Bitmap (read, OR, write back,
+    /// a window of merged extents at a time).
+    void write_bitmap() {
+        std::vector<Extent> v = new_extents();
+        std::sort(v.begin(), v.end(), [](const Extent& a, const Extent& b) { return a.lcn < b.lcn; });
+        std::vector<std::byte> window;
+        std::size_t i = 0;
+        while (i < v.size()) {
+            const std::uint64_t first_byte = v[i].lcn / 8;
+            std::uint64_t last_byte = (v[i].lcn + v[i].clusters - 1) / 8;
+            std::size_t j = i + 1;
+            while (j < v.size() && (v[j].lcn + v[j].clusters - 1) / 8 < first_byte + (1u << 20)) {
+                last_byte = std::max(last_byte, (v[j].lcn + v[j].clusters - 1) / 8);
+                ++j;
+            }
+            window.assign(last_byte - first_byte + 1, std::byte{0});
+            for_each_piece(L_.bitmap, cb_, first_byte, window.size(),
+                           [&](std::uint64_t at, std::uint64_t from, std::uint64_t n) {
+                               dev_.read_at(at, std::span(window).subspan(from, n));
+                           });
+            for (std::size_t k = i; k < j; ++k) {
+                for (std::uint64_t c = v[k].lcn; c < v[k].lcn + v[k].clusters; ++c)
+                    window[c / 8 - first_byte] |= std::byte(1u << (c % 8));
+            }
+            write_stream(dev_, L_.bitmap, cb_, first_byte, window);
+            i = j;
+        }
+    }
+
+    io::BlockDevice& dev_;
+    const Layout& L_;
+    const io::SourceTree& tree_;
+    const PopulatePlan& plan_;
+    const io::PopulateWriteOptions& opt_;
+    const std::uint32_t cb_;
+    const std::uint64_t rs_;
+    std::vector<std::uint32_t> by_record_;  ///< node of each user record
+    std::vector<std::byte> format_records_;
+    std::vector<IndexEntry> system_entries_;  ///< the root's, in kRootSystemNames order
+};
+
+}  // namespace
+
+void write_population(io::BlockDevice& volume, const Layout& layout, const io::SourceTree& tree,
+                      const PopulatePlan& plan, const io::PopulateWriteOptions& options) {
+    Writer(volume, layout, tree, plan, options).run();
+}
+
+}  // namespace fsimg::ntfs

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# mkfs -t ntfs --from: trees from ../shared/trees/make-tree (small and wide
+# scaled down, edges, the whole 20,000-file wide tree sized with -s auto) at
+# clusters of 512 B, 4 KiB and 64 KiB pass every independent reader and read
+# back exactly the manifest (check-image --manifest: ntfsfix, ntfsinfo,
+# ntfsls, ntfsresize, The Sleuth Kit, libfsntfs, 7-Zip, ntfs-3g/ntfscat,
+# icat); files of resident limit - 1, limit and limit + 1 bytes (the limit
+# worked out from the record layout, for 1 KiB and 4 KiB records) are
+# resident, resident and non-resident (fsimg dump --what mft); two runs give
+# the same bytes; refusals list every offender up front and leave nothing:
+# a tree larger than the volume (needed vs available), an invalid UTF-8
+# name, an unreadable file.
+here=$(dirname "$0"); . "$here/../lib.sh"
+need_oracles
+export SOURCE_DATE_EPOCH=1700000000
+MT=$SHARED/trees/make-tree
+T=$WORK/trees
+mkdir -p "$T"
+
+"$MT" small "$T/small" --scale 0.1 >/dev/null
+"$MT" edges "$T/edges" >/dev/null
+"$MT" wide "$T/wide" --scale 0.1 >/dev/null
+"$MT" wide "$T/widefull" >/dev/null  # 20,000 entries in one directory: a 3-level index
+
+# Resident limit (include/fsimg/ntfs/populate.hpp): record - first attribute
+# offset - 96 ($STANDARD_INFORMATION) - 24 - r8(66 + 2L) ($FILE_NAME) - 24
+# ($DATA header) - 8 (end marker). Names a.bin, b.bin, c.bin: L = 5, r8(76) = 80.
+limit_1k=$((1024 - 56 - 96 - 24 - 80 - 24 - 8))  # 736 (formats.md §5.1: 840 - r8(90 + 10))
+limit_4k=$((4096 - 72 - 96 - 24 - 80 - 24 - 8))  # 3792
+for r in 1k 4k; do
+  eval "lim=\$limit_$r"
+  mkdir -p "$T/res$r"
+  head -c $((lim - 1)) /dev/urandom > "$T/res$r/a.bin"
+  head -c "$lim" /dev/urandom > "$T/res$r/b.bin"
+  head -c $((lim + 1)) /dev/urandom > "$T/res$r/c.bin"
+done
+for p in small edges wide widefull res1k res4k; do "$SHARED/oracles/make-manifest" "$T/$p" > "$T/$p.manifest"; done
+
+n=0
+pop() {  # pop PROFILE CLUSTER [extra mkfs args]: populate, then check-image --manifest
+  local p=$1 c=$2; shift 2
+  n=$((n + 1))
+  local img=$WORK/$p-$c.img
+  if ! out=$("$FSIMG" mkfs -t ntfs -c "$c" --volume-id "$(printf 'E0F0%04X' $n)" --from "$T/$p" "$@" "$img" 2>&1); then
+    fail "mkfs -t ntfs --from $p -c $c $*: $out"; return
+  fi
+  check "$img" -j 2 --manifest "$T/$p.manifest"
+  echo "$p -c $c $*: $(echo "$out" | grep -o 'NTFS [0-9].*' | sed 's/serial [0-9A-F]*, //')"
+  [ "${KEEP:-}" = 1 ] || rm -f "$img"
+}
+for c in 512 4K 64K; do
+  pop small "$c" -s 128M
+  pop edges "$c" -s 256M
+  pop wide "$c" -s 32M
+done
+pop widefull 4K  # -s auto
+pop widefull 64K -s 64M
+pop small 4K -s 128M --partition-table gpt -L POPULATED
+
+# The resident limit: a.bin (limit - 1) and b.bin (limit) resident, c.bin
+# (limit + 1) not; records 64, 65, 66 (the first user records).
+resident() {  # resident RECORDS CLUSTER [extra]: expect "resident resident non-resident"
+  local r=$1 c=$2; shift 2
+  local img=$WORK/res$r.img
+  "$FSIMG" mkfs -q -t ntfs -s 16M -c "$c" --from "$T/res$r" "$@" "$img" || { fail "mkfs res$r"; return; }
+  check "$img" -j 2 --manifest "$T/res$r.manifest"
+  local got="" rec
+  for rec in 64 65 66; do
+    got="$got $("$FSIMG" dump --what mft "$rec" "$img" | sed -n 's/^Attribute 0x80 \$DATA .* bytes, \(resident\|non-resident\),.*/\1/p')"
+  done
+  [ "$got" = " resident resident non-resident" ] && pass || fail "res$r: \$DATA of records 64..66 is$got"
+  rm -f "$img"
+}
+resident 1k 4K
+resident 4k 4K --mft-record-size 4096
+
+# The same inputs give the same bytes (no --volume-id: the serial comes from SOURCE_DATE_EPOCH).
+for run in 1 2; do
+  "$FSIMG" mkfs -q -t ntfs -s 256M -c 4K --from "$T/small" --from "$T/edges:/more/edges" "$WORK/r$run.img" || fail "mkfs repro $run"
+done
+cmp -s "$WORK/r1.img" "$WORK/r2.img" && pass || fail "two runs differ: $(cmp "$WORK/r1.img" "$WORK/r2.img")"
+rm -f "$WORK/r1.img" "$WORK/r2.img"
+
+# Refusals: every offender listed, nothing left.
+out=$("$FSIMG" mkfs -q -t ntfs -s 8M -c 4K --from "$T/small" "$WORK/full.img" 2>&1); rc=$?
+[ "$rc" = 2 ] && [ ! -e "$WORK/full.img" ] && pass || fail "full: exit $rc or image left"
+grep -q "the tree needs .* clusters of 4 KiB) (.* for data, .* for index blocks, .* for MFT records); the volume has .* free" <<<"$out" \
+  && pass || fail "full: no needed/available: $out"
+mkdir -p "$T/bad/d"
+echo x > "$T/bad/d/$(printf 'bad\xff.txt')"
+echo y > "$T/bad/$(printf 'also\xfe.txt')"
+echo z > "$T/bad/fine.txt"
+out=$("$FSIMG" mkfs -q -t ntfs -s 8M --from "$T/bad" "$WORK/bad.img" 2>&1); rc=$?
+[ "$rc" = 2 ] && [ ! -e "$WORK/bad.img" ] && pass || fail "invalid UTF-8: exit $rc or image left"
+[ "$(grep -c 'the name is not valid UTF-8' <<<"$out")" = 2 ] && grep -q "(2 problems); nothing was written" <<<"$out" \
+  && pass || fail "invalid UTF-8: not both offenders: $out"
+if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then  # root reads everything: run as nobody
+  mkdir -p "$WORK/unr/src" && echo secret > "$WORK/unr/src/secret.txt" && echo ok > "$WORK/unr/src/ok.txt"
+  chmod 000 "$WORK/unr/src/secret.txt" && chmod 777 "$WORK/unr" && chmod 755 "$WORK/unr/src" "$WORK"
+  out=$(cd "$WORK/unr" && setpriv --reuid=65534 --regid=65534 --clear-groups "$FSIMG" mkfs -t ntfs -s 8M --from src u.img 2>&1); rc=$?
+  [ "$rc" = 2 ] && grep -q "/secret.txt: cannot read" <<<"$out" && [ ! -e "$WORK/unr/u.img" ] && pass || fail "unreadable: exit $rc: $out"
+fi
+echo "$n populated images"
+finish

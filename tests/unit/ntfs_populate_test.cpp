@@ -1,0 +1,159 @@
+// NTFS populate: resident limit, name rules, B-tree shapes, and a small tree
+// planned, written onto a MemoryImage and read back with ntfs::Volume.
+#include <unistd.h>
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "fsimg/io/block_device.hpp"
+#include "fsimg/ntfs/populate.hpp"
+#include "fsimg/ntfs/volume.hpp"
+#include "ntfs_fixture.hpp"
+#include "tree_builder.hpp"
+
+using namespace fsimg;
+using namespace fsimg::ntfs;
+using fsimg::ntfs::test::must;
+namespace fs = std::filesystem;
+
+TEST_CASE("ntfs populate: resident limit from the record layout", "[ntfs][populate]") {
+    // formats.md §5.1: 840 - r8(90 + 2L) for a Windows-style 1 KiB record.
+    CHECK(resident_limit(1024, 8) == 728);
+    CHECK(resident_limit(1024, 11) == 728);
+    CHECK(resident_limit(1024, 12) == 720);
+    CHECK(resident_limit(1024, 5) == 736);
+    CHECK(resident_limit(1024, 18) == 712);
+    CHECK(resident_limit(1024, 20) == 704);
+    CHECK(resident_limit(4096, 5) == 3792);
+    CHECK(resident_limit(1024, 255) == 816 - 576);
+}
+
+TEST_CASE("ntfs populate: name rules", "[ntfs][populate]") {
+    CHECK(is_win32_name(u"readme.txt"));
+    CHECK_FALSE(is_win32_name(u"a:b"));
+    CHECK_FALSE(is_win32_name(u"trailing."));
+    CHECK_FALSE(is_win32_name(u"trailing "));
+    CHECK_FALSE(is_win32_name(u"tab\tname"));
+    CHECK(is_dos_name(u"README.TXT"));
+    CHECK(is_dos_name(u"A"));
+    CHECK_FALSE(is_dos_name(u"readme.txt"));
+    CHECK_FALSE(is_dos_name(u"LONGNAME9.TXT"));
+    CHECK_FALSE(is_dos_name(u"A.TEXT"));
+    CHECK_FALSE(is_dos_name(u"A."));
+    CHECK_FALSE(is_dos_name(u"A B.TXT"));
+    CHECK_FALSE(utf8_name_problem("ordinary name.txt"));
+    CHECK(utf8_name_problem("bad\xff"));
+    CHECK_FALSE(utf8_name_problem(std::string(255, 'a')));
+    CHECK(utf8_name_problem(std::string(256, 'a')));
+}
+
+namespace {
+
+/// Walks a shape in key order: every entry index once, ascending; returns
+/// leaf depths.
+void walk(const IndexShape& s, const IndexNode& node, std::size_t depth, std::vector<std::uint32_t>& order,
+          std::vector<std::size_t>& leaf_depths) {
+    for (std::size_t k = 0; k <= node.entries.size(); ++k) {
+        if (!node.children.empty()) {
+            REQUIRE(node.children.size() == node.entries.size() + 1);
+            REQUIRE(node.children[k] < s.blocks.size());
+            walk(s, s.blocks[node.children[k]], depth + 1, order, leaf_depths);
+        }
+        if (k < node.entries.size()) order.push_back(node.entries[k]);
+    }
+    if (node.children.empty()) leaf_depths.push_back(depth);
+}
+
+std::uint64_t node_bytes(const IndexNode& n, const std::vector<std::uint32_t>& bytes) {
+    std::uint64_t sum = n.children.empty() ? 16 : 24;
+    for (const std::uint32_t e : n.entries) sum += bytes[e] + (n.children.empty() ? 0 : 8);
+    return sum;
+}
+
+}  // namespace
+
+TEST_CASE("ntfs populate: index B-tree shapes", "[ntfs][populate]") {
+    const std::uint32_t seed = GENERATE(take(6, random(1u, 1000000u)));
+    INFO("seed " << seed);
+    std::mt19937 rng(seed);
+    const std::size_t n = GENERATE(0u, 1u, 5u, 40u, 41u, 42u, 500u, 20000u);
+    std::uniform_int_distribution<std::uint32_t> units(1, 255);
+    std::vector<std::uint32_t> bytes(n);
+    for (auto& b : bytes) b = (82 + 2 * units(rng) + 7) / 8 * 8;
+    const std::uint32_t root = GENERATE(24u, 200u, 600u);
+    const IndexShape s = index_tree_shape(bytes, root, 4096);
+    std::vector<std::uint32_t> order;
+    std::vector<std::size_t> depths;
+    walk(s, s.root, 0, order, depths);
+    std::vector<std::uint32_t> want(n);
+    for (std::uint32_t i = 0; i < n; ++i) want[i] = i;
+    CHECK(order == want);
+    REQUIRE(!depths.empty());
+    CHECK(std::all_of(depths.begin(), depths.end(), [&](std::size_t d) { return d == depths.front(); }));
+    CHECK(node_bytes(s.root, bytes) <= root);
+    for (const IndexNode& b : s.blocks) {
+        CHECK(node_bytes(b, bytes) <= 4096 - 64);
+        CHECK((!b.entries.empty() || s.blocks.size() == 1));
+    }
+}
+
+TEST_CASE("ntfs populate: a small tree written and read back", "[ntfs][populate]") {
+    const fs::path dir = fs::temp_directory_path() / ("fsimg-ntfs-pop-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    auto file = [&](const std::string& name, std::size_t size) {
+        std::string s;
+        for (std::size_t i = 0; i < size; ++i) s += static_cast<char>('a' + i % 26);
+        std::ofstream(dir / name, std::ios::binary) << s;
+        return (dir / name).string();
+    };
+    fsimg::test::TreeBuilder b(&check_source_tree);
+    const auto d = b.add(0, "Dir", true);
+    const auto small = b.add(d, "small.txt", false, 736);  // 9 units: limit 728
+    const auto big = b.add(d, "big.bin", false, 100000);
+    const auto dos = b.add(0, "README.TXT", false, 5);
+    for (int i = 0; i < 60; ++i) b.add(d, "entry" + std::to_string(100 + i), false, 0);
+    io::SourceTree t = b.done();
+    t.nodes[small].host_path = file("small.txt", 736);
+    t.nodes[big].host_path = file("big.bin", 100000);
+    t.nodes[dos].host_path = file("README.TXT", 5);
+    for (auto& n : t.nodes)
+        if (!n.is_dir && n.host_path.empty()) n.host_path = file("empty", 0);
+
+    const Layout L = must(16u << 20, 4096);
+    io::MemoryImage img(L.volume_bytes());
+    format_volume(img, L, fsimg::ntfs::test::opts());
+    const auto planned = plan_population(t, L);
+    REQUIRE(std::holds_alternative<PopulatePlan>(planned));
+    const auto& plan = std::get<PopulatePlan>(planned);
+    CHECK(plan.nodes[d].record == kFirstUserRecord);  // depth first, in the order added
+    CHECK(plan.nodes[small].record == kFirstUserRecord + 1);
+    CHECK(plan.nodes[dos].name_space == Namespace::win32_and_dos);
+    CHECK(plan.nodes[big].name_space == Namespace::win32);
+    CHECK_FALSE(plan.nodes[small].resident);
+    CHECK(plan.nodes[big].extents.size() == 1);
+    CHECK(!plan.nodes[d].index.blocks.empty());
+    io::PopulateWriteOptions wo;
+    wo.creation_time = 1700000000;
+    write_population(img, L, t, plan, wo);
+
+    const Volume vol(img);
+    CHECK(vol.record_count() == plan.mft_records);
+    const MftRecord r = vol.read_record(plan.nodes[big].record);
+    const Attribute* data = r.find(AttrType::data);
+    REQUIRE(data != nullptr);
+    CHECK(data->non_resident);
+    const auto bytes = vol.read_stream(*data, 1u << 20);
+    REQUIRE(bytes.size() == 100000);
+    CHECK(bytes[99999] == std::byte{'a' + 99999 % 26});
+    const MftRecord dir_rec = vol.read_record(plan.nodes[d].record);
+    CHECK(dir_rec.is_directory());
+    CHECK(dir_rec.find(AttrType::index_allocation, u"$I30") != nullptr);
+    fs::remove_all(dir);
+}
