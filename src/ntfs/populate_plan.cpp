@@ -188,6 +188,24 @@ void check_source_tree(io::SourceTree& tree) {
     rules.reserved_name = &fat::is_windows_device_name;
     rules.case_note = "NTFS names are compared exactly";
     io::check_tree(tree, rules);
+    for (std::uint32_t d = 0; d < tree.nodes.size(); ++d) {  // names equal but for case
+        std::vector<std::uint32_t> kids;
+        for (const std::uint32_t c : tree.nodes[d].children)
+            if (!tree.nodes[c].name16.empty()) kids.push_back(c);
+        std::sort(kids.begin(), kids.end(), [&](std::uint32_t a, std::uint32_t b) {
+            return collates_before(tree.nodes[a].name16, tree.nodes[b].name16);
+        });
+        for (std::size_t k = 1; k < kids.size(); ++k) {
+            const io::TreeNode& a = tree.nodes[kids[k - 1]];
+            const io::TreeNode& b = tree.nodes[kids[k]];
+            if (collate_file_names(a.name16, b.name16) != 0) continue;
+            tree.warnings.push_back(
+                fmt::format("{}: \"{}\" differs only in letter case from \"{}\"; both are stored as POSIX "
+                            "names and Windows "
+                            "programs can open only one of them",
+                            tree.image_path(kids[k]), b.name, a.name));
+        }
+    }
     for (std::uint32_t i = 1; i < tree.nodes.size(); ++i) {
         const io::TreeNode& n = tree.nodes[i];
         if (!n.name16.empty() && !is_win32_name(n.name16)) {

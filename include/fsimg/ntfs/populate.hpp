@@ -80,8 +80,9 @@ bool is_dos_name(std::u16string_view name) noexcept;
 
 /// Applies the NTFS rules to a tree (io::check_tree): utf8_name_problem, no
 /// case-insensitive duplicate refusal (POSIX names keep them apart), no
-/// file-size limit (the volume is the limit). Windows device names and names
-/// Win32 cannot hold are warned (Windows programs cannot open them).
+/// file-size limit (the volume is the limit). Windows device names, names
+/// Win32 cannot hold and names equal to a sibling but for case are warned
+/// (Windows programs cannot open them, or only one of them).
 void check_source_tree(io::SourceTree& tree);
 
 /// Reads the source trees (io::scan_host_trees), applies
