@@ -74,8 +74,10 @@ std::string render_table(const Report& r) {
     };
     line(head);
     for (const auto& c : cells) line(c);
+    out += r.volume_bytes ? "\n* smallest total + overhead, R recommended."
+                          : "\n* smallest total, R recommended.";
     out +=
-        "\n* smallest total, R recommended. data = cluster-rounded file data; slack = data - apparent size;\n"
+        " data = cluster-rounded file data; slack = data - apparent size;\n"
         "metadata = directory clusters (FAT/exFAT) or MFT records and index blocks (NTFS) the tree adds.\n";
 
     if (r.recommended) out += fmt::format("\nRecommendation: {}\n", r.reason);

@@ -182,9 +182,12 @@ Report build_report(const Tally& t, const ReportOptions& o) {
     }
     if (r.rows.empty()) return r;
 
-    // Best: the fewest unstorable files, fitting when sized, then the smallest total.
-    auto key = [](const Row& row) {
-        return std::tuple(row.fits.value_or(true) ? 0 : 1, row.unstorable_files, row.total_bytes);
+    // Best: the fewest unstorable files, fitting when sized, then the smallest
+    // cost: the total, plus the empty volume's fixed overhead when the volume
+    // size is known (a FAT of 512-byte clusters can cost more than their slack saves).
+    auto cost = [](const Row& row) { return row.total_bytes + row.overhead_bytes.value_or(0); };
+    auto key = [&](const Row& row) {
+        return std::tuple(row.fits.value_or(true) ? 0 : 1, row.unstorable_files, cost(row));
     };
     std::size_t best = 0;
     for (std::size_t i = 1; i < r.rows.size(); ++i) {
@@ -193,35 +196,40 @@ Report build_report(const Tally& t, const ReportOptions& o) {
     r.best = best;
     Row& b = r.rows[best];
     b.best = true;
-    const double limit = double(b.total_bytes) * (1.0 + o.tolerance);
+    const double limit = double(cost(b)) * (1.0 + o.tolerance);
     std::size_t rec = best;
     for (std::size_t i = 0; i < r.rows.size(); ++i) {
         const Row& row = r.rows[i];
         if (row.fits.value_or(true) != b.fits.value_or(true) || row.unstorable_files != b.unstorable_files)
             continue;
-        if (double(row.total_bytes) > limit) continue;
+        if (double(cost(row)) > limit) continue;
         const Row& cur = r.rows[rec];
         if (row.cluster_bytes > cur.cluster_bytes ||
-            (row.cluster_bytes == cur.cluster_bytes && row.total_bytes < cur.total_bytes)) {
+            (row.cluster_bytes == cur.cluster_bytes && cost(row) < cost(cur))) {
             rec = i;
         }
     }
-    for (Row& row : r.rows) row.over_best_bytes = row.total_bytes - std::min(row.total_bytes, b.total_bytes);
+    for (Row& row : r.rows) row.over_best_bytes = cost(row) - std::min(cost(row), cost(b));
     r.recommended = rec;
     r.rows[rec].recommended = true;
     const Row& rr = r.rows[rec];
     const std::string pct = fmt::format("{:g}%", o.tolerance * 100);
+    // With a volume size the cost includes the fixed overhead: say so.
+    const auto cost_text = [&](const Row& row) {
+        return o.volume_bytes ? fmt::format("{} with the volume's overhead", core::format_size(cost(row)))
+                              : core::format_size(cost(row));
+    };
     if (rec == best) {
         r.reason = fmt::format(
             "{} with {} clusters has the smallest total ({}), and no larger cluster size comes "
             "within {} of it.",
-            to_string(b.fs), core::format_size(b.cluster_bytes), core::format_size(b.total_bytes), pct);
+            to_string(b.fs), core::format_size(b.cluster_bytes), cost_text(b), pct);
     } else {
         r.reason = fmt::format(
             "{} with {} clusters costs {}, within {} of the smallest ({} with {} clusters, {}), and larger "
             "clusters mean fewer allocations and a smaller FAT or bitmap.",
-            to_string(rr.fs), core::format_size(rr.cluster_bytes), core::format_size(rr.total_bytes), pct,
-            to_string(b.fs), core::format_size(b.cluster_bytes), core::format_size(b.total_bytes));
+            to_string(rr.fs), core::format_size(rr.cluster_bytes), cost_text(rr), pct, to_string(b.fs),
+            core::format_size(b.cluster_bytes), core::format_size(cost(b)));
     }
     if (b.unstorable_files != 0) {
         r.reason += fmt::format(" Every choice leaves {} files out.", core::format_count(b.unstorable_files));

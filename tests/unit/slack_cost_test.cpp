@@ -74,6 +74,21 @@ TEST_CASE("slack: formats.md §5.5 worked examples") {
     CHECK(row(r, Fs::fat32, 4096).slack_bytes == 120 * 4096 - 54500);
 }
 
+TEST_CASE("slack: with a volume size the best row counts the fixed overhead") {
+    const Tally t = worked_example();
+    ReportOptions o;
+    o.cluster_sizes = {4096};
+    const Report bare = build_report(t, o);
+    CHECK(bare.rows[*bare.best].fs == Fs::ntfs);  // 67 clusters against FAT32's 123
+    o.volume_bytes = 512ull << 20;                // but NTFS's empty volume uses 2 MiB more than FAT32's
+    const Report sized = build_report(t, o);
+    CHECK(sized.rows[*sized.best].fs == Fs::fat32);
+    CHECK(row(sized, Fs::ntfs, 4096).over_best_bytes ==
+          row(sized, Fs::ntfs, 4096).total_bytes + *row(sized, Fs::ntfs, 4096).overhead_bytes -
+              row(sized, Fs::fat32, 4096).total_bytes - *row(sized, Fs::fat32, 4096).overhead_bytes);
+    CHECK(sized.reason.find("with the volume's overhead") != std::string::npos);
+}
+
 TEST_CASE("slack: the seed case, a 45-byte file on exFAT with 1 MiB clusters") {
     AnalyzerOptions opt;
     Tally t;

@@ -36,7 +36,7 @@ struct Row {
     double slack_percent = 0;       ///< of the stored files' apparent bytes
     std::uint64_t metadata_bytes = 0;
     std::uint64_t total_bytes = 0;      ///< data + metadata: what the tree adds to an empty volume
-    std::uint64_t over_best_bytes = 0;  ///< total - the best row's total
+    std::uint64_t over_best_bytes = 0;  ///< cost - the best row's cost (cost: total, + overhead when sized)
     std::uint64_t unstorable_files = 0;
     // With --volume-size:
     std::optional<std::uint64_t> overhead_bytes;  ///< the empty volume's fixed overhead
@@ -87,10 +87,11 @@ std::vector<std::uint32_t> allowed_cluster_sizes(Fs fs, std::optional<std::uint6
 /// Error(usage) naming the filesystem and the sizes it allows.
 void validate_cluster_sizes(const ReportOptions& options);
 
-/// Builds the report. The best row has the smallest total among those that
-/// store every file (and fit the volume, when sized); the recommended row is
-/// the one with the largest cluster size whose total is within tolerance of
-/// the best's and that stores as many files. Throws Error(usage) as
+/// Builds the report. The best row has the smallest cost among those that
+/// store every file (and fit the volume, when sized): its total, plus the
+/// empty volume's fixed overhead when the volume size is given; the
+/// recommended row is the one with the largest cluster size whose cost is
+/// within tolerance of the best's and that stores as many files. Throws Error(usage) as
 /// validate_cluster_sizes does.
 Report build_report(const Tally& tally, const ReportOptions& options);
 
