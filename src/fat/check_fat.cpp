@@ -62,6 +62,7 @@ bool check_fats(Context& c) {
     c.linked = Bitmap(entries);
     c.owned = Bitmap(entries);
     c.walking = Bitmap(entries);
+    c.allocated = Bitmap(entries);
     const bool mirrored = !(l.type == FatType::fat32 && (c.boot.boot.ext_flags & 0x80));
     std::vector<unsigned> others;
     for (unsigned k = 1; k < l.num_fats && mirrored; ++k) {
@@ -82,26 +83,28 @@ bool check_fats(Context& c) {
             fat0 = chunk[0];
             fat1 = chunk[1];
         }
-        for (std::uint32_t i = 0; i < n; ++i) {
-            const std::uint32_t cl = base + i;
-            if (cl < 2) continue;
+        for (std::uint32_t i = base < 2 ? 2 - base : 0; i < n; ++i) {
+            if (chunk[i] == 0) {  // free: most entries of most volumes, decided without classify()
+                ++c.summary.free_clusters;
+                continue;
+            }
             switch (v.classify(chunk[i])) {
-                case EntryKind::free:
-                    ++c.summary.free_clusters;
-                    break;
                 case EntryKind::bad:
                     ++c.summary.bad_clusters;
                     break;
                 case EntryKind::next:
                     c.linked.set(chunk[i]);
+                    c.allocated.set(base + i);
                     break;
-                default:
+                default:  // end of chain, or a value that is no cluster (reported with the chain)
+                    c.allocated.set(base + i);
                     break;
             }
         }
         for (unsigned k : others) {
             other.resize(n);
             v.read_fat_entries(k, base, other);
+            if (std::equal(chunk.begin(), chunk.end(), other.begin())) continue;
             for (std::uint32_t i = 0; i < n; ++i) {
                 if (chunk[i] == other[i]) continue;
                 if (differing[k]++ < kFirstLocations) first_diffs[k].push_back(base + i);

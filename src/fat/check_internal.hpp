@@ -44,9 +44,10 @@ struct Context {
     bool root_ok = true;        ///< FAT32 BPB_RootClus is a cluster
     bool walk_complete = true;  ///< no directory was unreadable or beyond the depth limit
 
-    Bitmap owned;    ///< claimed by a file or directory in the tree pass
-    Bitmap walking;  ///< on the chain being claimed now
-    Bitmap linked;   ///< some FAT entry links to it
+    Bitmap owned;      ///< claimed by a file or directory in the tree pass
+    Bitmap walking;    ///< on the chain being claimed now
+    Bitmap linked;     ///< some FAT entry links to it
+    Bitmap allocated;  ///< its FAT entry is neither free nor bad (pass 2), for the lost-cluster pass
 
     std::vector<CrossLink> cross_links;
     std::uint64_t cross_link_count = 0;

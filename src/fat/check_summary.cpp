@@ -1,6 +1,7 @@
 // Passes 4 and 5: clusters allocated but owned by nothing (lost chains), and
 // the FSInfo hints against the real free count.
 #include <algorithm>
+#include <bit>
 #include <vector>
 
 #include "check_internal.hpp"
@@ -10,27 +11,24 @@ namespace fsimg::fat::detail {
 
 void check_summary(Context& c) {
     Volume& v = *c.vol;
-    const std::uint32_t entries = v.entry_count();
     std::uint64_t lost = 0, heads = 0, used = 0;
     std::vector<std::uint32_t> first_heads, first_lost;
-    std::vector<std::uint32_t> chunk;
     // A tree walk that could not run (bad root) owns nothing, and one that
     // stopped early (unreadable directory, depth limit) misses what lies below:
     // do not call those clusters lost then (the finding that stopped it says so).
     const bool walked = c.root_ok && c.walk_complete;
-    for (std::uint32_t base = 0; base < entries; base += kFatChunkEntries) {
-        const std::uint32_t n = std::min<std::uint32_t>(kFatChunkEntries, entries - base);
-        chunk.resize(n);
-        v.read_fat_entries(0, base, chunk);
-        for (std::uint32_t i = 0; i < n; ++i) {
-            const std::uint32_t cl = base + i;
-            if (cl < 2) continue;
-            if (c.owned.test(cl)) {
-                ++used;
-                continue;
-            }
-            const EntryKind k = v.classify(chunk[i]);
-            if (k == EntryKind::free || k == EntryKind::bad || !walked) continue;
+    // From pass 2's map of allocated entries (not free, not bad), 64 clusters
+    // at a time: the FAT is not read again.
+    const std::uint64_t reserved = 0b11;  // entries 0 and 1 are no clusters
+    for (std::size_t w = 0; w < c.owned.word_count(); ++w) {
+        const std::uint64_t owned = c.owned.word(w) & (w == 0 ? ~reserved : ~std::uint64_t{0});
+        used += static_cast<std::uint64_t>(std::popcount(owned));
+        if (!walked) continue;
+        std::uint64_t lost_bits = c.allocated.word(w) & ~owned & (w == 0 ? ~reserved : ~std::uint64_t{0});
+        while (lost_bits != 0) {
+            const auto cl =
+                static_cast<std::uint32_t>(w * 64 + static_cast<unsigned>(std::countr_zero(lost_bits)));
+            lost_bits &= lost_bits - 1;
             ++lost;
             if (first_lost.size() < kFirstLocations) first_lost.push_back(cl);
             if (!c.linked.test(cl)) {

@@ -18,6 +18,9 @@ public:
     void set(std::uint64_t i) noexcept { words_[i / 64] |= std::uint64_t(1) << (i % 64); }
     void reset(std::uint64_t i) noexcept { words_[i / 64] &= ~(std::uint64_t(1) << (i % 64)); }
     void clear() noexcept { std::fill(words_.begin(), words_.end(), 0); }
+    /// Bits 64*i .. 64*i+63 (bit k of the word is index 64*i+k); bits past size() are 0.
+    std::uint64_t word(std::size_t i) const noexcept { return words_[i]; }
+    std::size_t word_count() const noexcept { return words_.size(); }
 
 private:
     std::uint64_t bits_;

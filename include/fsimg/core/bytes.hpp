@@ -28,6 +28,15 @@ constexpr void store_le(std::byte* p, T v) noexcept {
 }  // namespace detail
 
 /// Loads an unsigned little-endian value of 1, 2, 4 or 8 bytes at byte offset Off.
+/// Little-endian loads from a raw pointer, for hot loops whose caller has
+/// checked the bounds once for the whole buffer.
+constexpr std::uint16_t load_le16_at(const std::byte* p) noexcept {
+    return detail::load_le<std::uint16_t, 2>(p);
+}
+constexpr std::uint32_t load_le32_at(const std::byte* p) noexcept {
+    return detail::load_le<std::uint32_t, 4>(p);
+}
+
 template <std::size_t Off, std::size_t N>
 constexpr std::uint8_t le8(std::span<const std::byte, N> s) noexcept {
     static_assert(Off + 1 <= N, "field outside the record");

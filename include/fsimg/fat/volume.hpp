@@ -181,6 +181,7 @@ private:
     std::uint32_t entry_count_ = 0;
     struct Cache;
     std::unique_ptr<Cache> cache_;
+    mutable std::vector<std::byte> fat_bytes_;  ///< read_fat_entries' buffer, kept between calls
 };
 
 }  // namespace fsimg::fat
