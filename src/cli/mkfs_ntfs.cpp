@@ -18,6 +18,7 @@
 #include "fsimg/ntfs/structs.hpp"
 #include "mkfs_common.hpp"
 #include "mkfs_populate.hpp"
+#include "output.hpp"
 
 namespace fsimg::cli {
 
@@ -114,21 +115,21 @@ int run_mkfs_ntfs(const NtfsMkfsRequest& a) {
     }
     const std::uint32_t serial32 = static_cast<std::uint32_t>(fo.volume_serial_number);
 
-    write_destination({a.image, a.is_device, image_bytes, a.gzip, a.refusal},
-                      [&](io::BlockDevice& disk, bool zeroed) {
-                          fo.device_is_zeroed = zeroed;
-                          write_partition_table(disk, ptable, bps, place, kMbrTypeNtfs, serial32, a.label);
-                          io::SubRange volume(disk, place.first_lba * bps, req.volume_bytes);
-                          ntfs::format_volume(volume, layout, fo);
-                          if (populate) {
-                              io::PopulateWriteOptions wo;
-                              wo.creation_time = created.unix_seconds;
-                              wo.clamp = core::source_date_epoch();
-                              wo.dot_hidden = a.populate->dot_hidden;
-                              wo.device_is_zeroed = fo.device_is_zeroed;
-                              ntfs::write_population(volume, layout, *tree, *populate, wo);
-                          }
-                      });
+    write_destination(
+        {a.image, a.is_device, image_bytes, a.gzip, a.refusal}, [&](io::BlockDevice& disk, bool zeroed) {
+            fo.device_is_zeroed = zeroed;
+            write_partition_table(disk, ptable, bps, place, kMbrTypeNtfs, serial32, a.label);
+            io::SubRange volume(disk, place.first_lba * bps, req.volume_bytes);
+            ntfs::format_volume(volume, layout, fo);
+            if (populate) {
+                const auto progress = make_progress();
+                if (progress) progress->begin("copying files", tree->data_bytes, core::ProgressUnit::bytes);
+                ntfs::write_population(volume, layout, *tree, *populate,
+                                       populate_write_options(*a.populate, created.unix_seconds,
+                                                              fo.device_is_zeroed, progress.get()));
+                if (progress) progress->end();
+            }
+        });
 
     if (!a.quiet) {
         fmt::print(

@@ -11,6 +11,7 @@
 
 #include "fsimg/core/bytes.hpp"
 #include "fsimg/core/error.hpp"
+#include "fsimg/core/progress.hpp"
 #include "fsimg/io/stream_writer.hpp"
 #include "fsimg/ntfs/format.hpp"
 #include "fsimg/ntfs/populate.hpp"
@@ -111,7 +112,7 @@ std::vector<std::byte> read_small_file(const std::string& path, std::uint64_t si
 
 /// Copies a host file over several extents (a file no free run held whole).
 void copy_fragmented(const std::string& path, std::uint64_t size, const std::vector<Extent>& extents,
-                     std::uint32_t cb, io::StreamWriter& w) {
+                     std::uint32_t cb, io::StreamWriter& w, core::Progress* progress) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) throw Error(ErrorCode::io, fmt::format("cannot read {}: {}", path, std::strerror(errno)));
     std::uint64_t pos = 0;
@@ -128,6 +129,7 @@ void copy_fragmented(const std::string& path, std::uint64_t size, const std::vec
                 throw Error(ErrorCode::io, fmt::format("cannot read {} ({} bytes were scanned)", path, size));
             }
             w.commit(static_cast<std::size_t>(got));
+            core::advance(progress, static_cast<std::uint64_t>(got));
             left -= static_cast<std::uint64_t>(got);
             pos += static_cast<std::uint64_t>(got);
         }
@@ -347,6 +349,7 @@ private:
             for (auto& a : index_attributes(i)) b.add(std::move(a));
         } else if (p.resident) {
             b.add(build_resident_attribute(AttrType::data, u"", read_small_file(n.host_path, n.size)));
+            core::advance(opt_.progress, n.size);
         } else {
             b.add(nonresident(AttrType::data, u"", p.extents, cb_, n.size));
         }
@@ -431,9 +434,9 @@ private:
             const std::uint64_t allocated = clusters_of(p.extents) * cb_;
             if (p.extents.size() == 1) {
                 w.seek(p.extents[0].lcn * cb_);
-                io::copy_host_file(n.host_path, n.size, allocated, w);
+                io::copy_host_file(n.host_path, n.size, allocated, w, opt_.progress);
             } else {
-                copy_fragmented(n.host_path, n.size, p.extents, cb_, w);
+                copy_fragmented(n.host_path, n.size, p.extents, cb_, w, opt_.progress);
             }
         });
     }
