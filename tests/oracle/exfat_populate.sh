@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # mkfs -t exfat --from: trees from ../shared/trees/make-tree (small, edges,
 # names minus what exFAT refuses, wide; scaled down) at clusters of 512 B,
-# 4 KiB, 32 KiB and 1 MiB, 512- and 4096-byte sectors, MBR and GPT cases (a
+# 4 KiB, 32 KiB and 1 MiB (edges also at 4 and 32 MiB), 512- and 4096-byte sectors, MBR and GPT cases (a
 # label; the whole 20,000-file wide tree sized with -s auto), pass every independent checker and read back exactly the manifest
 # (check-image --manifest: fsck.exfat, dump.exfat, sleuthkit, exfat-fuse);
 # dump.exfat counts exactly the clusters mkfs says it used (the allocation
@@ -75,6 +75,9 @@ pop() {  # pop PROFILE CLUSTER [extra mkfs args]: populate, check, compare clust
 for c in 512 4K 32K 1M; do
   for p in small edges names wide; do pop "$p" "$c"; done
 done
+# The largest clusters (the edges tree: 66 files, so the sparse image stays small).
+for c in 4M 32M; do pop edges "$c"; done
+pop edges 32M --sector-size 4096
 # 4096-byte sectors.
 for c in 4K 32K 1M; do
   for p in small names; do pop "$p" "$c" --sector-size 4096; done
@@ -106,7 +109,7 @@ ln -s a.txt "$T/links/d/soft.txt"
 for f in a.txt hard.txt soft.txt; do echo "linked content" > "$T/links-expected/d/$f"; done
 "$SHARED/oracles/make-manifest" "$T/links-expected" > "$T/links-follow.manifest"
 grep -v soft.txt "$T/links-follow.manifest" > "$T/links-skip.manifest"
-out=$("$FSIMG" mkfs -q -t exfat -s 8M --from "$T/links" "$WORK/links.img" 2>&1) || fail "links (skip): $out"
+out=$("$FSIMG" mkfs -t exfat -s 8M --from "$T/links" "$WORK/links.img" 2>&1) || fail "links (skip): $out"  # no -q: it silences warnings
 grep -q "warning: skipped symbolic link .*/d/soft.txt" <<<"$out" && pass || fail "links: no warning for the symlink: $out"
 check "$WORK/links.img" -j 2 --manifest "$T/links-skip.manifest"
 "$FSIMG" mkfs -q -t exfat -s 8M --symlinks follow --from "$T/links" "$WORK/links.img" --force || fail "links (follow)"
