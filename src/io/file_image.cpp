@@ -223,10 +223,29 @@ void FileImage::read_at(std::uint64_t offset, std::span<std::byte> out) const {
                         path_.string(), out.size(), offset, out.size() - available, size_),
             offset);
     }
+    constexpr std::size_t kHoleProbeBytes = 256 * 1024;  // smaller reads: one pread beats two lseeks
     std::size_t done = 0;
     while (done < out.size()) {
-        const ssize_t n =
-            ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+        std::size_t want = out.size() - done;
+        if (seek_holes_ && want >= kHoleProbeBytes) {
+            const auto at = static_cast<off_t>(offset + done);
+            const off_t data = ::lseek(fd_, at, SEEK_DATA);
+            if (data < 0 && errno == ENXIO) {  // only holes from here to the end of the file
+                std::memset(out.data() + done, 0, want);
+                return;
+            }
+            if (data < 0) {
+                seek_holes_ = false;  // not supported here: plain reads from now on
+            } else if (data > at) {   // a hole first: zeros, then continue at the data
+                const std::size_t zeros = static_cast<std::size_t>(std::min<std::uint64_t>(want, data - at));
+                std::memset(out.data() + done, 0, zeros);
+                done += zeros;
+                continue;
+            } else if (const off_t hole = ::lseek(fd_, at, SEEK_HOLE); hole > at) {
+                want = static_cast<std::size_t>(std::min<std::uint64_t>(want, hole - at));  // the data run
+            }
+        }
+        const ssize_t n = ::pread(fd_, out.data() + done, want, static_cast<off_t>(offset + done));
         if (n < 0) {
             if (errno == EINTR) continue;
             throw Error(ErrorCode::io,

@@ -25,7 +25,7 @@ want = {
     "Cluster Heap Offset (sector offset)": bs["ClusterHeapOffset"],
     "Cluster Count": bs["ClusterCount"],
     "Root Cluster (cluster offset)": bs["FirstClusterOfRootDirectory"],
-    "Volume Serial": "0x%08x" % bs["VolumeSerialNumber"],
+    "Volume Serial": "0x%x" % bs["VolumeSerialNumber"],  # dump.exfat prints no leading zeros
     "Sector Size Bits": bs["BytesPerSectorShift"],
     "Sector per Cluster bits": bs["SectorsPerClusterShift"],
     "Bitmap start cluster": root["allocation_bitmap"]["first_cluster"],

@@ -218,6 +218,46 @@ TEST_CASE("FileImage reads, writes and reports truncation", "[io][image]") {
     CHECK(fs::file_size(p) == 10000);  // never grows
 }
 
+TEST_CASE("FileImage reads holes as zeros, around and between data, at any offset", "[io][image]") {
+    TempDir dir;
+    const fs::path p = dir.path() / "sparse.img";
+    // 8 MiB, mostly holes: data at 1 MiB (100 KiB), at 3 MiB - 10 bytes (20 KiB, across the
+    // boundary) and the last 5 bytes; everything else never written.
+    constexpr std::size_t kSize = 8u << 20;
+    std::vector<std::byte> expect(kSize, std::byte{0});
+    {
+        write_file(p, "");
+        fs::resize_file(p, kSize);  // sparse: no block allocated
+        auto img = io::FileImage::open(p, true);
+        const auto put = [&](std::size_t at, std::size_t n, int seed) {
+            const auto d = pattern(n, seed);
+            img->write_at(at, d);
+            std::copy(d.begin(), d.end(), expect.begin() + static_cast<std::ptrdiff_t>(at));
+        };
+        put(1u << 20, 100u << 10, 1);
+        put((3u << 20) - 10, 20u << 10, 2);
+        put(kSize - 5, 5, 3);
+        img->sync();
+    }
+    auto img = io::FileImage::open(p, false);
+    // Whole, and windows that start and end in holes, in data, and at the edges.
+    const std::pair<std::size_t, std::size_t> windows[] = {{0, kSize},
+                                                           {0, 1u << 20},
+                                                           {(1u << 20) - 300000, 700000},
+                                                           {(1u << 20) + 5000, 400000},
+                                                           {(3u << 20) - 300000, 300005},
+                                                           {(3u << 20) + 100, (5u << 20) - 100},
+                                                           {kSize - 300000, 300000},
+                                                           {12345, 262144},
+                                                           {(1u << 20) + 1, 262143}};
+    for (const auto& [at, n] : windows) {
+        INFO(at << " + " << n);
+        std::vector<std::byte> got(n, std::byte{0x5A});
+        img->read_at(at, got);
+        CHECK(std::equal(got.begin(), got.end(), expect.begin() + static_cast<std::ptrdiff_t>(at)));
+    }
+}
+
 TEST_CASE("AtomicImage leaves the destination alone until commit", "[io][atomic]") {
     TempDir dir;
     const fs::path dest = dir.path() / "out.img";

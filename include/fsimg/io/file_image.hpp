@@ -33,6 +33,10 @@ public:
     FileImage& operator=(const FileImage&) = delete;
 
     std::uint64_t size() const override { return size_; }
+    /// Reads of 256 KiB or more skip the file's holes (lseek SEEK_DATA /
+    /// SEEK_HOLE): they are zeros, and reading them would make the kernel
+    /// fill page-cache pages with zeros (an empty 2 TiB FAT32's FATs are
+    /// 512 MiB of holes). Errors as BlockDevice::read_at.
     void read_at(std::uint64_t offset, std::span<std::byte> out) const override;
     void write_at(std::uint64_t offset, std::span<const std::byte> in) override;
     /// Punches a hole (FALLOC_FL_PUNCH_HOLE) where the host filesystem supports
@@ -52,6 +56,8 @@ private:
     /// Start writeback of large writes at once (sync_file_range), so that the
     /// fsync before an AtomicImage's rename waits for less.
     bool early_writeback_ = false;
+    /// lseek SEEK_DATA works here (cleared on the first EINVAL/ENOSYS-like failure).
+    mutable bool seek_holes_ = true;
 };
 
 /// True when the file starts with the gzip magic bytes 1F 8B.
