@@ -111,12 +111,19 @@ private:
     }
     void take(const Extent& t) {
         for (std::size_t i = 0; i < free_.size(); ++i) {
-            Extent& f = free_[i];
+            const Extent f = free_[i];  // a copy: inserting below moves the vector
             if (t.lcn < f.lcn || t.lcn + t.clusters > f.lcn + f.clusters) continue;
+            const std::uint64_t head = t.lcn - f.lcn;
             const Extent tail{t.lcn + t.clusters, f.lcn + f.clusters - (t.lcn + t.clusters)};
-            f.clusters = t.lcn - f.lcn;
-            if (tail.clusters) free_.insert(free_.begin() + static_cast<std::ptrdiff_t>(i) + 1, tail);
-            if (f.clusters == 0) free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(i));
+            const auto at = free_.begin() + static_cast<std::ptrdiff_t>(i);
+            if (head == 0 && tail.clusters == 0) {
+                free_.erase(at);
+            } else if (head == 0) {
+                *at = tail;
+            } else {
+                at->clusters = head;
+                if (tail.clusters) free_.insert(at + 1, tail);
+            }
             return;
         }
     }
