@@ -34,7 +34,7 @@ cards() {
 # wex/data: formats.md §5.5's tree (100 files of 45 bytes, 10 of 5,000, one empty).
 wex() {
   mkdir -p wex/data
-  for i in $(seq -w 1 100); do head -c 45 /dev/zero > "wex/data/file_with_name_00$i.txt"; done
+  for i in $(seq -w 1 100); do head -c 45 /dev/zero > "wex/data/file_with_name_0$i.txt"; done
   for i in $(seq -w 1 10); do head -c 5000 /dev/zero > "wex/data/big_00$i.bin"; done
   : > wex/data/empty.txt
 }
