@@ -1,5 +1,7 @@
 #include "fsimg/core/utf.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "fsimg/core/error.hpp"
@@ -69,6 +71,12 @@ void append_utf8(std::string& out, char32_t cp) {
 /// UTF-16 -> UTF-8; on an unpaired surrogate throws (lossy=false) or writes U+FFFD.
 std::string to_utf8(std::u16string_view in, bool lossy) {
     std::string out;
+    // Most names are ASCII: one byte per unit, no per-character append.
+    if (std::all_of(in.begin(), in.end(), [](char16_t u) { return u < 0x80; })) {
+        out.resize(in.size());
+        std::transform(in.begin(), in.end(), out.begin(), [](char16_t u) { return static_cast<char>(u); });
+        return out;
+    }
     out.reserve(in.size());
     for (std::size_t i = 0; i < in.size(); ++i) {
         const char16_t u = in[i];

@@ -94,7 +94,9 @@ std::optional<FileRecord> decode_set(std::span<const std::byte> bytes, std::uint
     for (; k < index + count && type_at(bytes, k) == kEntryFileName; ++k) {
         const EntrySpan e = entry_at(bytes, k);
         for (std::size_t u = 0; u < kNameUnitsPerEntry && r.name16.size() < r.name_length; ++u) {
-            r.name16.push_back(static_cast<char16_t>(core::load_le16(e, name_off::FileName + 2 * u)));
+            static_assert(name_off::FileName + 2 * kNameUnitsPerEntry <= kDirEntrySize);
+            r.name16.push_back(
+                static_cast<char16_t>(core::load_le16_at(e.data() + name_off::FileName + 2 * u)));
         }
     }
     if (r.name_length == 0 || r.name16.size() < r.name_length) {
