@@ -209,9 +209,8 @@ int run_extract(const ExtractArgs& a) {
         throw Error(ErrorCode::io,
                     fmt::format("cannot open the output directory {}: {}", a.outdir, errno_text()));
     }
-    const auto progress = make_progress();
+    const auto progress = begin_progress("extracting", 0, core::ProgressUnit::bytes);
     Extractor x{a, v, {}, 0, 0, 0, {}, progress.get()};
-    if (progress) progress->begin("extracting", 0, core::ProgressUnit::bytes);
     if (r->is_root) {
         x.extract_dir(out.get(), "/", *r, 0);
     } else {

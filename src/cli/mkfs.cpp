@@ -248,8 +248,8 @@ int run_mkfs(const MkfsArgs& a) {
             io::SubRange volume(disk, place.first_lba * a.sector_size, req.volume_bytes);
             fat::format_volume(volume, layout, fo);
             if (populate) {
-                const auto progress = make_progress();
-                if (progress) progress->begin("copying files", tree->data_bytes, core::ProgressUnit::bytes);
+                const auto progress =
+                    begin_progress("copying files", tree->data_bytes, core::ProgressUnit::bytes);
                 fat::write_population(
                     volume, layout, *tree, *populate,
                     populate_write_options(a.populate, now, fo.device_is_zeroed, progress.get()));

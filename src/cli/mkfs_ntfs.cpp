@@ -122,8 +122,8 @@ int run_mkfs_ntfs(const NtfsMkfsRequest& a) {
             io::SubRange volume(disk, place.first_lba * bps, req.volume_bytes);
             ntfs::format_volume(volume, layout, fo);
             if (populate) {
-                const auto progress = make_progress();
-                if (progress) progress->begin("copying files", tree->data_bytes, core::ProgressUnit::bytes);
+                const auto progress =
+                    begin_progress("copying files", tree->data_bytes, core::ProgressUnit::bytes);
                 ntfs::write_population(volume, layout, *tree, *populate,
                                        populate_write_options(*a.populate, created.unix_seconds,
                                                               fo.device_is_zeroed, progress.get()));

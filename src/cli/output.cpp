@@ -65,4 +65,11 @@ std::unique_ptr<core::Progress> make_progress() {
         std::chrono::seconds(1));
 }
 
+std::unique_ptr<core::Progress> begin_progress(std::string phase, std::uint64_t total,
+                                               core::ProgressUnit unit) {
+    auto p = make_progress();
+    if (p) p->begin(std::move(phase), total, unit);
+    return p;
+}
+
 }  // namespace fsimg::cli

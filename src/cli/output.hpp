@@ -29,4 +29,8 @@ void add_output_flags(CLI::App* cmd, bool with_progress);
 /// into a file or pipe) one line per second and one per phase end.
 std::unique_ptr<core::Progress> make_progress();
 
+/// make_progress() with its first phase begun (core::Progress::begin), or null.
+std::unique_ptr<core::Progress> begin_progress(std::string phase, std::uint64_t total,
+                                               core::ProgressUnit unit);
+
 }  // namespace fsimg::cli

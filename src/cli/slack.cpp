@@ -158,10 +158,9 @@ int run(const SlackArgs& a) {
     so.analyzer.fs_mask = 0;
     for (const auto fs : ro.filesystems) so.analyzer.fs_mask |= slack::fs_bit(fs);
     // The walk reports files seen so far (a listing: lines read); the progress line counts them.
-    const auto progress = make_progress();
+    const auto progress = begin_progress("reading the tree (files)", 0, core::ProgressUnit::items);
     std::uint64_t reported = 0;
     if (progress) {
-        progress->begin("reading the tree (files)", 0, core::ProgressUnit::items);
         so.progress = [p = progress.get(), &reported](std::uint64_t seen) {
             if (seen > reported) p->advance(seen - reported);
             reported = std::max(reported, seen);
