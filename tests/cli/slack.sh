@@ -3,6 +3,7 @@
 # exFAT) on make-tree profiles at several cluster sizes, outputs, and bad
 # input (exit 2, no partial --chart/--output file).
 . "$(dirname "$0")/../lib.sh"
+[ -x "$SHARED/trees/make-tree" ] || { echo "../shared/trees/make-tree missing: skipped"; exit 77; }
 
 MT="$SHARED/trees/make-tree"
 
