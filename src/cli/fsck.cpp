@@ -1,4 +1,4 @@
-// fsimg fsck: check a FAT or exFAT image (read-only) and report findings; exit status as fsck(8).
+// fsimg fsck: check a FAT, exFAT or NTFS image (read-only) and report findings; exit status as fsck(8).
 #include <fmt/format.h>
 
 #include <functional>
@@ -14,6 +14,7 @@
 #include "fsimg/exfat/check.hpp"
 #include "fsimg/fat/check.hpp"
 #include "fsimg/io/open.hpp"
+#include "fsimg/ntfs/check.hpp"
 #include "output.hpp"
 
 namespace fsimg::cli {
@@ -69,7 +70,8 @@ int run_fsck(const FsckArgs& a) {
     check::Findings findings;
     fat::CheckSummary s;
     exfat::CheckSummary xs;
-    bool is_exfat = false;
+    ntfs::CheckSummary ns;
+    bool is_exfat = false, is_ntfs = false;
     io::OpenedVolume v;
     try {
         v = io::open_volume(a.image);
@@ -88,7 +90,12 @@ int run_fsck(const FsckArgs& a) {
             };
         }
         is_exfat = is_exfat_volume(v.device());
-        if (is_exfat) {
+        is_ntfs = !is_exfat && ntfs::looks_like_ntfs(v.device());
+        if (is_ntfs) {
+            ntfs::CheckOptions opt;
+            opt.on_walk = on_walk;
+            ns = ntfs::check_volume(v.device(), findings, opt);
+        } else if (is_exfat) {
             exfat::CheckOptions opt;
             opt.on_walk = on_walk;
             xs = exfat::check_volume(v.device(), findings, opt);
@@ -115,6 +122,17 @@ int run_fsck(const FsckArgs& a) {
         s.lost_clusters = xs.lost_clusters;
         s.complete = xs.complete;
     }
+    if (is_ntfs) {
+        // NTFS counts clusters in 64 bits; the summary's "lost" and "free" come from $Bitmap.
+        s.cluster_count = static_cast<std::uint32_t>(std::min<std::uint64_t>(ns.cluster_count, UINT32_MAX));
+        s.cluster_bytes = ns.cluster_bytes;
+        s.files = ns.files;
+        s.directories = ns.directories;
+        s.used_clusters = ns.used_clusters;
+        s.free_clusters = ns.free_clusters;
+        s.lost_clusters = ns.lost_clusters;
+        s.complete = ns.complete;
+    }
     const int rc = check::fsck_exit_for(findings);
     const auto errors = findings.count(check::Severity::error) + findings.count(check::Severity::fatal);
     const auto warnings = findings.count(check::Severity::warning);
@@ -122,10 +140,11 @@ int run_fsck(const FsckArgs& a) {
         nlohmann::json j;
         j["schema_version"] = 1;
         j["image"] = a.image;
-        j["filesystem"] = is_exfat ? "exfat" : "fat";
-        j["fat_type"] = is_exfat ? nlohmann::json("exfat")
-                        : s.type ? nlohmann::json(std::string(fat::to_string(*s.type)))
-                                 : nlohmann::json();
+        j["filesystem"] = is_ntfs ? "ntfs" : is_exfat ? "exfat" : "fat";
+        j["fat_type"] = is_ntfs    ? nlohmann::json()
+                        : is_exfat ? nlohmann::json("exfat")
+                        : s.type   ? nlohmann::json(std::string(fat::to_string(*s.type)))
+                                   : nlohmann::json();
         j["status"] = rc == 0 ? "clean" : "errors";
         j["exit_code"] = rc;
         j["findings"] = nlohmann::json::array();
@@ -134,7 +153,7 @@ int run_fsck(const FsckArgs& a) {
                         {"warnings", warnings},
                         {"notes", findings.count(check::Severity::info)},
                         {"complete", s.complete},
-                        {"cluster_count", s.cluster_count},
+                        {"cluster_count", is_ntfs ? ns.cluster_count : s.cluster_count},
                         {"cluster_bytes", s.cluster_bytes},
                         {"files", s.files},
                         {"directories", s.directories},
@@ -147,9 +166,13 @@ int run_fsck(const FsckArgs& a) {
     }
     // -q: the findings only (the exit status tells clean from damaged).
     const bool quiet = output_options().quiet;
-    if (!quiet && (s.type || (is_exfat && s.cluster_bytes))) {
-        fmt::print("{}: {}, {} clusters of {}\n", a.image, is_exfat ? "exFAT" : fat::to_string(*s.type),
-                   core::format_count(s.cluster_count), core::format_size(s.cluster_bytes));
+    if (!quiet && (s.type || ((is_exfat || is_ntfs) && s.cluster_bytes))) {
+        fmt::print("{}: {}, {} clusters of {}\n", a.image,
+                   is_ntfs    ? "NTFS"
+                   : is_exfat ? "exFAT"
+                              : fat::to_string(*s.type),
+                   core::format_count(is_ntfs ? ns.cluster_count : s.cluster_count),
+                   core::format_size(s.cluster_bytes));
     }
     for (const auto& f : findings.all()) {
         fmt::print("{} {}: {}: {}\n", check::to_string(f.severity), f.code, location_text(f.where),
@@ -179,8 +202,8 @@ int run_fsck(const FsckArgs& a) {
 
 Action add_fsck(CLI::App& app) {
     auto args = std::make_shared<FsckArgs>();
-    CLI::App* cmd =
-        app.add_subcommand("fsck", "Check a FAT12/16/32 or exFAT image (read-only) and report what is wrong");
+    CLI::App* cmd = app.add_subcommand(
+        "fsck", "Check a FAT12/16/32, exFAT or NTFS image (read-only) and report what is wrong");
     cmd->footer(
         "Exit status (fsck(8)): 0 clean, 4 errors left uncorrected, 8 operational error, 16 usage error.\n"
         "Finding codes: docs/fsck-codes.md. Examples:\n"

@@ -1,0 +1,395 @@
+// Pass 2: every MFT record in use (by the $MFT bitmap or by its own
+// header): signature, update sequence array and fixups, header fields,
+// attribute headers (parse_mft_record), attribute instances, non-resident
+// attributes (VCN coverage, sizes, runs inside the volume, sparse runs), the
+// clusters each record owns (cross-links name both owners), and the $MFT
+// bitmap against the records in use (formats.md §3.4-§3.6).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "check_internal.hpp"
+#include "fsimg/core/bytes.hpp"
+#include "fsimg/core/error.hpp"
+#include "fsimg/core/units.hpp"
+
+namespace fsimg::ntfs::detail {
+
+namespace {
+
+constexpr std::size_t kChunkBytes = 65536;
+
+struct Tally {
+    std::uint64_t n = 0;
+    std::vector<std::uint64_t> first;
+    void add(std::uint64_t v) {
+        if (n++ < kFirstLocations) first.push_back(v);
+    }
+};
+
+/// Record 0's unnamed $BITMAP, or the one its $ATTRIBUTE_LIST places in an extension record.
+std::optional<Attribute> find_mft_bitmap(const Context& c, const MftRecord& r0) {
+    if (const Attribute* b = r0.find(AttrType::bitmap)) return *b;
+    const Attribute* list = r0.find(AttrType::attribute_list);
+    if (!list) return std::nullopt;
+    try {
+        for (const auto& e : decode_attribute_list(c.vol->read_stream(*list, kMaxListBytes))) {
+            if (e.type != static_cast<std::uint32_t>(AttrType::bitmap) || !e.name.empty() ||
+                e.record.record == 0)
+                continue;
+            if (auto ext = load_record(c, e.record.record))
+                if (const Attribute* b = ext->find(AttrType::bitmap)) return *b;
+        }
+    } catch (const Error& e) {
+        if (e.code() == ErrorCode::io) throw;
+    }
+    return std::nullopt;
+}
+
+void load_mft_bitmap(Context& c) {
+    const auto r0 = load_record(c, 0);
+    if (!r0) return;
+    const auto bm = find_mft_bitmap(c, *r0);
+    if (!bm) {
+        c.out.add("ntfs.mft.bitmap-missing", at_record(c, 0),
+                  "$MFT has no $BITMAP attribute: which records are in use is unknown");
+        return;
+    }
+    const std::uint64_t need = core::div_ceil(c.records, std::uint64_t{8});
+    if (bm->size() < need) {
+        c.out.add(
+            "ntfs.mft.bitmap-size", at_record(c, 0, "$BITMAP"),
+            fmt::format("$MFT's $BITMAP holds {} bytes, {} records need {}", bm->size(), c.records, need));
+        return;
+    }
+    c.mft_bitmap = check::ClusterBitmap(c.records);
+    std::vector<std::byte> buf;
+    try {
+        for (std::uint64_t at = 0; at < need; at += kChunkBytes) {
+            buf.resize(static_cast<std::size_t>(std::min<std::uint64_t>(kChunkBytes, need - at)));
+            c.vol->read_stream(*bm, at, buf);
+            for (std::size_t i = 0; i < buf.size(); ++i) {
+                const auto byte = std::to_integer<unsigned>(buf[i]);
+                for (unsigned k = 0; k < 8 && byte; ++k) {
+                    const std::uint64_t bit = (at + i) * 8 + k;
+                    if (bit < c.records && ((byte >> k) & 1)) c.mft_bitmap.set(bit);
+                }
+            }
+        }
+    } catch (const Error& e) {
+        if (e.code() == ErrorCode::io) throw;
+        c.out.add("ntfs.mft.bitmap-size", at_record(c, 0, "$BITMAP"),
+                  fmt::format("$MFT's $BITMAP cannot be read: {}", e.what()));
+        return;
+    }
+    c.have_mft_bitmap = true;
+}
+
+/// Header rules parse_mft_record does not judge, or judges with one message
+/// for several codes. Returns false when the record cannot be parsed.
+bool check_header(Context& c, std::uint64_t n, std::span<std::byte> raw, const MftRecordHeader& h) {
+    const std::uint64_t rs = raw.size();
+    auto say = [&](std::string_view code, std::string msg) {
+        report(c, code, at_record(c, n), std::move(msg));
+    };
+    bool ok = true;
+    const std::uint64_t strides = rs / kFixupStride;
+    if (h.usa_offset < 0x28 || h.usa_offset % 2 || h.usa_count != strides + 1 ||
+        std::uint64_t(h.usa_offset) + 2 * std::uint64_t(h.usa_count) >
+            std::min<std::uint64_t>(rs, kFixupStride) - 2) {
+        say("ntfs.record.usa",
+            fmt::format(
+                "update sequence array at offset {} with {} entries; a {}-byte record needs {} entries "
+                "inside its first sector",
+                h.usa_offset, h.usa_count, rs, strides + 1));
+        return false;
+    }
+    std::vector<std::byte> copy(raw.begin(), raw.end());
+    const auto bad = verify_and_remove_fixups(copy);
+    if (bad) {
+        const std::size_t tail = (*bad + 1) * kFixupStride - 2;
+        say("ntfs.record.fixup",
+            fmt::format(
+                "fixup mismatch: sector {} of the record ends with 0x{:04X}, the update sequence number "
+                "is 0x{:04X} (a torn multi-sector write)",
+                *bad, core::load_le16(raw, tail), core::load_le16(raw, h.usa_offset)));
+        return false;
+    }
+    if (h.bytes_allocated != rs) {
+        say("ntfs.record.bytes-allocated",
+            fmt::format("bytes allocated is {}, the boot sector's record size is {}", h.bytes_allocated, rs));
+    }
+    const std::uint64_t usa_end = std::uint64_t(h.usa_offset) + 2 * std::uint64_t(h.usa_count);
+    if (h.first_attribute < usa_end || h.first_attribute % 8 || h.first_attribute + 8u > rs) {
+        say("ntfs.record.first-attribute",
+            fmt::format("first attribute offset {} is not 8-aligned inside {}..{}", h.first_attribute,
+                        usa_end, rs - 8));
+        ok = false;
+    }
+    if (h.bytes_in_use > rs || h.bytes_in_use % 8 || h.bytes_in_use < std::uint32_t(h.first_attribute) + 8u) {
+        say("ntfs.record.bytes-in-use",
+            fmt::format(
+                "bytes in use {} is not 8-aligned inside {}..{} (first attribute {} plus the end marker)",
+                h.bytes_in_use, h.first_attribute + 8u, rs, h.first_attribute));
+        ok = false;
+    }
+    if (h.flags & ~std::uint16_t{0x000F})
+        say("ntfs.record.flags", fmt::format("flags 0x{:04X} has bits outside 0x000F", h.flags));
+    if (h.sequence == 0 && n >= kFirstUserRecord)
+        say("ntfs.record.sequence", "sequence number 0 on a record in use (sequence numbers start at 1)");
+    if (h.usa_offset >= 0x30 && h.record_number != n)
+        say("ntfs.record.number", fmt::format("the header says record number {}", h.record_number));
+    const auto base = FileReference::unpack(h.base_record);
+    if (h.base_record != 0 &&
+        (n < kFirstUserRecord && n != 0 ? true : (base.record >= c.records || base.record == n || n == 0)))
+        say("ntfs.record.base",
+            fmt::format("base record reference {} (sequence {}): {}", base.record, base.sequence,
+                        n < kFirstUserRecord ? "a system file's record is its own base"
+                                             : "not another record of $MFT"));
+    return ok;
+}
+
+void claim_runs(Context& c, std::uint64_t n, const Attribute& a, std::uint64_t owner) {
+    for (const MappedRun& r : a.runs) {
+        if (!r.lcn) continue;
+        const auto lcn = static_cast<std::uint64_t>(*r.lcn);
+        if (lcn >= c.g.cluster_count || r.length > c.g.cluster_count - lcn) {
+            report(c, "ntfs.run.outside", at_record(c, n, a.display_name()),
+                   fmt::format("the run at VCN {} (LCN {}, {} clusters) passes the volume's last cluster {}",
+                               static_cast<std::uint64_t>(r.vcn), lcn, r.length, c.g.cluster_count - 1));
+            continue;
+        }
+        c.summary.used_clusters += r.length;
+        if (!c.owned.any(lcn, r.length)) {
+            c.owned.set(lcn, r.length);
+            continue;
+        }
+        bool crossed = false;
+        for (std::uint64_t i = 0; i < r.length; ++i) {
+            if (!c.owned.test(lcn + i)) {
+                c.owned.set(lcn + i);
+                continue;
+            }
+            if (crossed) continue;
+            crossed = true;
+            ++c.cross_link_count;
+            if (c.cross_links.size() < kMaxCrossLinks)
+                c.cross_links.push_back({lcn + i, owner, a.display_name()});
+        }
+        c.summary.used_clusters -= 0;
+    }
+}
+
+void check_attributes(Context& c, std::uint64_t n, const MftRecord& r) {
+    const bool has_list = r.find(AttrType::attribute_list) != nullptr;
+    const bool extension = r.header.base_record != 0;
+    std::vector<std::uint16_t> instances;
+    for (const Attribute& a : r.attributes) {
+        const std::string an = a.display_name();
+        if (a.instance >= r.header.next_instance ||
+            std::find(instances.begin(), instances.end(), a.instance) != instances.end())
+            report(
+                c, "ntfs.attr.instance", at_record(c, n, an),
+                fmt::format("attribute instance {} is used twice or not below the header's next instance {}",
+                            a.instance, r.header.next_instance));
+        instances.push_back(a.instance);
+        if (a.kind() == AttrType::data && a.name.empty() && (!a.non_resident || a.first_vcn == Vcn{0})) {
+            const std::uint64_t owner = extension ? FileReference::unpack(r.header.base_record).record : n;
+            if (owner < c.rec.size()) {
+                RecordState& os = c.rec[owner];
+                os.flags |= rs::has_data;
+                os.data_size = a.size();
+                os.alloc_size = !a.non_resident     ? (a.value.size() + 7) / 8 * 8
+                                : a.compressed_size ? *a.compressed_size
+                                                    : a.allocated_size;
+            }
+        }
+        if (!a.non_resident) continue;
+        const auto first = static_cast<std::uint64_t>(a.first_vcn),
+                   last = static_cast<std::uint64_t>(a.last_vcn);
+        std::uint64_t mapped = 0;
+        for (const MappedRun& m : a.runs) mapped += m.length;
+        const bool empty = first == 0 && last == ~std::uint64_t(0) && a.runs.empty();
+        if (!empty && (last == ~std::uint64_t(0) || first > last || mapped != last - first + 1))
+            report(c, "ntfs.attr.vcn", at_record(c, n, an),
+                   fmt::format("the attribute covers VCNs {}..{} ({} clusters), its runlist maps {}", first,
+                               static_cast<std::int64_t>(last), empty ? 0 : last - first + 1, mapped));
+        if (first == 0) {
+            const std::uint64_t C = c.g.cluster_bytes;
+            std::string why;
+            if (a.data_size > a.allocated_size)
+                why = fmt::format("data size {} is above allocated size {}", a.data_size, a.allocated_size);
+            else if (a.initialized_size > a.data_size)
+                why =
+                    fmt::format("initialized size {} is above data size {}", a.initialized_size, a.data_size);
+            else if (a.allocated_size % C)
+                why = fmt::format("allocated size {} is not a multiple of the cluster size {}",
+                                  a.allocated_size, C);
+            else if (!has_list && !extension && !empty && last < ~std::uint64_t(0) / C &&
+                     a.allocated_size != (last + 1) * C)
+                why = fmt::format("allocated size {} is not the {} clusters of VCNs 0..{} ({} bytes)",
+                                  a.allocated_size, last + 1, last, (last + 1) * C);
+            if (!why.empty()) report(c, "ntfs.attr.sizes", at_record(c, n, an), why);
+        }
+        const bool sparse_ok = (a.flags & 0x8001) || (n == 8 && a.name == u"$Bad");
+        if (!sparse_ok) {
+            for (const MappedRun& m : a.runs) {
+                if (m.lcn) continue;
+                report(
+                    c, "ntfs.run.sparse", at_record(c, n, an),
+                    fmt::format("a sparse run at VCN {} ({} clusters) in an attribute flagged neither sparse "
+                                "nor compressed (flags 0x{:04X})",
+                                static_cast<std::uint64_t>(m.vcn), m.length, a.flags));
+                break;
+            }
+        }
+        claim_runs(c, n, a, extension ? FileReference::unpack(r.header.base_record).record : n);
+    }
+}
+
+/// Names the first owner of each cross-linked cluster: a second walk over the records.
+void resolve_cross_links(Context& c) {
+    std::vector<std::string> first(c.cross_links.size());
+    std::vector<bool> found(c.cross_links.size());
+    for (std::uint64_t n = 0; n < c.records; ++n) {
+        if (!c.used(n)) continue;
+        const auto r = load_record(c, n);
+        if (!r) continue;
+        for (const Attribute& a : r->attributes)
+            for (const MappedRun& m : a.runs) {
+                if (!m.lcn) continue;
+                const auto lcn = static_cast<std::uint64_t>(*m.lcn);
+                for (std::size_t i = 0; i < c.cross_links.size(); ++i) {
+                    const auto& x = c.cross_links[i];
+                    if (found[i] || x.cluster < lcn || x.cluster - lcn >= m.length) continue;
+                    const std::uint64_t owner =
+                        r->header.base_record ? FileReference::unpack(r->header.base_record).record : n;
+                    found[i] = true;
+                    first[i] = fmt::format("{} {}", record_name(owner), a.display_name());
+                }
+            }
+        if (std::all_of(found.begin(), found.end(), [](bool b) { return b; })) break;
+    }
+    for (std::size_t i = 0; i < c.cross_links.size(); ++i) {
+        const auto& x = c.cross_links[i];
+        check::Location l = at_record(c, x.second, x.second_attr);
+        l.byte_offset = x.cluster * c.g.cluster_bytes;
+        l.sector = *l.byte_offset / c.g.bytes_per_sector;
+        c.out.add("ntfs.run.cross-link", l,
+                  fmt::format("cluster {} belongs to {} and to {} {}", x.cluster,
+                              found[i] ? first[i] : std::string("an earlier attribute"),
+                              record_name(x.second), x.second_attr));
+    }
+    if (c.cross_link_count > c.cross_links.size())
+        c.out.add("ntfs.run.cross-link", check::Location{},
+                  fmt::format("{} more attributes share clusters with another owner",
+                              c.cross_link_count - c.cross_links.size()),
+                  c.cross_link_count - c.cross_links.size());
+}
+
+}  // namespace
+
+void check_records(Context& c) {
+    const std::uint64_t rs = c.g.mft_record_bytes;
+    c.rec.assign(static_cast<std::size_t>(c.records), RecordState{});
+    c.owned = check::ClusterBitmap(c.g.cluster_count);
+    load_mft_bitmap(c);
+    std::vector<std::byte> raw(rs);
+    Tally unreadable, marked_free, unmarked;
+    for (std::uint64_t n = 0; n < c.records; ++n) {
+        const bool marked = c.have_mft_bitmap && c.mft_bitmap.test(n);
+        RecordState& st = c.rec[n];
+        if (!read_raw_record(c, n, raw)) {
+            if (marked || n < kFirstUserRecord) unreadable.add(n);
+            continue;
+        }
+        const bool care = marked || n < kFirstUserRecord;
+        if (std::memcmp(raw.data(), "BAAD", 4) == 0) {
+            if (care)
+                report(c, "ntfs.record.baad", at_record(c, n),
+                       "signature \"BAAD\": a multi-sector transfer failed and the record was marked bad");
+            if (care) c.walk_complete = false;
+            st.flags |= rs::broken;
+            continue;
+        }
+        if (std::memcmp(raw.data(), "FILE", 4) != 0) {
+            if (care) {
+                std::string shown;
+                for (std::size_t i = 0; i < 4; ++i) {
+                    const auto ch = std::to_integer<unsigned char>(raw[i]);
+                    shown += (ch >= 0x20 && ch < 0x7F) ? fmt::format("{}", char(ch))
+                                                       : fmt::format("\\x{:02X}", ch);
+                }
+                report(c, "ntfs.record.signature", at_record(c, n),
+                       fmt::format("signature \"{}\" is not \"FILE\"{}", shown,
+                                   marked ? " and the $MFT bitmap marks the record in use" : ""));
+                c.walk_complete = false;
+                st.flags |= rs::broken;
+            }
+            continue;
+        }
+        const MftRecordHeader h = decode_mft_record_header(raw);
+        if (!(h.flags & record_flag::in_use)) {
+            if (marked) marked_free.add(n);
+            continue;
+        }
+        if (c.have_mft_bitmap && !marked) unmarked.add(n);
+        st.sequence = h.sequence;
+        if (!check_header(c, n, raw, h)) {
+            st.flags |= rs::broken;
+            c.walk_complete = false;
+            continue;
+        }
+        MftRecord r;
+        try {
+            r = parse_mft_record(raw, n, c.vol->device_offset(c.vol->mft_data(), n * rs).value_or(0));
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+            const std::string what = e.what();
+            report(c, what.find("runlist") != std::string::npos ? "ntfs.run.decode" : "ntfs.attr.header",
+                   at_record(c, n), what);
+            st.flags |= rs::broken;
+            c.walk_complete = false;
+            continue;
+        }
+        st.flags |= rs::used;
+        ++c.summary.records_in_use;
+        st.link_count = h.link_count;
+        if (h.flags & record_flag::directory) st.flags |= rs::dir;
+        if (h.base_record != 0) {
+            st.flags |= rs::extension;
+            st.base = FileReference::unpack(h.base_record).record;
+        } else if (st.flags & rs::dir) {
+            ++c.summary.directories;
+        } else {
+            ++c.summary.files;
+        }
+        if (r.find(AttrType::attribute_list)) st.flags |= rs::has_list;
+        if (const Attribute* ir = r.find(AttrType::index_root, u"$I30")) {
+            (void)ir;
+            st.flags |= rs::has_i30;
+        }
+        check_attributes(c, n, r);
+    }
+    if (unreadable.n)
+        c.out.add("ntfs.record.unreadable", at_record(c, unreadable.first.front()),
+                  fmt::format("{} record{} ({}) cannot be read through $MFT's runlist", unreadable.n,
+                              unreadable.n == 1 ? "" : "s", first_list(unreadable.first, unreadable.n)),
+                  unreadable.n);
+    if (unmarked.n)
+        c.out.add("ntfs.mft-bitmap.unmarked", at_record(c, unmarked.first.front()),
+                  fmt::format("{} record{} in use ({}) {} not marked in $MFT's $BITMAP", unmarked.n,
+                              unmarked.n == 1 ? "" : "s", first_list(unmarked.first, unmarked.n),
+                              unmarked.n == 1 ? "is" : "are"),
+                  unmarked.n);
+    if (marked_free.n)
+        c.out.add("ntfs.mft-bitmap.marked-free", at_record(c, marked_free.first.front()),
+                  fmt::format("{} record{} ({}) marked in use in $MFT's $BITMAP {} not in use", marked_free.n,
+                              marked_free.n == 1 ? "" : "s", first_list(marked_free.first, marked_free.n),
+                              marked_free.n == 1 ? "is" : "are"),
+                  marked_free.n);
+    if (!c.cross_links.empty()) resolve_cross_links(c);
+}
+
+}  // namespace fsimg::ntfs::detail
