@@ -1,4 +1,4 @@
-// fsimg cat: write a file of a FAT or exFAT image to stdout.
+// fsimg cat: write a file of a FAT, exFAT or NTFS image to stdout.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -35,13 +35,16 @@ int run_cat(const CatArgs& a) {
 
 Action add_cat(CLI::App& app) {
     auto args = std::make_shared<CatArgs>();
-    CLI::App* cmd = app.add_subcommand("cat", "Write a file of a FAT or exFAT image to standard output");
+    CLI::App* cmd =
+        app.add_subcommand("cat", "Write a file of a FAT, exFAT or NTFS image to standard output");
     cmd->footer(
         "Examples:\n"
         "  fsimg cat card.img DCIM/100CANON/IMG_0001.JPG > photo.jpg\n"
-        "  fsimg cat disk.img@1 /boot/config.txt");
+        "  fsimg cat disk.img@1 /boot/config.txt\n"
+        "  fsimg cat ntfs.img 'report.docx:Zone.Identifier'");
     cmd->add_option("IMAGE", args->image, "Image file; IMAGE@N selects partition N")->required();
-    cmd->add_option("PATH", args->path, "File inside the image (any case; FAT: long or short name)")
+    cmd->add_option("PATH", args->path,
+                    "File inside the image (any case; FAT: long or short name; NTFS: FILE:STREAM)")
         ->required();
     return [args] { return run_cat(*args); };
 }

@@ -1,10 +1,13 @@
-// fsimg extract: copy a subtree of a FAT or exFAT image into a host directory.
+// fsimg extract: copy a subtree of a FAT, exFAT or NTFS image into a host
+// directory.
 //
 // Safety: every file and directory is created relative to its parent's
 // directory descriptor (openat/mkdirat), names holding '/' or NUL and the
 // names "." and ".." are refused, nothing is followed through a symbolic link
 // (O_NOFOLLOW), and existing files are only replaced with --force. So nothing
-// is written outside OUTDIR.
+// is written outside OUTDIR. NTFS symbolic links are created only when their
+// target stays inside OUTDIR by its very spelling (link_target_problem), so
+// that no link made here leads out of it either.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -35,6 +38,7 @@ struct ExtractArgs {
     bool force = false;
     bool utc = false;
     bool verbose = false;
+    std::string streams = "files";  ///< NTFS alternate data streams: "files" (name:stream) or "skip"
 };
 
 constexpr unsigned kMaxDepth = 256;
@@ -59,8 +63,9 @@ struct Extractor {
     const ExtractArgs& a;
     const VolumeView& v;
     std::vector<std::string> problems;
-    std::uint64_t files = 0, dirs = 0, bytes = 0;
-    std::vector<std::uint32_t> ancestors;
+    std::uint64_t files = 0, dirs = 0, bytes = 0, links = 0, links_skipped = 0, streams = 0,
+                  streams_skipped = 0;
+    std::vector<std::uint64_t> ancestors;
     core::Progress* progress = nullptr;  ///< advanced by the bytes written (nullable)
 
     void problem(const std::string& path, const std::string& what) {
@@ -145,7 +150,7 @@ struct Extractor {
             ::unlinkat(dirfd, name.c_str(), 0);
             return problem(path, fmt::format("not extracted: {}", e.what()));
         }
-        ++files;
+        ++(r.is_stream ? streams : files);
         bytes += r.size;
         if (a.verbose) fmt::print("{}\n", escape_name(path));
         set_times(dirfd, name, r, path);
@@ -163,7 +168,7 @@ struct Extractor {
     }
 
     void extract_dir(int dirfd, const std::string& path, const ViewEntry& dir, unsigned depth) {
-        const std::uint32_t cl = dir.first_cluster;
+        const std::uint64_t cl = dir.first_cluster;
         for (auto c : ancestors) {
             if (c == cl) return problem(path, "the directory loops back to an ancestor; not extracted again");
         }
@@ -185,8 +190,70 @@ struct Extractor {
         ancestors.pop_back();
     }
 
+    // Why a symbolic link target could lead outside OUTDIR, for a link whose
+    // directory lies `depth` levels below OUTDIR; empty when it cannot. Only
+    // "../" * k (k <= depth) followed by plain names is accepted: the leading
+    // ".." climb real directories this run created, the names below descend
+    // through entries that are themselves inside (links included, by the same
+    // rule), and a ".." after a name is refused because that name may be a
+    // link, where ".." would not undo it.
+    static std::string link_target_problem(const std::string& t, unsigned depth) {
+        if (t.empty()) return "the target is empty";
+        if (t.front() == '/') return "the target is an absolute path";
+        if (t.find('\0') != std::string::npos) return "the target holds a NUL character";
+        unsigned up = 0;
+        bool named = false;
+        for (std::size_t at = 0; at <= t.size();) {
+            const std::size_t slash = std::min(t.find('/', at), t.size());
+            const std::string c = t.substr(at, slash - at);
+            at = slash + 1;
+            if (c.empty() || c == ".") continue;
+            if (c == "..") {
+                if (named) return "the target climbs (\"..\") after a name";
+                if (++up > depth) return "the target climbs above the output directory";
+                continue;
+            }
+            if (!named && c.size() == 2 && c[1] == ':')
+                return "the target names a drive (an absolute Windows path)";
+            named = true;
+        }
+        return {};
+    }
+
+    void extract_link(int dirfd, const std::string& name, const std::string& path, const ViewEntry& r,
+                      unsigned depth) {
+        const std::string& target = *r.link_target;
+        if (auto why = link_target_problem(target, depth); !why.empty()) {
+            // A warning, not a failure: Windows volumes hold junctions to
+            // absolute paths ("C:/Users") that only mean something there.
+            ++links_skipped;
+            warn(fmt::format("{}: symbolic link to \"{}\" skipped: {}", escape_name(path),
+                             escape_name(target), why));
+            return;
+        }
+        if (::symlinkat(target.c_str(), dirfd, name.c_str()) != 0) {
+            if (errno != EEXIST) return problem(path, "cannot create the symbolic link: " + errno_text());
+            if (!a.force) return problem(path, "exists already (use --force to replace it)");
+            struct stat st {};
+            if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+                !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
+                return problem(path, "exists and is not a regular file or symbolic link");
+            if (::unlinkat(dirfd, name.c_str(), 0) != 0 ||
+                ::symlinkat(target.c_str(), dirfd, name.c_str()) != 0)
+                return problem(path, "cannot replace it with the symbolic link: " + errno_text());
+        }
+        ++links;
+        if (a.verbose) fmt::print("{} -> {}\n", escape_name(path), escape_name(target));
+        set_times(dirfd, name, r, path);
+    }
+
     void extract_entry(int dirfd, const ViewEntry& r, const std::string& path, unsigned depth) {
         if (auto why = host_name_problem(r.name); !why.empty()) return problem(path, "skipped: " + why);
+        if (r.is_stream && a.streams == "skip") {
+            ++streams_skipped;
+            return;
+        }
+        if (r.link_target) return extract_link(dirfd, r.name, path, r, depth);
         if (!r.is_dir) return extract_file(dirfd, r.name, path, r);
         const Fd sub(open_subdir(dirfd, r.name, path));
         if (sub.get() < 0) return;
@@ -210,7 +277,7 @@ int run_extract(const ExtractArgs& a) {
                     fmt::format("cannot open the output directory {}: {}", a.outdir, errno_text()));
     }
     const auto progress = begin_progress("extracting", 0, core::ProgressUnit::bytes);
-    Extractor x{a, v, {}, 0, 0, 0, {}, progress.get()};
+    Extractor x{a, v, {}, 0, 0, 0, 0, 0, 0, 0, {}, progress.get()};
     if (r->is_root) {
         x.extract_dir(out.get(), "/", *r, 0);
     } else {
@@ -219,8 +286,13 @@ int run_extract(const ExtractArgs& a) {
         x.extract_entry(out.get(), *r, path, 0);
     }
     if (progress) progress->end();
-    note(fmt::format("extracted {} files and {} directories ({} bytes) into {}{}", x.files, x.dirs, x.bytes,
-                     a.outdir,
+    std::string more;
+    if (x.links) more += fmt::format(", {} symbolic links", x.links);
+    if (x.links_skipped) more += fmt::format(", {} symbolic links skipped", x.links_skipped);
+    if (x.streams) more += fmt::format(", {} alternate data streams as name:stream files", x.streams);
+    if (x.streams_skipped) more += fmt::format(", {} alternate data streams skipped", x.streams_skipped);
+    note(fmt::format("extracted {} files and {} directories{} ({} bytes) into {}{}", x.files, x.dirs, more,
+                     x.bytes, a.outdir,
                      x.problems.empty() ? "" : fmt::format("; {} problems (see above)", x.problems.size())));
     return x.problems.empty() ? kExitOk : kExitFailure;
 }
@@ -229,11 +301,15 @@ int run_extract(const ExtractArgs& a) {
 
 Action add_extract(CLI::App& app) {
     auto args = std::make_shared<ExtractArgs>();
-    CLI::App* cmd = app.add_subcommand("extract", "Copy files out of a FAT or exFAT image into a directory");
+    CLI::App* cmd =
+        app.add_subcommand("extract", "Copy files out of a FAT, exFAT or NTFS image into a directory");
     cmd->footer(
         "Never writes outside OUTDIR: no '..', no absolute names, no symbolic links followed.\n"
         "Modification times are set from the stored times: exFAT times with a UTC offset exactly,\n"
-        "FAT times (and exFAT times without an offset) as local time (--utc: as UTC).\n"
+        "FAT times (and exFAT times without an offset) as local time (--utc: as UTC); NTFS times are UTC.\n"
+        "NTFS: alternate data streams become name:stream files (--streams skip leaves them out);\n"
+        "symbolic links are created when their target stays inside OUTDIR, else skipped with a warning;\n"
+        "compressed and encrypted files are refused one by one (the others are extracted, exit 1).\n"
         "Examples:\n"
         "  fsimg extract card.img -C out/\n"
         "  fsimg extract disk.img@1 DCIM -C photos/ --force");
@@ -243,6 +319,9 @@ Action add_extract(CLI::App& app) {
     cmd->add_flag("--force", args->force, "Replace existing regular files");
     cmd->add_flag("--utc", args->utc, "Read times stored without a zone as UTC instead of local time");
     cmd->add_flag("-v,--verbose", args->verbose, "Print each path extracted");
+    cmd->add_option("--streams", args->streams,
+                    "NTFS alternate data streams: files (as name:stream, the default) or skip")
+        ->check(CLI::IsMember({"files", "skip"}));
     return [args] { return run_extract(*args); };
 }
 

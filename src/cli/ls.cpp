@@ -1,4 +1,4 @@
-// fsimg ls: list the files of a FAT or exFAT image.
+// fsimg ls: list the files of a FAT, exFAT or NTFS image.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -30,13 +30,15 @@ struct Lister {
     const LsArgs& a;
     const VolumeView& v;
     nlohmann::json entries = nlohmann::json::array();
-    std::vector<std::uint32_t> ancestors;
+    std::vector<std::uint64_t> ancestors;
 
     void show(const std::string& path, const ViewEntry& r) {
         if (a.json) {
             nlohmann::json j{{"path", path},
                              {"name", r.name},
-                             {"type", r.is_dir ? "directory" : "file"},
+                             {"type", r.is_dir        ? "directory"
+                                      : r.link_target ? "symlink"
+                                                      : "file"},
                              {"size", r.size},
                              {"first_cluster", r.first_cluster},
                              {"attributes",
@@ -61,8 +63,13 @@ struct Lister {
             }
             return;
         }
-        fmt::print("{} {:>10} {}  {}{}\n", attr_text(r.attributes),
-                   r.is_dir ? std::string("-") : std::to_string(r.size), r.modified,
+        std::string attrs = attr_text(r.attributes);
+        if (r.link_target) {
+            attrs[0] = 'l';
+            name += " -> " + escape_name(*r.link_target);
+        }
+        fmt::print("{} {:>10} {}  {}{}\n", attrs, r.is_dir ? std::string("-") : std::to_string(r.size),
+                   r.modified,
                    a.short_names ? fmt::format("{:<12}  ", escape_name(r.short_name)) : std::string(), name);
     }
 
@@ -133,10 +140,13 @@ int run_ls(const LsArgs& a) {
 
 Action add_ls(CLI::App& app) {
     auto args = std::make_shared<LsArgs>();
-    CLI::App* cmd = app.add_subcommand("ls", "List files in a FAT or exFAT image (names, sizes, times)");
+    CLI::App* cmd =
+        app.add_subcommand("ls", "List files in a FAT, exFAT or NTFS image (names, sizes, times)");
     cmd->footer(
         "Paths match names case-insensitively (FAT: long or short names). FAT times are local times\n"
-        "without a zone; exFAT times are shown with hundredths of a second and their UTC offset.\n"
+        "without a zone; exFAT times are shown with hundredths of a second and their UTC offset;\n"
+        "NTFS times in UTC at 100 ns. NTFS alternate data streams are listed as name:stream,\n"
+        "symbolic links as name -> target; system files ($MFT...) only when named.\n"
         "Examples:\n"
         "  fsimg ls -l card.img DCIM\n"
         "  fsimg ls -R --json disk.img@1");

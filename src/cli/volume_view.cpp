@@ -158,10 +158,7 @@ std::unique_ptr<VolumeView> open_view(const std::string& spec) {
     if (is_exfat_volume(opened.device())) {
         view = std::make_unique<ExfatView>(std::move(opened));
     } else if (is_ntfs_volume(opened.device())) {
-        throw Error(ErrorCode::unsupported,
-                    fmt::format("{} holds an NTFS volume: ls, cat and extract read FAT12/16/32 and exFAT "
-                                "volumes so far; fsimg dump {} shows the NTFS boot sector and MFT records",
-                                spec, spec));
+        view = make_ntfs_view(std::move(opened));
     } else {
         view = std::make_unique<FatView>(std::move(opened));
     }

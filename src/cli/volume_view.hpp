@@ -1,8 +1,9 @@
 // What ls, cat and extract see of a volume, whatever its filesystem: the
 // image is opened (IMAGE or IMAGE@N), the filesystem detected from its boot
-// sector (exFAT by "EXFAT   " at byte 3, else FAT), and files and
-// directories are shown as ViewEntry. Decoding stays in the library
-// (fat::Volume, exfat::Volume); this only maps their records.
+// sector (exFAT by "EXFAT   " at byte 3, NTFS by "NTFS    ", else FAT), and
+// files and directories are shown as ViewEntry. Decoding stays in the
+// library (fat::Volume, exfat::Volume, ntfs::Volume and ntfs/directory.hpp);
+// this only maps their records.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,7 @@
 #include "fsimg/core/time.hpp"
 #include "fsimg/exfat/directory.hpp"
 #include "fsimg/fat/directory.hpp"
+#include "fsimg/io/open.hpp"
 
 namespace fsimg::cli {
 
@@ -30,26 +32,35 @@ struct HostTime {
     std::optional<int> utc_offset_minutes;
 };
 
-/// One file or directory.
+/// An NTFS file (MFT record) or one of its alternate data streams.
+struct NtfsNode {
+    std::uint64_t record = 0;
+    std::u16string stream;  ///< the $DATA stream read: empty = the unnamed one
+};
+
+/// One file or directory (or, on NTFS, a symbolic link, or a file's
+/// alternate data stream shown as "name:stream").
 struct ViewEntry {
     std::string name;  ///< UTF-8, as stored
     bool is_dir = false;
     bool is_root = false;
-    std::uint64_t size = 0;                   ///< bytes (0 for directories)
-    std::uint32_t first_cluster = 0;          ///< identifies a directory for loop detection
-    std::uint8_t attributes = 0;              ///< FAT DIR_Attr / exFAT FileAttributes low byte (same bits)
-    std::string short_name;                   ///< FAT 8.3 name as stored; empty on exFAT
-    std::string modified, created, accessed;  ///< display texts
-    std::optional<HostTime> mtime;            ///< nullopt when the stored time is invalid
+    std::uint64_t size = 0;           ///< bytes (0 for directories)
+    std::uint64_t first_cluster = 0;  ///< identifies a directory for loop detection (NTFS: MFT record)
+    std::uint8_t attributes = 0;      ///< FAT DIR_Attr / exFAT FileAttributes low byte (same bits)
+    std::string short_name;           ///< FAT 8.3 name as stored; empty on exFAT
+    std::string modified, created, accessed;          ///< display texts
+    std::optional<HostTime> mtime;                    ///< nullopt when the stored time is invalid
     nlohmann::json extra = nlohmann::json::object();  ///< filesystem-specific ls --json fields
-    std::variant<fat::DirRecord, exfat::FileRecord> record;
+    std::optional<std::string> link_target;  ///< NTFS symbolic link or junction: its target (POSIX form)
+    bool is_stream = false;                  ///< NTFS alternate data stream ("file:stream")
+    std::variant<fat::DirRecord, exfat::FileRecord, NtfsNode> record;
 };
 
 /// A volume opened for reading.
 class VolumeView {
 public:
     virtual ~VolumeView() = default;
-    /// "fat" or "exfat".
+    /// "fat", "exfat" or "ntfs".
     virtual std::string_view filesystem() const = 0;
     /// Damage found while opening that does not stop reading (an exFAT
     /// up-case table that is replaced by the recommended one), for a warning.
@@ -69,9 +80,13 @@ public:
 
 /// Opens IMAGE or IMAGE@N and detects the filesystem; prints open_problems()
 /// as warnings. Throws Error(not_this_fs)
-/// when the volume is neither FAT nor exFAT, Error(corrupt) when its boot
-/// sector is unusable.
+/// when the volume is neither FAT, exFAT nor NTFS, Error(corrupt) when its
+/// boot sector is unusable.
 std::unique_ptr<VolumeView> open_view(const std::string& spec);
+
+/// The NTFS view of an opened volume (src/cli/ntfs_view.cpp). Throws as
+/// ntfs::Volume's constructor.
+std::unique_ptr<VolumeView> make_ntfs_view(io::OpenedVolume opened);
 
 /// The path as given, made absolute with single slashes and no trailing one.
 std::string normalize_path(std::string_view path);

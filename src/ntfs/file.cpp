@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "fsimg/core/bytes.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/utf.hpp"
 
@@ -134,6 +135,136 @@ std::vector<AttributeKey> list_attributes(const Volume& v, const MftRecord& base
     }
     for (const Attribute& a : base.attributes) add(a.type, a.name);
     return out;
+}
+
+}  // namespace fsimg::ntfs
+
+namespace fsimg::ntfs {
+
+std::vector<StreamInfo> data_streams(const Volume& v, const MftRecord& base) {
+    std::vector<StreamInfo> out;
+    for (const AttributeKey& k : list_attributes(v, base)) {
+        if (k.type != static_cast<std::uint32_t>(AttrType::data)) continue;
+        const auto a = load_attribute(v, base, AttrType::data, k.name);
+        if (!a) continue;
+        StreamInfo s;
+        s.name = k.name;
+        s.size = a->size();
+        s.allocated_size = a->non_resident ? a->allocated_size : a->value.size();
+        s.resident = !a->non_resident;
+        s.flags = a->flags;
+        out.push_back(std::move(s));
+    }
+    std::stable_partition(out.begin(), out.end(), [](const StreamInfo& s) { return s.name.empty(); });
+    return out;
+}
+
+std::optional<std::string> unreadable_reason(const Volume& v, const MftRecord& base, const Attribute& data) {
+    if (data.flags & 0x0001)
+        return std::string("the stream is compressed (LZNT1); fsimg does not decompress NTFS compression");
+    if (data.flags & 0x4000) return std::string("the stream is encrypted (EFS)");
+    if (const Attribute* si = base.find(AttrType::standard_information)) {
+        try {
+            if (decode_standard_information(si->value).file_attributes & 0x4000)
+                return std::string("the file is encrypted (EFS)");
+        } catch (const FormatError&) {
+        }
+    }
+    if (const auto rp = load_attribute(v, base, AttrType::reparse_point)) {
+        std::vector<std::byte> value;
+        try {
+            value = v.read_stream(*rp, 16 * 1024);
+        } catch (const Error&) {
+        }
+        const auto tag = reparse_tag(value);
+        if (tag && *tag != kReparseTagSymlink && *tag != kReparseTagMountPoint)
+            return fmt::format(
+                "the file is a reparse point with tag 0x{:08X}{}; its data is not stored in "
+                "$DATA",
+                *tag,
+                *tag == 0x80000017   ? " (WOF-compressed)"
+                : *tag == 0x80000013 ? " (deduplicated)"
+                                     : "");
+    }
+    return std::nullopt;
+}
+
+void read_data(const Volume& v, const MftRecord& base, std::u16string_view name,
+               const std::function<void(std::span<const std::byte>)>& sink) {
+    const auto a = load_attribute(v, base, AttrType::data, name);
+    if (!a)
+        throw Error(ErrorCode::usage,
+                    fmt::format("MFT record {} has no {}", base.number, attr_label(0x80, name)));
+    if (const auto why = unreadable_reason(v, base, *a))
+        throw Error(ErrorCode::unsupported, fmt::format("MFT record {}: {}", base.number, *why));
+    constexpr std::uint64_t kChunk = 1u << 20;
+    const std::uint64_t size = a->size();
+    std::vector<std::byte> buf(static_cast<std::size_t>(std::min(size, kChunk)));
+    for (std::uint64_t at = 0; at < size;) {
+        const std::size_t n = static_cast<std::size_t>(std::min(kChunk, size - at));
+        v.read_stream(*a, at, std::span<std::byte>(buf).first(n));
+        sink(std::span<const std::byte>(buf).first(n));
+        at += n;
+    }
+}
+
+std::optional<std::uint32_t> reparse_tag(std::span<const std::byte> value) {
+    if (value.size() < 8) return std::nullopt;
+    return core::load_le32(value, 0);
+}
+
+std::optional<ReparseLink> decode_reparse_link(std::span<const std::byte> value) {
+    const auto tag = reparse_tag(value);
+    if (!tag || (*tag != kReparseTagSymlink && *tag != kReparseTagMountPoint)) return std::nullopt;
+    const std::size_t header = *tag == kReparseTagSymlink ? 20 : 16;
+    if (value.size() < header)
+        throw FormatError(0, fmt::format("reparse data of {} bytes is shorter than its {}-byte header",
+                                         value.size(), header));
+    ReparseLink l;
+    l.tag = *tag;
+    const std::span<const std::byte> buf = value.subspan(header);
+    auto name = [&](std::size_t field) {
+        const std::size_t off = core::load_le16(value, field), len = core::load_le16(value, field + 2);
+        if (off + len > buf.size())
+            throw FormatError(field, fmt::format("reparse name at {} of {} bytes passes the path buffer's {}",
+                                                 off, len, buf.size()));
+        return decode_utf16(buf.subspan(off, len));
+    };
+    l.substitute_name = name(8);
+    l.print_name = name(12);
+    if (*tag == kReparseTagSymlink) l.relative = core::load_le32(value, 16) & 1;
+    return l;
+}
+
+std::string ReparseLink::posix_target() const {
+    std::u16string t = substitute_name.empty() ? print_name : substitute_name;
+    if (!relative && t.starts_with(u"\\??\\")) t = t.substr(4);
+    std::string out = core::utf16_to_utf8_lossy(t);
+    std::replace(out.begin(), out.end(), '\\', '/');
+    return out;
+}
+
+}  // namespace fsimg::ntfs
+
+namespace fsimg::ntfs {
+
+std::optional<std::string> interix_link_target(const Volume& v, const MftRecord& base) {
+    const Attribute* si = base.find(AttrType::standard_information);
+    try {
+        if (!si || !(decode_standard_information(si->value).file_attributes & file_attr::system))
+            return std::nullopt;
+        const auto data = load_attribute(v, base, AttrType::data);
+        if (!data || data->size() <= 8 || data->size() > 8 + 2 * 4095 || data->size() % 2)
+            return std::nullopt;
+        if (data->flags & 0x4001) return std::nullopt;  // compressed or encrypted
+        const auto bytes = v.read_stream(*data, 8 + 2 * 4095);
+        static constexpr char kMagic[8] = {'I', 'n', 't', 'x', 'L', 'N', 'K', '\x01'};
+        for (std::size_t i = 0; i < 8; ++i)
+            if (bytes[i] != std::byte(kMagic[i])) return std::nullopt;
+        return core::utf16_to_utf8_lossy(decode_utf16(std::span<const std::byte>(bytes).subspan(8)));
+    } catch (const Error&) {
+        return std::nullopt;
+    }
 }
 
 }  // namespace fsimg::ntfs

@@ -19,7 +19,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -60,5 +63,68 @@ struct AttributeKey {
     friend bool operator==(const AttributeKey&, const AttributeKey&) = default;
 };
 std::vector<AttributeKey> list_attributes(const Volume& volume, const MftRecord& base);
+
+/// One $DATA stream of a file: the unnamed one (name empty) or an alternate
+/// data stream (formats.md §3.5: named $DATA attributes).
+struct StreamInfo {
+    std::u16string name;
+    std::uint64_t size = 0;            ///< data size (logical bytes)
+    std::uint64_t allocated_size = 0;  ///< clusters' bytes (non-resident), the value's size (resident)
+    bool resident = false;
+    std::uint16_t flags = 0;  ///< attribute flags: 0x0001 compressed, 0x4000 encrypted, 0x8000 sparse
+};
+/// Every $DATA stream of the file (unnamed first, then the named ones in
+/// stored order), through load_attribute. Throws as load_attribute.
+std::vector<StreamInfo> data_streams(const Volume& volume, const MftRecord& base);
+
+/// Why a stream's bytes cannot be read as plain data, or nullopt when they
+/// can: compressed (attribute flag 0x0001: LZNT1 compression units, not
+/// decompressed here), encrypted (flag 0x4000, or $STANDARD_INFORMATION
+/// attribute 0x4000: EFS), or a reparse point other than a symbolic link or
+/// junction (its data lives elsewhere: e.g. WOF-compressed files
+/// 0x80000017, deduplicated files 0x80000013) [FLATCAP attributes/data,
+/// reparse_point; MS-FSCC 2.1.2.1 reparse tags].
+std::optional<std::string> unreadable_reason(const Volume& volume, const MftRecord& base,
+                                             const Attribute& data);
+
+/// Streams stream `name` of the file to `sink` in chunks of at most 1 MiB
+/// (sparse runs and bytes past the initialized size as zeros). Throws
+/// Error(unsupported) with unreadable_reason(), Error(usage) when the file
+/// has no such stream, Error(corrupt) as Volume::read_stream.
+void read_data(const Volume& volume, const MftRecord& base, std::u16string_view name,
+               const std::function<void(std::span<const std::byte>)>& sink);
+
+/// Reparse tags [MS-FSCC 2.1.2.1].
+inline constexpr std::uint32_t kReparseTagSymlink = 0xA000000C;
+inline constexpr std::uint32_t kReparseTagMountPoint = 0xA0000003;
+
+/// A symbolic link or junction as stored in $REPARSE_POINT [MS-FSCC 2.1.2.4
+/// symbolic link, 2.1.2.5 mount point reparse data buffer]: tag, data
+/// length (u16), reserved; then substitute name offset/length, print name
+/// offset/length (u16 each, bytes, from the path buffer), symlinks a u32
+/// flags (1 = relative), then the path buffer (UTF-16LE).
+struct ReparseLink {
+    std::uint32_t tag = 0;
+    std::u16string substitute_name;  ///< e.g. "\??\C:\dir" or "..\a" as stored
+    std::u16string print_name;
+    bool relative = false;  ///< symlink flag 1 (SYMLINK_FLAG_RELATIVE)
+    /// The target as a POSIX path: a relative target with '\' turned into
+    /// '/'; an absolute one as stored with the "\??\" prefix dropped and
+    /// '\' turned into '/' (e.g. "C:/dir": it does not resolve on Linux).
+    std::string posix_target() const;
+};
+/// The tag of a $REPARSE_POINT value; nullopt below 8 bytes.
+std::optional<std::uint32_t> reparse_tag(std::span<const std::byte> value);
+/// Decodes a symlink or mount-point reparse value; nullopt for other tags.
+/// Throws FormatError when a name passes the value.
+std::optional<ReparseLink> decode_reparse_link(std::span<const std::byte> value);
+
+/// The target of an Interix symbolic link, the form ntfs-3g creates for
+/// `ln -s` (and Services for Unix, cifs "sfu"): a file with the system
+/// attribute (0x0004) whose unnamed $DATA is "IntxLNK" 0x01 followed by the
+/// target in UTF-16LE without a terminator, at most 8 + 2 * 4095 bytes
+/// [NTFS-3G; Linux cifs sfu symlinks]. nullopt for any other file; never
+/// throws for damage (a file it cannot read is no link).
+std::optional<std::string> interix_link_target(const Volume& volume, const MftRecord& base);
 
 }  // namespace fsimg::ntfs
