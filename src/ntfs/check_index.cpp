@@ -75,7 +75,12 @@ struct Frame {
 class IndexWalk {
 public:
     IndexWalk(Context& c, const Pending& p, bool mark, std::deque<Pending>& queue)
-        : c_(c), n_(p.record), path_(p.path), system_(p.system || p.record == 11), mark_(mark), queue_(queue) {}
+        : c_(c),
+          n_(p.record),
+          path_(p.path),
+          system_(p.system || p.record == 11),
+          mark_(mark),
+          queue_(queue) {}
 
     void run(const MftRecord& r) {
         const Attribute* root = r.find(AttrType::index_root, u"$I30");
@@ -228,8 +233,8 @@ private:
         RecordState& ts = c_.rec[t];
         // Only the data size: the allocated size of sparse and compressed
         // files' entries differs between Windows and ntfs-3g (clean volumes
-        // of both disagree with any one rule). Windows leaves the sizes of system files' entries (records 0..15,
-        // files under $Extend) at their creation values: not judged there.
+        // of both disagree with any one rule). Windows leaves the sizes of system files' entries (records
+        // 0..15, files under $Extend) at their creation values: not judged there.
         if (!system_ && t >= kFirstUserRecord && (ts.flags & rs::has_data) && !(ts.flags & rs::dir) &&
             fn.data_size != ts.data_size)
             report(c_, "ntfs.index.sizes", at_record(c_, n_, "$I30"),

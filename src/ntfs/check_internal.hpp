@@ -35,6 +35,7 @@ inline constexpr std::uint8_t listed = 0x20;      ///< an extension named by its
 inline constexpr std::uint8_t has_list = 0x40;    ///< has an $ATTRIBUTE_LIST
 inline constexpr std::uint8_t has_i30 = 0x80;     ///< has an $INDEX_ROOT named $I30
 inline constexpr std::uint16_t has_data = 0x100;  ///< data_size/alloc_size are set
+inline constexpr std::uint16_t base_ok = 0x200;   ///< an extension whose base reference holds (names pass)
 }  // namespace rs
 struct RecordState {
     std::uint64_t base = 0;  ///< base record number (extensions)

@@ -155,6 +155,7 @@ void check_names(Context& c) {
                 continue;
             }
             owner = base.record;
+            st.flags |= rs::base_ok;
         } else {
             if (!r->find(AttrType::standard_information))
                 report(c, "ntfs.attr.missing-std-info", at_record(c, n),
@@ -166,8 +167,7 @@ void check_names(Context& c) {
     for (std::uint64_t n = 0; n < c.records; ++n) {
         const RecordState& st = c.rec[n];
         if (!(st.flags & rs::used)) continue;
-        if ((st.flags & rs::extension) && !(st.flags & rs::listed) && st.base < c.records &&
-            c.used(st.base) && !(c.rec[st.base].flags & rs::extension))
+        if ((st.flags & rs::extension) && (st.flags & rs::base_ok) && !(st.flags & rs::listed))
             report(c, "ntfs.attrlist.missing", at_record(c, n),
                    fmt::format(
                        "extension record of {} is not named by an $ATTRIBUTE_LIST of its base{}",

@@ -106,7 +106,13 @@ bool check_header(Context& c, std::uint64_t n, std::span<std::byte> raw, const M
         return false;
     }
     std::vector<std::byte> copy(raw.begin(), raw.end());
-    const auto bad = verify_and_remove_fixups(copy);
+    std::optional<std::size_t> bad;
+    try {
+        bad = verify_and_remove_fixups(copy);
+    } catch (const FormatError& e) {
+        say("ntfs.record.usa", fmt::format("update sequence array: {}", e.what()));
+        return false;
+    }
     if (bad) {
         const std::size_t tail = (*bad + 1) * kFixupStride - 2;
         say("ntfs.record.fixup",

@@ -1,8 +1,11 @@
-// Fuzz target: an image from bytes is opened as an NTFS volume (boot sector,
+// Fuzz target: an image from bytes is checked by the NTFS fsck
+// (ntfs/check.hpp: every record, runlist, attribute list and $I30 index
+// walk), then opened as an NTFS volume (boot sector,
 // $MFT through its runlist and attribute list), the first records read and
 // every attribute's value decoded, every stream of up to 1 MiB read through
 // its runlist, every INDX block of every index allocation decoded, and the
-// backup boot sector compared. Only fsimg::Error may come out; anything else
+// backup boot sector compared. The checker may throw only
+// Error(not_this_fs) or Error(io); the reader only fsimg::Error; anything else
 // (a crash, a hang, a sanitizer report, an allocation beyond the image) is a
 // bug. libFuzzer (clang, -DFSIMG_FUZZ=ON) or replay_main.cpp.
 #include <algorithm>
@@ -10,8 +13,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "fsimg/check/finding.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/io/block_device.hpp"
+#include "fsimg/ntfs/check.hpp"
 #include "fsimg/ntfs/volume.hpp"
 
 namespace {
@@ -70,6 +75,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (std::size_t i = 0; i < size; ++i) bytes[i] = std::byte{data[i]};
     fsimg::io::MemoryImage dev(std::move(bytes));
     (void)is_ntfs(dev);
+    try {
+        fsimg::check::Findings findings;
+        (void)check_volume(dev, findings);
+    } catch (const fsimg::Error& e) {
+        // Damage inside the image is a finding, never an exception.
+        if (e.code() != fsimg::ErrorCode::not_this_fs && e.code() != fsimg::ErrorCode::io) __builtin_trap();
+    }
     try {
         const Volume v(dev);
         (void)v.backup_boot_matches();
