@@ -19,6 +19,13 @@ card_exfat() {
   card_tree
   fsimg mkfs -q -t exfat -s 64M --volume-id 1234ABCD -L CARD --from tree card.img
 }
+# card.img: the tree on NTFS (fsimg), left dirty, with one lost cluster in $Bitmap.
+card_ntfs_damaged() {
+  card_tree
+  fsimg mkfs -q -t ntfs -s 64M --volume-id 1234ABCD -L CARD --from tree card.img
+  python3 "$(dirname "${BASH_SOURCE[0]}")/ntfs_damage.py" card.img volume-dirty >/dev/null
+  python3 "$(dirname "${BASH_SOURCE[0]}")/ntfs_damage.py" card.img bitmap-lost >/dev/null
+}
 # card.img: the same tree on FAT16 (2 KiB clusters) made by mkfs.fat and filled by mcopy.
 card_mtools() {
   card_tree
