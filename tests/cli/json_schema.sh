@@ -49,6 +49,8 @@ validate fsck "$FSIMG" fsck t12.img
 validate fsck "$FSIMG" fsck t32.img@1
 validate fsck "$FSIMG" fsck bad.img@1
 validate fsck "$FSIMG" fsck x.img
+validate fsck "$FSIMG" fsck n.img
+validate fsck "$FSIMG" fsck "$FSIMG_SOURCE_DIR/images/ntfs-boot-oem_id.img.gz"
 validate ls "$FSIMG" ls -R t32.img@1
 validate ls "$FSIMG" ls -R x.img
 validate ls "$FSIMG" ls t16.img@1 /d
