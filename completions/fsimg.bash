@@ -49,7 +49,7 @@ _fsimg() {
         --sector-size) COMPREPLY=($(compgen -W "512 1024 2048 4096" -- "$cur")); return ;;
         --mft-record-size) COMPREPLY=($(compgen -W "1024 4096" -- "$cur")); return ;;
         --symlinks) COMPREPLY=($(compgen -W "skip follow error" -- "$cur")); return ;;
-        --what) COMPREPLY=($(compgen -W "boot fat bitmap dir extents mft" -- "$cur")); return ;;
+        --what) COMPREPLY=($(compgen -W "boot fat bitmap dir extents mft index" -- "$cur")); return ;;
         -c | --cluster-size | --cluster)
             COMPREPLY=($(compgen -W "512 1K 2K 4K 8K 16K 32K 64K 128K 256K 1M" -- "$cur"))
             return ;;

@@ -196,6 +196,15 @@ int run_dump(DumpArgs a) {
     if (a.what != "boot") {
         std::vector<std::string> what{a.what};
         if (a.operands.size() == 2) what.push_back(a.operands.front());
+        bool ntfs_image = false;
+        {
+            io::OpenedVolume v = io::open_volume(a.image);
+            ntfs_image = ntfs::is_ntfs(v.device());
+        }
+        if (ntfs_image) return dump_ntfs_view(what, a.image, a.json);
+        if (a.what == "index")
+            throw Error(ErrorCode::usage,
+                        fmt::format("--what index is for NTFS volumes; {} is not one", a.image));
         return dump_fat_view(what, a.image, a.json);
     }
     if (a.operands.size() != 1) throw Error(ErrorCode::usage, "dump --what boot takes only IMAGE");
@@ -229,15 +238,17 @@ Action add_dump(CLI::App& app) {
         "  fsimg dump disk.img\n"
         "  fsimg dump --json card.img@1");
     cmd->add_flag("--json", args->json, "Print JSON (schema in docs/json.md)");
-    cmd->add_option("--what", args->what,
-                    "What to show: boot (default), fat (FAT summary and chains), bitmap (exFAT allocation "
-                    "bitmap), dir PATH (raw directory "
-                    "entries of PATH), extents PATH (the cluster runs of file PATH), mft N (NTFS: MFT "
-                    "record N decoded)")
-        ->check(CLI::IsMember({"boot", "fat", "bitmap", "dir", "extents", "mft"}));
-    cmd->add_option("[PATH] IMAGE", args->operands,
-                    "Image file (IMAGE@N selects partition N), after the PATH that --what dir|extents needs "
-                    "or the record number that --what mft needs")
+    cmd->add_option(
+           "--what", args->what,
+           "What to show: boot (default), fat (FAT summary and chains), bitmap (exFAT allocation "
+           "bitmap), dir PATH (raw directory "
+           "entries of PATH), extents PATH (the cluster runs of file PATH; NTFS: of every stream), mft N "
+           "(NTFS: MFT record N decoded), index PATH (NTFS: a directory's $I30 root and INDX blocks)")
+        ->check(CLI::IsMember({"boot", "fat", "bitmap", "dir", "extents", "mft", "index"}));
+    cmd->add_option(
+           "[PATH] IMAGE", args->operands,
+           "Image file (IMAGE@N selects partition N), after the PATH that --what dir|extents|index needs "
+           "or the record number that --what mft needs")
         ->required()
         ->expected(1, 2);
     return [args] { return run_dump(*args); };

@@ -315,7 +315,8 @@ void add_time(Decoded& d, const char* key, const char* label, std::uint64_t ft) 
     d.lines.push_back(fmt::format("{:<18}{}", label, filetime_text(ft)));
 }
 
-/// Index entries as JSON, and one text line each (prefixed by `indent`).
+}  // namespace
+
 json index_entries(const std::vector<ntfs::IndexEntry>& entries, bool file_names,
                    std::vector<std::string>& lines, std::string_view indent) {
     json out = json::array();
@@ -347,6 +348,8 @@ json index_entries(const std::vector<ntfs::IndexEntry>& entries, bool file_names
     }
     return out;
 }
+
+namespace {
 
 /// The INDX blocks of an $INDEX_ALLOCATION attribute: those its $BITMAP
 /// (same name) marks in use, at most kMaxBlocks of them.

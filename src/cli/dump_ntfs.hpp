@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "fsimg/io/open.hpp"
+#include "fsimg/ntfs/structs.hpp"
 
 namespace fsimg::cli {
 
@@ -20,5 +21,21 @@ int dump_ntfs(const std::string& image, io::OpenedVolume& volume, bool json,
 /// header, fixups, every attribute decoded, runlists as VCN/LCN/length rows.
 /// Throws Error(usage) for a bad N or a non-NTFS image.
 int dump_ntfs_record(const std::vector<std::string>& operands, bool json);
+
+/// Index entries as JSON (offset, length, key_length, flags; for $I30 keys
+/// the file reference, name and namespace; child_vcn), and one text line
+/// each, prefixed by `indent`, appended to `lines` (dump_ntfs.cpp).
+nlohmann::json index_entries(const std::vector<ntfs::IndexEntry>& entries, bool file_names,
+                             std::vector<std::string>& lines, std::string_view indent);
+
+/// `dump --what index PATH IMAGE` and `--what extents PATH IMAGE` on NTFS
+/// (dump_ntfs_view.cpp): `what` is {kind, PATH}. index: the directory's
+/// $INDEX_ROOT, $INDEX_ALLOCATION runs, $BITMAP and every INDX block in use
+/// with its entries, and the B+ tree walk's result (entries, depth, or the
+/// damage that stopped it); extents: every attribute of the file (each
+/// stream) with its sizes and runs (VCN -> LCN, length, sparse) or where it
+/// is resident. Throws Error(usage) when PATH does not exist (or, for index,
+/// is not a directory).
+int dump_ntfs_view(const std::vector<std::string>& what, const std::string& image, bool json);
 
 }  // namespace fsimg::cli

@@ -3,7 +3,7 @@
 # output compared with the page (tests/tools/doc_examples.py), so the docs
 # cannot go stale; every command page must have at least one checked example.
 here=$(dirname "$0"); . "$here/../lib.sh"
-for t in mkfs.fat mcopy; do
+for t in mkfs.fat mcopy ntfscp; do
   command -v $t >/dev/null || { echo "$t missing (scripts/install-deps): skipped"; exit 77; }
 done
 python3 "$FSIMG_SOURCE_DIR/tests/tools/doc_examples.py" "$FSIMG" "$FSIMG_SOURCE_DIR/docs" "$WORK" && pass \

@@ -17,6 +17,7 @@ export SOURCE_DATE_EPOCH=1700000000
 "$FSIMG" mkfs -q -t exfat -s 64M -L EX --from t x.img
 "$FSIMG" mkfs -q -t exfat -s 64M --partition-table gpt xg.img
 "$FSIMG" mkfs -q -t ntfs -s 64M -L NT n.img
+"$FSIMG" mkfs -q -t ntfs -s 64M --from t nf.img
 cp t32.img bad.img  # BPB_BytsPerSec = 0 in the partition's boot sector: geometry underivable
 off=$("$FSIMG" dump --json t32.img@1 | $PY -c 'import json,sys; print(json.load(sys.stdin)["volume_offset"])')
 printf '\x00\x00' | dd of=bad.img bs=1 seek=$((off + 11)) conv=notrunc status=none
@@ -63,6 +64,11 @@ validate dump-exfat-dir "$FSIMG" dump --what dir / x.img
 validate dump-exfat-extents "$FSIMG" dump --what extents /d/b.bin x.img
 validate dump-ntfs-mft "$FSIMG" dump --what mft 0 n.img
 validate dump-ntfs-mft "$FSIMG" dump --what mft 5 n.img
+validate dump-ntfs-index "$FSIMG" dump --what index / nf.img
+validate dump-ntfs-index "$FSIMG" dump --what index /d nf.img
+validate dump-ntfs-extents "$FSIMG" dump --what extents /d/b.bin nf.img
+validate dump-ntfs-extents "$FSIMG" dump --what extents /a.txt nf.img
+validate ls "$FSIMG" ls -R nf.img
 validate slack "$FSIMG" slack t
 validate slack "$FSIMG" slack -t fat32,exfat,ntfs -c 4K,64K --volume-size 1G t
 validate slack "$FSIMG" slack -t fat32 -c 4K --verify t

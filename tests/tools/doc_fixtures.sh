@@ -26,6 +26,14 @@ card_ntfs_damaged() {
   python3 "$(dirname "${BASH_SOURCE[0]}")/ntfs_damage.py" card.img volume-dirty >/dev/null
   python3 "$(dirname "${BASH_SOURCE[0]}")/ntfs_damage.py" card.img bitmap-lost >/dev/null
 }
+# card.img: the tree on NTFS (fsimg), with an alternate data stream
+# "Zone.Identifier" on "Trip notes 2024.txt" written by ntfs-3g's ntfscp.
+card_ntfs() {
+  card_tree
+  fsimg mkfs -q -t ntfs -s 64M --volume-id 1234ABCD -L CARD --from tree card.img
+  printf '[ZoneTransfer]\r\nZoneId=3\r\n' > zone
+  ntfscp -q -N Zone.Identifier card.img zone "/Trip notes 2024.txt"
+}
 # card.img: the same tree on FAT16 (2 KiB clusters) made by mkfs.fat and filled by mcopy.
 card_mtools() {
   card_tree
