@@ -134,14 +134,7 @@ int run(const SlackArgs& a) {
     const slack::ReportOptions ro = report_options(a);
     check_writable(a.chart, "--chart");
     check_writable(a.output, "--output");
-    const auto requested = [&](slack::Fs fs) {
-        return std::find(ro.filesystems.begin(), ro.filesystems.end(), fs) != ro.filesystems.end();
-    };
     if (a.verify) {
-        if (!requested(slack::Fs::fat32) && !requested(slack::Fs::exfat))
-            throw Error(
-                ErrorCode::usage,
-                "--verify checks FAT32 and exFAT (NTFS populate does not exist yet); add -t fat32 or exfat");
         if (a.sources.size() != 1 || !a.lists.empty() || !std::filesystem::is_directory(a.sources[0])) {
             throw Error(ErrorCode::usage, "--verify needs exactly one directory SOURCE");
         }
@@ -197,7 +190,7 @@ int run(const SlackArgs& a) {
     std::vector<slack::VerifyResult> verified;
     if (a.verify) {
         const char* tmp = std::getenv("TMPDIR");
-        for (const slack::Fs fs : {slack::Fs::fat32, slack::Fs::exfat}) {
+        for (const slack::Fs fs : {slack::Fs::fat32, slack::Fs::exfat, slack::Fs::ntfs}) {
             std::vector<std::uint32_t> sizes;
             std::vector<std::uint64_t> predicted;
             for (const auto& row : report.rows) {
@@ -206,8 +199,10 @@ int run(const SlackArgs& a) {
                 predicted.push_back(row.data_clusters + row.metadata_clusters);
             }
             if (sizes.empty()) continue;
-            auto v = (fs == slack::Fs::fat32 ? slack::verify_fat : slack::verify_exfat)(
-                a.sources[0], sizes, predicted, ro.volume_bytes, tmp ? tmp : "/tmp");
+            auto v = (fs == slack::Fs::fat32   ? slack::verify_fat
+                      : fs == slack::Fs::exfat ? slack::verify_exfat
+                                               : slack::verify_ntfs)(a.sources[0], sizes, predicted,
+                                                                     ro.volume_bytes, tmp ? tmp : "/tmp");
             verified.insert(verified.end(), v.begin(), v.end());
         }
     }
@@ -302,7 +297,13 @@ Action add_slack(CLI::App& app) {
         ->type_name("FILE");
     cmd->add_option("--chart", args->chart, "Write an SVG chart of total and slack vs cluster size")
         ->type_name("FILE.svg");
-    cmd->add_option("--top", args->top, "Show the N directories with the most slack")->type_name("N");
+    cmd->add_option("--top", args->top, "Show the N directories with the most slack")
+        ->type_name("N")
+        ->check(CLI::Validator(
+            [](std::string& v) {
+                return v.empty() || v[0] == '-' ? std::string("N is a count: 0 or more") : std::string();
+            },
+            "N"));
     cmd->add_flag(
         "--verify", args->verify,
         "Build the FAT32 and exFAT images for real (sparse temporary files) and compare used clusters");

@@ -51,6 +51,7 @@ const char* kind_of(mode_t mode) {
 /// filesystem records one.
 struct HostStat {
     struct stat st {};
+    std::uint32_t nlink = 1;
     bool has_btime = false;
     struct statx_timestamp btime {};
 };
@@ -63,6 +64,7 @@ int host_stat(int dirfd, const char* name, int flags, HostStat& out) {
     out.st.st_size = static_cast<off_t>(sx.stx_size);
     out.st.st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
     out.st.st_ino = sx.stx_ino;
+    out.nlink = sx.stx_nlink;
     out.st.st_mtim = {static_cast<time_t>(sx.stx_mtime.tv_sec), static_cast<long>(sx.stx_mtime.tv_nsec)};
     out.st.st_atim = {static_cast<time_t>(sx.stx_atime.tv_sec), static_cast<long>(sx.stx_atime.tv_nsec)};
     out.has_btime = (sx.stx_mask & STATX_BTIME) != 0;
@@ -235,6 +237,9 @@ private:
                 if (!is_dir) {
                     n.size = static_cast<std::uint64_t>(st.st_size);
                     n.read_only = (st.st_mode & 0222) == 0;
+                    n.host_dev = static_cast<std::uint64_t>(st.st_dev);
+                    n.host_ino = static_cast<std::uint64_t>(st.st_ino);
+                    n.host_links = static_cast<std::uint32_t>(hs.nlink);
                     ++tree_.files;
                     tree_.data_bytes += n.size;
                 }

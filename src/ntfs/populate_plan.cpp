@@ -1,9 +1,10 @@
-// scan_tree, name rules, resident_limit, index_tree_shape and
+// scan_tree, name rules, resident_limit and
 // plan_population: the pure part of NTFS mkfs --from. See
 // include/fsimg/ntfs/populate.hpp.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 
 #include "fsimg/core/error.hpp"
@@ -28,22 +29,7 @@ constexpr std::uint32_t kSiAttrBytes = 24 + kStandardInformationSize;
 std::uint32_t file_name_attr_bytes(std::size_t units) {
     return 24 + static_cast<std::uint32_t>(r8(66 + 2 * units));
 }
-/// An $I30 entry without a sub-node VCN: r8(16 + 66 + 2L) (formats.md §3.8).
-std::uint32_t index_entry_bytes(std::size_t units) { return static_cast<std::uint32_t>(r8(82 + 2 * units)); }
-/// $INDEX_ROOT "$I30": 24-byte header, 8-byte name, 16-byte root header and
-/// 16-byte node header before the entries.
-constexpr std::uint32_t kIndexRootOverhead = 24 + 8 + 32;
-/// Room kept for $INDEX_ALLOCATION "$I30": 64-byte header, 8-byte name, a
-/// runlist of up to 24 bytes (two runs of a contiguous-when-possible index).
-constexpr std::uint32_t kIndexAllocationBytes = 64 + 8 + 24;
 constexpr std::uint32_t kEndMarkerBytes = 8;
-
-/// Names collated as NTFS orders a directory: up-cased units, then (names
-/// equal but for case) the raw units (formats.md §3.8 [NTFS-3G unistr.c]).
-bool collates_before(std::u16string_view a, std::u16string_view b) {
-    const int c = collate_file_names(a, b);
-    return c != 0 ? c < 0 : a < b;
-}
 
 /// First fit over the free clusters of a layout, in the order the hint
 /// gives: from the hint to the end, then from 0 to the hint (the MFT zone
@@ -141,17 +127,6 @@ void append_merged(std::vector<Extent>& into, const std::vector<Extent>& more) {
     }
 }
 
-/// Room for index entries in a directory's $INDEX_ROOT: the record minus
-/// its other attributes (with $INDEX_ALLOCATION and a $BITMAP of
-/// `bitmap_bytes` when `large`).
-std::int64_t root_room(const Layout& l, std::size_t name_units, bool large, std::uint64_t bitmap_bytes) {
-    std::int64_t room = std::int64_t{l.mft_record_bytes} - first_attribute_offset(l.mft_record_bytes) -
-                        kSiAttrBytes - file_name_attr_bytes(name_units) - kIndexRootOverhead -
-                        kEndMarkerBytes;
-    if (large) room -= kIndexAllocationBytes + 24 + 8 + static_cast<std::int64_t>(bitmap_bytes);
-    return room;
-}
-
 std::string describe_clusters(std::uint64_t clusters, std::uint32_t cluster_bytes) {
     return fmt::format("{} ({} clusters of {})", core::format_size(clusters * cluster_bytes),
                        core::format_count(clusters), core::format_size(cluster_bytes));
@@ -200,7 +175,7 @@ void check_source_tree(io::SourceTree& tree) {
         for (const std::uint32_t c : tree.nodes[d].children)
             if (!tree.nodes[c].name16.empty()) kids.push_back(c);
         std::sort(kids.begin(), kids.end(), [&](std::uint32_t a, std::uint32_t b) {
-            return collates_before(tree.nodes[a].name16, tree.nodes[b].name16);
+            return name_collates_before(tree.nodes[a].name16, tree.nodes[b].name16);
         });
         for (std::size_t k = 1; k < kids.size(); ++k) {
             const io::TreeNode& a = tree.nodes[kids[k - 1]];
@@ -242,87 +217,6 @@ std::uint32_t index_block_vcns(const Layout& l) noexcept {
                                                   : l.index_block_bytes / 512;
 }
 
-IndexShape index_tree_shape(std::span<const std::uint32_t> entry_bytes, std::uint32_t root_bytes,
-                            std::uint32_t block_bytes) {
-    IndexShape shape;
-    const std::uint64_t all = std::accumulate(entry_bytes.begin(), entry_bytes.end(), std::uint64_t{16});
-    if (all <= root_bytes) {
-        shape.root.entries.resize(entry_bytes.size());
-        std::iota(shape.root.entries.begin(), shape.root.entries.end(), 0u);
-        return shape;
-    }
-    if (root_bytes < 24) throw Error(ErrorCode::unsupported, "an index root without room for its end entry");
-    // Room for entries in a block: the block minus its header and update
-    // sequence array (0x40 for 4 KiB), as build_index_block lays it out.
-    const std::uint32_t usa = 1 + block_bytes / kFixupStride;
-    const std::uint64_t cap = block_bytes - r8(0x28 + 2 * usa);
-
-    // One level: items (entry, sub-node of the keys before it) and the
-    // sub-node after the last item.
-    struct Item {
-        std::uint32_t entry;
-        std::optional<std::uint32_t> child;
-    };
-    std::vector<Item> level(entry_bytes.size());
-    for (std::uint32_t i = 0; i < level.size(); ++i) level[i] = {i, std::nullopt};
-    std::optional<std::uint32_t> last_child;
-    bool leaf = true;
-    for (;;) {
-        const std::uint64_t extra = leaf ? 0 : 8, end = leaf ? 16 : 24;
-        auto size = [&](const Item& it) { return entry_bytes[it.entry] + extra; };
-        if (!leaf) {
-            std::uint64_t total = end;
-            for (const Item& it : level) total += size(it);
-            if (total <= root_bytes) {
-                for (const Item& it : level) {
-                    shape.root.entries.push_back(it.entry);
-                    shape.root.children.push_back(*it.child);
-                }
-                shape.root.children.push_back(*last_child);
-                return shape;
-            }
-        }
-        // Separators: greedy full nodes; the item that does not fit goes up.
-        std::vector<std::size_t> seps;
-        std::size_t pos = 0;
-        while (pos < level.size()) {
-            std::uint64_t used = end;
-            std::size_t i = pos;
-            while (i < level.size() && used + size(level[i]) <= cap) used += size(level[i++]);
-            if (i == pos) throw Error(ErrorCode::unsupported, "an index entry larger than an index block");
-            if (i == level.size()) break;
-            seps.push_back(i);
-            pos = i + 1;
-        }
-        if (!seps.empty() && seps.back() + 1 == level.size()) --seps.back();  // no empty last node
-        // Nodes between separators; the separators form the next level.
-        std::vector<Item> up;
-        std::size_t from = 0;
-        for (std::size_t s = 0; s <= seps.size(); ++s) {
-            const std::size_t to = s < seps.size() ? seps[s] : level.size();
-            IndexNode node;
-            for (std::size_t i = from; i < to; ++i) {
-                node.entries.push_back(level[i].entry);
-                if (!leaf) node.children.push_back(*level[i].child);
-            }
-            if (!leaf) node.children.push_back(s < seps.size() ? *level[to].child : *last_child);
-            const auto block = static_cast<std::uint32_t>(shape.blocks.size());
-            shape.blocks.push_back(std::move(node));
-            if (s < seps.size())
-                up.push_back({level[to].entry, block});
-            else
-                last_child = block;
-            from = to + 1;
-        }
-        level = std::move(up);
-        leaf = false;
-        if (level.empty()) {  // one block holds everything: the root only points to it
-            shape.root.children.push_back(*last_child);
-            return shape;
-        }
-    }
-}
-
 std::variant<PopulatePlan, std::vector<io::TreeProblem>> plan_population(const io::SourceTree& tree,
                                                                          const Layout& layout) {
     if (!tree.problems.empty()) return tree.problems;
@@ -332,10 +226,35 @@ std::variant<PopulatePlan, std::vector<io::TreeProblem>> plan_population(const i
     PopulatePlan plan;
     plan.nodes.resize(tree.nodes.size());
 
+    // Hard links: the first name (depth first) owns the record; the others
+    // are more $FILE_NAMEs in it while they fit (no attribute lists).
+    std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint32_t> owners;
+    std::vector<std::uint32_t> owner_bytes(tree.nodes.size(), 0);
+    io::visit_depth_first(tree, [&](std::uint32_t c) {
+        const io::TreeNode& n = tree.nodes[c];
+        if (n.is_dir || n.host_links < 2) return;
+        const auto [it, fresh] = owners.try_emplace({n.host_dev, n.host_ino}, c);
+        const std::uint32_t fn = file_name_attr_bytes(n.name16.size());
+        if (fresh) {  // header, $STANDARD_INFORMATION, this name, non-resident $DATA (runlist room 32), end
+            owner_bytes[c] =
+                first_attribute_offset(L.mft_record_bytes) + kSiAttrBytes + fn + 64 + 32 + kEndMarkerBytes;
+            return;
+        }
+        const std::uint32_t o = it->second;
+        if (owner_bytes[o] + fn > L.mft_record_bytes) return;  // stored as a copy
+        owner_bytes[o] += fn;
+        plan.nodes[c].link_of = o;
+        plan.nodes[o].links.push_back(c);
+    });
+
     // Records: depth first in name order from kFirstUserRecord.
     plan.nodes[0].record = 5;
     std::uint64_t next_record = kFirstUserRecord;
-    io::visit_depth_first(tree, [&](std::uint32_t c) { plan.nodes[c].record = next_record++; });
+    io::visit_depth_first(tree, [&](std::uint32_t c) {
+        if (plan.nodes[c].link_of == kNoLink) plan.nodes[c].record = next_record++;
+    });
+    for (NodePlan& p : plan.nodes)
+        if (p.link_of != kNoLink) p.record = plan.nodes[p.link_of].record;
 
     // Names, namespaces, directory entries in collation order.
     std::vector<std::u16string_view> system_sorted(kRootSystemNames.begin(), kRootSystemNames.end());
@@ -351,7 +270,7 @@ std::variant<PopulatePlan, std::vector<io::TreeProblem>> plan_population(const i
         }
         for (const std::uint32_t c : dir.children) entries.push_back({false, c});
         std::sort(entries.begin(), entries.end(), [&](const DirEntryRef& a, const DirEntryRef& b) {
-            return collates_before(name_of(a), name_of(b));
+            return name_collates_before(name_of(a), name_of(b));
         });
         for (std::size_t i = 0; i < entries.size(); ++i) {
             if (entries[i].system) continue;
@@ -380,7 +299,8 @@ std::variant<PopulatePlan, std::vector<io::TreeProblem>> plan_population(const i
         NodePlan& p = plan.nodes[i];
         const std::size_t units = i == 0 ? 1 : n.name16.size();
         if (!n.is_dir) {
-            p.resident = n.size <= resident_limit(L.mft_record_bytes, units);
+            if (p.link_of != kNoLink) continue;  // the owner has the data
+            p.resident = n.host_links > 1 ? n.size == 0 : n.size <= resident_limit(L.mft_record_bytes, units);
             if (!p.resident) data_clusters += L.clusters_for(n.size);
             continue;
         }
@@ -388,44 +308,25 @@ std::variant<PopulatePlan, std::vector<io::TreeProblem>> plan_population(const i
         for (const DirEntryRef& r : p.entries)
             bytes.push_back(index_entry_bytes(r.system ? kRootSystemNames[r.index].size()
                                                        : tree.nodes[r.index].name16.size()));
-        const std::int64_t small = root_room(L, units, false, 0);
-        const std::uint64_t all = std::accumulate(bytes.begin(), bytes.end(), std::uint64_t{16});
-        if (i != 0 && small > 0 && all <= static_cast<std::uint64_t>(small)) {
-            p.index = index_tree_shape(bytes, static_cast<std::uint32_t>(small), L.index_block_bytes);
+        try {
+            p.index = directory_index(bytes, L.mft_record_bytes, L.index_block_bytes, units, i == 0);
+        } catch (const Error& e) {
+            problems.push_back({tree.image_path(i), e.what()});
             continue;
         }
-        std::uint64_t bitmap = 8;
-        for (;;) {
-            const std::int64_t room = root_room(L, units, true, bitmap);
-            p.index = index_tree_shape(bytes, static_cast<std::uint32_t>(std::max<std::int64_t>(room, 0)),
-                                       L.index_block_bytes);
-            const std::uint64_t need = r8(core::div_ceil(p.index.blocks.size(), 8));
-            if (need <= bitmap) break;
-            bitmap = need;
-        }
-        if (p.index.blocks.empty()) {  // the root keeps its one block (format's): an end entry pointing to it
-            p.index.blocks.push_back(std::move(p.index.root));
-            p.index.root = {{}, {0}};
-        }
+        if (p.index.blocks.empty()) continue;
         std::uint64_t clusters = L.clusters_for(p.index.blocks.size() * std::uint64_t{L.index_block_bytes});
         if (i == 0) clusters -= std::min(clusters, clusters_of(L.root_index));
         index_clusters += clusters;
     }
 
     // $MFT growth: max(16 records, one cluster) at a time (formats.md §5.3).
-    const std::uint64_t rs = L.mft_record_bytes;
-    const std::uint64_t have = L.mft.clusters * cb;
-    const std::uint64_t need_bytes = next_record * rs;
-    std::uint64_t mft_bytes = L.mft_bytes();
-    if (need_bytes > L.mft_bytes()) {
-        const std::uint64_t step = std::max<std::uint64_t>(16 * rs, cb);
-        mft_bytes = have + core::round_up(need_bytes - have, step);
-    }
-    plan.mft_records = mft_bytes / rs;
-    const std::uint64_t mft_extra = L.clusters_for(mft_bytes) - L.mft.clusters;
+    const MftGrowth mg =
+        mft_growth(next_record, L.mft_record_bytes, cb, L.mft.clusters, L.mft_bitmap.clusters);
+    plan.mft_records = std::max<std::uint64_t>(mg.records, L.mft_records);
+    const std::uint64_t mft_extra = mg.mft_clusters;
     plan.mft_bitmap_bytes = core::round_up(core::div_ceil(plan.mft_records, 8), 8);
-    const std::uint64_t bitmap_clusters = L.clusters_for(plan.mft_bitmap_bytes);
-    const std::uint64_t bitmap_extra = bitmap_clusters - std::min(bitmap_clusters, L.mft_bitmap.clusters);
+    const std::uint64_t bitmap_extra = mg.bitmap_clusters;
 
     ClusterAllocator alloc(L);
     const std::uint64_t free_clusters = alloc.free_clusters();
@@ -463,7 +364,7 @@ std::variant<PopulatePlan, std::vector<io::TreeProblem>> plan_population(const i
             } else {
                 p.extents = alloc.allocate(clusters, hint);
             }
-        } else if (!p.resident) {
+        } else if (!p.resident && p.link_of == kNoLink) {
             p.extents = alloc.allocate(L.clusters_for(n.size), hint);
         }
     };

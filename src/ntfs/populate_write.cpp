@@ -150,7 +150,8 @@ public:
           cb_(L.cluster_bytes),
           rs_(L.mft_record_bytes) {
         by_record_.assign(plan.mft_records, UINT32_MAX);
-        for (std::uint32_t i = 1; i < plan.nodes.size(); ++i) by_record_[plan.nodes[i].record] = i;
+        for (std::uint32_t i = 1; i < plan.nodes.size(); ++i)  // a hard link's record is its file's
+            if (plan.nodes[i].link_of == kNoLink) by_record_[plan.nodes[i].record] = i;
     }
 
     void run() {
@@ -246,7 +247,8 @@ private:
     }
     std::vector<std::byte> file_name_value(std::uint32_t i) const {
         const io::TreeNode& n = tree_.nodes[i];
-        const NodePlan& p = plan_.nodes[i];
+        const NodePlan& own = plan_.nodes[i];
+        const NodePlan& p = own.link_of == kNoLink ? own : plan_.nodes[own.link_of];  // the data's plan
         const Times t = times_of(n);
         FileName fn;
         fn.parent = ref_of(n.parent);
@@ -257,7 +259,7 @@ private:
             fn.allocated_size = p.resident ? (n.size + 7) / 8 * 8 : clusters_of(p.extents) * cb_;
         }
         fn.file_attributes = attributes_of(i) | (n.is_dir ? file_attr::directory : 0);
-        fn.name_space = p.name_space;
+        fn.name_space = own.name_space;
         fn.name = n.name16;
         return encode_file_name(fn);
     }
@@ -342,9 +344,11 @@ private:
         const NodePlan& p = plan_.nodes[i];
         MftRecordBuilder b(rs_, static_cast<std::uint32_t>(p.record), kNewSequence,
                            record_flag::in_use | (n.is_dir ? record_flag::directory : 0));
-        b.set_link_count(1);
+        b.set_link_count(static_cast<std::uint16_t>(1 + p.links.size()));
         b.add(standard_information(i));
         b.add(build_resident_attribute(AttrType::file_name, u"", file_name_value(i), true));
+        for (const std::uint32_t l : p.links)  // hard links: one $FILE_NAME per name
+            b.add(build_resident_attribute(AttrType::file_name, u"", file_name_value(l), true));
         if (n.is_dir) {
             for (auto& a : index_attributes(i)) b.add(std::move(a));
         } else if (p.resident) {
@@ -430,7 +434,7 @@ private:
         io::visit_depth_first(tree_, [&](std::uint32_t i) {
             const io::TreeNode& n = tree_.nodes[i];
             const NodePlan& p = plan_.nodes[i];
-            if (n.is_dir || p.resident) return;
+            if (n.is_dir || p.resident || p.link_of != kNoLink) return;  // a hard link's data is written once
             const std::uint64_t allocated = clusters_of(p.extents) * cb_;
             if (p.extents.size() == 1) {
                 w.seek(p.extents[0].lcn * cb_);

@@ -136,7 +136,7 @@ DirContext DirContext::child(std::string_view name, std::uint8_t child_excluded)
 }
 
 DirAccumulator::DirAccumulator(const AnalyzerOptions& options, DirContext context)
-    : opt_(&options), ctx_(std::move(context)), ntfs_index_(ctx_.name_units, ctx_.is_root()) {}
+    : opt_(&options), ctx_(std::move(context)) {}
 
 void DirAccumulator::unstorable(Tally& t, Fs fs, std::string_view name, std::string reason) {
     FsTally& f = t.fs[std::size_t(fs)];
@@ -146,7 +146,7 @@ void DirAccumulator::unstorable(Tally& t, Fs fs, std::string_view name, std::str
 }
 
 std::uint8_t DirAccumulator::add(Tally& t, std::string_view name, EntryKind kind, std::uint64_t size,
-                                 bool first_link) {
+                                 bool first_link, bool linked) {
     if (kind == EntryKind::other) {
         ++t.other;
         return 0x7;
@@ -231,6 +231,11 @@ std::uint8_t DirAccumulator::add(Tally& t, std::string_view name, EntryKind kind
                 }
             }
         } else {
+            if (kind == EntryKind::symlink) {  // NTFS populate does not store symbolic links yet either
+                ++f.skipped_symlinks;
+                excluded |= bit;
+                continue;
+            }
             if (!valid_utf8) {
                 problem = "the name is not valid UTF-8";
             } else if (name16.size() > exfat::kMaxNameUnits) {
@@ -268,9 +273,9 @@ std::uint8_t DirAccumulator::add(Tally& t, std::string_view name, EntryKind kind
             entries_[fi] += n;
             f.entry_bytes += 32ull * n;
         } else {
-            const std::uint64_t b = ntfs::index_entry_bytes(name16.size());
+            const std::uint32_t b = ntfs::index_entry_bytes(name16.size());
             entries_[fi] += b;
-            ntfs_index_.add(b);
+            ntfs_entries_.emplace_back(name16, b);
             f.entry_bytes += b;
         }
         if (kind == EntryKind::directory) {
@@ -281,10 +286,9 @@ std::uint8_t DirAccumulator::add(Tally& t, std::string_view name, EntryKind kind
         if (fs == Fs::ntfs) {
             if (!first_link) continue;  // one record and one copy of the data
             ++f.records;
-            if (kind == EntryKind::symlink) continue;  // reparse data stays in the record
             ++f.files;
             f.apparent_bytes += size;
-            if (size <= ntfs::resident_limit(name16.size())) {
+            if (linked ? size == 0 : size <= ntfs::resident_limit(name16.size())) {
                 ++f.resident_files;
                 f.resident_bytes += size;
                 continue;
@@ -329,7 +333,22 @@ void DirAccumulator::finish(Tally& t) {
                             opt_->max_examples);
             }
         }
-        const std::uint64_t blocks = fs == Fs::ntfs ? ntfs_index_.blocks() : 0;
+        std::uint64_t blocks = 0;
+        if (fs == Fs::ntfs) {
+            if (root) {
+                for (const std::u16string_view n : ::fsimg::ntfs::kRootSystemNames)
+                    ntfs_entries_.emplace_back(std::u16string(n), ntfs::index_entry_bytes(n.size()));
+            }
+            std::sort(ntfs_entries_.begin(), ntfs_entries_.end(), [](const auto& a, const auto& b) {
+                return ::fsimg::ntfs::name_collates_before(a.first, b.first);
+            });
+            std::vector<std::uint32_t> bytes;
+            bytes.reserve(ntfs_entries_.size());
+            for (const auto& e : ntfs_entries_) bytes.push_back(e.second);
+            ntfs_entries_.clear();
+            ntfs_entries_.shrink_to_fit();
+            blocks = ntfs::index_blocks(bytes, ctx_.name_units, root);
+        }
         for (unsigned s = r.min_shift; s <= r.max_shift; ++s) {
             const std::size_t i = s - kMinShift;
             const std::uint32_t c = cluster_of(i);

@@ -1,5 +1,7 @@
 #include "fsimg/slack/cost_ntfs.hpp"
 
+#include <algorithm>
+
 namespace fsimg::slack::ntfs {
 
 namespace {
@@ -8,63 +10,28 @@ constexpr std::uint64_t clusters_of(std::uint64_t bytes, std::uint32_t c) noexce
 }
 }  // namespace
 
-IndexGrowth::IndexGrowth(std::size_t name_units, bool in_block)
-    : root_leaf_capacity_(index_root_capacity(name_units)),
-      root_parent_capacity_(root_leaf_capacity_ > 8 + kIndexAllocationAttributes
-                                ? root_leaf_capacity_ - 8 - kIndexAllocationAttributes
-                                : 0) {
-    if (in_block) {
-        right_.emplace_back();
-        right_bytes_.push_back(0);
-        blocks_ = 1;
-    }
+::fsimg::ntfs::IndexRoom ntfs3g_index_room(std::size_t name_units) noexcept {
+    const std::int64_t used =
+        std::int64_t(kDirectoryRecordFixed + round8(90 + 2 * std::uint64_t(name_units)));
+    ::fsimg::ntfs::IndexRoom room;
+    room.root_leaf = std::int64_t{kRecordBytes} - std::int64_t{kIndexRootReserve} - used;
+    room.root_parent =
+        std::max<std::int64_t>(room.root_leaf - 8 - std::int64_t{kIndexAllocationAttributes}, 0);
+    room.block_leaf = kIndexBlockCapacity;
+    room.block_node = kIndexNodeCapacity;
+    return room;
 }
 
-void IndexGrowth::add(std::uint64_t entry_bytes) {
-    if (right_.empty()) {
-        insert_root(entry_bytes);
-    } else {
-        insert(0, entry_bytes);
-    }
+std::uint64_t index_blocks(std::span<const std::uint32_t> entry_bytes, std::size_t name_units, bool root) {
+    return ::fsimg::ntfs::directory_index(entry_bytes, kRecordBytes, kIndexBlockBytes, root ? 1 : name_units,
+                                          root)
+        .blocks.size();
 }
 
-void IndexGrowth::insert_root(std::uint64_t bytes) {
-    const std::uint64_t cap = right_.empty() ? root_leaf_capacity_ : root_parent_capacity_;
-    if (root_bytes_ + bytes <= cap) {
-        root_.push_back(bytes);
-        root_bytes_ += bytes;
-        return;
-    }
-    // ntfs_ir_reparent: the root's entries move to a new block one level up.
-    right_.push_back(std::move(root_));
-    right_bytes_.push_back(root_bytes_);
-    root_.clear();
-    root_bytes_ = 0;
-    ++blocks_;
-    insert(right_.size() - 1, bytes);
-}
-
-void IndexGrowth::insert(std::size_t level, std::uint64_t bytes) {
-    const std::uint64_t cap = level == 0 ? kIndexBlockCapacity : kIndexNodeCapacity;
-    if (right_bytes_[level] + bytes > cap && !right_[level].empty()) {
-        // ntfs_ib_split: the median goes up, the entries after it to a new block.
-        std::vector<std::uint64_t>& node = right_[level];
-        const std::size_t median = node.size() / 2;
-        const std::uint64_t up = node[median] + (level == 0 ? 8 : 0);
-        std::vector<std::uint64_t> tail(node.begin() + std::ptrdiff_t(median) + 1, node.end());
-        std::uint64_t tail_bytes = 0;
-        for (const auto b : tail) tail_bytes += b;
-        node = std::move(tail);
-        right_bytes_[level] = tail_bytes;
-        ++blocks_;
-        if (level + 1 < right_.size()) {
-            insert(level + 1, up);
-        } else {
-            insert_root(up);
-        }
-    }
-    right_[level].push_back(bytes);
-    right_bytes_[level] += bytes;
+std::uint64_t mft_growth_clusters(std::uint64_t records, std::uint32_t cluster_bytes) noexcept {
+    const auto g = ::fsimg::ntfs::mft_growth(kFirstUserRecord + records, kRecordBytes, cluster_bytes,
+                                             initial_mft_bytes(cluster_bytes) / cluster_bytes, 1);
+    return g.mft_clusters + g.bitmap_clusters;
 }
 
 std::uint64_t fixed_overhead_clusters(std::uint64_t volume_bytes, std::uint32_t c) noexcept {

@@ -87,7 +87,11 @@ std::string render_table(const Report& r) {
             std::string cost;
             if (d.row) {
                 const Row& row = r.rows[*d.row];
-                cost = fmt::format("total {}, {} over the best", core::format_size(row.total_bytes),
+                // The same measure as "over the best": the tree plus the fixed overhead.
+                cost = fmt::format("on disk {} (tree {} + overhead {}), {} over the best",
+                                   core::format_size(row.total_bytes + row.overhead_bytes.value_or(0)),
+                                   core::format_size(row.total_bytes),
+                                   core::format_size(row.overhead_bytes.value_or(0)),
                                    core::format_size(row.over_best_bytes));
             }
             out += fmt::format("  {:<10} {:<5} {:>8}  {}{}{}\n", d.tool, to_string(d.fs),

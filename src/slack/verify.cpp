@@ -19,6 +19,8 @@
 #include "fsimg/fat/populate.hpp"
 #include "fsimg/fat/volume.hpp"
 #include "fsimg/io/file_image.hpp"
+#include "fsimg/ntfs/format.hpp"
+#include "fsimg/ntfs/populate.hpp"
 
 namespace fsimg::slack {
 
@@ -105,6 +107,27 @@ std::uint64_t bitmap_clusters_in_use(const io::BlockDevice& dev, const exfat::La
         dev.read_at(start + at, std::span(buf.data(), n));
         for (std::size_t i = 0; i < n; ++i)
             used += static_cast<unsigned>(std::popcount(static_cast<unsigned char>(buf[i])));
+    }
+    return used;
+}
+
+/// Set bits of an NTFS $Bitmap (its extents in `l`): clusters in use.
+std::uint64_t ntfs_clusters_in_use(const io::BlockDevice& dev, const ntfs::Layout& l) {
+    std::uint64_t used = 0, at = 0;
+    const std::uint64_t bytes = (l.cluster_count + 7) / 8;
+    std::vector<std::byte> buf(l.cluster_bytes);
+    for (const ntfs::Extent& e : l.bitmap) {
+        for (std::uint64_t k = 0; k < e.clusters && at < bytes; ++k) {
+            dev.read_at((e.lcn + k) * l.cluster_bytes, buf);
+            const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), bytes - at));
+            for (std::size_t i = 0; i < n; ++i) {
+                unsigned b = static_cast<unsigned char>(buf[i]);
+                const std::uint64_t first = (at + i) * 8;  // bits past the last cluster do not count
+                if (first + 8 > l.cluster_count) b &= (1u << (l.cluster_count - first)) - 1;
+                used += static_cast<unsigned>(std::popcount(b));
+            }
+            at += n;
+        }
     }
     return used;
 }
@@ -209,6 +232,54 @@ std::vector<VerifyResult> verify_exfat(const std::filesystem::path& dir,
         wo.creation_time = 315532800;  // 1980-01-01: the image's times do not matter here
         exfat::write_population(*img, layout, tree, plan, wo);
         res.actual = bitmap_clusters_in_use(*img, layout) - layout.used_clusters();
+        out.push_back(res);
+    }
+    return out;
+}
+
+std::vector<VerifyResult> verify_ntfs(const std::filesystem::path& dir,
+                                      const std::vector<std::uint32_t>& sizes,
+                                      const std::vector<std::uint64_t>& predicted,
+                                      std::optional<std::uint64_t> volume_bytes,
+                                      const std::filesystem::path& temp_dir) {
+    ntfs::ScanOptions so;
+    so.sources.push_back({dir, "/"});
+    std::uint64_t pruned = 0;
+    const io::SourceTree tree = prune(ntfs::scan_tree(so), pruned);
+
+    std::vector<VerifyResult> out;
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+        VerifyResult res;
+        res.filesystem = "ntfs";
+        res.cluster_bytes = sizes[k];
+        res.predicted = predicted[k];
+        res.pruned = pruned;
+        const std::string what = fmt::format("--verify with NTFS {} clusters", core::format_size(sizes[k]));
+        ntfs::LayoutRequest req;
+        req.cluster_bytes = sizes[k];
+        res.volume_bytes =
+            volume_bytes ? *volume_bytes : value_or_refuse(ntfs::volume_bytes_for_tree(tree, req, 0), what);
+        req.volume_bytes = res.volume_bytes;
+        const ntfs::Layout layout = value_or_refuse(ntfs::plan_layout(req, ntfs::secure_sds_bytes()), what);
+        const auto plan_or = ntfs::plan_population(tree, layout);
+        if (const auto* p = std::get_if<std::vector<io::TreeProblem>>(&plan_or)) {
+            throw Error(ErrorCode::usage,
+                        fmt::format("{}: {}: {}", what, p->front().path, p->front().reason));
+        }
+        const ntfs::PopulatePlan& plan = std::get<ntfs::PopulatePlan>(plan_or);
+        // The system files and the root's first INDX block belong to the empty volume.
+        res.planned = plan.used_clusters - layout.used_clusters();
+        auto img = temp_image(temp_dir, res.volume_bytes);
+        ntfs::FormatOptions fo;
+        fo.volume_serial_number = 0x12345678;
+        fo.creation_filetime = ntfs::filetime_from_unix(315532800, 0);
+        fo.device_is_zeroed = true;
+        ntfs::format_volume(*img, layout, fo);
+        io::PopulateWriteOptions wo;
+        wo.creation_time = 315532800;  // 1980-01-01: the image's times do not matter here
+        wo.device_is_zeroed = true;
+        ntfs::write_population(*img, layout, tree, plan, wo);
+        res.actual = ntfs_clusters_in_use(*img, layout) - layout.used_clusters();
         out.push_back(res);
     }
     return out;

@@ -45,6 +45,7 @@ struct Child {
     EntryKind kind = EntryKind::other;
     std::uint64_t size = 0;
     bool first_link = true;
+    bool linked = false;  ///< st_nlink > 1
 };
 
 EntryKind kind_of(mode_t m) {
@@ -91,7 +92,10 @@ public:
                     c.kind = kind_of(st.st_mode);
                     if (c.kind == EntryKind::file) {
                         c.size = static_cast<std::uint64_t>(st.st_size);
-                        if (st.st_nlink > 1) c.first_link = first_link(st.st_dev, st.st_ino);
+                        if (st.st_nlink > 1) {
+                            c.linked = true;
+                            c.first_link = first_link(st.st_dev, st.st_ino);
+                        }
                     }
                     break;
                 }
@@ -108,7 +112,7 @@ public:
                   [](const Child& a, const Child& b) { return a.name < b.name; });
         std::vector<Work> subdirs;
         for (const Child& c : children) {
-            const std::uint8_t ex = acc.add(t, c.name, c.kind, c.size, c.first_link);
+            const std::uint8_t ex = acc.add(t, c.name, c.kind, c.size, c.first_link, c.linked);
             if (c.kind == EntryKind::directory) {
                 subdirs.push_back({self, c.name, acc.context().child(c.name, ex)});
             }

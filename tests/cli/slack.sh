@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# fsimg slack: the seed case, --verify (predicted == populate, FAT32 and
-# exFAT) on make-tree profiles at several cluster sizes, outputs, and bad
+# fsimg slack: the seed case, --verify (predicted == populate, FAT32,
+# exFAT and NTFS) on make-tree profiles at several cluster sizes, outputs, and bad
 # input (exit 2, no partial --chart/--output file).
 . "$(dirname "$0")/../lib.sh"
 [ -x "$SHARED/trees/make-tree" ] || { echo "../shared/trees/make-tree missing: skipped"; exit 77; }
@@ -42,6 +42,14 @@ verify exfat small 0.05 512,4K,32K,1M
 verify exfat edges 1 512,4K,32K,1M
 verify exfat names 1 512,4K,32K,1M
 verify exfat wide 0.25 512,4K,32K,1M
+# NTFS: the $Bitmap of an image built with populate; the index B-trees, the
+# resident files and the $MFT growth come from the same ntfs library code
+# (ntfs/index_plan.hpp). wide at 0.25 is 5,000 entries in one directory (a
+# 2-level index); tests/oracle/ntfs_populate.sh verifies the full 20,000.
+verify ntfs small 0.05 512,4K,64K
+verify ntfs edges 1 512,4K,64K
+verify ntfs names 1 512,4K,64K
+verify ntfs wide 0.25 512,4K,64K
 # a given volume size (not the smallest that holds the tree) and 32 MiB clusters
 verify exfat small 0.05 4K,128K --volume-size 1G
 verify exfat edges 1 32M --volume-size 8G
@@ -89,6 +97,7 @@ bad 'FAT32 allows 512 B' -t fat32 -c 1M "$WORK/seed"
 bad 'power of two' -c 3K "$WORK/seed"
 bad 'unknown suffix|size' --volume-size 12Q "$WORK/seed"
 bad 'expected fat32, exfat or ntfs' -t ext4 "$WORK/seed"
+bad '--top: N is a count: 0 or more' --top -1 "$WORK/seed"
 # sizes out of range, listings that cannot be used, images that cannot be read
 printf '1\tok\n18446744073709551616\tbig\n' > "$WORK/big.list"
 printf '1\ta/../b\n' > "$WORK/dots.list"

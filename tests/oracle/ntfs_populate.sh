@@ -47,7 +47,14 @@ pop() {  # pop PROFILE CLUSTER [extra mkfs args]: populate, then check-image --m
   if ! out=$("$FSIMG" mkfs -t ntfs -c "$c" --volume-id "$(printf 'E0F0%04X' $n)" --from "$T/$p" "$@" "$img" 2>&1); then
     fail "mkfs -t ntfs --from $p -c $c $*: $out"; return
   fi
-  check "$img" -j 2 --manifest "$T/$p.manifest"
+  # libfsntfs (fsntfsinfo -H) reads a sub-node at VCN x cluster size even when
+  # INDX blocks are smaller than a cluster (NTFS counts those VCNs in 512-byte
+  # units: ntfs-3g, Windows, formats.md §3.8), so with 64 KiB clusters it
+  # fails on every directory with a multi-level index -- ntfs-3g's own too
+  # (mkntfs -c 65536 + 2,000 files copied through ntfs-3g: the same error).
+  local skip=()
+  [ "$c" = 64K ] && skip=(--skip fsntfsinfo)
+  check "$img" -j 2 --manifest "$T/$p.manifest" "${skip[@]}"
   echo "$p -c $c $*: $(echo "$out" | grep -o 'NTFS [0-9].*' | sed 's/serial [0-9A-F]*, //')"
   [ "${KEEP:-}" = 1 ] || rm -f "$img"
 }
@@ -59,6 +66,17 @@ done
 pop widefull 4K  # -s auto
 pop widefull 64K -s 64M
 pop small 4K -s 128M --partition-table gpt -L POPULATED
+
+# slack --verify: the 20,000-entry directory (a 3-level index) costs what the
+# analyzer predicts, cluster for cluster (tests/cli/slack.sh: the rest).
+for c in 512,4K,64K; do
+  if vout=$("$FSIMG" slack -t ntfs -c "$c" --verify --json "$T/widefull" 2>&1) && python3 -c '
+import json, sys
+v = json.loads(sys.argv[1])["verify"]
+assert len(v) == 3 and all(r["predicted_clusters"] == r["planned_clusters"] == r["actual_clusters"] for r in v), v
+print("slack --verify widefull:", " ".join("%d:%d" % (r["cluster_bytes"], r["actual_clusters"]) for r in v))
+' "$vout"; then pass; else fail "slack --verify widefull: $vout"; fi
+done
 
 # names: everything NTFS allows is stored; what Windows cannot open is
 # warned (POSIX names, case-only duplicates, device names). 7-Zip shows

@@ -88,7 +88,8 @@ TEST_CASE("ntfs populate: index B-tree shapes", "[ntfs][populate]") {
     std::vector<std::uint32_t> bytes(n);
     for (auto& b : bytes) b = (82 + 2 * units(rng) + 7) / 8 * 8;
     const std::uint32_t root = GENERATE(24u, 200u, 600u);
-    const IndexShape s = index_tree_shape(bytes, root, 4096);
+    const IndexRoom room{std::int64_t{root} - 16, std::int64_t{root} - 24, 4096 - 64 - 16, 4096 - 64 - 24};
+    const IndexShape s = grow_index(bytes, room, root == 600);
     std::vector<std::uint32_t> order;
     std::vector<std::size_t> depths;
     walk(s, s.root, 0, order, depths);

@@ -54,16 +54,19 @@ struct TreeNode {
     std::string name;       ///< UTF-8 (empty for the root)
     std::u16string name16;  ///< the same in UTF-16 (empty when the name is invalid)
     bool is_dir = false;
-    std::uint64_t size = 0;      ///< bytes (files)
-    std::string host_path;       ///< where the content is read from; empty for created directories
-    std::int64_t mtime = 0;      ///< Unix seconds (UTC): modification
-    std::int64_t atime = 0;      ///< Unix seconds: last access
-    std::int64_t btime = 0;      ///< Unix seconds: creation (birth time, or mtime when the host has none)
-    std::uint32_t btime_ns = 0;  ///< nanoseconds of btime
-    std::uint32_t mtime_ns = 0;  ///< nanoseconds of mtime
-    bool has_times = false;      ///< false for created directories: they get the creation time
-    bool read_only = false;      ///< the source file has no write permission
-    std::uint32_t parent = 0;    ///< index in SourceTree::nodes
+    std::uint64_t size = 0;        ///< bytes (files)
+    std::string host_path;         ///< where the content is read from; empty for created directories
+    std::int64_t mtime = 0;        ///< Unix seconds (UTC): modification
+    std::int64_t atime = 0;        ///< Unix seconds: last access
+    std::int64_t btime = 0;        ///< Unix seconds: creation (birth time, or mtime when the host has none)
+    std::uint32_t btime_ns = 0;    ///< nanoseconds of btime
+    std::uint32_t mtime_ns = 0;    ///< nanoseconds of mtime
+    bool has_times = false;        ///< false for created directories: they get the creation time
+    bool read_only = false;        ///< the source file has no write permission
+    std::uint64_t host_dev = 0;    ///< files: st_dev, with host_ino the host file's identity
+    std::uint64_t host_ino = 0;    ///< files: st_ino (hard links share it; NTFS stores them as links)
+    std::uint32_t host_links = 1;  ///< files: st_nlink on the host (links outside the tree count too)
+    std::uint32_t parent = 0;      ///< index in SourceTree::nodes
     std::vector<std::uint32_t> children;  ///< indices, sorted by the UTF-8 bytes of the names
 };
 
@@ -90,7 +93,9 @@ struct SourceTree {
 /// links per `symlinks` (dangling or looping links when followed). Devices,
 /// FIFOs and sockets are skipped with a warning. Directories deeper than
 /// kMaxTreeDepth are not descended into. Hard links become separate nodes
-/// (stored as copies). Name and size rules are not applied here: see
+/// with the same host_dev and host_ino: FAT and exFAT, which have no hard
+/// links, store each as a copy; NTFS stores one record with a $FILE_NAME per
+/// name (ntfs/populate.hpp). Name and size rules are not applied here: see
 /// check_tree. Throws Error(usage) when a source is not a directory or an
 /// image_dir is malformed, Error(io) when a source cannot be opened.
 SourceTree scan_host_trees(const std::vector<TreeSource>& sources, SymlinkPolicy symlinks);

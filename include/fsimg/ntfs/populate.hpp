@@ -18,7 +18,8 @@
 //    while the record holds it (resident_limit()), else non-resident with a
 //    runlist, contiguous whenever a free run holds the file; for a directory
 //    $INDEX_ROOT "$I30", plus $INDEX_ALLOCATION and $BITMAP "$I30" when the
-//    entries do not fit in the record (index_tree_shape()).
+//    entries do not fit in the record, the tree grown as ntfs-3g grows it
+//    (ntfs/index_plan.hpp, the model the slack analyzer predicts with).
 //  - Names: the Win32 namespace; Win32&DOS when the name is itself a valid
 //    upper-case 8.3 name (no separate DOS name is generated: Windows Server
 //    2008 R2 and later create none on new non-system volumes, formats.md
@@ -51,6 +52,7 @@
 
 #include "fsimg/io/block_device.hpp"
 #include "fsimg/io/host_tree.hpp"
+#include "fsimg/ntfs/index_plan.hpp"
 #include "fsimg/ntfs/layout.hpp"
 #include "fsimg/ntfs/structs.hpp"
 
@@ -98,30 +100,6 @@ io::SourceTree scan_tree(const ScanOptions& options);
 /// formats.md §5.1's 840 - r8(90 + 2L) (728 for L <= 11, 712 for L = 18).
 std::uint64_t resident_limit(std::uint32_t record_bytes, std::size_t name_units) noexcept;
 
-/// The shape of one directory's $I30 B-tree (formats.md §3.8): which
-/// entries sit in the $INDEX_ROOT and in each INDX block, and which block
-/// each entry's sub-node is. Every leaf is at the same depth; an entry of a
-/// node with sub-nodes points to the block holding the keys before it, the
-/// node's end entry to the block after its last entry.
-struct IndexNode {
-    std::vector<std::uint32_t> entries;   ///< indices into the sorted entries
-    std::vector<std::uint32_t> children;  ///< empty (leaf) or entries.size() + 1 block numbers
-};
-struct IndexShape {
-    IndexNode root;
-    std::vector<IndexNode> blocks;  ///< block b at VCN b * index_block_vcns()
-};
-/// Packs entries of `entry_bytes` (each an $I30 entry without a sub-node
-/// VCN, in collation order) into a root holding at most `root_bytes` of
-/// entries (end entry included) and INDX blocks of `block_bytes` (e.g.
-/// 4096). All in the root when they fit; otherwise full leaf blocks, the
-/// entry after each full block promoted to the level above (+8 bytes for its
-/// sub-node VCN, end entries 24 bytes), level by level until one fits in the
-/// root. Pure; throws Error(unsupported) when a single entry cannot fit a
-/// block or the root cannot hold even an end entry with a sub-node.
-IndexShape index_tree_shape(std::span<const std::uint32_t> entry_bytes, std::uint32_t root_bytes,
-                            std::uint32_t block_bytes);
-
 /// VCNs per INDX block: block / cluster, or block / 512 when the cluster is
 /// larger than the block (then VCNs count 512-byte units) [NTFS-3G
 /// index_vcn_size], formats.md §3.8.
@@ -138,11 +116,25 @@ struct DirEntryRef {
 /// in collation order (formats.md §3.2).
 extern const std::array<std::u16string_view, 12> kRootSystemNames;
 
+/// NodePlan::link_of of a node that is not a second name of a file.
+inline constexpr std::uint32_t kNoLink = UINT32_MAX;
+
 /// Where each node goes; parallel to SourceTree::nodes (the root: record 5).
+/// Hard links (files of the same host st_dev and st_ino, TreeNode::host_ino):
+/// the first name in depth-first order owns the record and the data; every
+/// other name has link_of = that node, the same record, and is one more
+/// $FILE_NAME in it (NodePlan::links) and one more index entry in its
+/// directory. A name that would overflow the record (all $FILE_NAMEs must fit
+/// in it: no attribute lists) is stored as a copy with its own record.
 struct NodePlan {
-    std::uint64_t record = 0;  ///< MFT record number
+    std::uint64_t record = 0;          ///< MFT record number
+    std::uint32_t link_of = kNoLink;   ///< a hard link: the node owning the record
+    std::vector<std::uint32_t> links;  ///< the owner: its other names
     Namespace name_space = Namespace::win32;
-    bool resident = false;             ///< files: $DATA inside the record
+    /// files: $DATA inside the record; never for a file with more than one
+    /// host link (TreeNode::host_links > 1) unless empty, so that the slack
+    /// analyzer, which sees one name at a time, predicts it
+    bool resident = false;
     std::vector<Extent> extents;       ///< file data, or the directory's $INDEX_ALLOCATION
     std::vector<DirEntryRef> entries;  ///< directories: index entries in collation order
     IndexShape index;                  ///< directories: over `entries`

@@ -143,8 +143,10 @@ public:
     /// Charges a child. `first_link` is false for the second and later names
     /// of a hard-linked file. Returns the filesystems on which the child is
     /// not stored (for a directory: pass it to DirContext::child).
+    /// `linked`: the file has more than one host link (st_nlink > 1): NTFS
+    /// populate keeps such a file's data out of the record (unless empty).
     std::uint8_t add(Tally& tally, std::string_view name, EntryKind kind, std::uint64_t size,
-                     bool first_link = true);
+                     bool first_link = true, bool linked = false);
     /// Charges the directory's own clusters (and offers it to --top).
     void finish(Tally& tally);
     const DirContext& context() const noexcept { return ctx_; }
@@ -156,7 +158,9 @@ private:
     DirContext ctx_;
     std::array<std::uint64_t, kFsCount> entries_{};  ///< FAT/exFAT: 32-byte entries; NTFS: index bytes
     std::unordered_set<std::u16string> fat_keys_, exfat_keys_;  ///< case-folded names seen
-    ntfs::IndexGrowth ntfs_index_;                              ///< the directory's $I30 B-tree
+    /// NTFS: the names' index entries, sorted at finish() in collation order
+    /// for the directory's $I30 B-tree (ntfs::index_blocks).
+    std::vector<std::pair<std::u16string, std::uint32_t>> ntfs_entries_;
     std::array<std::array<std::uint64_t, kShiftCount>, kFsCount> slack_{};
     std::uint64_t files_ = 0;
 };

@@ -1,15 +1,15 @@
-// NTFS cost model for the slack analyzer until NTFS populate lands: then the
-// NTFS work moves these functions beside ntfs/layout (as fat/cost.hpp and
-// exfat/cost.hpp) and populate allocates with them. Pure. What NTFS's layout
-// already decides comes from it (ntfs/layout.hpp: record, INDX block and
-// cluster limits, $LogFile sizes); the report takes the fixed overhead from
-// ntfs::plan_layout.
+// NTFS cost model for the slack analyzer. It predicts what fsimg's NTFS
+// populate allocates (design.md: cluster for cluster, checked by `slack
+// --verify`): resident files, directory B-trees and $MFT growth come from the
+// ntfs library (ntfs/populate.hpp resident_limit, ntfs/index_plan.hpp), the
+// fixed overhead from ntfs::plan_layout. Pure.
 //
-// The model is of what mkntfs + ntfs-3g write (the writer formats.md
-// measured, and tests/oracle/slack_fuse.sh copies through), not of Windows:
-// POSIX-namespace names without 8.3 aliases, a 72-byte
-// $STANDARD_INFORMATION and a 104-byte in-record $SECURITY_DESCRIPTOR per
-// file and directory.
+// The index tree grows as ntfs-3g grows it (ntfs/index_plan.hpp); ntfs-3g's
+// records are 80 bytes fuller than populate's (a 48-byte
+// $STANDARD_INFORMATION and a 104-byte in-record $SECURITY_DESCRIPTOR), so a
+// copy through ntfs-3g (tests/oracle/slack_fuse.sh) keeps files of the last
+// 80 resident bytes out of the record and moves small indexes to blocks a
+// little earlier; docs/slack.md gives the difference.
 //
 // Facts: ../shared/docs/formats.md §5.1-5.4 ([EXP] ntfs-3g), §3.3 (what
 // mkntfs creates, $LogFile sizes, used space after mkntfs), §3.8 (index
@@ -19,9 +19,12 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
+#include "fsimg/ntfs/index_plan.hpp"
 #include "fsimg/ntfs/layout.hpp"
+#include "fsimg/ntfs/populate.hpp"
 
 namespace fsimg::slack::ntfs {
 
@@ -63,69 +66,37 @@ constexpr std::uint64_t round8(std::uint64_t v) noexcept { return (v + 7) & ~std
 
 /// Bytes of the index entry a name of `name_units` UTF-16 units adds to its
 /// directory's $I30 index: r8(82 + 2L) [§3.8].
-constexpr std::uint64_t index_entry_bytes(std::size_t name_units) noexcept {
-    return round8(82 + 2 * std::uint64_t(name_units));
-}
+using ::fsimg::ntfs::index_entry_bytes;
 
 /// Largest file whose $DATA stays resident in its 1 KiB record, for a name of
-/// `name_units` units (ntfs-3g record): 760 - r8(90 + 2L) [§5.1; EXP 9-char
-/// name: 648]. 0 when the name leaves no room.
-constexpr std::uint64_t resident_limit(std::size_t name_units) noexcept {
-    const std::uint64_t fn = round8(90 + 2 * std::uint64_t(name_units));
-    return fn >= 760 ? 0 : 760 - fn;
+/// `name_units` units: populate's record (ntfs::resident_limit, 816 -
+/// r8(66 + 2L), e.g. 728 for 9 units). ntfs-3g's records hold 80 bytes less
+/// (760 - r8(90 + 2L) = 648 for 9 units [§5.1; EXP]; docs/slack.md).
+inline std::uint64_t resident_limit(std::size_t name_units) noexcept {
+    return ::fsimg::ntfs::resident_limit(kRecordBytes, name_units);
 }
 
 /// Data clusters of a file: 0 when resident (size <= resident_limit), else
 /// ceil(bytes / cluster_bytes).
-constexpr std::uint64_t file_clusters(std::uint64_t bytes, std::size_t name_units,
-                                      std::uint32_t cluster_bytes) noexcept {
+inline std::uint64_t file_clusters(std::uint64_t bytes, std::size_t name_units,
+                                   std::uint32_t cluster_bytes) noexcept {
     return bytes <= resident_limit(name_units) ? 0 : (bytes + cluster_bytes - 1) / cluster_bytes;
 }
 
-/// Index entry bytes that stay in the $INDEX_ROOT of a directory whose own
-/// name has `name_units` UTF-16 units: 1024 - 120 - 424 - r8(90 + 2L) =
-/// 584 - r8(90 + 2L), e.g. 480 for a 7-char name (four 112-byte entries
-/// stay, a fifth moves the index to an INDX block [EXP]; formats.md §3.8's
-/// four 104-byte entries, record 832 bytes in use, fit too).
-constexpr std::uint64_t index_root_capacity(std::size_t name_units) noexcept {
-    const std::uint64_t used = kDirectoryRecordFixed + round8(90 + 2 * std::uint64_t(name_units));
-    return used + kIndexRootReserve >= kRecordBytes ? 0 : kRecordBytes - kIndexRootReserve - used;
-}
+/// The room ntfs-3g's own directory records leave its $I30 B-tree, for a
+/// directory name of `name_units` units: the root holds 1024 - 120 - 424 -
+/// r8(90 + 2L) bytes of entries before the index moves to blocks (480 for 7
+/// units [EXP]), 128 bytes less above blocks ($INDEX_ALLOCATION and $BITMAP
+/// 120, the end entry's VCN 8); blocks as populate's. With
+/// ::fsimg::ntfs::grow_index this reproduces ntfs-3g's block counts
+/// (tests/unit/slack_cost_test.cpp), the check that populate's tree grows as
+/// ntfs-3g's does.
+::fsimg::ntfs::IndexRoom ntfs3g_index_room(std::size_t name_units) noexcept;
 
-/// The INDX blocks ntfs-3g's $I30 B-tree takes in one directory, the names
-/// added in collation order (each after the ones before, as a sorted copy
-/// inserts them). Simulates ntfs-3g (index.c): entries stay in $INDEX_ROOT
-/// while index_root_capacity() holds them; then the root's entries move to a
-/// block (ntfs_ir_reparent); a full block splits at entry n/2 of its n
-/// entries: the first n/2 stay, entry n/2 goes up to the parent (with an
-/// 8-byte child VCN when it leaves a leaf), the rest move to a new block
-/// (ntfs_ib_split). Only the rightmost node of each level is kept: memory is
-/// the tree's depth times a block's entries. [EXP ntfs-3g 2022.10.3: 25
-/// directories of 4..5,000 7-char names and 7 of 30..1,000 23-char names,
-/// every block count equal; formats.md §3.8's 52 blocks for 1,000 104-byte
-/// entries and §5.5's 7 for 14,024 bytes.]
-class IndexGrowth {
-public:
-    /// `name_units`: UTF-16 units of the directory's own name (its record's
-    /// room); `in_block`: the index starts in one empty block (mkntfs's root).
-    explicit IndexGrowth(std::size_t name_units = 0, bool in_block = false);
-    /// One more index entry of `entry_bytes` (index_entry_bytes()).
-    void add(std::uint64_t entry_bytes);
-    /// INDX blocks allocated so far.
-    std::uint64_t blocks() const noexcept { return blocks_; }
-
-private:
-    void insert_root(std::uint64_t bytes);
-    void insert(std::size_t level, std::uint64_t bytes);
-
-    std::uint64_t root_leaf_capacity_;    ///< entry bytes the root holds before the index moves out
-    std::uint64_t root_parent_capacity_;  ///< entry bytes it holds above blocks
-    std::vector<std::uint64_t> root_;     ///< entry sizes in $INDEX_ROOT
-    std::vector<std::vector<std::uint64_t>> right_;  ///< rightmost node per level, leaves first
-    std::vector<std::uint64_t> right_bytes_;
-    std::uint64_t root_bytes_ = 0;
-    std::uint64_t blocks_ = 0;
-};
+/// INDX blocks of one directory's $I30 B-tree as populate lays it out
+/// (::fsimg::ntfs::directory_index), for `entry_bytes` in collation order
+/// (for the root, the system files' entries included).
+std::uint64_t index_blocks(std::span<const std::uint32_t> entry_bytes, std::size_t name_units, bool root);
 
 /// Clusters `blocks` INDX blocks of one directory take: 4096/C each with
 /// clusters under 4 KiB; blocks share clusters above (ceil(blocks*4096/C)).
@@ -139,18 +110,12 @@ constexpr std::uint64_t initial_mft_bytes(std::uint32_t cluster_bytes) noexcept 
     return (b + cluster_bytes - 1) / cluster_bytes * cluster_bytes;
 }
 
-/// Clusters $MFT grows by when `records` new files, directories and links
-/// (hard-linked files once) are created: user records start at 64, and the
-/// allocation grows in steps of max(16 records, one cluster) [§5.3].
-constexpr std::uint64_t mft_growth_clusters(std::uint64_t records, std::uint32_t cluster_bytes) noexcept {
-    if (records == 0) return 0;
-    const std::uint64_t need = (kFirstUserRecord + records) * kRecordBytes;
-    const std::uint64_t have = initial_mft_bytes(cluster_bytes);
-    if (need <= have) return 0;
-    const std::uint64_t step =
-        kMftExtendRecords * kRecordBytes > cluster_bytes ? kMftExtendRecords * kRecordBytes : cluster_bytes;
-    return (need - have + step - 1) / step * step / cluster_bytes;
-}
+/// Clusters $MFT and its $BITMAP grow by when `records` new files,
+/// directories and links (hard-linked files once) are created: user records
+/// start at 64, the allocation grows in steps of max(16 records, one
+/// cluster) [§5.3], the $BITMAP (one cluster after mkntfs) holds a bit per
+/// record (::fsimg::ntfs::mft_growth, what populate allocates).
+std::uint64_t mft_growth_clusters(std::uint64_t records, std::uint32_t cluster_bytes) noexcept;
 
 /// What mkntfs allocates on an empty volume, in clusters of `cluster_bytes`
 /// (the report takes the fixed overhead from ntfs::plan_layout, and from

@@ -1,6 +1,6 @@
-// slack --verify for FAT32 and exFAT: build the real image with populate
+// slack --verify for FAT32, exFAT and NTFS: build the real image with populate
 // (the code mkfs --from runs) in a sparse temporary file and count the
-// clusters its FAT (FAT32) or allocation bitmap (exFAT) marks used, to
+// clusters its FAT (FAT32), allocation bitmap (exFAT) or $Bitmap (NTFS) marks used, to
 // compare with the prediction. Writes only temporary
 // files (unlinked at once); prints nothing.
 #pragma once
@@ -14,7 +14,7 @@
 namespace fsimg::slack {
 
 struct VerifyResult {
-    const char* filesystem = "fat32";  ///< "fat32" or "exfat"
+    const char* filesystem = "fat32";  ///< "fat32", "exfat" or "ntfs"
     std::uint32_t cluster_bytes = 0;
     std::uint64_t volume_bytes = 0;  ///< the image built (--volume-size, or the smallest that holds the tree)
     std::uint64_t predicted = 0;     ///< clusters the analyzer predicted (tree only)
@@ -53,5 +53,18 @@ std::vector<VerifyResult> verify_exfat(const std::filesystem::path& dir,
                                        const std::vector<std::uint64_t>& predicted,
                                        std::optional<std::uint64_t> volume_bytes,
                                        const std::filesystem::path& temp_dir);
+
+/// The same for NTFS: an image like mkfs -t ntfs -c SIZE --from DIR
+/// (ntfs::scan_tree, plan_population, format_volume, write_population),
+/// sized by ntfs::volume_bytes_for_tree unless volume_bytes is given; used
+/// clusters counted in its $Bitmap, less what the empty volume uses (system
+/// files, the root's first INDX block). Names NTFS refuses (invalid UTF-8,
+/// over 255 units) and unreadable files are left out with what lies below
+/// them. Throws as verify_fat.
+std::vector<VerifyResult> verify_ntfs(const std::filesystem::path& dir,
+                                      const std::vector<std::uint32_t>& cluster_sizes,
+                                      const std::vector<std::uint64_t>& predicted,
+                                      std::optional<std::uint64_t> volume_bytes,
+                                      const std::filesystem::path& temp_dir);
 
 }  // namespace fsimg::slack

@@ -1,0 +1,113 @@
+// The shape of a directory's $I30 B+ tree and the $MFT growth of a populated
+// volume: one model that NTFS populate lays out and the slack analyzer
+// predicts from (design.md: the prediction equals what populate allocates,
+// cluster for cluster). Pure.
+//
+// The tree grows as ntfs-3g grows it when names are added in collation
+// order (index.c [NTFS-3G 2022.10.3], verified with tests/oracle/
+// slack_fuse.sh): the entries stay in $INDEX_ROOT while it has room; then
+// they move to a new INDX block one level down (ntfs_ir_reparent); a full
+// block splits at entry n/2 of its n entries: the first n/2 stay, entry n/2
+// goes up to the parent (with an 8-byte sub-node VCN), the rest move to a new
+// block, the rightmost of its level, which receives the new entry
+// (ntfs_ib_split). Blocks are numbered in the order they are made (the
+// first free bit of the index's $BITMAP). Blocks end up about half full
+// (formats.md §3.8: 52 blocks for 1,000 104-byte entries).
+//
+// The room in $INDEX_ROOT follows populate's directory record (formats.md
+// §3.5-3.8): header and update sequence array (first_attribute_offset),
+// $STANDARD_INFORMATION 24 + 72, $FILE_NAME 24 + r8(66 + 2L), $INDEX_ROOT
+// "$I30" 24 + 8 (name) + 16 (root header) + 16 (node header), the end
+// marker 8; with blocks also $INDEX_ALLOCATION "$I30" 64 + 8 + 24 (runlist
+// room) and $BITMAP "$I30" 24 + 8 + r8(ceil(blocks / 8)). As ntfs-3g
+// (ntfs_attr_record_resize), the root grows only while the record keeps 120
+// bytes free. ntfs-3g's own records are 80 bytes larger (a 48-byte
+// $STANDARD_INFORMATION and a 104-byte in-record $SECURITY_DESCRIPTOR), so
+// its roots and resident files hold 80 bytes less (docs/slack.md).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace fsimg::ntfs {
+
+/// Bytes ntfs-3g keeps free in a record when it grows $INDEX_ROOT [NTFS-3G
+/// ntfs_attr_record_resize: bytes_in_use + 120 > allocated is refused].
+inline constexpr std::uint32_t kIndexRootReserve = 120;
+
+/// One node of a directory's $I30 B-tree (formats.md §3.8): `entries` index
+/// the directory's sorted entries; `children` is empty for a leaf, else
+/// entries.size() + 1 block numbers: children[k] holds the keys before
+/// entries[k], children.back() (the end entry's sub-node) the keys after the
+/// last entry.
+struct IndexNode {
+    std::vector<std::uint32_t> entries;
+    std::vector<std::uint32_t> children;
+};
+struct IndexShape {
+    IndexNode root;                 ///< in $INDEX_ROOT
+    std::vector<IndexNode> blocks;  ///< block b at VCN b * index_block_vcns()
+};
+
+/// Bytes of the $I30 entry of a name of `name_units` UTF-16 units, without a
+/// sub-node VCN: r8(16 + 66 + 2L) (formats.md §3.8).
+constexpr std::uint32_t index_entry_bytes(std::size_t name_units) noexcept {
+    return static_cast<std::uint32_t>((82 + 2 * name_units + 7) & ~std::size_t{7});
+}
+
+/// The order of a directory's entries: up-cased units (collate_file_names),
+/// then, for names equal but for case, the raw units (formats.md §3.8
+/// [NTFS-3G unistr.c]). Populate sorts with it and the slack analyzer too.
+bool name_collates_before(std::u16string_view a, std::u16string_view b) noexcept;
+
+/// Entry bytes (end entries excluded) each kind of node holds.
+struct IndexRoom {
+    std::int64_t root_leaf = 0;    ///< $INDEX_ROOT before the index moves to blocks (may be <= 0)
+    std::int64_t root_parent = 0;  ///< $INDEX_ROOT above blocks, each entry 8 bytes more
+    std::uint32_t block_leaf = 0;  ///< a leaf block: block - header and fixups - 16-byte end entry
+    std::uint32_t block_node = 0;  ///< a block above leaves: its end entry is 24 bytes
+};
+
+/// Grows the tree with `entry_bytes` (index_entry_bytes of each name, in
+/// collation order), one after the other, as described above. `in_block`:
+/// the tree starts as an empty leaf block below an empty root (the root
+/// directory, whose block format_volume writes). Memory: the tree. Throws
+/// Error(unsupported) when an entry is larger than a block can hold.
+IndexShape grow_index(std::span<const std::uint32_t> entry_bytes, const IndexRoom& room, bool in_block);
+
+/// The room in one of populate's directory records of `record_bytes`
+/// (e.g. 1024) for a directory name of `name_units` units (the root: 1, "."),
+/// INDX blocks of `block_bytes` (e.g. 4096), and an index $BITMAP value of
+/// `bitmap_bytes` (a multiple of 8). Leaf root for L = 7: 560 bytes.
+IndexRoom directory_index_room(std::uint32_t record_bytes, std::uint32_t block_bytes, std::size_t name_units,
+                               std::uint64_t bitmap_bytes) noexcept;
+
+/// A directory's tree in populate's record: grow_index with
+/// directory_index_room, the $BITMAP room grown (8 bytes at a time) until it
+/// holds a bit per block. `root`: the root directory (in_block, name ".").
+/// Throws as grow_index.
+IndexShape directory_index(std::span<const std::uint32_t> entry_bytes, std::uint32_t record_bytes,
+                           std::uint32_t block_bytes, std::size_t name_units, bool root);
+
+/// Bytes of the index's $BITMAP value for `blocks` blocks: r8(ceil(blocks / 8)).
+constexpr std::uint64_t index_bitmap_bytes(std::uint64_t blocks) noexcept { return (blocks + 63) / 64 * 8; }
+
+/// The $MFT of a populated volume, from format's `initial_clusters` of $MFT
+/// data (kInitialMftRecords records rounded up to whole clusters) and
+/// `bitmap_clusters` of $MFT $BITMAP, when records up to `last_record`
+/// (exclusive; user records start at 64) are in use: $MFT grows in steps of
+/// max(16 records, one cluster) (formats.md §5.3), its $BITMAP holds
+/// r8(ceil(records / 8)) bytes.
+struct MftGrowth {
+    std::uint64_t records = 0;          ///< records in $MFT's data (all formatted)
+    std::uint64_t mft_clusters = 0;     ///< added to $MFT's data
+    std::uint64_t bitmap_bytes = 0;     ///< $MFT $BITMAP value
+    std::uint64_t bitmap_clusters = 0;  ///< added to $MFT $BITMAP
+};
+MftGrowth mft_growth(std::uint64_t last_record, std::uint32_t record_bytes, std::uint32_t cluster_bytes,
+                     std::uint64_t initial_clusters, std::uint64_t bitmap_clusters) noexcept;
+
+}  // namespace fsimg::ntfs

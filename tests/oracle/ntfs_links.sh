@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# mkfs -t ntfs --from with hard links: one MFT record per host file (st_dev,
+# st_ino) with one $FILE_NAME per name, data stored once. Checked with
+# check-image --manifest (ntfs-3g, ntfscat, The Sleuth Kit, libfsntfs, 7-Zip
+# read every name with the right content), an ntfs-3g mount (link count 2,
+# both names one inode), fsimg dump --what mft (two $FILE_NAMEs), and slack
+# --verify (prediction == populate: a link costs one index entry, no record,
+# no data). Symbolic links are skipped (--symlinks skip, the default) by
+# populate and by the slack model alike.
+here=$(dirname "$0"); . "$here/../lib.sh"
+need_oracles
+export SOURCE_DATE_EPOCH=1700000000
+T=$WORK/tree
+mkdir -p "$T/a" "$T/b"
+head -c 10000 /dev/urandom > "$T/a/big.bin"
+ln "$T/a/big.bin" "$T/b/big-link.bin"             # two directories, non-resident data
+head -c 50 /dev/urandom > "$T/a/small.txt"
+ln "$T/a/small.txt" "$T/a/small-link.txt"         # same directory; data kept out of the record
+: > "$T/a/empty"
+ln "$T/a/empty" "$T/b/empty-link"                 # empty: resident, no cluster
+head -c 700 /dev/urandom > "$T/a/alone.txt"       # resident
+"$SHARED/oracles/make-manifest" "$T" > "$WORK/manifest" || fail make-manifest
+ln -s big.bin "$T/a/sym"                          # skipped (make-manifest cannot list it)
+
+img=$WORK/links.img
+out=$("$FSIMG" mkfs -t ntfs -s 16M -c 4K --from "$T" "$img" 2>&1) || fail "mkfs: $out"
+grep -q "skipped symbolic link" <<<"$out" && pass || fail "no symlink warning: $out"
+check "$img" -j 2 --manifest "$WORK/manifest"
+
+# Records: a 64, a/alone.txt 65, a/big.bin 66 (with b/big-link.bin), a/empty 67
+# (with b/empty-link), a/small-link.txt 68 (with a/small.txt: the first name in
+# name order owns the record), b 69: 6 records, not 9.
+names() { "$FSIMG" dump --what mft "$1" "$img" | grep -c 'Attribute 0x30 \$FILE_NAME'; }
+[ "$(names 66)" = 2 ] && [ "$(names 67)" = 2 ] && [ "$(names 68)" = 2 ] && [ "$(names 65)" = 1 ] && pass \
+  || fail "\$FILE_NAME counts: 66:$(names 66) 67:$(names 67) 68:$(names 68) 65:$(names 65)"
+"$FSIMG" dump --what mft 70 "$img" 2>/dev/null | grep -q '^  flags .*in use' && fail "record 70 in use" || pass
+
+if command -v ntfs-3g >/dev/null && [ -w /dev/fuse ]; then
+  mkdir -p "$WORK/mnt"
+  if ntfs-3g -o ro "$img" "$WORK/mnt" 2>"$WORK/err"; then
+    m=$WORK/mnt
+    got="$(stat -c '%h' "$m/a/big.bin") $(stat -c '%h' "$m/b/big-link.bin") $(stat -c '%h' "$m/a/small.txt") $(stat -c '%h' "$m/a/alone.txt")"
+    [ "$got" = "2 2 2 1" ] && pass || fail "ntfs-3g link counts: $got"
+    [ "$(stat -c %i "$m/a/big.bin")" = "$(stat -c %i "$m/b/big-link.bin")" ] && pass || fail "ntfs-3g: two inodes"
+    cmp -s "$m/b/big-link.bin" "$T/a/big.bin" && pass || fail "ntfs-3g: link content"
+    [ ! -e "$m/a/sym" ] && pass || fail "ntfs-3g: symlink stored"
+    fusermount -u "$m" || umount -l "$m"
+  else
+    echo "ntfs-3g mount failed: $(cat "$WORK/err"): mount checks skipped"
+  fi
+fi
+
+# slack --verify: prediction == populate with hard links.
+vout=$("$FSIMG" slack -t ntfs -c 512,4K,64K --verify --json "$T" 2>&1)
+if python3 -c '
+import json, sys
+v = json.loads(sys.argv[1])["verify"]
+assert len(v) == 3 and all(r["predicted_clusters"] == r["actual_clusters"] == r["planned_clusters"] for r in v), v
+print("slack --verify links:", " ".join("%d:%d" % (r["cluster_bytes"], r["actual_clusters"]) for r in v))
+' "$vout"; then pass; else fail "slack --verify: $vout"; fi
+finish
