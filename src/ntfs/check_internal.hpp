@@ -98,6 +98,15 @@ struct Context {
     bool used(std::uint64_t n) const { return n < rec.size() && (rec[n].flags & rs::used); }
 };
 
+/// Counts instances of one problem, keeping the first kFirstLocations (for first_list).
+struct Tally {
+    std::uint64_t n = 0;
+    std::vector<std::uint64_t> first;
+    void add(std::uint64_t v) {
+        if (n++ < kFirstLocations) first.push_back(v);
+    }
+};
+
 /// Adds a finding, the first kMaxPerCode of each code one by one; the rest
 /// are counted and summed up by report_suppressed().
 void report(Context& c, std::string_view code, check::Location where, std::string message);

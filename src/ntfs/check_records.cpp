@@ -20,14 +20,6 @@ namespace {
 
 constexpr std::size_t kChunkBytes = 65536;
 
-struct Tally {
-    std::uint64_t n = 0;
-    std::vector<std::uint64_t> first;
-    void add(std::uint64_t v) {
-        if (n++ < kFirstLocations) first.push_back(v);
-    }
-};
-
 /// Record 0's unnamed $BITMAP, or the one its $ATTRIBUTE_LIST places in an extension record.
 std::optional<Attribute> find_mft_bitmap(const Context& c, const MftRecord& r0) {
     if (const Attribute* b = r0.find(AttrType::bitmap)) return *b;

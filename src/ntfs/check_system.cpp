@@ -18,14 +18,6 @@ namespace {
 constexpr std::size_t kChunkBytes = 65536;
 constexpr std::uint64_t kUpcaseBytes = 65536 * 2;
 
-struct Tally {
-    std::uint64_t n = 0;
-    std::vector<std::uint64_t> first;
-    void add(std::uint64_t v) {
-        if (n++ < kFirstLocations) first.push_back(v);
-    }
-};
-
 std::string clusters_text(const Context& c, std::uint64_t n) {
     return fmt::format("{} cluster{} ({})", core::format_count(n), n == 1 ? "" : "s",
                        core::format_size(n * c.g.cluster_bytes));
