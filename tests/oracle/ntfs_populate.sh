@@ -5,7 +5,8 @@
 # back exactly the manifest (check-image --manifest: ntfsfix, ntfsinfo,
 # ntfsls, ntfsresize, The Sleuth Kit, libfsntfs, 7-Zip, ntfs-3g/ntfscat,
 # icat); files of resident limit - 1, limit and limit + 1 bytes (the limit
-# worked out from the record layout, for 1 KiB and 4 KiB records) are
+# worked out from the record layout, for 1 KiB and 4 KiB records, for 5-unit
+# and 100-unit names) are
 # resident, resident and non-resident (fsimg dump --what mft); two runs give
 # the same bytes; refusals list every offender up front and leave nothing:
 # a tree larger than the volume (needed vs available), an invalid UTF-8
@@ -30,12 +31,19 @@ rm -f "$T/names/names/$(printf 'tab\tname.txt')"  # make-manifest cannot write a
 # ($DATA header) - 8 (end marker). Names a.bin, b.bin, c.bin: L = 5, r8(76) = 80.
 limit_1k=$((1024 - 56 - 96 - 24 - 80 - 24 - 8))  # 736 (formats.md §5.1: 840 - r8(90 + 10))
 limit_4k=$((4096 - 72 - 96 - 24 - 80 - 24 - 8))  # 3792
+# And names of 100 units (d..., e..., f... + 95 x + ".bin"): r8(66 + 200) = 272.
+long_1k=$((1024 - 56 - 96 - 24 - 272 - 24 - 8))  # 544
+long_4k=$((4096 - 72 - 96 - 24 - 272 - 24 - 8))  # 3600
+x95=$(printf 'x%.0s' $(seq 95))
 for r in 1k 4k; do
-  eval "lim=\$limit_$r"
+  eval "lim=\$limit_$r; long=\$long_$r"
   mkdir -p "$T/res$r"
   head -c $((lim - 1)) /dev/urandom > "$T/res$r/a.bin"
   head -c "$lim" /dev/urandom > "$T/res$r/b.bin"
   head -c $((lim + 1)) /dev/urandom > "$T/res$r/c.bin"
+  head -c $((long - 1)) /dev/urandom > "$T/res$r/d$x95.bin"
+  head -c "$long" /dev/urandom > "$T/res$r/e$x95.bin"
+  head -c $((long + 1)) /dev/urandom > "$T/res$r/f$x95.bin"
 done
 for p in small edges wide widefull names res1k res4k; do "$SHARED/oracles/make-manifest" "$T/$p" > "$T/$p.manifest"; done
 
@@ -90,17 +98,19 @@ check "$WORK/names.img" -j 2 --manifest "$T/names.manifest" --ignore 'names/back
 rm -f "$WORK/names.img"
 
 # The resident limit: a.bin (limit - 1) and b.bin (limit) resident, c.bin
-# (limit + 1) not; records 64, 65, 66 (the first user records).
+# (limit + 1) not; records 64, 65, 66 (the first user records); the same for
+# the 100-unit names d..., e..., f... in records 67, 68, 69.
 resident() {  # resident RECORDS CLUSTER [extra]: expect "resident resident non-resident"
   local r=$1 c=$2; shift 2
   local img=$WORK/res$r.img
   "$FSIMG" mkfs -q -t ntfs -s 16M -c "$c" --from "$T/res$r" "$@" "$img" || { fail "mkfs res$r"; return; }
   check "$img" -j 2 --manifest "$T/res$r.manifest"
   local got="" rec
-  for rec in 64 65 66; do
+  for rec in 64 65 66 67 68 69; do
     got="$got $("$FSIMG" dump --what mft "$rec" "$img" | sed -n 's/^Attribute 0x80 \$DATA .* bytes, \(resident\|non-resident\),.*/\1/p')"
   done
-  [ "$got" = " resident resident non-resident" ] && pass || fail "res$r: \$DATA of records 64..66 is$got"
+  [ "$got" = " resident resident non-resident resident resident non-resident" ] && pass \
+    || fail "res$r: \$DATA of records 64..69 is$got"
   rm -f "$img"
 }
 resident 1k 4K
