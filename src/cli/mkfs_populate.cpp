@@ -54,8 +54,8 @@ void add_populate_options(CLI::App* cmd, PopulateArgs& args) {
                   "case-only duplicates) under safe names, and print the mapping");
     cmd->add_option("--symlinks", args.symlinks,
                     "--from: symbolic links: skip (default, with a warning), "
-                    "follow, or error")
-        ->check(CLI::IsMember({"skip", "follow", "error"}));
+                    "follow, error, or store (NTFS: relative links as reparse points)")
+        ->check(CLI::IsMember({"skip", "follow", "error", "store"}));
     cmd->add_option("--free", args.free,
                     "--from with -s auto: free space to leave in the image (default 1M)");
 }
@@ -84,6 +84,7 @@ std::vector<io::TreeSource> tree_sources(const PopulateArgs& args) {
 io::SymlinkPolicy symlink_policy(const PopulateArgs& args) {
     if (args.symlinks == "follow") return io::SymlinkPolicy::follow;
     if (args.symlinks == "error") return io::SymlinkPolicy::error;
+    if (args.symlinks == "store") return io::SymlinkPolicy::store;
     return io::SymlinkPolicy::skip;
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "fsimg/core/error.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/utf.hpp"
 #include "fsimg/exfat/cost.hpp"
@@ -46,6 +47,9 @@ void check_source_tree(io::SourceTree& tree) {
 }
 
 io::SourceTree scan_tree(const ScanOptions& options) {
+    if (options.symlinks == io::SymlinkPolicy::store)
+        throw Error(ErrorCode::usage,
+                    "--symlinks store is for NTFS; exFAT has no symbolic links (skip, follow or error)");
     io::SourceTree tree = io::scan_host_trees(options.sources, options.symlinks);
     check_source_tree(tree);
     io::sort_problems(tree);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "fsimg/core/error.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/utf.hpp"
 #include "fsimg/fat/cost.hpp"
@@ -55,6 +56,9 @@ void rename_for_fat(SourceTree& tree) {
 }
 
 SourceTree scan_tree(const ScanOptions& options) {
+    if (options.symlinks == io::SymlinkPolicy::store)
+        throw Error(ErrorCode::usage,
+                    "--symlinks store is for NTFS; FAT has no symbolic links (skip, follow or error)");
     SourceTree tree = io::scan_host_trees(options.sources, options.symlinks);
     if (options.rename) rename_for_fat(tree);
     check_source_tree(tree);

@@ -206,6 +206,10 @@ private:
                     tree_.warnings.push_back(fmt::format("skipped symbolic link {}", path));
                     continue;
                 }
+                if (symlinks_ == SymlinkPolicy::store) {
+                    store_link(dirfd, node, name, path, hs, existing);
+                    continue;
+                }
                 if (symlinks_ == SymlinkPolicy::error) {
                     add_problem(node, name, fmt::format("{} is a symbolic link (--symlinks error)", path));
                     continue;
@@ -266,6 +270,38 @@ private:
             }
             ancestors_.erase({st.st_dev, st.st_ino});
         }
+    }
+
+    /// --symlinks store: a node holding the link's target (relative targets only).
+    void store_link(int dirfd, std::uint32_t parent, const std::string& name, const std::string& path,
+                    const HostStat& hs, const std::unordered_map<std::string, std::uint32_t>& existing) {
+        if (existing.count(name) != 0) {
+            add_problem(parent, name, "exists in two --from sources (only directories are merged)");
+            return;
+        }
+        std::string target(4096, '\0');
+        const ssize_t n = ::readlinkat(dirfd, name.c_str(), target.data(), target.size());
+        if (n < 0 || static_cast<std::size_t>(n) >= target.size()) {
+            add_problem(parent, name,
+                        fmt::format("cannot read symbolic link {}: {}", path,
+                                    n < 0 ? std::strerror(errno) : "target too long"));
+            return;
+        }
+        target.resize(static_cast<std::size_t>(n));
+        if (target.empty() || target[0] == '/') {
+            add_problem(
+                parent, name,
+                fmt::format("symbolic link {} points to the absolute path \"{}\"; only relative targets "
+                            "can be stored (--symlinks skip or follow)",
+                            path, target));
+            return;
+        }
+        const std::uint32_t c = add_node(parent, name, false);
+        TreeNode& node = tree_.nodes[c];
+        set_times(node, hs);
+        node.host_path = path;
+        node.symlink_target = std::move(target);
+        ++tree_.files;
     }
 
     void add_problem(std::uint32_t parent, const std::string& name, std::string reason) {

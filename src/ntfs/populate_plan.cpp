@@ -300,6 +300,10 @@ std::variant<PopulatePlan, std::vector<io::TreeProblem>> plan_population(const i
         const std::size_t units = i == 0 ? 1 : n.name16.size();
         if (!n.is_dir) {
             if (p.link_of != kNoLink) continue;  // the owner has the data
+            if (!n.symlink_target.empty()) {     // a reparse point in the record, no $DATA
+                p.resident = true;
+                continue;
+            }
             p.resident = n.host_links > 1 ? n.size == 0 : n.size <= resident_limit(L.mft_record_bytes, units);
             if (!p.resident) data_clusters += L.clusters_for(n.size);
             continue;

@@ -12,6 +12,7 @@
 #include "fsimg/core/bytes.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/progress.hpp"
+#include "fsimg/core/utf.hpp"
 #include "fsimg/io/stream_writer.hpp"
 #include "fsimg/ntfs/format.hpp"
 #include "fsimg/ntfs/populate.hpp"
@@ -20,6 +21,10 @@
 namespace fsimg::ntfs {
 
 namespace {
+
+/// IO_REPARSE_TAG_SYMLINK and FILE_ATTRIBUTE_REPARSE_POINT ([MS-FSCC] 2.1.2.1, 2.6).
+constexpr std::uint32_t kSymlinkTag = 0xA000000C;
+constexpr std::uint32_t kReparsePointAttribute = 0x400;
 
 constexpr std::uint64_t kRootRecord = 5;
 constexpr std::uint16_t kRootSequence = 5;  ///< format: record n has sequence n (formats.md §3.2)
@@ -239,6 +244,7 @@ private:
         std::uint32_t a = n.is_dir ? 0 : file_attr::archive;
         if (!n.is_dir && n.read_only) a |= file_attr::read_only;
         if (opt_.dot_hidden && !n.name.empty() && n.name[0] == '.') a |= file_attr::hidden;
+        if (!n.symlink_target.empty()) a |= kReparsePointAttribute;
         return a;
     }
     FileReference ref_of(std::uint32_t i) const {
@@ -259,10 +265,42 @@ private:
             fn.allocated_size = p.resident ? (n.size + 7) / 8 * 8 : clusters_of(p.extents) * cb_;
         }
         fn.file_attributes = attributes_of(i) | (n.is_dir ? file_attr::directory : 0);
+        if (!n.symlink_target.empty()) fn.reparse_or_ea = kSymlinkTag;  // the tag, as [MS-FSCC] 2.1.2.4
         fn.name_space = own.name_space;
         fn.name = n.name16;
         return encode_file_name(fn);
     }
+    /// $REPARSE_POINT of a relative symbolic link ([MS-FSCC] 2.1.2.4): tag
+    /// IO_REPARSE_TAG_SYMLINK, data length, 0; substitute name offset/length,
+    /// print name offset/length, flags 1 (SYMLINK_FLAG_RELATIVE); both names
+    /// the target with '/' as '\\', substitute first.
+    static std::vector<std::byte> symlink_reparse_data(const std::string& target) {
+        std::u16string t = core::utf8_to_utf16(target);
+        std::replace(t.begin(), t.end(), u'/', u'\\');
+        const auto bytes = static_cast<std::uint16_t>(2 * t.size());
+        std::vector<std::byte> v(20 + 2 * std::size_t{bytes});
+        auto put16 = [&](std::size_t at, std::uint16_t x) {
+            v[at] = std::byte(x & 0xFF);
+            v[at + 1] = std::byte(x >> 8);
+        };
+        auto put32 = [&](std::size_t at, std::uint32_t x) {
+            put16(at, static_cast<std::uint16_t>(x));
+            put16(at + 2, static_cast<std::uint16_t>(x >> 16));
+        };
+        put32(0, kSymlinkTag);
+        put16(4, static_cast<std::uint16_t>(12 + 2 * bytes));
+        put16(8, 0);       // substitute name offset
+        put16(10, bytes);  // and length
+        put16(12, bytes);  // print name offset
+        put16(14, bytes);  // and length
+        put32(16, 1);      // SYMLINK_FLAG_RELATIVE
+        for (std::size_t k = 0; k < t.size(); ++k) {
+            put16(20 + 2 * k, t[k]);
+            put16(20 + bytes + 2 * k, t[k]);
+        }
+        return v;
+    }
+
     std::vector<std::byte> standard_information(std::uint32_t i) const {
         const Times t = times_of(tree_.nodes[i]);
         StandardInformation si;
@@ -351,6 +389,9 @@ private:
             b.add(build_resident_attribute(AttrType::file_name, u"", file_name_value(l), true));
         if (n.is_dir) {
             for (auto& a : index_attributes(i)) b.add(std::move(a));
+        } else if (!n.symlink_target.empty()) {
+            b.add(build_resident_attribute(AttrType::reparse_point, u"",
+                                           symlink_reparse_data(n.symlink_target)));
         } else if (p.resident) {
             b.add(build_resident_attribute(AttrType::data, u"", read_small_file(n.host_path, n.size)));
             core::advance(opt_.progress, n.size);

@@ -231,7 +231,7 @@ std::uint8_t DirAccumulator::add(Tally& t, std::string_view name, EntryKind kind
                 }
             }
         } else {
-            if (kind == EntryKind::symlink) {  // NTFS populate does not store symbolic links yet either
+            if (kind == EntryKind::symlink) {  // as populate's default, --symlinks skip
                 ++f.skipped_symlinks;
                 excluded |= bit;
                 continue;

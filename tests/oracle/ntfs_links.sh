@@ -6,7 +6,10 @@
 # both names one inode), fsimg dump --what mft (two $FILE_NAMEs), and slack
 # --verify (prediction == populate: a link costs one index entry, no record,
 # no data). Symbolic links are skipped (--symlinks skip, the default) by
-# populate and by the slack model alike.
+# populate and by the slack model alike; --symlinks store keeps relative ones
+# as IO_REPARSE_TAG_SYMLINK reparse points (relative flag): ntfs-3g shows
+# them as symlinks with their targets, ntfsinfo reads the tag, every
+# check-image reader passes; absolute targets and FAT/exFAT are refused.
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
 export SOURCE_DATE_EPOCH=1700000000
@@ -49,6 +52,38 @@ if command -v ntfs-3g >/dev/null && [ -w /dev/fuse ]; then
     echo "ntfs-3g mount failed: $(cat "$WORK/err"): mount checks skipped"
   fi
 fi
+
+# --symlinks store: relative links as reparse points.
+S=$WORK/sym
+mkdir -p "$S/a" "$S/b"
+echo "link target" > "$S/a/t.txt"
+"$SHARED/oracles/make-manifest" "$S" > "$WORK/sym.manifest" || fail make-manifest
+ln -s t.txt "$S/a/rel"
+"$FSIMG" mkfs -q -t ntfs -s 16M --symlinks store --from "$S" "$WORK/sym1.img" || fail "mkfs --symlinks store"
+check "$WORK/sym1.img" -j 2 --manifest "$WORK/sym.manifest" --ignore a/rel
+ntfsinfo -F /a/rel "$WORK/sym1.img" 2>/dev/null | grep -q 'Reparse point tag:.*0xa000000c (symlink)' && pass \
+  || fail "ntfsinfo: no symlink reparse tag"
+# A target with "..": 7-Zip refuses such links as dangerous, so only ntfs-3g reads this one.
+ln -s ../a/t.txt "$S/b/up"
+"$FSIMG" mkfs -q -t ntfs -s 16M --symlinks store --from "$S" "$WORK/sym2.img" || fail "mkfs --symlinks store (..)"
+if command -v ntfs-3g >/dev/null && [ -w /dev/fuse ]; then
+  mkdir -p "$WORK/mnt2"
+  if ntfs-3g -o ro "$WORK/sym2.img" "$WORK/mnt2" 2>"$WORK/err"; then
+    m=$WORK/mnt2
+    got="$(readlink "$m/a/rel") $(readlink "$m/b/up") $(cat "$m/b/up")"
+    [ "$got" = "t.txt ../a/t.txt link target" ] && pass || fail "ntfs-3g symlinks: $got"
+    [ -L "$m/b/up" ] && pass || fail "ntfs-3g: b/up is not a symlink"
+    fusermount -u "$m" || umount -l "$m"
+  else
+    echo "ntfs-3g mount failed: $(cat "$WORK/err"): symlink mount checks skipped"
+  fi
+fi
+ln -s /etc/passwd "$S/b/abs"
+out=$("$FSIMG" mkfs -q -t ntfs -s 16M --symlinks store --from "$S" "$WORK/sym3.img" 2>&1); rc=$?
+[ "$rc" = 2 ] && [ ! -e "$WORK/sym3.img" ] && grep -q '/b/abs: symbolic link .* points to the absolute path "/etc/passwd"' <<<"$out" \
+  && pass || fail "absolute target: exit $rc: $out"
+out=$("$FSIMG" mkfs -q -t fat32 -s 64M --symlinks store --from "$S" "$WORK/f.img" 2>&1); rc=$?
+[ "$rc" = 2 ] && grep -q -- '--symlinks store is for NTFS' <<<"$out" && pass || fail "FAT store: exit $rc: $out"
 
 # slack --verify: prediction == populate with hard links.
 vout=$("$FSIMG" slack -t ntfs -c 512,4K,64K --verify --json "$T" 2>&1)

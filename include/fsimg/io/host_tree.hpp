@@ -26,6 +26,7 @@ enum class SymlinkPolicy : std::uint8_t {
     skip,    ///< leave it out, with a warning naming it (default)
     follow,  ///< store what it points to; dangling links and loops are problems
     error,   ///< every symbolic link is a problem
+    store,   ///< keep it as a link (NTFS: a reparse point); relative targets only
 };
 
 /// Limits of the tree (not of the filesystems, which have none for depth): a
@@ -66,6 +67,7 @@ struct TreeNode {
     std::uint64_t host_dev = 0;    ///< files: st_dev, with host_ino the host file's identity
     std::uint64_t host_ino = 0;    ///< files: st_ino (hard links share it; NTFS stores them as links)
     std::uint32_t host_links = 1;  ///< files: st_nlink on the host (links outside the tree count too)
+    std::string symlink_target;    ///< a symbolic link kept as one (SymlinkPolicy::store): its target
     std::uint32_t parent = 0;      ///< index in SourceTree::nodes
     std::vector<std::uint32_t> children;  ///< indices, sorted by the UTF-8 bytes of the names
 };
