@@ -128,7 +128,8 @@ slack::ReportOptions report_options(const SlackArgs& a) {
 
 int run(const SlackArgs& a) {
     if (a.sources.empty() && a.lists.empty()) {
-        throw Error(ErrorCode::usage, "give a SOURCE (directory or FAT image) or --from-list FILE");
+        throw Error(ErrorCode::usage,
+                    "give a SOURCE (directory or FAT, exFAT or NTFS image) or --from-list FILE");
     }
     if (a.json && a.csv) throw Error(ErrorCode::usage, "--json and --csv exclude each other");
     const slack::ReportOptions ro = report_options(a);
@@ -273,7 +274,7 @@ Action add_slack(CLI::App& app) {
         "  fsimg slack ~/Pictures --volume-size 128G\n"
         "  fsimg slack -t fat32,exfat -c 4K,32K,128K --chart slack.svg rootfs/\n"
         "  find rootfs -type f -printf '%s\\t%P\\n' | fsimg slack --from-list - --json");
-    cmd->add_option("SOURCE", args->sources, "A directory, or a FAT image (IMAGE or IMAGE@N)");
+    cmd->add_option("SOURCE", args->sources, "A directory, or a FAT, exFAT or NTFS image (IMAGE or IMAGE@N)");
     cmd->add_option("--from-list", args->lists,
                     "A listing of SIZE<TAB>PATH lines (find DIR -type f -printf '%s\\t%P\\n'); - reads stdin")
         ->type_name("FILE")

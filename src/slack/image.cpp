@@ -1,7 +1,10 @@
-// Analysis::add_fat_image: the tree inside a FAT image, read with fat::Volume.
+// Analysis::add_fat_image: the tree inside a FAT image, read with fat::Volume
+// (exFAT and NTFS images are handed to image_exfat_ntfs.cpp).
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <cstring>
 #include <set>
 #include <vector>
 
@@ -33,11 +36,15 @@ void Analysis::add_fat_image(const std::string& spec) {
     std::unique_ptr<fat::Volume> volume;
     try {
         opened = io::open_volume(spec, false);
+        std::array<std::byte, 11> head{};
+        if (opened.device().size() >= 512) opened.device().read_at(0, head);
+        if (std::memcmp(head.data() + 3, "EXFAT   ", 8) == 0) return add_exfat_image(spec);
+        if (std::memcmp(head.data() + 3, "NTFS    ", 8) == 0) return add_ntfs_image(spec);
         volume = std::make_unique<fat::Volume>(opened.device());
     } catch (const Error& e) {
         throw Error(ErrorCode::usage,
-                    fmt::format("{}: not a directory, and not a readable FAT image ({}); exFAT and NTFS "
-                                "images cannot be read yet",
+                    fmt::format("{}: not a directory, and not a readable FAT image ({}), nor an exFAT or "
+                                "NTFS one",
                                 spec, e.what()));
     }
     const fat::Volume& v = *volume;

@@ -43,11 +43,27 @@ public:
     void add_directory(const std::filesystem::path& dir);
 
     /// Reads the tree inside a FAT12/16/32 image (IMAGE or IMAGE@N, gzip
-    /// allowed) with fat::Volume; long names when present. Throws
-    /// Error(usage) naming the image when it cannot be opened or is not FAT;
-    /// directories that cannot be read (broken chains, loops) are counted in
-    /// Tally::unreadable.
+    /// allowed) with fat::Volume; long names when present. An exFAT image
+    /// ("EXFAT   " at byte 3) goes to add_exfat_image, an NTFS one
+    /// ("NTFS    ") to add_ntfs_image. Throws Error(usage) naming the image
+    /// when it cannot be opened or is none of them; directories that cannot
+    /// be read (broken chains, loops) are counted in Tally::unreadable.
     void add_fat_image(const std::string& spec);
+    /// The tree inside an exFAT image, read with exfat::Volume: entry sets
+    /// whose SetChecksum does not match are left out (as ls leaves them out)
+    /// and counted in Tally::unreadable, as are directories that cannot be
+    /// read. Throws Error(usage) when the image is not a readable exFAT volume.
+    void add_exfat_image(const std::string& spec);
+    /// The tree inside an NTFS image, read with ntfs::Volume and
+    /// ntfs/directory.hpp as fsimg ls sees it: every name but DOS-only ones
+    /// and the system files (records 0..15); a hard-linked file is charged
+    /// under each name (first_link for the first one met), symbolic links and
+    /// junctions are not charged (mkfs --from skips them by default),
+    /// alternate data streams are not charged (the model has none); sizes
+    /// are the unnamed $DATA's. Damaged directories and entries are counted
+    /// in Tally::unreadable. Throws Error(usage) when the image is not a
+    /// readable NTFS volume.
+    void add_ntfs_image(const std::string& spec);
 
     /// Streams a listing: one "SIZE<TAB>PATH" line per file (find DIR -type f
     /// -printf '%s\t%P\n'); PATH relative, '/'-separated, a leading "./" or
