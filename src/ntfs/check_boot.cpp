@@ -132,7 +132,12 @@ bool check_boot(Context& c) {
                                       ? ~std::uint64_t(0) / rs
                                       : mapped * c.g.cluster_bytes / rs;
     const std::uint64_t by_size = c.vol->record_count();
-    c.records = std::min(by_runs, by_size);
+    // Nor does a runlist mapping more clusters than the image holds: a record
+    // past the image's end cannot be read (memory bounded by real content).
+    const std::uint64_t by_image = c.dev().size() / rs;
+    c.records = std::min({by_runs, by_size, by_image});
+    c.tracked_clusters =
+        std::min(c.g.cluster_count, core::div_ceil(c.dev().size(), std::uint64_t{c.g.cluster_bytes}));
     if (by_runs < by_size) {
         c.out.add(
             "ntfs.mft.unmapped", at_record(c, 0, "$DATA"),

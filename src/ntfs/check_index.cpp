@@ -116,7 +116,9 @@ public:
             const std::uint64_t by_runs = mapped > ~std::uint64_t(0) / c_.g.cluster_bytes
                                               ? 0
                                               : mapped * c_.g.cluster_bytes / block_bytes_;
-            blocks_ = std::min<std::uint64_t>(alloc_->size() / block_bytes_, by_runs);
+            // Nor more blocks than the image holds (a sparse run of 2^40
+            // clusters must not size the visited set).
+            blocks_ = std::min({alloc_->size() / block_bytes_, by_runs, c_.dev().size() / block_bytes_});
             visited_.assign(static_cast<std::size_t>(blocks_), false);
         } else if (large) {
             return corrupt(

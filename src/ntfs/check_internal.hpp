@@ -85,7 +85,12 @@ struct Context {
     check::ClusterBitmap mft_bitmap;  ///< one bit per record; size 0 when unusable
     bool have_mft_bitmap = false;
     std::vector<RecordState> rec;
-    check::ClusterBitmap owned;  ///< one bit per cluster
+    /// Clusters whose ownership is tracked: the volume's, but no more than the
+    /// image holds (a boot sector claiming 2^40 clusters on a 2 MiB image
+    /// must not make the checker allocate 128 GiB; fuzz finding). Clusters
+    /// past the image hold no data to own: ntfs.boot.image-truncated says so.
+    std::uint64_t tracked_clusters = 0;
+    check::ClusterBitmap owned;  ///< one bit per tracked cluster
     bool walk_complete = true;   ///< every in-use record parsed (else "lost" clusters are not judged)
     std::vector<CrossLink> cross_links;
     std::uint64_t cross_link_count = 0;

@@ -159,12 +159,14 @@ void claim_runs(Context& c, std::uint64_t n, const Attribute& a, std::uint64_t o
             continue;
         }
         c.summary.used_clusters += r.length;
-        if (!c.owned.any(lcn, r.length)) {
-            c.owned.set(lcn, r.length);
+        if (lcn >= c.tracked_clusters) continue;  // past the image: nothing to own
+        const std::uint64_t length = std::min(r.length, c.tracked_clusters - lcn);
+        if (!c.owned.any(lcn, length)) {
+            c.owned.set(lcn, length);
             continue;
         }
         bool crossed = false;
-        for (std::uint64_t i = 0; i < r.length; ++i) {
+        for (std::uint64_t i = 0; i < length; ++i) {
             if (!c.owned.test(lcn + i)) {
                 c.owned.set(lcn + i);
                 continue;
@@ -291,7 +293,7 @@ void resolve_cross_links(Context& c) {
 void check_records(Context& c) {
     const std::uint64_t rs = c.g.mft_record_bytes;
     c.rec.assign(static_cast<std::size_t>(c.records), RecordState{});
-    c.owned = check::ClusterBitmap(c.g.cluster_count);
+    c.owned = check::ClusterBitmap(c.tracked_clusters);
     load_mft_bitmap(c);
     std::vector<std::byte> raw(rs);
     Tally unreadable, marked_free, unmarked;

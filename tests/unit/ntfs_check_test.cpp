@@ -204,6 +204,23 @@ TEST_CASE("ntfs check: record, bitmap and system-file damage give exactly their 
     }
 }
 
+TEST_CASE("ntfs check: a boot sector claiming a petabyte on a 16 MiB image stays bounded",
+          "[ntfs_check][hostile]") {
+    // Fuzz finding (session 4): the one-bit-per-cluster ownership map was
+    // sized by the boot sector's cluster count (2^38 clusters: 32 GiB), not
+    // by what the image holds. Now only the image's clusters are tracked.
+    io::MemoryImage img = formatted();
+    std::array<std::byte, 8> total{};
+    core::store_le64(total, 0, std::uint64_t{1} << 41);  // sectors of 512 bytes: 1 PiB
+    img.write_at(off::TotalSectors, total);
+    CheckSummary sum;
+    const std::set<std::string> codes = codes_of(img, &sum);
+    CHECK(codes.count("ntfs.boot.image-truncated") == 1);
+    CHECK(codes.count("ntfs.bitmap.size") == 1);  // $Bitmap holds 16 MiB's bits, not a petabyte's
+    CHECK(sum.cluster_count == (std::uint64_t{1} << 38));
+    CHECK(sum.complete);
+}
+
 TEST_CASE("ntfs check: random damage never crashes, hangs or throws", "[ntfs_check][hostile]") {
     const io::MemoryImage clean = formatted(4u << 20);
     std::vector<std::byte> bytes(clean.size());
