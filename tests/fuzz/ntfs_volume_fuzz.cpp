@@ -3,8 +3,9 @@
 // walk), then opened as an NTFS volume (boot sector,
 // $MFT through its runlist and attribute list), the first records read and
 // every attribute's value decoded, every stream of up to 1 MiB read through
-// its runlist, every INDX block of every index allocation decoded, and the
-// backup boot sector compared. The checker may throw only
+// its runlist, every INDX block of every index allocation decoded, the
+// backup boot sector compared, and the tree walked as ls -R, cat and
+// extract walk it (directory.hpp, file.hpp). The checker may throw only
 // Error(not_this_fs) or Error(io); the reader only fsimg::Error; anything else
 // (a crash, a hang, a sanitizer report, an allocation beyond the image) is a
 // bug. libFuzzer (clang, -DFSIMG_FUZZ=ON) or replay_main.cpp.
@@ -17,6 +18,8 @@
 #include "fsimg/core/error.hpp"
 #include "fsimg/io/block_device.hpp"
 #include "fsimg/ntfs/check.hpp"
+#include "fsimg/ntfs/directory.hpp"
+#include "fsimg/ntfs/file.hpp"
 #include "fsimg/ntfs/volume.hpp"
 
 namespace {
@@ -68,6 +71,43 @@ void visit(const Volume& v, const MftRecord& r, const Attribute& a) {
     }
 }
 
+/// What ls -R, cat and extract do: from the root (record 5), list each
+/// directory through its $I30 index, open every entry's record, read every
+/// $DATA stream of up to 1 MiB through load_attribute/read_data and decode a
+/// reparse point; bounded to 64 directories and 4,096 entries.
+void walk_tree(const Volume& v) {
+    const UpcaseTable upcase = load_upcase(v);
+    std::vector<std::uint64_t> dirs{5};
+    std::size_t entries = 0;
+    for (std::size_t i = 0; i < dirs.size() && i < 64; ++i) {
+        try {
+            const MftRecord dir = v.read_record(dirs[i]);
+            for (const IndexEntry& e : list_directory(v, dir)) {
+                if (++entries > 4096) return;
+                const std::uint64_t n = FileReference::unpack(e.reference).record;
+                if (n < 16 || n >= v.record_count()) continue;
+                try {
+                    const MftRecord r = v.read_record(n);
+                    if (r.is_directory() && std::find(dirs.begin(), dirs.end(), n) == dirs.end())
+                        dirs.push_back(n);
+                    for (const StreamInfo& s : data_streams(v, r)) {
+                        if (s.size > kMaxStreamBytes) continue;
+                        try {
+                            read_data(v, r, s.name, [](std::span<const std::byte>) {});
+                        } catch (const fsimg::Error&) {
+                        }
+                    }
+                    if (const Attribute* rp = r.find(AttrType::reparse_point); rp && !rp->non_resident)
+                        (void)decode_reparse_link(rp->value);
+                } catch (const fsimg::Error&) {
+                }
+            }
+        } catch (const fsimg::Error&) {
+        }
+    }
+    (void)resolve_path(v, "/DCIM/100CANON/IMG_0001.JPG", upcase);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -85,6 +125,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     try {
         const Volume v(dev);
         (void)v.backup_boot_matches();
+        try {
+            walk_tree(v);
+        } catch (const fsimg::Error&) {
+        }
         for (std::uint64_t n = 0; n < std::min(v.record_count(), kMaxRecords); ++n) {
             try {
                 const MftRecord r = v.read_record(n);
