@@ -48,9 +48,19 @@ grep -q '^-rwxr-xr-x root/root .* \./usr/bin/fsimg$' listing.txt && pass || fail
 [ "$(dpkg-deb -f "$deb" Package)" = fsimg ] && pass || fail "Package: $(dpkg-deb -f "$deb" Package)"
 [ "$(dpkg-deb -f "$deb" Version)" = "$version" ] && pass || fail "Version: $(dpkg-deb -f "$deb" Version)"
 depends=$(dpkg-deb -f "$deb" Depends)
-for lib in libc6 libfmt9 libstdc++6 zlib1g; do
-  echo "$depends" | grep -q "$lib" && pass || fail "Depends lacks $lib: $depends"
+# Depends names the package of every shared library the binary needs, and no
+# other: libc6 and zlib1g always; libfmt9 and libstdc++6 only when built with
+# FSIMG_STATIC_RUNTIME=OFF (the sanitizer build is).
+needed=$(readelf -d "$FSIMG" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+for pair in libc.so.6:libc6 libz.so.1:zlib1g libfmt.so.9:libfmt9 libstdc++.so.6:libstdc++6; do
+  so=${pair%%:*} pkg=${pair#*:}
+  if grep -qxF "$so" <<<"$needed"; then
+    echo "$depends" | grep -q "$pkg" && pass || fail "Depends lacks $pkg ($so is needed): $depends"
+  else
+    echo "$depends" | grep -q "$pkg" && fail "Depends has $pkg, $so is not needed: $depends" || pass
+  fi
 done
+case "$needed" in *libc.so.6*) pass ;; *) fail "readelf found no NEEDED libc.so.6 in $FSIMG: $needed" ;; esac
 dpkg-deb -x "$deb" root || fail "dpkg-deb -x"
 # Stripped: no symbol table and no debug sections (the size depends on the
 # build: a sanitizer build is several times larger).
