@@ -9,7 +9,8 @@
 # populate and by the slack model alike; --symlinks store keeps relative ones
 # as IO_REPARSE_TAG_SYMLINK reparse points (relative flag): ntfs-3g shows
 # them as symlinks with their targets, ntfsinfo reads the tag, every
-# check-image reader passes; absolute targets and FAT/exFAT are refused.
+# check-image reader passes, and the kernel's ntfs3 driver shows them as
+# symlinks (kernel-check); absolute targets and FAT/exFAT are refused.
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
 export SOURCE_DATE_EPOCH=1700000000
@@ -93,4 +94,25 @@ v = json.loads(sys.argv[1])["verify"]
 assert len(v) == 3 and all(r["predicted_clusters"] == r["actual_clusters"] == r["planned_clusters"] for r in v), v
 print("slack --verify links:", " ".join("%d:%d" % (r["cluster_bytes"], r["actual_clusters"]) for r in v))
 ' "$vout"; then pass; else fail "slack --verify: $vout"; fi
+
+# The Linux ntfs3 driver (kernel-check, a VM, ~10-25 s) sees the stored
+# symbolic links as symlinks (type l, size = the target's length) and the
+# hard links as one file under two names, read-only and after its writes.
+if [ -x "$SHARED/oracles/kernel-check" ]; then
+  K=$WORK/kc
+  mkdir -p "$K/a" "$K/b"
+  echo "link target" > "$K/a/t.txt"
+  head -c 10000 /dev/urandom > "$K/a/big.bin"
+  ln "$K/a/big.bin" "$K/b/big-link.bin"
+  "$SHARED/oracles/make-manifest" "$K" > "$WORK/kc.manifest" || fail make-manifest
+  printf 'l\t5\t-\ta/rel\nl\t10\t-\tb/up\n' >> "$WORK/kc.manifest"
+  ln -s t.txt "$K/a/rel"
+  ln -s ../a/t.txt "$K/b/up"
+  "$FSIMG" mkfs -q -t ntfs -s 16M --symlinks store --from "$K" "$WORK/kc.img" || fail "mkfs --symlinks store (kernel)"
+  if out=$("$SHARED/oracles/kernel-check" --write --manifest "$WORK/kc.manifest" "$WORK/kc.img" 2>&1); then
+    pass
+  else
+    fail "kernel-check (ntfs3) of links and symlinks"; echo "$out" | sed 's/^/    /'
+  fi
+fi
 finish
