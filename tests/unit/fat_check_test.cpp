@@ -112,7 +112,8 @@ TEST_CASE("the code registry is sorted, unique and documented", "[check]") {
     for (std::size_t i = 1; i < codes.size(); ++i) CHECK(codes[i - 1].code < codes[i].code);
     for (const auto& c : codes) {
         CHECK(!c.meaning.empty());
-        CHECK((c.code.starts_with("fat.") || c.code.starts_with("exfat.") || c.code.starts_with("compat.")));
+        CHECK((c.code.starts_with("fat.") || c.code.starts_with("exfat.") || c.code.starts_with("ntfs.") ||
+               c.code.starts_with("compat.")));
         CHECK(check::find_code(c.code) == &c);
     }
     CHECK(check::find_code("fat.no.such") == nullptr);
