@@ -8,6 +8,7 @@
 #include "fsimg/core/bytes.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/utf.hpp"
+#include "fsimg/ntfs/compression.hpp"
 
 namespace fsimg::ntfs {
 
@@ -160,8 +161,7 @@ std::vector<StreamInfo> data_streams(const Volume& v, const MftRecord& base) {
 }
 
 std::optional<std::string> unreadable_reason(const Volume& v, const MftRecord& base, const Attribute& data) {
-    if (data.flags & 0x0001)
-        return std::string("the stream is compressed (LZNT1); fsimg does not decompress NTFS compression");
+    if (auto why = compression_unsupported(v, data)) return why;
     if (data.flags & 0x4000) return std::string("the stream is encrypted (EFS)");
     if (const Attribute* si = base.find(AttrType::standard_information)) {
         try {
@@ -197,6 +197,10 @@ void read_data(const Volume& v, const MftRecord& base, std::u16string_view name,
                     fmt::format("MFT record {} has no {}", base.number, attr_label(0x80, name)));
     if (const auto why = unreadable_reason(v, base, *a))
         throw Error(ErrorCode::unsupported, fmt::format("MFT record {}: {}", base.number, *why));
+    if (a->non_resident && (a->flags & 0x0001)) {
+        read_compressed(v, *a, sink);
+        return;
+    }
     constexpr std::uint64_t kChunk = 1u << 20;
     const std::uint64_t size = a->size();
     std::vector<std::byte> buf(static_cast<std::size_t>(std::min(size, kChunk)));
@@ -256,8 +260,14 @@ std::optional<std::string> interix_link_target(const Volume& v, const MftRecord&
         const auto data = load_attribute(v, base, AttrType::data);
         if (!data || data->size() <= 8 || data->size() > 8 + 2 * 4095 || data->size() % 2)
             return std::nullopt;
-        if (data->flags & 0x4001) return std::nullopt;  // compressed or encrypted
-        const auto bytes = v.read_stream(*data, 8 + 2 * 4095);
+        if (data->flags & 0x4000) return std::nullopt;  // encrypted
+        std::vector<std::byte> bytes;
+        if (data->non_resident && (data->flags & 0x0001))
+            read_compressed(v, *data, [&](std::span<const std::byte> s) {
+                bytes.insert(bytes.end(), s.begin(), s.end());
+            });
+        else
+            bytes = v.read_stream(*data, 8 + 2 * 4095);
         static constexpr char kMagic[8] = {'I', 'n', 't', 'x', 'L', 'N', 'K', '\x01'};
         for (std::size_t i = 0; i < 8; ++i)
             if (bytes[i] != std::byte(kMagic[i])) return std::nullopt;

@@ -1,5 +1,6 @@
 // NTFS files: reparse-point link decoding, streams read through
-// read_data (resident and non-resident), and refusals of compressed data.
+// read_data (resident, non-resident and compressed), and refusals of
+// compression forms NTFS does not write.
 #include <unistd.h>
 #include <catch2/catch.hpp>
 
@@ -18,6 +19,7 @@
 #include "fsimg/ntfs/format.hpp"
 #include "fsimg/ntfs/populate.hpp"
 #include "fsimg/ntfs/volume.hpp"
+#include "lznt1_compress.hpp"
 #include "ntfs_fixture.hpp"
 #include "tree_builder.hpp"
 
@@ -75,7 +77,7 @@ TEST_CASE("ntfs file: symbolic link and junction reparse data", "[ntfs][file]") 
     CHECK_FALSE(reparse_tag(std::vector<std::byte>(7)));
 }
 
-TEST_CASE("ntfs file: streams read back; compressed data refused", "[ntfs][file]") {
+TEST_CASE("ntfs file: streams read back; compressed data decompressed", "[ntfs][file]") {
     const fs::path host = fs::temp_directory_path() / ("fsimg-ntfs-file-" + std::to_string(::getpid()));
     fs::create_directories(host);
     std::string big;
@@ -127,25 +129,68 @@ TEST_CASE("ntfs file: streams read back; compressed data refused", "[ntfs][file]
     CHECK_FALSE(unreadable_reason(v, rb, *load_attribute(v, rb, AttrType::data)));
     CHECK_FALSE(interix_link_target(v, rb));
 
-    // Mark big.bin's $DATA compressed (flag 0x0001): refused, not read as stored.
+    // Mark big.bin's $DATA compressed (flag 0x0001) with compression unit 0:
+    // a form NTFS never writes, refused rather than read as stored.
     const std::uint64_t R = L.mft_record_bytes;
     std::vector<std::byte> raw(R);
     v.read_stream(v.mft_data(), pb->record * R, raw);
     REQUIRE_FALSE(verify_and_remove_fixups(raw));
     const Attribute* data = rb.find(AttrType::data);
     REQUIRE(data);
-    core::store_le16(raw, data->offset + 0x0C, 0x0001);
-    REQUIRE(data->length >= 0x48);  // the compressed header (0x48 bytes) still fits
-    apply_fixups(raw, core::load_le16(raw, 4), 3);
-    img.write_at(*v.device_offset(v.mft_data(), pb->record * R), raw);
-    const MftRecord again = v.read_record(pb->record);
+    auto rewrite = [&](std::uint16_t unit) {
+        std::vector<std::byte> copy = raw;
+        core::store_le16(copy, data->offset + 0x0C, 0x0001);
+        core::store_le16(copy, data->offset + 0x22, unit);
+        REQUIRE(data->length >= 0x48);  // the compressed header (0x48 bytes) still fits
+        apply_fixups(copy, core::load_le16(copy, 4), 3);
+        img.write_at(*v.device_offset(v.mft_data(), pb->record * R), copy);
+        return v.read_record(pb->record);
+    };
+    auto read_all = [&](const MftRecord& r, std::size_t* chunks_out = nullptr) {
+        std::string s;
+        read_data(v, r, u"", [&](std::span<const std::byte> c) {
+            s.append(reinterpret_cast<const char*>(c.data()), c.size());
+            if (chunks_out) ++*chunks_out;
+        });
+        return s;
+    };
+    const MftRecord again = rewrite(0);
     CHECK_THAT(unreadable_reason(v, again, *load_attribute(v, again, AttrType::data)).value_or(""),
-               Catch::Contains("compressed (LZNT1)"));
+               Catch::Contains("compressed in units of 2^0 clusters"));
     ErrorCode code = ErrorCode::io;
     try {
-        read_data(v, again, u"", [](std::span<const std::byte>) {});
+        read_all(again);
     } catch (const Error& e) {
         code = e.code();
     }
     CHECK(code == ErrorCode::unsupported);
+
+    // Compression unit 4 (16 clusters): VCNs 0..63 are four fully allocated
+    // units (stored as is); VCNs 64..73 are allocated and 74..79 mapped by no
+    // run (sparse), so the last unit is compressed: write LZNT1 chunks of
+    // its 300000 - 262144 bytes there.
+    const MftRecord comp = rewrite(4);
+    CHECK_FALSE(unreadable_reason(v, comp, *load_attribute(v, comp, AttrType::data)));
+    const std::string tail = big.substr(4 * 65536);
+    auto packed = fsimg::test::lznt1_compress(
+        std::span<const std::byte>(reinterpret_cast<const std::byte*>(tail.data()), tail.size()), 64);
+    REQUIRE(packed.size() < 10 * 4096 - 2);
+    packed.resize(10 * 4096);  // a zero header after the last chunk
+    const std::uint64_t unit4 = *v.device_offset(*load_attribute(v, comp, AttrType::data), 4 * 65536);
+    img.write_at(unit4, packed);
+    std::size_t units = 0;
+    CHECK(read_all(comp, &units) == big);
+    CHECK(units == 5);
+    // A damaged chunk header: Error(corrupt) at its volume byte.
+    img.write_at(unit4, std::vector<std::byte>{std::byte{0x10}, std::byte{0x20}});
+    std::optional<std::uint64_t> at;
+    code = ErrorCode::io;
+    try {
+        read_all(comp);
+    } catch (const Error& e) {
+        code = e.code();
+        at = e.byte_offset();
+    }
+    CHECK(code == ErrorCode::corrupt);
+    CHECK(at == unit4);
 }

@@ -77,9 +77,11 @@ struct StreamInfo {
 /// stored order), through load_attribute. Throws as load_attribute.
 std::vector<StreamInfo> data_streams(const Volume& volume, const MftRecord& base);
 
-/// Why a stream's bytes cannot be read as plain data, or nullopt when they
-/// can: compressed (attribute flag 0x0001: LZNT1 compression units, not
-/// decompressed here), encrypted (flag 0x4000, or $STANDARD_INFORMATION
+/// Why a stream's bytes cannot be read, or nullopt when they can:
+/// compressed (attribute flag 0x0001) in a form NTFS does not write
+/// (compression_unsupported(): clusters over 4 KiB, a unit other than 16
+/// clusters; ordinary compressed streams are read, compression.hpp),
+/// encrypted (flag 0x4000, or $STANDARD_INFORMATION
 /// attribute 0x4000: EFS), or a reparse point other than a symbolic link or
 /// junction (its data lives elsewhere: e.g. WOF-compressed files
 /// 0x80000017, deduplicated files 0x80000013) [FLATCAP attributes/data,
@@ -88,9 +90,11 @@ std::optional<std::string> unreadable_reason(const Volume& volume, const MftReco
                                              const Attribute& data);
 
 /// Streams stream `name` of the file to `sink` in chunks of at most 1 MiB
-/// (sparse runs and bytes past the initialized size as zeros). Throws
-/// Error(unsupported) with unreadable_reason(), Error(usage) when the file
-/// has no such stream, Error(corrupt) as Volume::read_stream.
+/// (sparse runs and bytes past the initialized size as zeros); a compressed
+/// non-resident stream is decompressed one compression unit (64 KiB with
+/// 4 KiB clusters) per chunk (read_compressed). Throws Error(unsupported)
+/// with unreadable_reason(), Error(usage) when the file has no such stream,
+/// Error(corrupt) as Volume::read_stream and read_compressed.
 void read_data(const Volume& volume, const MftRecord& base, std::u16string_view name,
                const std::function<void(std::span<const std::byte>)>& sink);
 
