@@ -37,33 +37,41 @@ std::uint32_t index_vcns_per_block(const Volume& v, std::uint32_t block_bytes) n
 
 void for_each_index_entry(const Volume& v, const MftRecord& dir,
                           const std::function<bool(const IndexEntry&, const IndexEntryLocation&)>& visit) {
+    for_each_index_entry(v, dir, kI30Index, visit);
+}
+
+void for_each_index_entry(const Volume& v, const MftRecord& dir, const IndexSpec& spec,
+                          const std::function<bool(const IndexEntry&, const IndexEntryLocation&)>& visit) {
+    const std::string_view n = spec.label;
     auto fail = [&](const std::string& what, std::optional<std::uint64_t> at = std::nullopt) {
         return Error(ErrorCode::corrupt, fmt::format("MFT record {}: {}", dir.number, what),
                      at ? at : std::optional<std::uint64_t>(dir.byte_offset));
     };
-    const Attribute* root_attr = dir.find(AttrType::index_root, kI30);
-    if (!root_attr) throw fail("no $INDEX_ROOT:$I30 (not a directory)");
-    if (root_attr->non_resident) throw fail("$INDEX_ROOT:$I30 is non-resident");
+    const Attribute* root_attr = dir.find(AttrType::index_root, spec.name);
+    if (!root_attr)
+        throw fail(
+            fmt::format("no $INDEX_ROOT:{}{}", n, spec.indexed_type == 0x30 ? " (not a directory)" : ""));
+    if (root_attr->non_resident) throw fail(fmt::format("$INDEX_ROOT:{} is non-resident", n));
     IndexRoot root;
     try {
         root = decode_index_root(root_attr->value);
     } catch (const FormatError& e) {
         throw fail(
-            fmt::format("$INDEX_ROOT:$I30: {} at value offset 0x{:X}", e.what(), e.byte_offset().value_or(0)),
+            fmt::format("$INDEX_ROOT:{}: {} at value offset 0x{:X}", n, e.what(),
+                        e.byte_offset().value_or(0)),
             dir.byte_offset + root_attr->offset + root_attr->value_offset + e.byte_offset().value_or(0));
     }
-    if (root.indexed_type != static_cast<std::uint32_t>(AttrType::file_name) ||
-        root.collation_rule != collation::file_name)
+    if (root.indexed_type != spec.indexed_type || root.collation_rule != spec.collation_rule)
         throw fail(
-            fmt::format("$INDEX_ROOT:$I30 indexes type 0x{:X} with collation {}, not $FILE_NAME (0x30) "
-                        "with collation 1",
-                        root.indexed_type, root.collation_rule));
+            fmt::format("$INDEX_ROOT:{} indexes type 0x{:X} with collation {}, not type 0x{:X} with "
+                        "collation {}",
+                        n, root.indexed_type, root.collation_rule, spec.indexed_type, spec.collation_rule));
     const std::uint32_t block_bytes = root.index_block_bytes;
     if (!core::is_power_of_two(block_bytes) || block_bytes < 512 || block_bytes > 65536)
         throw fail(
-            fmt::format("$INDEX_ROOT:$I30 gives an index block size of {}, not a power of two in "
+            fmt::format("$INDEX_ROOT:{} gives an index block size of {}, not a power of two in "
                         "512..65536",
-                        block_bytes));
+                        n, block_bytes));
     const std::uint32_t vcns = index_vcns_per_block(v, block_bytes);
 
     // Loaded on the first sub-node only: a small directory needs neither.
@@ -74,12 +82,13 @@ void for_each_index_entry(const Volume& v, const MftRecord& dir,
     auto load_allocation = [&] {
         if (loaded) return;
         loaded = true;
-        alloc = load_attribute(v, dir, AttrType::index_allocation, kI30);
-        if (!alloc) throw fail("an index entry has a sub-node, but there is no $INDEX_ALLOCATION:$I30");
-        const auto bm = load_attribute(v, dir, AttrType::bitmap, kI30);
-        if (!bm) throw fail("$INDEX_ALLOCATION:$I30 has no $BITMAP:$I30");
+        alloc = load_attribute(v, dir, AttrType::index_allocation, spec.name);
+        if (!alloc)
+            throw fail(fmt::format("an index entry has a sub-node, but there is no $INDEX_ALLOCATION:{}", n));
+        const auto bm = load_attribute(v, dir, AttrType::bitmap, spec.name);
+        if (!bm) throw fail(fmt::format("$INDEX_ALLOCATION:{0} has no $BITMAP:{0}", n));
         if (bm->size() > kMaxIndexBitmapBytes)
-            throw fail(fmt::format("$BITMAP:$I30 has {} bytes, more than the {} read", bm->size(),
+            throw fail(fmt::format("$BITMAP:{} has {} bytes, more than the {} read", n, bm->size(),
                                    kMaxIndexBitmapBytes));
         bitmap = v.read_stream(*bm, kMaxIndexBitmapBytes);
         block_count = alloc->size() / block_bytes;
@@ -102,7 +111,7 @@ void for_each_index_entry(const Volume& v, const MftRecord& dir,
             const std::string from =
                 f.block ? fmt::format("the entry at offset 0x{:X} of index block {}", e.offset + node_off,
                                       *f.block)
-                        : fmt::format("the entry at offset 0x{:X} of $INDEX_ROOT:$I30", e.offset + node_off);
+                        : fmt::format("the entry at offset 0x{:X} of $INDEX_ROOT:{}", e.offset + node_off, n);
             const std::uint32_t depth = f.depth + 1;
             if (depth > kMaxIndexDepth)
                 throw fail(fmt::format("{} leads deeper than {} index levels", from, kMaxIndexDepth));
@@ -113,19 +122,19 @@ void for_each_index_entry(const Volume& v, const MftRecord& dir,
             const std::uint64_t block = vcn / vcns;
             if (block >= block_count)
                 throw fail(
-                    fmt::format("{} has sub-node VCN {} (index block {}), past $INDEX_ALLOCATION:$I30's "
+                    fmt::format("{} has sub-node VCN {} (index block {}), past $INDEX_ALLOCATION:{}'s "
                                 "{} blocks",
-                                from, vcn, block, block_count));
+                                from, vcn, block, n, block_count));
             if (block / 8 >= bitmap.size() ||
                 !(std::to_integer<unsigned>(bitmap[block / 8]) >> (block % 8) & 1))
-                throw fail(fmt::format("{} has sub-node VCN {} (index block {}), free in $BITMAP:$I30", from,
-                                       vcn, block));
+                throw fail(fmt::format("{} has sub-node VCN {} (index block {}), free in $BITMAP:{}", from,
+                                       vcn, block, n));
             if (!seen.insert(block).second)
                 throw fail(
                     fmt::format("{} has sub-node VCN {} (index block {}), which the walk already visited "
                                 "(a loop or a block with two parents)",
                                 from, vcn, block));
-            IndexBlock b = v.read_index_block(*alloc, block, block_bytes, true);
+            IndexBlock b = v.read_index_block(*alloc, block, block_bytes, spec.indexed_type == 0x30);
             if (b.vcn != vcn)
                 throw fail(fmt::format("index block {} says VCN {}, but {} reached it as VCN {}", block,
                                        b.vcn, from, vcn),

@@ -79,6 +79,26 @@ std::uint32_t index_vcns_per_block(const Volume& volume, std::uint32_t block_byt
 void for_each_index_entry(const Volume& volume, const MftRecord& dir,
                           const std::function<bool(const IndexEntry&, const IndexEntryLocation&)>& visit);
 
+/// Which index of a record a walk follows: its attribute name, the name in
+/// messages, and the indexed type and collation its $INDEX_ROOT must give.
+struct IndexSpec {
+    std::u16string_view name;
+    std::string_view label;
+    std::uint32_t indexed_type = 0;
+    std::uint32_t collation_rule = 0;
+};
+/// A directory's index of $FILE_NAMEs (formats.md §3.8).
+inline constexpr IndexSpec kI30Index{u"$I30", "$I30", 0x30, collation::file_name};
+/// $Extend/$Reparse's view index: key (reparse tag, file reference), no data,
+/// collation COLLATION_NTOFS_ULONGS [NTFS-3G reparse.c].
+inline constexpr IndexSpec kReparseIndex{u"$R", "$R", 0, collation::ulongs};
+
+/// for_each_index_entry over any index of a record (a view index such as
+/// $Reparse:$R too: its keys are not decoded as $FILE_NAMEs); the same walk,
+/// bounds and errors, with `spec.label` in the messages.
+void for_each_index_entry(const Volume& volume, const MftRecord& record, const IndexSpec& spec,
+                          const std::function<bool(const IndexEntry&, const IndexEntryLocation&)>& visit);
+
 /// A directory's names (all namespaces as stored; callers filter DOS-only
 /// names, namespace 2) in collation order. Throws as for_each_index_entry.
 std::vector<IndexEntry> list_directory(const Volume& volume, const MftRecord& dir);
