@@ -324,6 +324,24 @@ std::variant<PopulatePlan, std::vector<io::TreeProblem>> plan_population(const i
         index_clusters += clusters;
     }
 
+    // $Extend/$Reparse:$R, one entry per stored symbolic link (records are
+    // numbered in depth-first order, so this is ascending record order).
+    io::visit_depth_first(tree, [&](std::uint32_t c) {
+        const io::TreeNode& n = tree.nodes[c];
+        if (!n.is_dir && !n.symlink_target.empty() && plan.nodes[c].link_of == kNoLink)
+            plan.reparse.nodes.push_back(c);
+    });
+    std::stable_sort(
+        plan.reparse.nodes.begin(), plan.reparse.nodes.end(),
+        [&](std::uint32_t a, std::uint32_t b) { return plan.nodes[a].record < plan.nodes[b].record; });
+    if (!plan.reparse.nodes.empty()) {
+        const std::vector<std::uint32_t> bytes(plan.reparse.nodes.size(), kReparseIndexEntryBytes);
+        plan.reparse.index =
+            directory_index(bytes, L.mft_record_bytes, L.index_block_bytes, kReparseFileNameUnits, false);
+        index_clusters +=
+            L.clusters_for(plan.reparse.index.blocks.size() * std::uint64_t{L.index_block_bytes});
+    }
+
     // $MFT growth: max(16 records, one cluster) at a time (formats.md §5.3).
     const MftGrowth mg =
         mft_growth(next_record, L.mft_record_bytes, cb, L.mft.clusters, L.mft_bitmap.clusters);
@@ -374,6 +392,9 @@ std::variant<PopulatePlan, std::vector<io::TreeProblem>> plan_population(const i
     };
     place(0);
     io::visit_depth_first(tree, place);
+    if (!plan.reparse.index.blocks.empty())  // after the tree: a tree without links is laid out as before
+        plan.reparse.extents = alloc.allocate(
+            L.clusters_for(plan.reparse.index.blocks.size() * std::uint64_t{L.index_block_bytes}), hint);
 
     plan.data_clusters = data_clusters;
     plan.index_clusters = index_clusters;

@@ -204,6 +204,7 @@ private:
             if (!(e == L_.mft)) v.push_back(e);
         for (const Extent& e : plan_.mft_bitmap)
             if (!(e == L_.mft_bitmap)) v.push_back(e);
+        add(plan_.reparse.extents);
         for (std::uint32_t i = 0; i < plan_.nodes.size(); ++i) {
             if (i == 0) {
                 for (const Extent& e : plan_.nodes[0].extents)
@@ -351,28 +352,65 @@ private:
         std::vector<std::vector<std::byte>> entries;
         entries.reserve(p.entries.size());
         for (const DirEntryRef& r : p.entries) entries.push_back(index_entry(r));
-        const bool large = !p.index.blocks.empty();
+        return index_attributes(u"$I30", 0x30, collation::file_name, entries, p.index, p.extents);
+    }
+
+    /// The attributes of an index named `name` over `entries` (each without
+    /// a sub-node VCN) shaped as `shape`, its blocks written into `extents`.
+    std::vector<std::vector<std::byte>> index_attributes(std::u16string_view name, std::uint32_t indexed_type,
+                                                         std::uint32_t collation_rule,
+                                                         const std::vector<std::vector<std::byte>>& entries,
+                                                         const IndexShape& shape,
+                                                         const std::vector<Extent>& extents) {
+        const bool large = !shape.blocks.empty();
         std::vector<std::vector<std::byte>> attrs;
         attrs.push_back(
-            build_resident_attribute(AttrType::index_root, u"$I30",
-                                     build_index_root(0x30, collation::file_name, L_.index_block_bytes, cb_,
-                                                      node_entries(entries, p.index.root), large)));
+            build_resident_attribute(AttrType::index_root, name,
+                                     build_index_root(indexed_type, collation_rule, L_.index_block_bytes, cb_,
+                                                      node_entries(entries, shape.root), large)));
         if (!large) return attrs;
         const std::uint32_t per = index_block_vcns(L_);
-        for (std::size_t b = 0; b < p.index.blocks.size(); ++b) {
-            const IndexNode& node = p.index.blocks[b];
+        for (std::size_t b = 0; b < shape.blocks.size(); ++b) {
+            const IndexNode& node = shape.blocks[b];
             std::vector<std::byte> block =
                 build_index_block(b * per, L_.index_block_bytes, node_entries(entries, node));
             if (!node.children.empty())
                 block[0x18 + 0x0C] = std::byte{1};  // node header flags: has sub-nodes
-            write_stream(dev_, p.extents, cb_, b * std::uint64_t{L_.index_block_bytes}, block);
+            write_stream(dev_, extents, cb_, b * std::uint64_t{L_.index_block_bytes}, block);
         }
-        const std::uint64_t bytes = p.index.blocks.size() * std::uint64_t{L_.index_block_bytes};
-        attrs.push_back(nonresident(AttrType::index_allocation, u"$I30", p.extents, cb_, bytes));
-        std::vector<std::byte> bitmap((p.index.blocks.size() + 63) / 64 * 8);
-        for (std::size_t b = 0; b < p.index.blocks.size(); ++b) bitmap[b / 8] |= std::byte(1u << (b % 8));
-        attrs.push_back(build_resident_attribute(AttrType::bitmap, u"$I30", bitmap));
+        const std::uint64_t bytes = shape.blocks.size() * std::uint64_t{L_.index_block_bytes};
+        attrs.push_back(nonresident(AttrType::index_allocation, name, extents, cb_, bytes));
+        attrs.push_back(build_resident_attribute(AttrType::bitmap, name, block_bitmap(shape.blocks.size())));
         return attrs;
+    }
+
+    /// An index's $BITMAP value: a bit per block, all in use, r8 bytes.
+    static std::vector<std::byte> block_bitmap(std::size_t blocks) {
+        std::vector<std::byte> bitmap(index_bitmap_bytes(blocks));
+        for (std::size_t b = 0; b < blocks; ++b) bitmap[b / 8] |= std::byte(1u << (b % 8));
+        return bitmap;
+    }
+
+    /// $Extend/$Reparse with an "$R" entry per stored symbolic link
+    /// (ReparseIndexPlan): key = tag, file reference; no data.
+    std::vector<std::byte> reparse_record() {
+        std::vector<std::vector<std::byte>> entries;
+        entries.reserve(plan_.reparse.nodes.size());
+        for (const std::uint32_t i : plan_.reparse.nodes) {
+            std::vector<std::byte> key(12);
+            core::store_le32(key, 0, kSymlinkTag);
+            core::store_le64(key, 4, ref_of(i).packed());
+            entries.push_back(build_view_index_entry(key, {}));
+        }
+        bool done = false;
+        return rebuilt_system_record(kReparseRecord,
+                                     [&](const Attribute& a) -> std::vector<std::vector<std::byte>> {
+                                         if (a.name != u"$R") return {rebuild(a)};
+                                         if (done) return {};
+                                         done = true;
+                                         return index_attributes(u"$R", 0, collation::ulongs, entries,
+                                                                 plan_.reparse.index, plan_.reparse.extents);
+                                     });
     }
 
     // ---- records
@@ -448,6 +486,7 @@ private:
     std::vector<std::byte> record(std::uint64_t r) {
         if (r == 0) return mft_record();
         if (r == kRootRecord) return root_record();
+        if (r == kReparseRecord && !plan_.reparse.nodes.empty()) return reparse_record();
         if (r < format_records_.size() / rs_)
             return {format_records_.begin() + static_cast<std::ptrdiff_t>(r * rs_),
                     format_records_.begin() + static_cast<std::ptrdiff_t>((r + 1) * rs_)};

@@ -12,7 +12,11 @@
 #include <variant>
 #include <vector>
 
+#include "fsimg/check/finding.hpp"
+#include "fsimg/core/bytes.hpp"
 #include "fsimg/io/block_device.hpp"
+#include "fsimg/ntfs/check.hpp"
+#include "fsimg/ntfs/directory.hpp"
 #include "fsimg/ntfs/populate.hpp"
 #include "fsimg/ntfs/volume.hpp"
 #include "ntfs_fixture.hpp"
@@ -157,4 +161,90 @@ TEST_CASE("ntfs populate: a small tree written and read back", "[ntfs][populate]
     CHECK(dir_rec.is_directory());
     CHECK(dir_rec.find(AttrType::index_allocation, u"$I30") != nullptr);
     fs::remove_all(dir);
+}
+
+namespace {
+
+/// The (tag, MFT reference) keys of $Extend/$Reparse:$R (record 26), in walk order.
+std::vector<std::pair<std::uint32_t, std::uint64_t>> reparse_keys(const Volume& vol) {
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> keys;
+    for_each_index_entry(vol, vol.read_record(kReparseRecord), kReparseIndex,
+                         [&](const IndexEntry& e, const IndexEntryLocation&) {
+                             REQUIRE(e.key.size() == 12);
+                             CHECK(e.length == kReparseIndexEntryBytes);
+                             keys.emplace_back(core::load_le32(e.key, 0), core::load_le64(e.key, 4));
+                             return true;
+                         });
+    return keys;
+}
+
+std::vector<std::string> check_codes(const io::BlockDevice& d) {
+    check::Findings f;
+    (void)check_volume(d, f);
+    std::vector<std::string> out;
+    for (const auto& x : f.all()) out.emplace_back(x.code);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("ntfs populate: stored symbolic links are listed in $Extend/$Reparse:$R", "[ntfs][populate]") {
+    // 5 links fit in $INDEX_ROOT; 60 need INDX blocks (32 bytes each, about
+    // 18 in the root of a 1 KiB record).
+    for (const std::size_t links : {std::size_t{5}, std::size_t{60}}) {
+        CAPTURE(links);
+        fsimg::test::TreeBuilder b(&check_source_tree);
+        const auto d = b.add(0, "links", true);
+        std::vector<std::uint32_t> nodes;
+        for (std::size_t i = 0; i < links; ++i)
+            nodes.push_back(b.add(d, "l" + std::to_string(1000 + i), false));
+        io::SourceTree t = b.done();
+        for (const auto n : nodes) t.nodes[n].symlink_target = "../target";
+
+        const Layout L = must(16u << 20, 4096);
+        io::MemoryImage img(L.volume_bytes());
+        format_volume(img, L, fsimg::ntfs::test::opts());
+        CHECK(check_codes(img).empty());
+        const auto planned = plan_population(t, L);
+        REQUIRE(std::holds_alternative<PopulatePlan>(planned));
+        const auto& plan = std::get<PopulatePlan>(planned);
+        CHECK(plan.reparse.nodes == nodes);  // depth-first records are ascending
+        CHECK(plan.reparse.index.blocks.empty() == (links == 5));
+        CHECK(plan.reparse.extents.empty() == (links == 5));
+        io::PopulateWriteOptions wo;
+        wo.creation_time = 1700000000;
+        write_population(img, L, t, plan, wo);
+
+        const Volume vol(img);
+        const auto keys = reparse_keys(vol);
+        REQUIRE(keys.size() == links);
+        for (std::size_t i = 0; i < links; ++i) {
+            CHECK(keys[i].first == 0xA000000Cu);  // IO_REPARSE_TAG_SYMLINK
+            CHECK(keys[i].second == FileReference{plan.nodes[nodes[i]].record, 1}.packed());
+        }
+        CHECK((vol.read_record(kReparseRecord).find(AttrType::index_allocation, u"$R") != nullptr) ==
+              (links == 60));
+        CHECK(check_codes(img).empty());
+
+        if (links != 5) continue;
+        // fsck notices a reparse point the index does not list, and an entry
+        // naming a file without one: point the first entry at $Boot.
+        std::vector<std::byte> rec(L.mft_record_bytes);
+        const std::uint64_t at = L.mft.lcn * L.cluster_bytes + kReparseRecord * L.mft_record_bytes;
+        img.read_at(at, rec);
+        std::vector<std::byte> copy(rec);
+        const MftRecord r = parse_mft_record(copy, kReparseRecord);
+        const Attribute* root = r.find(AttrType::index_root, u"$R");
+        REQUIRE(root != nullptr);
+        const IndexRoot ir = decode_index_root(root->value);
+        REQUIRE(!ir.entries.front().last());
+        // value + root header 0x10 + entry + entry header 16 + tag 4: the file reference
+        const std::size_t ref_at = root->offset + root->value_offset + 0x10 + ir.entries.front().offset + 20;
+        REQUIRE((ref_at % 512 < 502));  // clear of the sector's update sequence number
+        CHECK(core::load_le64(rec, ref_at) == FileReference{plan.nodes[nodes[0]].record, 1}.packed());
+        core::store_le64(rec, ref_at, FileReference{7, 7}.packed());
+        img.write_at(at, rec);
+        const auto codes = check_codes(img);
+        CHECK(codes == std::vector<std::string>{"ntfs.reparse.missing-entry", "ntfs.reparse.stale-entry"});
+    }
 }

@@ -140,16 +140,39 @@ struct NodePlan {
     IndexShape index;                  ///< directories: over `entries`
 };
 
+/// $Extend/$Reparse's "$R" view index with --symlinks store: one entry per
+/// record holding a reparse point, key (reparse tag, file reference), no data,
+/// 32 bytes [NTFS-3G reparse.c set_reparse_index], collation
+/// COLLATION_NTOFS_ULONGS (the key as little-endian 32-bit words: tag, then
+/// the reference's low and high words), so entries go in ascending record
+/// order. Windows keeps the index so that it can find every reparse point;
+/// ntfs-3g looks an entry up when it removes a symbolic link. The tree grows
+/// as a directory's does (directory_index; the $Reparse record has the same
+/// attributes as a directory record with an 8-unit name).
+struct ReparseIndexPlan {
+    std::vector<std::uint32_t> nodes;  ///< the symbolic links' nodes, in $R order
+    IndexShape index;                  ///< over `nodes`
+    std::vector<Extent> extents;       ///< $INDEX_ALLOCATION "$R" (empty while the root holds every entry)
+};
+
+/// The bytes of one "$R" entry: 16-byte header, 12-byte key, 4 bytes of padding.
+inline constexpr std::uint32_t kReparseIndexEntryBytes = 32;
+/// $Extend/$Reparse's MFT record (format_volume, as mkntfs) and its name's UTF-16 units.
+inline constexpr std::uint64_t kReparseRecord = 26;
+inline constexpr std::size_t kReparseFileNameUnits = 8;
+
 struct PopulatePlan {
     std::vector<NodePlan> nodes;
+    ReparseIndexPlan reparse;            ///< empty unless symbolic links are stored
     std::uint64_t mft_records = 0;       ///< records in $MFT's data (all formatted)
     std::vector<Extent> mft;             ///< $MFT $DATA
     std::vector<Extent> mft_bitmap;      ///< $MFT $BITMAP
     std::uint64_t mft_bitmap_bytes = 0;  ///< r8(ceil(mft_records / 8))
     std::uint64_t data_clusters = 0;     ///< non-resident file data
-    std::uint64_t index_clusters = 0;    ///< INDX blocks (the root's first, from format, not counted)
-    std::uint64_t mft_clusters = 0;      ///< $MFT and $MFT $BITMAP growth
-    std::uint64_t used_clusters = 0;     ///< in use after population, system files included
+    std::uint64_t index_clusters =
+        0;  ///< INDX blocks ($I30 and $R; the root's first, from format, not counted)
+    std::uint64_t mft_clusters = 0;   ///< $MFT and $MFT $BITMAP growth
+    std::uint64_t used_clusters = 0;  ///< in use after population, system files included
 };
 
 /// Plans the tree on `layout` (as format_volume writes it). Returns every
