@@ -307,6 +307,16 @@ constexpr std::array kCodes = {
              "MFT records in use cannot be read through $MFT's runlist"},
     CodeInfo{"ntfs.record.usa", S::error, true,
              "an MFT record's update sequence array offset or count is wrong for its size"},
+    CodeInfo{"ntfs.reparse.corrupt", S::error, true,
+             "$Extend/$Reparse:$R (the index of reparse points) cannot be walked, has a key that is not 12 "
+             "bytes, or is out of order"},
+    CodeInfo{
+        "ntfs.reparse.missing-entry", S::error, true,
+        "a file holds a reparse point (a symbolic link, junction...) that $Extend/$Reparse:$R does not list"},
+    CodeInfo{
+        "ntfs.reparse.stale-entry", S::error, true,
+        "$Extend/$Reparse:$R lists a record not in use, another sequence number, a file without a reparse "
+        "point, or another reparse tag"},
     CodeInfo{"ntfs.run.cross-link", S::error, true,
              "a cluster belongs to two attributes (of one or two records)"},
     CodeInfo{

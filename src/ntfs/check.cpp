@@ -127,6 +127,7 @@ CheckSummary check_volume(const io::BlockDevice& device, check::Findings& out, c
     detail::check_names(c);
     detail::check_index(c);
     detail::check_system(c);
+    detail::check_reparse(c);
     detail::report_suppressed(c);
     c.summary.complete = true;
     return c.summary;

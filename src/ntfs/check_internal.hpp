@@ -26,16 +26,17 @@ inline constexpr std::uint64_t kFirstUserRecord = 16;  ///< records 0..15 are re
 
 /// Per-record state (40 bytes), filled by the records pass and used by the later ones.
 namespace rs {
-inline constexpr std::uint8_t used = 0x01;        ///< FILE record flagged in use, header sane, parsed
-inline constexpr std::uint8_t dir = 0x02;         ///< record flag "directory"
-inline constexpr std::uint8_t extension = 0x04;   ///< base reference is not 0
-inline constexpr std::uint8_t broken = 0x08;      ///< header or attributes do not parse (reported)
-inline constexpr std::uint8_t reached = 0x10;     ///< reached from the root through index entries
-inline constexpr std::uint8_t listed = 0x20;      ///< an extension named by its base's $ATTRIBUTE_LIST
-inline constexpr std::uint8_t has_list = 0x40;    ///< has an $ATTRIBUTE_LIST
-inline constexpr std::uint8_t has_i30 = 0x80;     ///< has an $INDEX_ROOT named $I30
-inline constexpr std::uint16_t has_data = 0x100;  ///< data_size/alloc_size are set
-inline constexpr std::uint16_t base_ok = 0x200;   ///< an extension whose base reference holds (names pass)
+inline constexpr std::uint8_t used = 0x01;           ///< FILE record flagged in use, header sane, parsed
+inline constexpr std::uint8_t dir = 0x02;            ///< record flag "directory"
+inline constexpr std::uint8_t extension = 0x04;      ///< base reference is not 0
+inline constexpr std::uint8_t broken = 0x08;         ///< header or attributes do not parse (reported)
+inline constexpr std::uint8_t reached = 0x10;        ///< reached from the root through index entries
+inline constexpr std::uint8_t listed = 0x20;         ///< an extension named by its base's $ATTRIBUTE_LIST
+inline constexpr std::uint8_t has_list = 0x40;       ///< has an $ATTRIBUTE_LIST
+inline constexpr std::uint8_t has_i30 = 0x80;        ///< has an $INDEX_ROOT named $I30
+inline constexpr std::uint16_t has_data = 0x100;     ///< data_size/alloc_size are set
+inline constexpr std::uint16_t base_ok = 0x200;      ///< an extension whose base reference holds (names pass)
+inline constexpr std::uint16_t has_reparse = 0x400;  ///< has a $REPARSE_POINT
 }  // namespace rs
 struct RecordState {
     std::uint64_t base = 0;  ///< base record number (extensions)
@@ -125,6 +126,19 @@ std::string first_list(const std::vector<std::uint64_t>& v, std::uint64_t total)
 /// Reads record n's raw bytes (fixups still applied) through $MFT's runlist;
 /// false when the runlist does not map them or they pass the volume.
 bool read_raw_record(const Context& c, std::uint64_t n, std::span<std::byte> out);
+/// Calls fn(byte offset, bytes) over the first `bytes` of attribute `a`'s
+/// stream, 64 KiB at a time (a bitmap of a large volume is never held
+/// whole). Throws as Volume::read_stream.
+template <class F>
+void for_each_chunk(const Context& c, const Attribute& a, std::uint64_t bytes, F&& fn) {
+    constexpr std::uint64_t kChunkBytes = 65536;
+    std::vector<std::byte> buf;
+    for (std::uint64_t at = 0; at < bytes; at += kChunkBytes) {
+        buf.resize(static_cast<std::size_t>(std::min(kChunkBytes, bytes - at)));
+        c.vol->read_stream(a, at, buf);
+        fn(at, std::span<const std::byte>(buf));
+    }
+}
 /// Reads and parses record n; nullopt when it cannot be read or parsed
 /// (the records pass reported why).
 std::optional<MftRecord> load_record(const Context& c, std::uint64_t n);
@@ -151,5 +165,7 @@ void check_index(Context& c);
 /// Pass 5: $Bitmap, $Volume, $UpCase.
 void check_upcase(Context& c);
 void check_system(Context& c);
+/// Pass 6: $Extend/$Reparse:$R against the records' reparse points.
+void check_reparse(Context& c);
 
 }  // namespace fsimg::ntfs::detail

@@ -18,8 +18,6 @@ namespace fsimg::ntfs::detail {
 
 namespace {
 
-constexpr std::size_t kChunkBytes = 65536;
-
 /// Record 0's unnamed $BITMAP, or the one its $ATTRIBUTE_LIST places in an extension record.
 std::optional<Attribute> find_mft_bitmap(const Context& c, const MftRecord& r0) {
     if (const Attribute* b = r0.find(AttrType::bitmap)) return *b;
@@ -56,11 +54,8 @@ void load_mft_bitmap(Context& c) {
         return;
     }
     c.mft_bitmap = check::ClusterBitmap(c.records);
-    std::vector<std::byte> buf;
     try {
-        for (std::uint64_t at = 0; at < need; at += kChunkBytes) {
-            buf.resize(static_cast<std::size_t>(std::min<std::uint64_t>(kChunkBytes, need - at)));
-            c.vol->read_stream(*bm, at, buf);
+        for_each_chunk(c, *bm, need, [&](std::uint64_t at, std::span<const std::byte> buf) {
             for (std::size_t i = 0; i < buf.size(); ++i) {
                 const auto byte = std::to_integer<unsigned>(buf[i]);
                 for (unsigned k = 0; k < 8 && byte; ++k) {
@@ -68,7 +63,7 @@ void load_mft_bitmap(Context& c) {
                     if (bit < c.records && ((byte >> k) & 1)) c.mft_bitmap.set(bit);
                 }
             }
-        }
+        });
     } catch (const Error& e) {
         if (e.code() == ErrorCode::io) throw;
         c.out.add("ntfs.mft.bitmap-size", at_record(c, 0, "$BITMAP"),
@@ -288,6 +283,14 @@ void resolve_cross_links(Context& c) {
                   c.cross_link_count - c.cross_links.size());
 }
 
+/// One finding for every record in `t`: "N record(s) (first numbers) `what`".
+void report_records(Context& c, std::string_view code, const Tally& t, std::string_view what) {
+    if (!t.n) return;
+    c.out.add(code, at_record(c, t.first.front()),
+              fmt::format("{} record{} ({}): {}", t.n, t.n == 1 ? "" : "s", first_list(t.first, t.n), what),
+              t.n);
+}
+
 }  // namespace
 
 void check_records(Context& c) {
@@ -366,29 +369,17 @@ void check_records(Context& c) {
             ++c.summary.files;
         }
         if (r.find(AttrType::attribute_list)) st.flags |= rs::has_list;
+        if (r.find(AttrType::reparse_point)) st.flags |= rs::has_reparse;
         if (const Attribute* ir = r.find(AttrType::index_root, u"$I30")) {
             (void)ir;
             st.flags |= rs::has_i30;
         }
         check_attributes(c, n, r);
     }
-    if (unreadable.n)
-        c.out.add("ntfs.record.unreadable", at_record(c, unreadable.first.front()),
-                  fmt::format("{} record{} ({}) cannot be read through $MFT's runlist", unreadable.n,
-                              unreadable.n == 1 ? "" : "s", first_list(unreadable.first, unreadable.n)),
-                  unreadable.n);
-    if (unmarked.n)
-        c.out.add("ntfs.mft-bitmap.unmarked", at_record(c, unmarked.first.front()),
-                  fmt::format("{} record{} in use ({}) {} not marked in $MFT's $BITMAP", unmarked.n,
-                              unmarked.n == 1 ? "" : "s", first_list(unmarked.first, unmarked.n),
-                              unmarked.n == 1 ? "is" : "are"),
-                  unmarked.n);
-    if (marked_free.n)
-        c.out.add("ntfs.mft-bitmap.marked-free", at_record(c, marked_free.first.front()),
-                  fmt::format("{} record{} ({}) marked in use in $MFT's $BITMAP {} not in use", marked_free.n,
-                              marked_free.n == 1 ? "" : "s", first_list(marked_free.first, marked_free.n),
-                              marked_free.n == 1 ? "is" : "are"),
-                  marked_free.n);
+    report_records(c, "ntfs.record.unreadable", unreadable, "cannot be read through $MFT's runlist");
+    report_records(c, "ntfs.mft-bitmap.unmarked", unmarked, "in use, not marked in $MFT's $BITMAP");
+    report_records(c, "ntfs.mft-bitmap.marked-free", marked_free,
+                   "marked in use in $MFT's $BITMAP, not in use");
     if (!c.cross_links.empty()) resolve_cross_links(c);
 }
 

@@ -15,7 +15,6 @@ namespace fsimg::ntfs::detail {
 
 namespace {
 
-constexpr std::size_t kChunkBytes = 65536;
 constexpr std::uint64_t kUpcaseBytes = 65536 * 2;
 
 std::string clusters_text(const Context& c, std::uint64_t n) {
@@ -41,11 +40,8 @@ void check_bitmap(Context& c) {
     const std::uint64_t need = core::div_ceil(bits, std::uint64_t{8});
     Tally lost, free_used;
     std::uint64_t marked = 0;
-    std::vector<std::byte> buf;
     try {
-        for (std::uint64_t at = 0; at < need; at += kChunkBytes) {
-            buf.resize(static_cast<std::size_t>(std::min<std::uint64_t>(kChunkBytes, need - at)));
-            c.vol->read_stream(*bm, at, buf);
+        for_each_chunk(c, *bm, need, [&](std::uint64_t at, std::span<const std::byte> buf) {
             for (std::size_t i = 0; i < buf.size(); ++i) {
                 const auto byte = std::to_integer<unsigned>(buf[i]);
                 const std::uint64_t first = (at + i) * 8;
@@ -63,7 +59,7 @@ void check_bitmap(Context& c) {
                     if (!u && m) free_used.add(first + k);
                 }
             }
-        }
+        });
     } catch (const Error& e) {
         if (e.code() == ErrorCode::io) throw;
         report(c, "ntfs.bitmap.size", at_record(c, 6, "$DATA"),
