@@ -10,7 +10,8 @@
 # as IO_REPARSE_TAG_SYMLINK reparse points (relative flag): ntfs-3g shows
 # them as symlinks with their targets, ntfsinfo reads the tag, every
 # check-image reader passes, and the kernel's ntfs3 driver shows them as
-# symlinks (kernel-check); absolute targets and FAT/exFAT are refused.
+# symlinks (kernel-check), and ntfs-3g deletes them (each is listed in
+# $Extend/$Reparse:$R); absolute targets and FAT/exFAT are refused.
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
 export SOURCE_DATE_EPOCH=1700000000
@@ -77,6 +78,45 @@ if command -v ntfs-3g >/dev/null && [ -w /dev/fuse ]; then
     fusermount -u "$m" || umount -l "$m"
   else
     echo "ntfs-3g mount failed: $(cat "$WORK/err"): symlink mount checks skipped"
+  fi
+fi
+# $Extend/$Reparse:$R lists every stored link (40: the index needs an INDX
+# block). ntfs-3g removes a link's entry when it deletes the link and adds
+# one when it sets reparse data, so after rm and setxattr through a
+# read-write mount our fsck finds every reparse point listed, in order, and
+# no entry left for a deleted one. (Names are upper-case 8.3, stored as
+# Win32&DOS: ntfs-3g 2022.10.3 cannot delete a name stored in the Win32
+# namespace alone, see docs/ntfs-notes.md.)
+R=$WORK/many
+mkdir -p "$R"
+echo "many" > "$R/T.TXT"
+"$SHARED/oracles/make-manifest" "$R" > "$WORK/many.manifest" || fail make-manifest
+for i in $(seq 10 49); do ln -s T.TXT "$R/L$i"; done
+"$FSIMG" mkfs -q -t ntfs -s 16M --symlinks store --from "$R" "$WORK/many.img" || fail "mkfs --symlinks store (40)"
+out=$("$FSIMG" dump --what mft 26 "$WORK/many.img")
+grep -q 'Attribute 0xA0 \$INDEX_ALLOCATION "\$R"' <<<"$out" && pass \
+  || fail "\$Reparse has no \$INDEX_ALLOCATION:\$R"
+check "$WORK/many.img" -j 2 --manifest "$WORK/many.manifest" --ignore 'L*'
+if command -v ntfs-3g >/dev/null && [ -w /dev/fuse ]; then
+  mkdir -p "$WORK/mnt3"
+  if ntfs-3g "$WORK/many.img" "$WORK/mnt3" 2>"$WORK/err"; then
+    m=$WORK/mnt3
+    [ "$(readlink "$m/L31")" = T.TXT ] && pass || fail "ntfs-3g: L31 -> $(readlink "$m/L31")"
+    out=$(cd "$m" && rm L1* L3* 2>&1) && pass || fail "ntfs-3g could not delete stored symlinks: $out"
+    # ntfs-3g inserts into our $R tree: two new files get L21's reparse data.
+    python3 -c '
+import os, sys
+m = sys.argv[1]
+v = os.getxattr(m + "/L21", "system.ntfs_reparse_data", follow_symlinks=False)
+for n in ("A.TXT", "Z.TXT"):
+    open(m + "/" + n, "w").close()
+    os.setxattr(m + "/" + n, "system.ntfs_reparse_data", v)
+' "$m" && pass || fail "ntfs-3g: setting reparse data"
+    fusermount -u "$m" || umount -l "$m"
+    [ "$(ntfsls "$WORK/many.img" | grep -c '^L')" = 20 ] && pass || fail "ntfsls after rm: $(ntfsls "$WORK/many.img" | tr '\n' ' ')"
+    out=$("$FSIMG" fsck -n "$WORK/many.img" 2>&1) && pass || fail "fsck after ntfs-3g rm: $out"
+  else
+    echo "ntfs-3g mount failed: $(cat "$WORK/err"): symlink delete checks skipped"
   fi
 fi
 ln -s /etc/passwd "$S/b/abs"
