@@ -309,7 +309,8 @@ Action add_extract(CLI::App& app) {
         "FAT times (and exFAT times without an offset) as local time (--utc: as UTC); NTFS times are UTC.\n"
         "NTFS: alternate data streams become name:stream files (--streams skip leaves them out);\n"
         "symbolic links are created when their target stays inside OUTDIR, else skipped with a warning;\n"
-        "compressed and encrypted files are refused one by one (the others are extracted, exit 1).\n"
+        "compressed files are decompressed; encrypted ones are refused one by one (the others are\n"
+        "extracted, exit 1).\n"
         "Examples:\n"
         "  fsimg extract card.img -C out/\n"
         "  fsimg extract disk.img@1 DCIM -C photos/ --force");
