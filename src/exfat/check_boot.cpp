@@ -118,7 +118,7 @@ bool check_boot(Context& c) {
     c.summary.cluster_bytes = c.bps() << bs.sectors_per_cluster_shift;
     check_image_size(c);
     try {
-        c.vol = std::make_unique<Volume>(c.device);
+        c.vol = std::make_unique<Volume>(c.device, c.boot);
     } catch (const Error& e) {
         if (e.code() == ErrorCode::io) throw;
         // The boot sector is valid, so the root is outside the image; the

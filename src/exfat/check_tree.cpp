@@ -136,7 +136,7 @@ private:
     }
 
     bool read_dir(const SubDir& d, std::vector<std::byte>& bytes) {
-        bytes.assign(static_cast<std::size_t>(d.bytes), std::byte{0});
+        bytes.resize(static_cast<std::size_t>(d.bytes));  // every byte kept is read below: no zero fill
         std::uint64_t at = 0;
         for (const auto& r : d.runs) {
             if (at >= d.bytes) break;
@@ -290,14 +290,14 @@ private:
     }
 
     void walk(const SubDir& d, bool is_root, std::vector<std::uint32_t>& ancestors, unsigned depth) {
-        std::vector<std::byte> bytes;
+        // One buffer for every directory (the walk is done with it before it
+        // descends): no allocation and zero fill per directory.
+        std::vector<std::byte>& bytes = dir_bytes_;
         if (!read_dir(d, bytes)) return;
         const ParsedDirectory pd = parse_directory(bytes, v_.upcase_table());
         report_anomalies(d, pd);
         check_after_end(d, pd, bytes);
         check_system_entries(d, is_root, pd, bytes);
-        bytes.clear();
-        bytes.shrink_to_fit();
         ancestors.push_back(d.first_cluster);
         std::vector<SubDir> subdirs;
         const std::vector<bool> dup =
@@ -373,6 +373,7 @@ private:
     Context& c_;
     const Volume& v_;
     bool quiet_;
+    std::vector<std::byte> dir_bytes_;  ///< the directory being parsed (walk), its largest size at most
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <numeric>
 
 #include "fsimg/core/bytes.hpp"
 #include "fsimg/core/error.hpp"
@@ -283,7 +284,8 @@ std::optional<std::vector<char16_t>> expand_upcase_table(std::span<const std::by
         const std::uint16_t v = core::detail::load_le<std::uint16_t, 2>(table.data() + i);
         if (run) {
             if (index + v > 0x10000) return std::nullopt;
-            for (std::uint32_t k = 0; k < v; ++k, ++index) map[index] = static_cast<char16_t>(index);
+            std::iota(map.begin() + index, map.begin() + index + v, static_cast<char16_t>(index));
+            index += v;
             run = false;
         } else if (index >= 0x10000) {
             return std::nullopt;  // values past U+FFFF

@@ -246,8 +246,33 @@ constexpr std::array<std::uint16_t, 2918> kTable{
 };
 static_assert(kTable.size() * 2 == kRecommendedUpcaseBytes);
 
+/// kTable expanded at compile time, as expand_upcase_table expands it (a
+/// value equal to its index is an identity mapping; else 0xFFFF N is a run of
+/// N identity mappings). In read-only data: a process touches only the 4 KiB
+/// pages of the characters it up-cases.
+constexpr std::array<char16_t, 0x10000> expand_recommended() {
+    std::array<char16_t, 0x10000> map{};
+    std::uint32_t index = 0;
+    bool run = false;
+    for (const std::uint16_t v : kTable) {
+        if (run) {
+            for (std::uint32_t k = 0; k < v; ++k, ++index) map[index] = static_cast<char16_t>(index);
+            run = false;
+        } else if (v == index || v != 0xFFFF) {
+            map[index++] = static_cast<char16_t>(v);
+        } else {
+            run = true;
+        }
+    }
+    if (run || index != 0x10000) throw "the recommended table does not cover 65,536 characters";
+    return map;
+}
+constexpr std::array<char16_t, 0x10000> kExpanded = expand_recommended();
+
 }  // namespace
 
 std::span<const std::uint16_t> recommended_upcase_table() noexcept { return kTable; }
+
+std::span<const char16_t, 0x10000> recommended_upcase_map() noexcept { return kExpanded; }
 
 }  // namespace fsimg::exfat

@@ -25,7 +25,11 @@ BootRegionCopy read_copy(const io::BlockDevice& dev, std::uint64_t first_sector,
     c.boot = decode_boot_sector(r.first<kBootSectorSize>());
     c.checksum_computed = boot_checksum(r.first(std::size_t{11} * bps));
     c.checksum_stored = core::load_le32(r, std::size_t{kChecksumSector} * bps);
-    c.checksum_ok = boot_region_checksum_ok(r, bps);
+    // boot_region_checksum_ok without computing the checksum a second time.
+    const auto cs = r.subspan(std::size_t{kChecksumSector} * bps, bps);
+    c.checksum_ok = true;
+    for (std::size_t i = 0; i + 4 <= cs.size(); i += 4)
+        c.checksum_ok = c.checksum_ok && core::load_le32(cs, i) == c.checksum_computed;
     for (std::uint32_t s = 1; s <= kExtendedBootSectors; ++s) {
         if (extended_boot_signature(r.subspan(std::size_t{s} * bps, bps)) == kExtendedBootSignature) {
             ++c.extended_signatures_ok;

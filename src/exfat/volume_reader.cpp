@@ -51,8 +51,10 @@ struct Volume::Cache {
     std::optional<std::string> bitmap_problem;
 };
 
-Volume::Volume(const io::BlockDevice& device)
-    : device_(device), boot_(read_boot_region(device)), cache_(std::make_unique<Cache>()) {
+Volume::Volume(const io::BlockDevice& device) : Volume(device, read_boot_region(device)) {}
+
+Volume::Volume(const io::BlockDevice& device, BootRegion boot)
+    : device_(device), boot_(std::move(boot)), cache_(std::make_unique<Cache>()) {
     if (!boot_.usable()) {
         throw Error(ErrorCode::corrupt,
                     fmt::format("the exFAT boot sector is invalid: {} [{}]", boot_.problems.front().message,
@@ -250,7 +252,7 @@ void Volume::read_cluster(std::uint32_t n, std::span<std::byte> out) const {
 void Volume::load_upcase_table() {
     const auto fallback = [&](std::string why) {
         upcase_problem_ = std::move(why);
-        upcase_ = *expand_upcase_table(upcase_table_bytes(recommended_upcase_table()));
+        upcase_map_ = recommended_upcase_map();
     };
     if (!boot_.upcase) return fallback("the root directory has no Up-case Table entry");
     const UpcaseTableEntry& e = *boot_.upcase;
@@ -279,9 +281,16 @@ void Volume::load_upcase_table() {
         return fallback(fmt::format("the up-case table sums to {:08X}, its TableChecksum says {:08X}", sum,
                                     e.table_checksum));
     }
+    // The table every formatter writes: expanded at compile time already.
+    const std::vector<std::byte> recommended = upcase_table_bytes(recommended_upcase_table());
+    if (table == recommended) {
+        upcase_map_ = recommended_upcase_map();
+        return;
+    }
     auto expanded = expand_upcase_table(table);
     if (!expanded) return fallback("the up-case table does not expand to 65,536 mappings");
     upcase_ = std::move(*expanded);
+    upcase_map_ = upcase_;
 }
 
 namespace {
@@ -446,7 +455,7 @@ std::vector<std::byte> Volume::read_directory_bytes(const FileRecord& dir) const
 }
 
 ParsedDirectory Volume::read_directory(const FileRecord& dir) const {
-    return parse_directory(read_directory_bytes(dir), upcase_);
+    return parse_directory(read_directory_bytes(dir), upcase_map_);
 }
 
 std::optional<FileRecord> Volume::lookup(std::string_view path) const {
@@ -459,13 +468,13 @@ std::optional<FileRecord> Volume::lookup(std::string_view path) const {
         }
         std::u16string want;
         try {
-            want = upcase_name(core::utf8_to_utf16(comp), upcase_);
+            want = upcase_name(core::utf8_to_utf16(comp), upcase_map_);
         } catch (const Error&) {
             throw Error(ErrorCode::usage, fmt::format("path \"{}\" is not valid UTF-8", path));
         }
         ParsedDirectory d = read_directory(cur);
         auto found = std::find_if(d.files.begin(), d.files.end(), [&](const FileRecord& r) {
-            return r.checksum_ok() && upcase_name(r.name16, upcase_) == want;
+            return r.checksum_ok() && upcase_name(r.name16, upcase_map_) == want;
         });
         if (found == d.files.end()) return std::nullopt;
         cur = std::move(*found);

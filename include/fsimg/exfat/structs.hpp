@@ -226,6 +226,9 @@ VolumeLabelEntry volume_label_entry_from_utf8(std::string_view label);
 /// to themselves". Its bytes (LE) are kRecommendedUpcaseBytes long with
 /// TableChecksum kRecommendedUpcaseChecksum.
 std::span<const std::uint16_t> recommended_upcase_table() noexcept;
+/// The same table expanded (expand_upcase_table of its bytes), computed at
+/// compile time: a volume whose table is this one needs no expansion.
+std::span<const char16_t, 0x10000> recommended_upcase_map() noexcept;
 inline constexpr std::size_t kRecommendedUpcaseBytes = 5836;
 inline constexpr std::uint32_t kRecommendedUpcaseChecksum = 0xE619D30D;
 /// The table as stored: each value little-endian.

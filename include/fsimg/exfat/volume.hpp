@@ -163,6 +163,9 @@ public:
     /// outside the image. A missing or damaged up-case table is not an error:
     /// the spec's recommended table is used instead and upcase_problem() says why.
     explicit Volume(const io::BlockDevice& device);
+    /// The same from `boot`, which read_boot_region(device) returned (the
+    /// checker has read it already: not read twice).
+    Volume(const io::BlockDevice& device, BootRegion boot);
     ~Volume();
     Volume(const Volume&) = delete;
     Volume& operator=(const Volume&) = delete;
@@ -219,7 +222,7 @@ public:
     std::uint64_t used_clusters() const;
 
     /// The expanded up-case table (65,536 mappings) names are compared with.
-    std::span<const char16_t> upcase_table() const noexcept { return upcase_; }
+    std::span<const char16_t> upcase_table() const noexcept { return upcase_map_; }
     /// Why the volume's own up-case table is not used (missing entry, broken
     /// chain, bad TableChecksum, does not expand), or nullopt when it is.
     const std::optional<std::string>& upcase_problem() const noexcept { return upcase_problem_; }
@@ -267,7 +270,8 @@ private:
     std::uint64_t heap_offset_ = 0;
     std::uint64_t fat_offset_ = 0;  ///< byte offset of the active FAT
     std::optional<AllocationBitmapEntry> bitmap_;
-    std::vector<char16_t> upcase_;
+    std::vector<char16_t> upcase_;          ///< a table of the volume's own, expanded
+    std::span<const char16_t> upcase_map_;  ///< upcase_, or recommended_upcase_map()
     std::optional<std::string> upcase_problem_;
     struct Cache;
     std::unique_ptr<Cache> cache_;
