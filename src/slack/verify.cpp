@@ -1,4 +1,4 @@
-// verify_fat, verify_exfat: predicted == what FAT and exFAT populate really allocate.
+// verify_fat, verify_exfat, verify_ntfs: predicted == what FAT, exFAT and NTFS populate really allocate.
 #include "fsimg/slack/verify.hpp"
 
 #include <fcntl.h>
@@ -141,6 +141,112 @@ T value_or_refuse(const std::variant<T, Refusal>& planned, const std::string& wh
     return std::get<T>(planned);
 }
 
+/// exFAT and NTFS populate, as verify_populate drives them.
+struct ExfatSteps {
+    using ScanOptions = exfat::ScanOptions;
+    using LayoutRequest = exfat::LayoutRequest;
+    using Layout = exfat::Layout;
+    using Plan = exfat::PopulatePlan;
+    static constexpr const char* name = "exfat";
+    static constexpr std::string_view label = "exFAT";
+    static io::SourceTree scan_tree(const ScanOptions& o) { return exfat::scan_tree(o); }
+    static auto volume_bytes_for_tree(const io::SourceTree& t, const LayoutRequest& r) {
+        return exfat::volume_bytes_for_tree(t, r, 0);
+    }
+    static auto plan_layout(const LayoutRequest& r) { return exfat::plan_layout(r); }
+    static auto plan_population(const io::SourceTree& t, const Layout& l) {
+        return exfat::plan_population(t, l);
+    }
+    static void write(io::BlockDevice& img, const Layout& layout, const io::SourceTree& tree,
+                      const Plan& plan, const io::PopulateWriteOptions& wo) {
+        exfat::FormatOptions fo;
+        fo.volume_serial_number = 0x12345678;
+        exfat::format_volume(img, layout, fo);
+        exfat::write_population(img, layout, tree, plan, wo);
+    }
+    static std::uint64_t clusters_in_use(const io::BlockDevice& img, const Layout& l) {
+        return bitmap_clusters_in_use(img, l);
+    }
+};
+
+struct NtfsSteps {
+    using ScanOptions = ntfs::ScanOptions;
+    using LayoutRequest = ntfs::LayoutRequest;
+    using Layout = ntfs::Layout;
+    using Plan = ntfs::PopulatePlan;
+    static constexpr const char* name = "ntfs";
+    static constexpr std::string_view label = "NTFS";
+    static io::SourceTree scan_tree(const ScanOptions& o) { return ntfs::scan_tree(o); }
+    static auto volume_bytes_for_tree(const io::SourceTree& t, const LayoutRequest& r) {
+        return ntfs::volume_bytes_for_tree(t, r, 0);
+    }
+    static auto plan_layout(const LayoutRequest& r) { return ntfs::plan_layout(r, ntfs::secure_sds_bytes()); }
+    static auto plan_population(const io::SourceTree& t, const Layout& l) {
+        return ntfs::plan_population(t, l);
+    }
+    static void write(io::BlockDevice& img, const Layout& layout, const io::SourceTree& tree,
+                      const Plan& plan, const io::PopulateWriteOptions& wo) {
+        ntfs::FormatOptions fo;
+        fo.volume_serial_number = 0x12345678;
+        fo.creation_filetime = ntfs::filetime_from_unix(315532800, 0);
+        fo.device_is_zeroed = true;
+        ntfs::format_volume(img, layout, fo);
+        ntfs::write_population(img, layout, tree, plan, wo);
+    }
+    static std::uint64_t clusters_in_use(const io::BlockDevice& img, const Layout& l) {
+        return ntfs_clusters_in_use(img, l);
+    }
+};
+
+/// Scans `dir`, then for each cluster size plans the layout (the smallest
+/// volume that holds the tree, or `volume_bytes`) and the population, writes
+/// both to a temporary sparse image and counts the clusters in use there.
+/// The system files and the root's first cluster belong to the empty volume,
+/// so layout.used_clusters() is taken off both counts.
+template <class Steps>
+std::vector<VerifyResult> verify_populate(const std::filesystem::path& dir,
+                                          const std::vector<std::uint32_t>& sizes,
+                                          const std::vector<std::uint64_t>& predicted,
+                                          std::optional<std::uint64_t> volume_bytes,
+                                          const std::filesystem::path& temp_dir) {
+    typename Steps::ScanOptions so;
+    so.sources.push_back({dir, "/"});
+    std::uint64_t pruned = 0;
+    const io::SourceTree tree = prune(Steps::scan_tree(so), pruned);
+
+    std::vector<VerifyResult> out;
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+        VerifyResult res;
+        res.filesystem = Steps::name;
+        res.cluster_bytes = sizes[k];
+        res.predicted = predicted[k];
+        res.pruned = pruned;
+        const std::string what =
+            fmt::format("--verify with {} {} clusters", Steps::label, core::format_size(sizes[k]));
+        typename Steps::LayoutRequest req;
+        req.cluster_bytes = sizes[k];
+        res.volume_bytes =
+            volume_bytes ? *volume_bytes : value_or_refuse(Steps::volume_bytes_for_tree(tree, req), what);
+        req.volume_bytes = res.volume_bytes;
+        const typename Steps::Layout layout = value_or_refuse(Steps::plan_layout(req), what);
+        const auto plan_or = Steps::plan_population(tree, layout);
+        if (const auto* p = std::get_if<std::vector<io::TreeProblem>>(&plan_or)) {
+            throw Error(ErrorCode::usage,
+                        fmt::format("{}: {}: {}", what, p->front().path, p->front().reason));
+        }
+        const typename Steps::Plan& plan = std::get<typename Steps::Plan>(plan_or);
+        res.planned = plan.used_clusters - layout.used_clusters();
+        auto img = temp_image(temp_dir, res.volume_bytes);
+        io::PopulateWriteOptions wo;
+        wo.creation_time = 315532800;  // 1980-01-01: the image's times do not matter here
+        wo.device_is_zeroed = true;
+        Steps::write(*img, layout, tree, plan, wo);
+        res.actual = Steps::clusters_in_use(*img, layout) - layout.used_clusters();
+        out.push_back(res);
+    }
+    return out;
+}
+
 }  // namespace
 
 std::vector<VerifyResult> verify_fat(const std::filesystem::path& dir,
@@ -197,44 +303,7 @@ std::vector<VerifyResult> verify_exfat(const std::filesystem::path& dir,
                                        const std::vector<std::uint64_t>& predicted,
                                        std::optional<std::uint64_t> volume_bytes,
                                        const std::filesystem::path& temp_dir) {
-    exfat::ScanOptions so;
-    so.sources.push_back({dir, "/"});
-    std::uint64_t pruned = 0;
-    const io::SourceTree tree = prune(exfat::scan_tree(so), pruned);
-
-    std::vector<VerifyResult> out;
-    for (std::size_t k = 0; k < sizes.size(); ++k) {
-        VerifyResult res;
-        res.filesystem = "exfat";
-        res.cluster_bytes = sizes[k];
-        res.predicted = predicted[k];
-        res.pruned = pruned;
-        const std::string what = fmt::format("--verify with exFAT {} clusters", core::format_size(sizes[k]));
-        exfat::LayoutRequest req;
-        req.cluster_bytes = sizes[k];
-        res.volume_bytes =
-            volume_bytes ? *volume_bytes : value_or_refuse(exfat::volume_bytes_for_tree(tree, req, 0), what);
-        req.volume_bytes = res.volume_bytes;
-        const exfat::Layout layout = value_or_refuse(exfat::plan_layout(req), what);
-        const auto plan_or = exfat::plan_population(tree, layout);
-        if (const auto* p = std::get_if<std::vector<io::TreeProblem>>(&plan_or)) {
-            throw Error(ErrorCode::usage,
-                        fmt::format("{}: {}: {}", what, p->front().path, p->front().reason));
-        }
-        const exfat::PopulatePlan& plan = std::get<exfat::PopulatePlan>(plan_or);
-        // The system objects and the root's first cluster belong to the empty volume.
-        res.planned = plan.used_clusters - layout.used_clusters();
-        auto img = temp_image(temp_dir, res.volume_bytes);
-        exfat::FormatOptions fo;
-        fo.volume_serial_number = 0x12345678;
-        exfat::format_volume(*img, layout, fo);
-        io::PopulateWriteOptions wo;
-        wo.creation_time = 315532800;  // 1980-01-01: the image's times do not matter here
-        exfat::write_population(*img, layout, tree, plan, wo);
-        res.actual = bitmap_clusters_in_use(*img, layout) - layout.used_clusters();
-        out.push_back(res);
-    }
-    return out;
+    return verify_populate<ExfatSteps>(dir, sizes, predicted, volume_bytes, temp_dir);
 }
 
 std::vector<VerifyResult> verify_ntfs(const std::filesystem::path& dir,
@@ -242,47 +311,7 @@ std::vector<VerifyResult> verify_ntfs(const std::filesystem::path& dir,
                                       const std::vector<std::uint64_t>& predicted,
                                       std::optional<std::uint64_t> volume_bytes,
                                       const std::filesystem::path& temp_dir) {
-    ntfs::ScanOptions so;
-    so.sources.push_back({dir, "/"});
-    std::uint64_t pruned = 0;
-    const io::SourceTree tree = prune(ntfs::scan_tree(so), pruned);
-
-    std::vector<VerifyResult> out;
-    for (std::size_t k = 0; k < sizes.size(); ++k) {
-        VerifyResult res;
-        res.filesystem = "ntfs";
-        res.cluster_bytes = sizes[k];
-        res.predicted = predicted[k];
-        res.pruned = pruned;
-        const std::string what = fmt::format("--verify with NTFS {} clusters", core::format_size(sizes[k]));
-        ntfs::LayoutRequest req;
-        req.cluster_bytes = sizes[k];
-        res.volume_bytes =
-            volume_bytes ? *volume_bytes : value_or_refuse(ntfs::volume_bytes_for_tree(tree, req, 0), what);
-        req.volume_bytes = res.volume_bytes;
-        const ntfs::Layout layout = value_or_refuse(ntfs::plan_layout(req, ntfs::secure_sds_bytes()), what);
-        const auto plan_or = ntfs::plan_population(tree, layout);
-        if (const auto* p = std::get_if<std::vector<io::TreeProblem>>(&plan_or)) {
-            throw Error(ErrorCode::usage,
-                        fmt::format("{}: {}: {}", what, p->front().path, p->front().reason));
-        }
-        const ntfs::PopulatePlan& plan = std::get<ntfs::PopulatePlan>(plan_or);
-        // The system files and the root's first INDX block belong to the empty volume.
-        res.planned = plan.used_clusters - layout.used_clusters();
-        auto img = temp_image(temp_dir, res.volume_bytes);
-        ntfs::FormatOptions fo;
-        fo.volume_serial_number = 0x12345678;
-        fo.creation_filetime = ntfs::filetime_from_unix(315532800, 0);
-        fo.device_is_zeroed = true;
-        ntfs::format_volume(*img, layout, fo);
-        io::PopulateWriteOptions wo;
-        wo.creation_time = 315532800;  // 1980-01-01: the image's times do not matter here
-        wo.device_is_zeroed = true;
-        ntfs::write_population(*img, layout, tree, plan, wo);
-        res.actual = ntfs_clusters_in_use(*img, layout) - layout.used_clusters();
-        out.push_back(res);
-    }
-    return out;
+    return verify_populate<NtfsSteps>(dir, sizes, predicted, volume_bytes, temp_dir);
 }
 
 }  // namespace fsimg::slack
