@@ -7,8 +7,9 @@ usage: ntfs_damage.py IMAGE KIND      (changes IMAGE in place)
 The image is expected to hold what tests/oracle/ntfs_fsck_damage.sh puts in
 it (fsimg mkfs -t ntfs --from, 4 KiB clusters, 1 KiB records): /A.TXT and
 /B.TXT (non-resident, several clusters each), /E.TXT (empty), /DIR/ with
-/DIR/C.TXT (resident), /DIR/E2.TXT (empty) and /DIR/SUB/, and /BIG/ with 80
-files "a file with a long name number N.txt" holding "N\\n" (an index in INDX
+/DIR/C.TXT (resident; /DIR/L.TXT is a hard link of it: one record, two
+$FILE_NAMEs), /DIR/E2.TXT (empty) and /DIR/SUB/, and /BIG/ with 80 files
+"a file with a long name number N.txt" holding "N\\n" (an index in INDX
 blocks). Records are found by name through their $FILE_NAME. A
 changed MFT record is written back with its fixups applied, and to $MFTMirr
 too when the mirror holds it (so that only the intended rule breaks); a
@@ -177,8 +178,11 @@ class Ntfs:
         o = a["off"] + u16(b, a["off"] + 0x20)
         enc = encode_runs(runs)
         end = a["off"] + a["len"]
-        if o + len(enc) > end:
-            raise SystemExit("the new runlist does not fit the attribute")
+        if o + len(enc) > end:  # the attribute grows, what follows it moves
+            grow = o + len(enc) - end + -(o + len(enc) - end) % 8
+            self.splice(b, end, end, bytes(grow))
+            set32(b, a["off"] + 4, a["len"] + grow)
+            end += grow
         b[o:end] = enc + bytes(end - o - len(enc))
         self.put(n, b)
 
@@ -214,6 +218,23 @@ class Ntfs:
     def bitmap_test(self, cluster):
         b, a, runs = self.stream(6)
         return self.read(runs[0][0] * self.cbytes + cluster // 8, 1)[0] >> (cluster % 8) & 1
+
+    def splice(self, b, start, end, new=b""):
+        """Replaces b[start:end] of a record by new, moving what follows and
+        keeping bytes in use right; the caller fixes the attribute lengths."""
+        used = u32(b, 0x18)
+        body = bytes(b[:start]) + bytes(new) + bytes(b[end:used])
+        if len(body) > self.rs:
+            raise SystemExit("the record overflows")
+        b[:] = body + bytes(self.rs - len(body))
+        set32(b, 0x18, len(body))
+
+    def free_record(self):
+        """The first record past the system ones that is neither in use nor in $MFT's bitmap."""
+        for n in range(24, self.records - 1):
+            if not self.rec(n)[0x16] & 1 and not mft_bitmap_test(self, n):
+                return n
+        raise SystemExit("no free MFT record")
 
     def boot_field(self, off, data, main=True, backup=True):
         if main:
@@ -314,6 +335,25 @@ def boot_backup_missing(v):
 # ---- $MFT, $MFTMirr, $MFT bitmap
 
 @kind
+def record_unreadable(v):
+    """$MFT's 4th cluster (records 12..15 with 1 KiB records: reserved, in
+    use) mapped to the volume's last cluster instead, as a $MFT grown in a
+    second extent, and the image cut short before that cluster: the records
+    cannot be read. (A run past the volume's last cluster is refused when
+    $MFT is opened.)"""
+    b, a, runs = v.stream(0)
+    k = 12 * v.rs // v.cbytes
+    lcn, length = runs[0]
+    if length <= k + 1:
+        raise SystemExit("$MFT's first run is too short")
+    last = v.total // (v.cbytes // v.bps) - 1
+    v.set_runs(0, b, a, [(lcn, k), (last, 1), (lcn + k + 1, length - k - 1)] + runs[1:])
+    v.bitmap_bit(lcn + k, 0)
+    v.bitmap_bit(last, 1)
+    v.f.truncate(last * v.cbytes)
+
+
+@kind
 def mft_unreadable(v):
     b = v.rec(0)
     b[0:4] = b"FILX"
@@ -375,6 +415,16 @@ def mft_bitmap_offset(v, n):
     if a["nonres"]:
         return runs[0][0] * v.cbytes + n // 8
     return v.rec_off(0) + v.value_off(b, a) + n // 8
+
+
+def mft_bitmap_test(v, n):
+    off = mft_bitmap_offset(v, n)
+    return v.read(off, 1)[0] >> (n % 8) & 1
+
+
+def mft_bitmap_mark(v, n):
+    off = mft_bitmap_offset(v, n)
+    v.write(off, bytes([v.read(off, 1)[0] | (1 << n % 8)]))
 
 
 @kind
@@ -538,6 +588,116 @@ def run_sparse(v):
     v.set_runs(n, b, a, [(None, runs[0][1])] + runs[1:])
 
 
+# ---- $ATTRIBUTE_LIST (fsimg writes none: attrlist_build makes one by hand)
+
+def extension_record(v, base, attributes):
+    """A free record made an in-use extension record of record base, holding
+    the attribute bytes given (instances kept). Returns (number, sequence)."""
+    m = v.free_record()
+    old = v.rec(m)
+    seq = u16(old, 0x10) if old[:4] == b"FILE" and u16(old, 0x10) else 1
+    b = v.rec(base)
+    first = u16(b, 0x14)
+    e = bytearray(b[:first]) + bytes(v.rs - first)  # the base's header and update sequence array
+    body = b"".join(attributes)
+    e[first:first + len(body)] = body
+    set32(e, first + len(body), 0xFFFFFFFF)
+    set64(e, 0x08, 0)  # LSN
+    set16(e, 0x10, seq)
+    set16(e, 0x12, 0)  # link count: names count in base records only
+    set16(e, 0x16, 1)  # in use, not a directory
+    set32(e, 0x18, first + len(body) + 8)
+    set64(e, 0x20, base | u16(b, 0x10) << 48)
+    set16(e, 0x28, max([u16(x, 0x0E) + 1 for x in attributes], default=0))
+    set32(e, 0x2C, m)
+    v.put(m, e)
+    mft_bitmap_mark(v, m)
+    return m, seq
+
+
+def list_entry(t, name, vcn, ref, instance):
+    n = name.encode("utf-16-le")
+    e = struct.pack("<IHBBQQH", t, 0, len(name), 0x1A, vcn, ref, instance) + n
+    e += bytes(-len(e) % 8)
+    return e[:4] + struct.pack("<H", len(e)) + e[6:]
+
+
+def attrlist_build(v, file="A.TXT"):
+    """Moves the file's $DATA to an extension record and gives the base an
+    $ATTRIBUTE_LIST naming $STANDARD_INFORMATION, $FILE_NAME (base) and
+    $DATA (extension), as ntfs-3g and Windows do when a record fills up.
+    Returns (base record, extension record, offset of the list's value)."""
+    n = v.find(file)
+    b = v.rec(n)
+    seq = u16(b, 0x10)
+    data = v.attr(b, 0x80)
+    data_bytes = bytes(b[data["off"]:data["off"] + data["len"]])
+    m, mseq = extension_record(v, n, [data_bytes])
+    b = v.rec(n)
+    entries = []
+    for a in v.attrs(b):
+        if a["type"] != 0x80:
+            vcn = u64(b, a["off"] + 0x10) if a["nonres"] else 0
+            entries.append((a["type"], a["name"], vcn, n | seq << 48, u16(b, a["off"] + 0x0E)))
+    entries.append((0x80, "", 0, m | mseq << 48, u16(data_bytes, 0x0E)))
+    value = b"".join(list_entry(*e) for e in sorted(entries, key=lambda e: (e[0], e[1], e[2])))
+    instance = u16(b, 0x28)
+    set16(b, 0x28, instance + 1)
+    length = 24 + len(value) + -len(value) % 8  # resident: the value follows a 24-byte header
+    attr = struct.pack("<IIBBHHHIHBB", 0x20, length, 0, 0, 0x18, 0, instance, len(value), 0x18, 0, 0)
+    attr += value + bytes(-len(value) % 8)
+    v.splice(b, data["off"], data["off"] + data["len"])
+    at = next(a["off"] for a in v.attrs(b) if a["type"] > 0x20)
+    v.splice(b, at, at, attr)
+    v.put(n, b)
+    return n, m, at + 24
+
+
+KINDS["attrlist-build"] = lambda v: attrlist_build(v)  # no damage: the list is sound
+
+
+@kind
+def attrlist_decode(v):
+    """The $DATA entry's length passes the end of the list."""
+    n, m, o = attrlist_build(v)
+    b = v.rec(n)
+    end = o + u32(b, o - 24 + 0x10)
+    while u32(b, o) != 0x80:
+        o += u16(b, o + 4)
+    set16(b, o + 4, end - o + 8)
+    v.put(n, b)
+
+
+@kind
+def attrlist_entry(v):
+    """The $DATA entry says VCN 1: the extension record holds $DATA from VCN 0."""
+    n, m, o = attrlist_build(v)
+    b = v.rec(n)
+    while u32(b, o) != 0x80:
+        o += u16(b, o + 4)
+    set64(b, o + 8, 1)
+    v.put(n, b)
+
+
+@kind
+def attrlist_entry_sequence(v):
+    """The $DATA entry names the extension record with another sequence
+    number: a stale reference, and the record is then named by no entry."""
+    n, m, o = attrlist_build(v)
+    b = v.rec(n)
+    while u32(b, o) != 0x80:
+        o += u16(b, o + 4)
+    set64(b, o + 16, u64(b, o + 16) + (1 << 48))
+    v.put(n, b)
+
+
+@kind
+def attrlist_missing(v):
+    """A free record made an extension record of /A.TXT (holding nothing);
+    A.TXT has no $ATTRIBUTE_LIST to name it."""
+    extension_record(v, v.find("A.TXT"), [])
+
+
 # ---- $Bitmap
 
 @kind
@@ -669,6 +829,23 @@ def index_sizes(v):
     o = e.o + 16 + 0x30
     set64(e.b, o, u64(e.b, o) + 1)
     e.save()
+
+
+@kind
+def index_missing_entry(v):
+    """/DIR/L.TXT (a hard link of /DIR/C.TXT) loses its entry in /DIR's
+    $INDEX_ROOT: the record keeps both $FILE_NAMEs, one index entry names it."""
+    d = v.find("DIR")
+    e = Entry(v, "L.TXT", d)
+    if e.block is not None:
+        raise SystemExit("L.TXT's entry is in an INDX block: not supported")
+    b = e.b
+    a = v.attr(b, 0x90, "$I30")
+    node = v.value_off(b, a) + 16
+    for o in (node + 4, node + 8, a["off"] + 0x10, a["off"] + 4):  # index length, allocated, value, attribute
+        set32(b, o, u32(b, o) - e.ln)
+    v.splice(b, e.o, e.o + e.ln)
+    v.put(d, b)
 
 
 @kind
