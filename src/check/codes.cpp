@@ -304,7 +304,8 @@ constexpr std::array kCodes = {
     CodeInfo{"ntfs.record.signature", S::error, true,
              "an MFT record marked in use (or a system record) does not start with FILE"},
     CodeInfo{"ntfs.record.unreadable", S::error, false,
-             "MFT records in use cannot be read through $MFT's runlist"},
+             "MFT records in use (or reserved, 0..15) cannot be read through $MFT's runlist: the image ends "
+             "before them (a truncated image)"},
     CodeInfo{"ntfs.record.usa", S::error, true,
              "an MFT record's update sequence array offset or count is wrong for its size"},
     CodeInfo{"ntfs.reparse.corrupt", S::error, true,
