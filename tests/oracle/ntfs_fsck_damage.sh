@@ -30,7 +30,8 @@
 # inside the volume ($MFT is not opened otherwise: ntfs.mft.unreadable) and
 # map every record counted (ntfs.mft.unmapped), so only a device shorter
 # than the volume leaves a record unreadable; TSK's fls fails on it.
-# The ntfs.reparse.* codes ($Extend/$Reparse) have no row yet.
+# The ntfs.reparse.* codes ($Extend/$Reparse:$R) are damaged in ntfs_links.sh,
+# on an image with a stored symbolic link (blind to every reference tool).
 here=$(dirname "$0"); . "$here/../lib.sh"
 for t in ntfsfix ntfs-3g fusermount fls fsstat ifind icat istat ntfscat; do command -v $t >/dev/null || { echo "$t missing: skipped"; exit 77; }; done
 [ -w /dev/fuse ] || { echo "/dev/fuse not usable: skipped"; exit 77; }

@@ -119,6 +119,55 @@ for n in ("A.TXT", "Z.TXT"):
     echo "ntfs-3g mount failed: $(cat "$WORK/err"): symlink delete checks skipped"
   fi
 fi
+# Damage to $Extend/$Reparse:$R (sym1.img: one link, its entry in
+# $INDEX_ROOT:$R of record 26), one image per ntfs.reparse.* code. No
+# reference tool reads $R to list or read files (ntfs-3g looks an entry up
+# only to delete a link, and goes on without one), so these are blind to
+# them; fsimg fsck -n names each.
+reparse_damage() {  # reparse_damage IMAGE KIND: edits the first $R entry in place
+  python3 - "$1" "$2" <<'PY'
+import struct, sys
+path, kind = sys.argv[1], sys.argv[2]
+with open(path, "r+b") as f:
+    boot = f.read(512)
+    bps = struct.unpack_from("<H", boot, 11)[0]
+    cluster = bps * boot[13]
+    c = struct.unpack_from("<b", boot, 0x40)[0]
+    rs = cluster * c if c > 0 else 1 << -c
+    at = struct.unpack_from("<Q", boot, 0x30)[0] * cluster + 26 * rs
+    f.seek(at)
+    rec = bytearray(f.read(rs))
+    a = struct.unpack_from("<H", rec, 0x14)[0]
+    while True:
+        t, length = struct.unpack_from("<II", rec, a)
+        assert t != 0xFFFFFFFF, "no $INDEX_ROOT:$R"
+        if t == 0x90 and rec[a + 9] == 2:
+            break
+        a += length
+    e = a + struct.unpack_from("<H", rec, a + 0x14)[0] + 0x10
+    e += struct.unpack_from("<I", rec, e)[0]  # the node header's first-entry offset
+    if kind == "missing":    # the entry becomes the end entry: nothing is listed
+        struct.pack_into("<H", rec, e + 0x0C, 2)
+    elif kind == "stale":    # another reparse tag than the link's
+        struct.pack_into("<I", rec, e + 16, 0xA000000D)
+    elif kind == "corrupt":  # an 8-byte key
+        struct.pack_into("<H", rec, e + 0x0A, 8)
+    assert all(not (e <= 512 * k - 2 < e + 24) for k in range(1, rs // 512 + 1)), "edit at a fixup"
+    f.seek(at)
+    f.write(rec)
+PY
+}
+for kind in missing stale corrupt; do
+  cp "$WORK/sym1.img" "$WORK/r-$kind.img"
+  reparse_damage "$WORK/r-$kind.img" $kind || fail "damage $kind"
+  got=$("$FSIMG" fsck -n --json "$WORK/r-$kind.img" 2>/dev/null | python3 -c 'import json, sys; print("+".join(sorted({f["code"] for f in json.load(sys.stdin)["findings"]})))')
+  case $kind in
+    missing) want=ntfs.reparse.missing-entry ;;
+    stale) want=ntfs.reparse.stale-entry ;;
+    corrupt) want=ntfs.reparse.corrupt+ntfs.reparse.missing-entry ;;
+  esac
+  [ "$got" = "$want" ] && pass || fail "\$R damage $kind: got '$got', want '$want'"
+done
 ln -s /etc/passwd "$S/b/abs"
 out=$("$FSIMG" mkfs -q -t ntfs -s 16M --symlinks store --from "$S" "$WORK/sym3.img" 2>&1); rc=$?
 [ "$rc" = 2 ] && [ ! -e "$WORK/sym3.img" ] && grep -q '/b/abs: symbolic link .* points to the absolute path "/etc/passwd"' <<<"$out" \
