@@ -302,9 +302,11 @@ private:
         std::vector<SubDir> subdirs;
         const std::vector<bool> dup =
             quiet_ ? std::vector<bool>() : duplicate_names(pd.files, v_.upcase_table());
+        std::string p;  // each file's path, in one buffer: no allocation per file
         for (std::size_t k = 0; k < pd.files.size(); ++k) {
             const FileRecord& r = pd.files[k];
-            const std::string p = d.path + (r.name.empty() ? std::string("<empty name>") : r.name);
+            p.assign(d.path);
+            p.append(r.name.empty() ? std::string_view("<empty name>") : std::string_view(r.name));
             const bool dir = r.is_directory();
             if (!quiet_) {
                 ++(dir ? c_.summary.directories : c_.summary.files);
