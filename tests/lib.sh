@@ -8,6 +8,14 @@ FAILS=0
 PASSES=0
 pass() { PASSES=$((PASSES + 1)); }
 fail() { FAILS=$((FAILS + 1)); echo "FAIL: $*"; }
+# need_shared: ../shared (make-tree, corpus, oracles) is part of the test
+# environment (CI has it); without it, as in a clone outside the workspace,
+# a script that needs it skips instead of failing.
+need_shared() {
+  if [ ! -x "$SHARED/trees/make-tree" ]; then
+    echo "no $SHARED/trees/make-tree (../shared is missing): skipped"; exit 77
+  fi
+}
 need_oracles() {
   if [ ! -x "$SHARED/oracles/check-image" ] || ! "$SHARED/oracles/install" --check >/dev/null 2>&1; then
     echo "oracles not installed (run scripts/install-deps): skipped"; exit 77

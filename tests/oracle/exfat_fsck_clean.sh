@@ -7,6 +7,7 @@
 # sizes, sector sizes and partition tables. Each mkfs.exfat image is also
 # accepted by fsck.exfat -n, so a failure is ours.
 here=$(dirname "$0"); . "$here/../lib.sh"
+need_shared
 command -v mkfs.exfat >/dev/null && command -v fsck.exfat >/dev/null || { echo "exfatprogs missing: skipped"; exit 77; }
 export SOURCE_DATE_EPOCH=1700000000
 n=0

@@ -6,6 +6,7 @@
 # regression inputs tests/fuzz/regressions/exfat-*. With a
 # -DFSIMG_SANITIZE=ON build this runs them under ASan/UBSan.
 here=$(dirname "$0"); . "$here/../lib.sh"
+need_shared
 replay="$(dirname "$FSIMG")/tests/fuzz/fsimg_fuzz_exfat_replay"
 [ -x "$replay" ] || { echo "no $replay: skipped"; exit 77; }
 SHARED="$SHARED" FSIMG="$FSIMG" "$here/../fuzz/make-exfat-seeds" "$WORK/seeds" >/dev/null 2>&1 || { fail "make-exfat-seeds"; finish; exit; }

@@ -11,6 +11,7 @@
 # runs. extract keeps its safety rules (no overwrite without --force, no
 # symbolic link followed) and sets modification times.
 here=$(dirname "$0"); . "$here/../lib.sh"
+need_shared
 for t in mkfs.exfat mount.exfat-fuse losetup fusermount mountpoint; do
   command -v $t >/dev/null || { echo "$t missing: skipped"; exit 77; }
 done

@@ -3,6 +3,7 @@
 # every extracted file matches the tree's manifest; extract never writes
 # outside OUTDIR (existing files, symbolic links, hostile names).
 here=$(dirname "$0"); . "$here/../lib.sh"
+need_shared
 command -v mkfs.fat >/dev/null && command -v mcopy >/dev/null || { echo "mkfs.fat/mtools missing: skipped"; exit 77; }
 export MTOOLS_SKIP_CHECK=1
 damage="$here/../tools/fat_damage.py"

@@ -3,6 +3,7 @@
 # populated with mtools (mcopy -s) from make-tree trees, and fsimg's own mkfs
 # output. Each is also accepted by fsck.fat, so a failure is ours.
 here=$(dirname "$0"); . "$here/../lib.sh"
+need_shared
 command -v mkfs.fat >/dev/null && command -v mcopy >/dev/null || { echo "mkfs.fat/mtools missing: skipped"; exit 77; }
 export SOURCE_DATE_EPOCH=1700000000 MTOOLS_SKIP_CHECK=1
 tree="$WORK/tree"

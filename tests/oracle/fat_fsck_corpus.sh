@@ -3,6 +3,7 @@
 # (damaged and clean images from dosfstools' test suite and local mkfs.fat
 # images), with no crash or timeout.
 here=$(dirname "$0"); . "$here/../lib.sh"
+need_shared
 run="$SHARED/corpus/run"
 [ -x "$run" ] || { echo "no corpus at $SHARED/corpus: skipped"; exit 77; }
 if out=$("$run" --fs fat -j 2 -v -- "$FSIMG" fsck -n 2>&1); then

@@ -4,6 +4,7 @@
 # regression inputs in tests/fuzz/regressions/. With a -DFSIMG_SANITIZE=ON
 # build this is the ASan/UBSan run of the fuzz target for any compiler.
 here=$(dirname "$0"); . "$here/../lib.sh"
+need_shared
 replay="$(dirname "$FSIMG")/tests/fuzz/fsimg_fuzz_fat_replay"
 [ -x "$replay" ] || { echo "no $replay: skipped"; exit 77; }
 command -v mkfs.fat >/dev/null && command -v mcopy >/dev/null || { echo "mkfs.fat/mtools missing: skipped"; exit 77; }

@@ -7,6 +7,7 @@
 # an alternate data stream, a directory large enough for INDX blocks,
 # deletions), at 512 B, 4 KiB and 64 KiB clusters.
 here=$(dirname "$0"); . "$here/../lib.sh"
+need_shared
 [ -x "$SHARED/trees/make-tree" ] || { echo "no make-tree at $SHARED/trees: skipped"; exit 77; }
 clean() {  # clean IMAGE WHAT: exit 0 and no finding line
   local out rc

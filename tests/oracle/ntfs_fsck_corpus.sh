@@ -4,6 +4,7 @@
 # boot sector and MFT damage, volumes damaged in real use; healthy Windows
 # and mkntfs + ntfs-3g images), with no crash or timeout: all 61 pass.
 here=$(dirname "$0"); . "$here/../lib.sh"
+need_shared
 run="$SHARED/corpus/run"
 [ -x "$run" ] || { echo "no corpus at $SHARED/corpus: skipped"; exit 77; }
 out=$("$run" --fs ntfs -j 2 -v -- "$FSIMG" fsck -n 2>&1)

@@ -10,6 +10,7 @@
 # the result does not depend on the host's readdir order.
 # Needs root (loop device, /dev/fuse); skipped otherwise.
 . "$(dirname "$0")/../lib.sh"
+need_shared
 for t in mkfs.exfat dump.exfat mount.exfat-fuse mkntfs ntfs-3g ntfsinfo fusermount losetup; do
   command -v $t >/dev/null || { echo "$t missing: skipped"; exit 77; }
 done

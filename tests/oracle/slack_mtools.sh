@@ -6,6 +6,7 @@
 # at a time as we do, and stores plain lower-case 8.3 names without an LFN as
 # we do, so a difference would come from its short-name or LFN choices.
 . "$(dirname "$0")/../lib.sh"
+need_shared
 for t in mkfs.fat mcopy fsck.fat; do command -v $t >/dev/null || { echo "$t missing: skipped"; exit 77; }; done
 
 python3 "$SHARED/trees/make-tree" small "$WORK/tree" --scale 0.05 --zero >/dev/null || { fail make-tree; finish; exit; }
