@@ -49,8 +49,9 @@ grep -q '^-rwxr-xr-x root/root .* \./usr/bin/fsimg$' listing.txt && pass || fail
 [ "$(dpkg-deb -f "$deb" Version)" = "$version" ] && pass || fail "Version: $(dpkg-deb -f "$deb" Version)"
 depends=$(dpkg-deb -f "$deb" Depends)
 # Depends names the package of every shared library the binary needs, and no
-# other: libc6 and zlib1g always; libfmt9 and libstdc++6 only when built with
-# FSIMG_STATIC_RUNTIME=OFF (the sanitizer build is).
+# other: none for the default static PIE (FSIMG_STATIC_RUNTIME); libc6,
+# zlib1g, libfmt9 and libstdc++6 when built with FSIMG_STATIC_RUNTIME=OFF (the
+# sanitizer build is).
 needed=$(readelf -d "$FSIMG" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 for pair in libc.so.6:libc6 libz.so.1:zlib1g libfmt.so.9:libfmt9 libstdc++.so.6:libstdc++6; do
   so=${pair%%:*} pkg=${pair#*:}
@@ -60,7 +61,15 @@ for pair in libc.so.6:libc6 libz.so.1:zlib1g libfmt.so.9:libfmt9 libstdc++.so.6:
     echo "$depends" | grep -q "$pkg" && fail "Depends has $pkg, $so is not needed: $depends" || pass
   fi
 done
-case "$needed" in *libc.so.6*) pass ;; *) fail "readelf found no NEEDED libc.so.6 in $FSIMG: $needed" ;; esac
+if grep -q FSIMG_STATIC_RUNTIME:BOOL=ON "$build/CMakeCache.txt"; then
+  # A static PIE: no interpreter, no shared library, still position-independent (ASLR).
+  [ -z "$needed" ] && pass || fail "the static fsimg needs shared libraries: $needed"
+  readelf -lW "$FSIMG" | grep -q 'Requesting program interpreter' && fail "the static fsimg has an interpreter" || pass
+  readelf -hW "$FSIMG" | grep -q 'Type: *DYN' && pass || fail "the static fsimg is not position-independent"
+  [ -z "$depends" ] && pass || fail "the static fsimg's package depends on: $depends"
+else
+  case "$needed" in *libc.so.6*) pass ;; *) fail "readelf found no NEEDED libc.so.6 in $FSIMG: $needed" ;; esac
+fi
 dpkg-deb -x "$deb" root || fail "dpkg-deb -x"
 # Stripped: no symbol table and no debug sections (the size depends on the
 # build: a sanitizer build is several times larger).
