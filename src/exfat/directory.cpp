@@ -22,17 +22,19 @@ EntrySpan entry_at(std::span<const std::byte> bytes, std::uint32_t index) {
     return bytes.subspan(std::size_t{index} * kDirEntrySize).first<kDirEntrySize>();
 }
 
-/// Decodes the set whose File entry is at `index`; returns the record or the
-/// anomaly. `count` is set to the entries the set claims (at least 1).
-std::optional<FileRecord> decode_set(std::span<const std::byte> bytes, std::uint32_t index,
-                                     std::uint32_t total, std::span<const char16_t> upcase,
-                                     std::vector<SetAnomaly>& anomalies, std::uint32_t& count) {
+/// Decodes the set whose File entry is at `index` into `r` (a fresh record,
+/// filled in place: no copy of its strings); returns false, with an anomaly
+/// added, when the set is not recognized. `count` is set to the entries the
+/// set claims (at least 1).
+bool decode_set(std::span<const std::byte> bytes, std::uint32_t index, std::uint32_t total,
+                std::span<const char16_t> upcase, std::vector<SetAnomaly>& anomalies, std::uint32_t& count,
+                FileRecord& r) {
     const EntrySpan file = entry_at(bytes, index);
     const std::uint8_t secondaries = core::le8<file_off::SecondaryCount>(file);
     count = 1;
     auto anomaly = [&](SetAnomaly::Kind kind, std::uint32_t at, std::string detail) {
         anomalies.push_back(SetAnomaly{kind, at, type_at(bytes, at), std::move(detail)});
-        return std::nullopt;
+        return false;
     };
     if (secondaries < 2) {
         return anomaly(SetAnomaly::Kind::secondary_count, index,
@@ -67,7 +69,6 @@ std::optional<FileRecord> decode_set(std::span<const std::byte> bytes, std::uint
                                    "Extension (0xC0)",
                                    index, type_at(bytes, index + 1)));
     }
-    FileRecord r;
     r.index = index;
     r.entries = count;
     r.attributes = core::le16<file_off::FileAttributes>(file);
@@ -120,7 +121,7 @@ std::optional<FileRecord> decode_set(std::span<const std::byte> bytes, std::uint
     }
     r.name = core::utf16_to_utf8_lossy(r.name16);
     if (!upcase.empty()) r.name_hash_computed = name_hash(r.name16, upcase);
-    return r;
+    return true;
 }
 
 }  // namespace
@@ -162,8 +163,8 @@ ParsedDirectory parse_directory(std::span<const std::byte> bytes, std::span<cons
         }
         if (type == kEntryFile) {
             std::uint32_t count = 1;
-            if (auto r = decode_set(bytes, i, total, upcase, d.anomalies, count)) {
-                d.files.push_back(std::move(*r));
+            if (!decode_set(bytes, i, total, upcase, d.anomalies, count, d.files.emplace_back())) {
+                d.files.pop_back();
             }
             i += count;
             continue;
