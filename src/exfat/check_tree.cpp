@@ -3,6 +3,7 @@
 // stream extensions, system entries where they belong, loops; every
 // allocation claimed for its owner (check.cpp `claim`).
 #include <algorithm>
+#include <array>
 
 #include "check_internal.hpp"
 #include "fsimg/core/bytes.hpp"
@@ -35,29 +36,21 @@ struct SubDir {
     std::uint64_t bytes = 0;
 };
 
+/// The units below U+0080 a File Name entry may not hold [EXFAT §7.7.3]:
+/// U+0000..U+001F and " * / : < > ? \ |.
+constexpr std::array<bool, 0x80> kForbiddenUnits = [] {
+    std::array<bool, 0x80> t{};
+    for (unsigned c = 0; c < 0x20; ++c) t[c] = true;
+    for (const char c : std::string_view("\"*/:<>?\\|")) t[static_cast<unsigned char>(c)] = true;
+    return t;
+}();
+
 /// A name a File Name entry may not hold [EXFAT §7.7.3]: empty, "." or
-/// "..", or a unit U+0000..U+001F or one of " * / : < > ? \ |. Returns the
-/// reason, or "" when valid.
+/// "..", or a unit of kForbiddenUnits. Returns the reason, or "" when valid.
 std::string name_problem(std::u16string_view n) {
     if (n == u"." || n == u"..") return "\".\" and \"..\" may not be stored as names";
-    for (char16_t ch : n) {
-        bool bad = ch < 0x20;
-        switch (ch) {
-            case u'"':
-            case u'*':
-            case u'/':
-            case u':':
-            case u'<':
-            case u'>':
-            case u'?':
-            case u'\\':
-            case u'|':
-                bad = true;
-                break;
-            default:
-                break;
-        }
-        if (bad) {
+    for (const char16_t ch : n) {
+        if (ch < kForbiddenUnits.size() && kForbiddenUnits[ch]) {
             return fmt::format("the name holds U+{:04X}, which names may not hold", unsigned(ch));
         }
     }
