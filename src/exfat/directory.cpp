@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <tuple>
+
 #include "fsimg/core/bytes.hpp"
 #include "fsimg/core/utf.hpp"
 #include "fsimg/exfat/cost.hpp"
+#include "fsimg/exfat/entry_set.hpp"
 
 namespace fsimg::exfat {
 
@@ -79,9 +82,7 @@ bool decode_set(std::span<const std::byte> bytes, std::uint32_t index, std::uint
                   core::le8<file_off::LastModifiedUtcOffset>(file)};
     r.accessed = {core::le32<file_off::LastAccessedTimestamp>(file), 0,
                   core::le8<file_off::LastAccessedUtcOffset>(file)};
-    r.set_checksum = core::le16<file_off::SetChecksum>(file);
-    r.set_checksum_computed = entry_set_checksum(
-        bytes.subspan(std::size_t{index} * kDirEntrySize, std::size_t{count} * kDirEntrySize));
+    r.set_checksum = core::le16<file_off::SetChecksum>(file);  // the computed one: parse_directory
     r.secondary_flags = core::le8<stream_off::GeneralSecondaryFlags>(stream);
     r.name_length = core::le8<stream_off::NameLength>(stream);
     r.name_hash = core::le16<stream_off::NameHash>(stream);
@@ -187,6 +188,16 @@ ParsedDirectory parse_directory(std::span<const std::byte> bytes, std::span<cons
         i = j;
     }
     d.entries_scanned = i;
+    // SetChecksum of every recognized set, two sets at a time (entry_set_checksums).
+    const auto set_bytes = [&](const FileRecord& r) {
+        return bytes.subspan(std::size_t{r.index} * kDirEntrySize, std::size_t{r.entries} * kDirEntrySize);
+    };
+    std::size_t k = 0;
+    for (; k + 1 < d.files.size(); k += 2) {
+        std::tie(d.files[k].set_checksum_computed, d.files[k + 1].set_checksum_computed) =
+            entry_set_checksums(set_bytes(d.files[k]), set_bytes(d.files[k + 1]));
+    }
+    if (k < d.files.size()) d.files[k].set_checksum_computed = entry_set_checksum(set_bytes(d.files[k]));
     return d;
 }
 

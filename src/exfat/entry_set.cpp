@@ -52,6 +52,22 @@ std::uint16_t entry_set_checksum(std::span<const std::byte> set) noexcept {
     return sum;
 }
 
+std::pair<std::uint16_t, std::uint16_t> entry_set_checksums(std::span<const std::byte> a,
+                                                            std::span<const std::byte> b) noexcept {
+    if (a.size() < 4 || b.size() < 4) return {entry_set_checksum(a), entry_set_checksum(b)};
+    std::uint16_t sa = add16(add16(0, static_cast<std::uint8_t>(a[0])), static_cast<std::uint8_t>(a[1]));
+    std::uint16_t sb = add16(add16(0, static_cast<std::uint8_t>(b[0])), static_cast<std::uint8_t>(b[1]));
+    const std::size_t both = std::min(a.size(), b.size());
+    std::size_t i = 4;
+    for (; i < both; ++i) {
+        sa = add16(sa, static_cast<std::uint8_t>(a[i]));
+        sb = add16(sb, static_cast<std::uint8_t>(b[i]));
+    }
+    for (std::size_t k = i; k < a.size(); ++k) sa = add16(sa, static_cast<std::uint8_t>(a[k]));
+    for (std::size_t k = i; k < b.size(); ++k) sb = add16(sb, static_cast<std::uint8_t>(b[k]));
+    return {sa, sb};
+}
+
 std::uint16_t name_hash(std::u16string_view name) {
     std::uint16_t hash = 0;
     for (const char16_t c : upcase_key(name)) {

@@ -196,6 +196,32 @@ TEST_CASE("entry set bytes equal exfat-fuse's (SetChecksum, NameHash)", "[exfat_
     }
 }
 
+TEST_CASE("entry_set_checksums: two sets at once equal one at a time", "[exfat_populate]") {
+    // exfat-fuse's note45.txt set (above) against sets of every length 0..20
+    // entries and the short lengths below the SetChecksum field (0..5 bytes).
+    const auto note =
+        hex("8502 9a21 2000 0000 d341 7e5d 5c64 a158 5c64 a158 6464 8080 8000 0000 0000 0000"
+            "c003 000a 3960 0000 0c00 0000 0000 0000 0000 0000 0600 0000 0c00 0000 0000 0000"
+            "c100 6e00 6f00 7400 6500 3400 3500 2e00 7400 7800 7400 0000 0000 0000 0000 0000");
+    std::mt19937 rng(6);
+    std::vector<std::vector<std::byte>> sets{note};
+    for (std::size_t n : {0, 1, 2, 3, 4, 5}) sets.emplace_back(n);
+    for (std::size_t entries = 1; entries <= 20; ++entries) sets.emplace_back(entries * kDirEntrySize);
+    for (auto& set : sets) {
+        if (set.size() == note.size() && set == note) continue;
+        for (auto& b : set) b = static_cast<std::byte>(rng());
+    }
+    for (const auto& a : sets) {
+        for (const auto& b : sets) {
+            const auto [ca, cb] = entry_set_checksums(a, b);
+            CHECK(ca == entry_set_checksum(a));
+            CHECK(cb == entry_set_checksum(b));
+        }
+    }
+    CHECK(entry_set_checksums(note, sets.back()).first == 0x219A);
+    CHECK(entry_set_checksums(sets[3], note).second == 0x219A);
+}
+
 TEST_CASE("entry timestamps: fields, 10 ms, UTC offset, range", "[exfat_populate]") {
     const std::int64_t t = core::unix_from_civil({2024, 5, 1, 12, 34, 57, 0});
     const EntryTimestamp a = entry_timestamp(t, 250000000);

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace fsimg::exfat {
@@ -104,6 +105,13 @@ struct FileEntrySetInfo {
 /// every secondary, (SecondaryCount + 1) * 32 bytes), skipping bytes 2 and 3
 /// of the first entry: sum = ((sum & 1) ? 0x8000 : 0) + (sum >> 1) + byte.
 std::uint16_t entry_set_checksum(std::span<const std::byte> set) noexcept;
+
+/// entry_set_checksum of two sets at once: {checksum of a, checksum of b}.
+/// Each checksum is one chain of dependent rotate-and-adds, so a CPU runs
+/// two side by side in about the time of one (a checker's directory walk
+/// spends a tenth of its time here).
+std::pair<std::uint16_t, std::uint16_t> entry_set_checksums(std::span<const std::byte> a,
+                                                            std::span<const std::byte> b) noexcept;
 
 /// NameHash [EXFAT §7.6.4]: the same 16-bit rotate-and-add over the
 /// UTF-16LE bytes of the name after up-casing each unit through the volume's
