@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <bit>
+#include <cstring>
 #include <tuple>
 
 #include "fsimg/core/bytes.hpp"
@@ -92,16 +94,23 @@ bool decode_set(std::span<const std::byte> bytes, std::uint32_t index, std::uint
 
     // File Name entries follow the Stream Extension; other secondaries after them.
     std::uint32_t k = index + 2;
-    r.name16.reserve(r.name_length);
+    // Up to 15 units of each File Name entry, into a string sized once.
+    r.name16.resize(r.name_length);
+    std::size_t units = 0;
     for (; k < index + count && type_at(bytes, k) == kEntryFileName; ++k) {
-        const EntrySpan e = entry_at(bytes, k);
-        for (std::size_t u = 0; u < kNameUnitsPerEntry && r.name16.size() < r.name_length; ++u) {
-            static_assert(name_off::FileName + 2 * kNameUnitsPerEntry <= kDirEntrySize);
-            r.name16.push_back(
-                static_cast<char16_t>(core::load_le16_at(e.data() + name_off::FileName + 2 * u)));
+        static_assert(name_off::FileName + 2 * kNameUnitsPerEntry <= kDirEntrySize);
+        const std::byte* from = entry_at(bytes, k).data() + name_off::FileName;
+        const std::size_t take = std::min<std::size_t>(kNameUnitsPerEntry, r.name_length - units);
+        if constexpr (std::endian::native == std::endian::little) {
+            std::memcpy(r.name16.data() + units, from, 2 * take);
+        } else {
+            for (std::size_t u = 0; u < take; ++u) {
+                r.name16[units + u] = static_cast<char16_t>(core::load_le16_at(from + 2 * u));
+            }
         }
+        units += take;
     }
-    if (r.name_length == 0 || r.name16.size() < r.name_length) {
+    if (r.name_length == 0 || units < r.name_length) {
         return anomaly(
             SetAnomaly::Kind::name_length, index + 1,
             fmt::format("File entry {}: NameLength {} but its {} File Name entries hold {} units", index,
