@@ -37,6 +37,7 @@ inline constexpr std::uint8_t has_i30 = 0x80;        ///< has an $INDEX_ROOT nam
 inline constexpr std::uint16_t has_data = 0x100;     ///< data_size/alloc_size are set
 inline constexpr std::uint16_t base_ok = 0x200;      ///< an extension whose base reference holds (names pass)
 inline constexpr std::uint16_t has_reparse = 0x400;  ///< has a $REPARSE_POINT
+inline constexpr std::uint16_t list_bad = 0x800;     ///< its $ATTRIBUTE_LIST does not decode (reported)
 }  // namespace rs
 struct RecordState {
     std::uint64_t base = 0;  ///< base record number (extensions)

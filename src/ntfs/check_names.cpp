@@ -81,6 +81,7 @@ void check_attribute_list(Context& c, std::uint64_t n, const MftRecord& r) {
         if (e.code() == ErrorCode::io) throw;
         report(c, "ntfs.attrlist.decode", at_record(c, n, "$ATTRIBUTE_LIST"),
                fmt::format("$ATTRIBUTE_LIST does not decode: {}", e.what()));
+        c.rec[n].flags |= rs::list_bad;
         return;
     }
     std::optional<MftRecord> ext;
@@ -169,10 +170,12 @@ void check_names(Context& c) {
         if (!(st.flags & rs::used)) continue;
         if ((st.flags & rs::extension) && (st.flags & rs::base_ok) && !(st.flags & rs::listed))
             report(c, "ntfs.attrlist.missing", at_record(c, n),
-                   fmt::format(
-                       "extension record of {} is not named by an $ATTRIBUTE_LIST of its base{}",
-                       record_name(st.base),
-                       (c.rec[st.base].flags & rs::has_list) ? "" : " (the base has no $ATTRIBUTE_LIST)"));
+                   fmt::format("extension record of {} is not named by an $ATTRIBUTE_LIST of its base{}",
+                               record_name(st.base),
+                               !(c.rec[st.base].flags & rs::has_list) ? " (the base has no $ATTRIBUTE_LIST)"
+                               : (c.rec[st.base].flags & rs::list_bad)
+                                   ? " (the base's $ATTRIBUTE_LIST does not decode, so names none)"
+                                   : ""));
         // Records 12..15 are reserved: mkntfs and Windows keep them in use without names.
         if (!(st.flags & rs::extension) && st.all_names == 0) {
             if (n >= 12 && n < kFirstUserRecord)

@@ -153,6 +153,11 @@ while read -r kind want tools; do
     for t in ${tools//,/ }; do case ",$seen," in *",$t,"*) ok=1 ;; esac; done
     [ $ok = 1 ] && pass || fail "$kind: no reference tool of '$tools' sees it (seen: $seen)"
   fi
+  if [ "$kind" = attrlist-decode ]; then  # the consequence names its cause
+    out=$("$FSIMG" fsck -n "$img")
+    grep -q "ntfs.attrlist.missing.*the base's \$ATTRIBUTE_LIST does not decode" <<<"$out" && pass \
+      || fail "attrlist-decode: ntfs.attrlist.missing does not say the base's list does not decode: $out"
+  fi
   if [ "$kind" = attrlist-build ]; then  # the list is sound: every reader finds A.TXT's $DATA through it
     n=$(ifind -n /A.TXT "$img")
     "$FSIMG" cat "$img" /A.TXT | cmp -s - "$src/A.TXT" && ntfscat "$img" A.TXT | cmp -s - "$src/A.TXT" &&
