@@ -243,7 +243,8 @@ Action add_dump(CLI::App& app) {
            "What to show: boot (default), fat (FAT summary and chains), bitmap (exFAT allocation "
            "bitmap), dir PATH (raw directory "
            "entries of PATH), extents PATH (the cluster runs of file PATH; NTFS: of every stream), mft N "
-           "(NTFS: MFT record N decoded), index PATH (NTFS: a directory's $I30 root and INDX blocks)")
+           "(NTFS: MFT record N decoded), index PATH (NTFS: a directory's $I30, or $R of /$Extend/$Reparse: "
+           "root and INDX blocks)")
         ->check(CLI::IsMember({"boot", "fat", "bitmap", "dir", "extents", "mft", "index"}));
     cmd->add_option(
            "[PATH] IMAGE", args->operands,

@@ -318,7 +318,7 @@ void add_time(Decoded& d, const char* key, const char* label, std::uint64_t ft) 
 }  // namespace
 
 json index_entries(const std::vector<ntfs::IndexEntry>& entries, bool file_names,
-                   std::vector<std::string>& lines, std::string_view indent) {
+                   std::vector<std::string>& lines, std::string_view indent, bool reparse_keys) {
     json out = json::array();
     for (const auto& e : entries) {
         json je{{"offset", e.offset}, {"length", e.length}, {"key_length", e.key_length}, {"flags", e.flags}};
@@ -338,6 +338,13 @@ json index_entries(const std::vector<ntfs::IndexEntry>& entries, bool file_names
             je["data_length"] = (e.reference >> 16) & 0xFFFF;
             je["key_hex"] = hex_bytes(e.key, 32);
             line += fmt::format(" key {}", hex_bytes(e.key, 16));
+            if (reparse_keys && e.key.size() == 12) {  // le32 tag, le64 file reference
+                const std::uint32_t tag = core::load_le32(e.key, 0);
+                const auto ref = ntfs::FileReference::unpack(core::load_le64(e.key, 4));
+                je["reparse_tag"] = tag;
+                je["file_reference"] = ref_json(ref);
+                line += fmt::format(" = tag 0x{:08X}, record {} seq {}", tag, ref.record, ref.sequence);
+            }
         }
         if (e.child_vcn) {
             je["child_vcn"] = *e.child_vcn;

@@ -23,10 +23,14 @@ int dump_ntfs(const std::string& image, io::OpenedVolume& volume, bool json,
 int dump_ntfs_record(const std::vector<std::string>& operands, bool json);
 
 /// Index entries as JSON (offset, length, key_length, flags; for $I30 keys
-/// the file reference, name and namespace; child_vcn), and one text line
-/// each, prefixed by `indent`, appended to `lines` (dump_ntfs.cpp).
+/// the file reference, name and namespace; with `reparse_keys`, the 12-byte
+/// keys of $Extend/$Reparse:$R decoded as reparse tag and file reference
+/// [NTFS-3G layout.h REPARSE_INDEX_KEY]; else the key in hex; child_vcn),
+/// and one text line each, prefixed by `indent`, appended to `lines`
+/// (dump_ntfs.cpp).
 nlohmann::json index_entries(const std::vector<ntfs::IndexEntry>& entries, bool file_names,
-                             std::vector<std::string>& lines, std::string_view indent);
+                             std::vector<std::string>& lines, std::string_view indent,
+                             bool reparse_keys = false);
 
 /// `dump --what index PATH IMAGE` and `--what extents PATH IMAGE` on NTFS
 /// (dump_ntfs_view.cpp): `what` is {kind, PATH}. index: the directory's

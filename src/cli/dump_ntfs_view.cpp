@@ -75,13 +75,25 @@ Target resolve_or_throw(const ntfs::Volume& v, const std::string& image, const s
 int dump_index(const ntfs::Volume& v, const std::string& image, const std::string& path, bool json_out) {
     const Target t = resolve_or_throw(v, image, path);
     const ntfs::MftRecord& r = t.record;
-    const ntfs::Attribute* ra = r.find(ntfs::AttrType::index_root, u"$I30");
-    if (!ra || ra->non_resident)
-        throw Error(
-            ErrorCode::usage,
-            fmt::format("\"{}\" (MFT record {}) has no $INDEX_ROOT:$I30: not a directory", path, r.number));
-    json j{{"schema_version", 1},  {"image", image}, {"what", "index"},
-           {"filesystem", "ntfs"}, {"path", path},   {"record", r.number}};
+    // A directory's $I30, or the view index $R of $Extend/$Reparse.
+    const ntfs::IndexSpec* spec = nullptr;
+    const ntfs::Attribute* ra = nullptr;
+    for (const ntfs::IndexSpec* s : {&ntfs::kI30Index, &ntfs::kReparseIndex}) {
+        ra = r.find(ntfs::AttrType::index_root, s->name);
+        if (ra && !ra->non_resident) {
+            spec = s;
+            break;
+        }
+    }
+    if (!spec)
+        throw Error(ErrorCode::usage,
+                    fmt::format("\"{}\" (MFT record {}) has no resident $INDEX_ROOT named $I30 or $R: not a "
+                                "directory, nor $Extend/$Reparse",
+                                path, r.number));
+    const bool file_names = spec == &ntfs::kI30Index;
+    const std::string_view label = spec->label;
+    json j{{"schema_version", 1}, {"image", image},     {"what", "index"}, {"filesystem", "ntfs"},
+           {"path", path},        {"record", r.number}, {"index", label}};
     std::vector<std::string> lines;
     int rc = kExitOk;
     // The walk first: which blocks it reaches, at which depth, and where it stops.
@@ -90,12 +102,13 @@ int dump_index(const ntfs::Volume& v, const std::string& image, const std::strin
     std::uint32_t max_depth = 0;
     std::optional<std::string> walk_error;
     try {
-        ntfs::for_each_index_entry(v, r, [&](const ntfs::IndexEntry&, const ntfs::IndexEntryLocation& loc) {
-            ++walked;
-            max_depth = std::max(max_depth, loc.depth);
-            if (loc.block) depth_of.emplace(*loc.block, loc.depth);
-            return true;
-        });
+        ntfs::for_each_index_entry(v, r, *spec,
+                                   [&](const ntfs::IndexEntry&, const ntfs::IndexEntryLocation& loc) {
+                                       ++walked;
+                                       max_depth = std::max(max_depth, loc.depth);
+                                       if (loc.block) depth_of.emplace(*loc.block, loc.depth);
+                                       return true;
+                                   });
     } catch (const Error& e) {
         if (e.code() == ErrorCode::io) throw;
         walk_error = e.what();
@@ -111,23 +124,23 @@ int dump_index(const ntfs::Volume& v, const std::string& image, const std::strin
             {"entries_offset", root.entries_offset},       {"index_length", root.index_length},
             {"allocated_length", root.allocated_length},   {"node_flags", root.node_flags}};
         lines.push_back(fmt::format(
-            "$INDEX_ROOT:$I30: type 0x{:X}, collation {}, blocks of {} bytes (clusters per block "
+            "$INDEX_ROOT:{}: type 0x{:X}, collation {}, blocks of {} bytes (clusters per block "
             "byte {}), entries at {}, {} used, {} allocated, flags 0x{:X}{}",
-            root.indexed_type, root.collation_rule, root.index_block_bytes, root.clusters_per_block,
+            label, root.indexed_type, root.collation_rule, root.index_block_bytes, root.clusters_per_block,
             root.entries_offset, root.index_length, root.allocated_length, root.node_flags,
             root.node_flags & 1 ? " (large: sub-nodes in INDX blocks)" : ""));
-        jr["entries"] = index_entries(root.entries, true, lines, "  ");
+        jr["entries"] = index_entries(root.entries, file_names, lines, "  ", !file_names);
         j["index_root"] = jr;
     } catch (const FormatError& e) {
         j["index_root"] = {{"error", e.what()}};
-        lines.push_back(fmt::format("$INDEX_ROOT:$I30: CANNOT DECODE: {}", e.what()));
+        lines.push_back(fmt::format("$INDEX_ROOT:{}: CANNOT DECODE: {}", label, e.what()));
         rc = kExitFailure;
     }
     j["blocks"] = json::array();
     std::optional<ntfs::Attribute> alloc, bitmap;
     try {
-        alloc = ntfs::load_attribute(v, r, ntfs::AttrType::index_allocation, u"$I30");
-        bitmap = ntfs::load_attribute(v, r, ntfs::AttrType::bitmap, u"$I30");
+        alloc = ntfs::load_attribute(v, r, ntfs::AttrType::index_allocation, spec->name);
+        bitmap = ntfs::load_attribute(v, r, ntfs::AttrType::bitmap, spec->name);
     } catch (const Error& e) {
         if (e.code() == ErrorCode::io) throw;
         lines.push_back(fmt::format("attributes: {}", e.what()));
@@ -147,7 +160,7 @@ int dump_index(const ntfs::Volume& v, const std::string& image, const std::strin
                 bits = v.read_stream(*bitmap, ntfs::kMaxIndexBitmapBytes);
             } catch (const Error& e) {
                 if (e.code() == ErrorCode::io) throw;
-                lines.push_back(fmt::format("$BITMAP:$I30: {}", e.what()));
+                lines.push_back(fmt::format("$BITMAP:{}: {}", label, e.what()));
             }
         }
         auto in_use = [&](std::uint64_t b) {
@@ -158,9 +171,9 @@ int dump_index(const ntfs::Volume& v, const std::string& image, const std::strin
             if (in_use(b)) used.push_back(b);
         j["bitmap_in_use"] = used;
         lines.push_back(
-            fmt::format("$INDEX_ALLOCATION:$I30: {} bytes, {} blocks of {}, {} runs; $BITMAP:$I30: {} "
+            fmt::format("$INDEX_ALLOCATION:{0}: {1} bytes, {2} blocks of {3}, {4} runs; $BITMAP:{0}: {5} "
                         "of them in use",
-                        alloc->size(), blocks, block_bytes, alloc->runs.size(), used.size()));
+                        label, alloc->size(), blocks, block_bytes, alloc->runs.size(), used.size()));
         const std::uint32_t vcns = ntfs::index_vcns_per_block(v, block_bytes ? block_bytes : 4096);
         for (std::uint64_t b = 0; b < std::min(blocks, kMaxShownBlocks); ++b) {
             if (!in_use(b)) continue;
@@ -168,7 +181,7 @@ int dump_index(const ntfs::Volume& v, const std::string& image, const std::strin
             const auto d = depth_of.find(b);
             jb["depth"] = d == depth_of.end() ? json(nullptr) : json(d->second);
             try {
-                const ntfs::IndexBlock ib = v.read_index_block(*alloc, b, block_bytes, true);
+                const ntfs::IndexBlock ib = v.read_index_block(*alloc, b, block_bytes, file_names);
                 jb["stored_vcn"] = ib.vcn;
                 jb["lsn"] = ib.lsn;
                 jb["entries_offset"] = ib.entries_offset;
@@ -183,7 +196,7 @@ int dump_index(const ntfs::Volume& v, const std::string& image, const std::strin
                                                     : fmt::format("depth {}", d->second),
                                 ib.entries_offset, ib.index_length, ib.allocated_length, ib.node_flags,
                                 ib.node_flags & 1 ? " (inner node)" : " (leaf)"));
-                jb["entries"] = index_entries(ib.entries, true, lines, "  ");
+                jb["entries"] = index_entries(ib.entries, file_names, lines, "  ", !file_names);
             } catch (const Error& e) {
                 if (e.code() == ErrorCode::io) throw;
                 jb["error"] = e.what();
@@ -201,7 +214,7 @@ int dump_index(const ntfs::Volume& v, const std::string& image, const std::strin
         fmt::print("{}\n", j.dump(2));
         return rc;
     }
-    fmt::print("{}: index $I30 of {} (MFT record {})\n", image, escape_name(path), r.number);
+    fmt::print("{}: index {} of {} (MFT record {})\n", image, label, escape_name(path), r.number);
     for (const auto& l : lines) fmt::print("{}\n", l);
     if (walk_error) {
         fmt::print("walk: STOPPED after {} entries: {}\n", walked, *walk_error);

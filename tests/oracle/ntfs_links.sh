@@ -97,6 +97,24 @@ out=$("$FSIMG" dump --what mft 26 "$WORK/many.img")
 grep -q 'Attribute 0xA0 \$INDEX_ALLOCATION "\$R"' <<<"$out" && pass \
   || fail "\$Reparse has no \$INDEX_ALLOCATION:\$R"
 check "$WORK/many.img" -j 2 --manifest "$WORK/many.manifest" --ignore 'L*'
+# dump --what index shows $R: its 40 entries reached by the walk, each the
+# symlink tag and the MFT record The Sleuth Kit finds for one link (ifind).
+"$FSIMG" dump --what index --json '/$Extend/$Reparse' "$WORK/many.img" > "$WORK/r.json" || fail "dump --what index \$R"
+want=$(for i in $(seq 10 49); do ifind -n "/L$i" "$WORK/many.img"; done | sort -n | tr '\n' ' ')
+got=$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["index"] == "$R" and d["walk"]["entries"] == 40, (d["index"], d["walk"])
+es = [e for b in d["blocks"] for e in b["entries"] if "reparse_tag" in e]
+assert all(e["reparse_tag"] == 0xA000000C for e in es), es
+print(" ".join(str(r) for r in sorted(e["file_reference"]["record"] for e in es)) + " ")
+' "$WORK/r.json")
+[ -n "$want" ] && [ "$got" = "$want" ] && pass || fail "dump --what index \$R lists records '$got', ifind '$want'"
+python3 -c '
+import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))
+' "$FSIMG_SOURCE_DIR/docs/schemas/dump-ntfs-index.schema.json" "$WORK/r.json" && pass \
+  || fail "dump --what index \$R: JSON against its schema"
 if command -v ntfs-3g >/dev/null && [ -w /dev/fuse ]; then
   mkdir -p "$WORK/mnt3"
   if ntfs-3g "$WORK/many.img" "$WORK/mnt3" 2>"$WORK/err"; then
