@@ -76,7 +76,7 @@ while read -r name part bps args; do
         fail "$what: dump does not say the backup is in use: $(head -c 400 "$WORK/out")"
     fi
     once "$FSIMG" dump --what bitmap "$s"
-    "$FSIMG" dump --json "$s" 2>/dev/null | grep -q '"boot_region_in_use": "backup"' && pass ||
+    "$FSIMG" dump --json "$s" 2>/dev/null | grep '"boot_region_in_use": "backup"' >/dev/null && pass ||
       fail "$what: dump --json lacks boot_region_in_use backup"
     # fsck: the main region's findings, and the rest checked through the
     # backup: on whole images, /A.TXT's SetChecksum is broken first.

@@ -19,7 +19,7 @@ expect_fail 3 "a.img already holds a FAT filesystem; pass --force" "$FSIMG" mkfs
 expect_fail 3 "a.img already holds a FAT filesystem; pass --force" "$FSIMG" mkfs -q -t ntfs -s 64M a.img
 [ "$(sha256sum < a.img)" = "$sum" ] && pass || fail "a.img changed although mkfs refused"
 "$FSIMG" mkfs -q --force -t fat16 -s 32M a.img && pass || fail "--force did not overwrite"
-"$FSIMG" dump a.img | grep -q "FAT type          FAT16" && pass || fail "a.img is not FAT16 after --force"
+"$FSIMG" dump a.img | grep "FAT type          FAT16" >/dev/null && pass || fail "a.img is not FAT16 after --force"
 
 # A file holding a partition table (written by sfdisk) is kept too.
 truncate -s 16M p.img

@@ -31,8 +31,8 @@ for p in $pages; do  # gzip -9n of docs/man: the same text, no name or time in t
   [ "$(od -An -tx1 -j3 -N5 "inst/usr/share/man/man1/$p.gz" | tr -d ' ')" = 0000000000 ] && pass \
     || fail "$p.gz records a name or a time"
 done
-"inst/usr/bin/fsimg" --version | grep -qx "fsimg $version" && pass || fail "installed fsimg --version"
-MANWIDTH=80 man -l inst/usr/share/man/man1/fsimg.1.gz 2>&1 | grep -qE "fsimg +- +create, +check +and +inspect" && pass \
+"inst/usr/bin/fsimg" --version | grep -x "fsimg $version" >/dev/null && pass || fail "installed fsimg --version"
+MANWIDTH=80 man -l inst/usr/share/man/man1/fsimg.1.gz 2>&1 | grep -E "fsimg +- +create, +check +and +inspect" >/dev/null && pass \
   || fail "man -l on the installed fsimg.1"
 
 # cpack -G DEB.
@@ -65,8 +65,8 @@ done
 if [ "${FSIMG_STATIC_RUNTIME:-0}" = 1 ]; then
   # A static PIE: no interpreter, no shared library, still position-independent (ASLR).
   [ -z "$needed" ] && pass || fail "the static fsimg needs shared libraries: $needed"
-  readelf -lW "$FSIMG" | grep -q 'Requesting program interpreter' && fail "the static fsimg has an interpreter" || pass
-  readelf -hW "$FSIMG" | grep -q 'Type: *DYN' && pass || fail "the static fsimg is not position-independent"
+  readelf -lW "$FSIMG" | grep 'Requesting program interpreter' >/dev/null && fail "the static fsimg has an interpreter" || pass
+  readelf -hW "$FSIMG" | grep 'Type: *DYN' >/dev/null && pass || fail "the static fsimg is not position-independent"
   [ -z "$depends" ] && pass || fail "the static fsimg's package depends on: $depends"
 else
   case "$needed" in *libc.so.6*) pass ;; *) fail "readelf found no NEEDED libc.so.6 in $FSIMG: $needed" ;; esac
@@ -78,7 +78,7 @@ sections=$(readelf -S -W root/usr/bin/fsimg) || fail "readelf"
 if grep -qE '\.symtab|\.debug_' <<<"$sections"; then fail "packaged fsimg is not stripped"; else pass; fi
 [ "$(stat -c %s root/usr/bin/fsimg)" -lt "$(stat -c %s "$FSIMG")" ] && pass \
   || fail "packaged fsimg is not smaller than the built one"
-root/usr/bin/fsimg --version | grep -qx "fsimg $version" && pass || fail "packaged fsimg --version"
+root/usr/bin/fsimg --version | grep -x "fsimg $version" >/dev/null && pass || fail "packaged fsimg --version"
 SOURCE_DATE_EPOCH=0 root/usr/bin/fsimg mkfs -q -t fat32 -s 64M --volume-id 1234ABCD a.img && \
   SOURCE_DATE_EPOCH=0 "$FSIMG" mkfs -q -t fat32 -s 64M --volume-id 1234ABCD b.img && cmp -s a.img b.img && pass \
   || fail "the packaged fsimg writes other bytes than the built one"
@@ -90,8 +90,8 @@ dpk() { dpkg --root="$WORK/sys" --force-not-root --force-depends --force-script-
 if dpk -i "$deb" > dpkg.log 2>&1; then pass; else fail "dpkg -i: $(tail -3 dpkg.log)"; fi
 [ "$(dpkg-query --admindir="$WORK/sys/var/lib/dpkg" -W -f '${Status} ${Version}' fsimg 2>/dev/null)" = \
   "install ok installed $version" ] && pass || fail "dpkg does not list fsimg $version as installed"
-sys/usr/bin/fsimg --version | grep -qx "fsimg $version" && pass || fail "dpkg-installed fsimg --version"
-MANWIDTH=80 man -l sys/usr/share/man/man1/fsimg-fsck.1.gz 2>&1 | grep -q "fsimg-fsck" && pass \
+sys/usr/bin/fsimg --version | grep -x "fsimg $version" >/dev/null && pass || fail "dpkg-installed fsimg --version"
+MANWIDTH=80 man -l sys/usr/share/man/man1/fsimg-fsck.1.gz 2>&1 | grep "fsimg-fsck" >/dev/null && pass \
   || fail "man -l on the dpkg-installed fsimg-fsck.1.gz"
 dpk -r fsimg > dpkg.log 2>&1 || fail "dpkg -r: $(tail -3 dpkg.log)"
 left=$(find sys -type f -not -path 'sys/var/*')

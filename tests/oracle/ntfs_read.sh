@@ -68,7 +68,7 @@ f=$(cd "$T/small" && find . -type f -size +100k | sort | head -1)
 "$FSIMG" extract -q "$WORK/edges-4K.img" /past.txt -C "$WORK/t1" &&
   [ "$(stat -c %.7Y "$WORK/t1/past.txt")" = 1600000000.1234567 ] && pass ||
   fail "past.txt: mtime $(stat -c %.7Y "$WORK/t1/past.txt" 2>&1), expected 1600000000.1234567 (100 ns)"
-"$FSIMG" ls -l "$WORK/edges-4K.img" /past.txt | grep -q ' 2020-09-13 12:26:40.1234567 +00:00  past.txt$' &&
+"$FSIMG" ls -l "$WORK/edges-4K.img" /past.txt | grep ' 2020-09-13 12:26:40.1234567 +00:00  past.txt$' >/dev/null &&
   pass || fail "ls -l past.txt: $("$FSIMG" ls -l "$WORK/edges-4K.img" /past.txt)"
 # dump --what index on the 20,000-entry directory: every block reached once;
 # then one INDX block torn (a stride's last bytes): ls, extract and dump stop
