@@ -13,6 +13,7 @@
 #include "fsimg/core/time.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/utf.hpp"
+#include "fsimg/ntfs/directory.hpp"
 #include "fsimg/ntfs/volume.hpp"
 
 namespace fsimg::cli {
@@ -317,8 +318,15 @@ void add_time(Decoded& d, const char* key, const char* label, std::uint64_t ft) 
 
 }  // namespace
 
-json index_entries(const std::vector<ntfs::IndexEntry>& entries, bool file_names,
-                   std::vector<std::string>& lines, std::string_view indent, bool reparse_keys) {
+IndexKeys index_keys(std::u16string_view name, std::uint32_t indexed_type) {
+    if (indexed_type == 0x30) return IndexKeys::file_name;
+    return name == ntfs::kReparseIndex.name && indexed_type == ntfs::kReparseIndex.indexed_type
+               ? IndexKeys::reparse
+               : IndexKeys::raw;
+}
+
+json index_entries(const std::vector<ntfs::IndexEntry>& entries, IndexKeys keys,
+                   std::vector<std::string>& lines, std::string_view indent) {
     json out = json::array();
     for (const auto& e : entries) {
         json je{{"offset", e.offset}, {"length", e.length}, {"key_length", e.key_length}, {"flags", e.flags}};
@@ -326,7 +334,7 @@ json index_entries(const std::vector<ntfs::IndexEntry>& entries, bool file_names
             fmt::format("{}entry @0x{:03X} len {:>3} key {:>3}", indent, e.offset, e.length, e.key_length);
         if (e.last()) {
             line += " (last)";
-        } else if (file_names && e.file_name) {
+        } else if (keys == IndexKeys::file_name && e.file_name) {
             const auto ref = ntfs::FileReference::unpack(e.reference);
             je["file_reference"] = ref_json(ref);
             je["name"] = utf8(e.file_name->name);
@@ -338,7 +346,7 @@ json index_entries(const std::vector<ntfs::IndexEntry>& entries, bool file_names
             je["data_length"] = (e.reference >> 16) & 0xFFFF;
             je["key_hex"] = hex_bytes(e.key, 32);
             line += fmt::format(" key {}", hex_bytes(e.key, 16));
-            if (reparse_keys && e.key.size() == 12) {  // le32 tag, le64 file reference
+            if (keys == IndexKeys::reparse && e.key.size() == 12) {  // le32 tag, le64 file reference
                 const std::uint32_t tag = core::load_le32(e.key, 0);
                 const auto ref = ntfs::FileReference::unpack(core::load_le64(e.key, 4));
                 je["reparse_tag"] = tag;
@@ -365,11 +373,11 @@ void index_blocks(Decoded& d, const ntfs::Volume& vol, const ntfs::MftRecord& re
     const auto* root = rec.find(ntfs::AttrType::index_root, a.name);
     const auto* bitmap = rec.find(ntfs::AttrType::bitmap, a.name);
     std::uint32_t block_bytes = vol.geometry().index_block_bytes;
-    bool file_names = a.name == u"$I30";
+    IndexKeys keys = a.name == ntfs::kI30Index.name ? IndexKeys::file_name : IndexKeys::raw;
     if (root && !root->non_resident) {
         const auto r = ntfs::decode_index_root(root->value);
         block_bytes = r.index_block_bytes;
-        file_names = r.indexed_type == 0x30;
+        keys = index_keys(a.name, r.indexed_type);
     }
     const std::vector<std::byte> bits =
         bitmap ? vol.read_stream(*bitmap, kMaxListBytes) : std::vector<std::byte>();
@@ -384,12 +392,12 @@ void index_blocks(Decoded& d, const ntfs::Volume& vol, const ntfs::MftRecord& re
             continue;
         }
         try {
-            const ntfs::IndexBlock b = vol.read_index_block(a, i, block_bytes, file_names);
+            const ntfs::IndexBlock b = vol.read_index_block(a, i, block_bytes, keys == IndexKeys::file_name);
             d.lines.push_back(
                 fmt::format("block {} (VCN {}): entries at {}, {} used, {} allocated, flags 0x{:X}", i, b.vcn,
                             b.entries_offset, b.index_length, b.allocated_length, b.node_flags));
             json jb{{"block", i}, {"vcn", b.vcn}, {"lsn", b.lsn}, {"node_flags", b.node_flags}};
-            jb["entries"] = index_entries(b.entries, file_names, d.lines, "  ");
+            jb["entries"] = index_entries(b.entries, keys, d.lines, "  ");
             d.j["blocks"].push_back(jb);
         } catch (const Error& e) {
             d.lines.push_back(fmt::format("block {}: CANNOT DECODE: {}", i, e.what()));
@@ -483,7 +491,7 @@ Decoded decode_value(const ntfs::Volume& vol, const ntfs::MftRecord& rec, const 
                                               "node", r.entries_offset, r.index_length, r.allocated_length,
                                               r.node_flags,
                                               r.node_flags & 1 ? " (large: sub-nodes in INDX blocks)" : ""));
-                d.j["entries"] = index_entries(r.entries, r.indexed_type == 0x30, d.lines, "  ");
+                d.j["entries"] = index_entries(r.entries, index_keys(a.name, r.indexed_type), d.lines, "  ");
                 break;
             }
             case ntfs::AttrType::index_allocation:

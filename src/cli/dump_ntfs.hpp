@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fsimg/io/open.hpp"
@@ -22,15 +23,19 @@ int dump_ntfs(const std::string& image, io::OpenedVolume& volume, bool json,
 /// Throws Error(usage) for a bad N or a non-NTFS image.
 int dump_ntfs_record(const std::vector<std::string>& operands, bool json);
 
-/// Index entries as JSON (offset, length, key_length, flags; for $I30 keys
-/// the file reference, name and namespace; with `reparse_keys`, the 12-byte
-/// keys of $Extend/$Reparse:$R decoded as reparse tag and file reference
-/// [NTFS-3G layout.h REPARSE_INDEX_KEY]; else the key in hex; child_vcn),
-/// and one text line each, prefixed by `indent`, appended to `lines`
-/// (dump_ntfs.cpp).
-nlohmann::json index_entries(const std::vector<ntfs::IndexEntry>& entries, bool file_names,
-                             std::vector<std::string>& lines, std::string_view indent,
-                             bool reparse_keys = false);
+/// How an index's keys are shown: $FILE_NAMEs (type 0x30 indexes such as
+/// $I30), the 12-byte keys of $Extend/$Reparse:$R (le32 reparse tag, le64
+/// file reference [NTFS-3G layout.h REPARSE_INDEX_KEY]), or raw bytes.
+enum class IndexKeys { file_name, reparse, raw };
+/// The key kind of index `name` whose $INDEX_ROOT says `indexed_type`.
+IndexKeys index_keys(std::u16string_view name, std::uint32_t indexed_type);
+
+/// Index entries as JSON (offset, length, key_length, flags; the key decoded
+/// as `keys` says: file reference, name and namespace, or reparse tag and
+/// file reference, else in hex; child_vcn), and one text line each,
+/// prefixed by `indent`, appended to `lines` (dump_ntfs.cpp).
+nlohmann::json index_entries(const std::vector<ntfs::IndexEntry>& entries, IndexKeys keys,
+                             std::vector<std::string>& lines, std::string_view indent);
 
 /// `dump --what index PATH IMAGE` and `--what extents PATH IMAGE` on NTFS
 /// (dump_ntfs_view.cpp): `what` is {kind, PATH}. index: the directory's

@@ -90,7 +90,7 @@ int dump_index(const ntfs::Volume& v, const std::string& image, const std::strin
                     fmt::format("\"{}\" (MFT record {}) has no resident $INDEX_ROOT named $I30 or $R: not a "
                                 "directory, nor $Extend/$Reparse",
                                 path, r.number));
-    const bool file_names = spec == &ntfs::kI30Index;
+    const IndexKeys keys = index_keys(spec->name, spec->indexed_type);
     const std::string_view label = spec->label;
     json j{{"schema_version", 1}, {"image", image},     {"what", "index"}, {"filesystem", "ntfs"},
            {"path", path},        {"record", r.number}, {"index", label}};
@@ -129,7 +129,7 @@ int dump_index(const ntfs::Volume& v, const std::string& image, const std::strin
             label, root.indexed_type, root.collation_rule, root.index_block_bytes, root.clusters_per_block,
             root.entries_offset, root.index_length, root.allocated_length, root.node_flags,
             root.node_flags & 1 ? " (large: sub-nodes in INDX blocks)" : ""));
-        jr["entries"] = index_entries(root.entries, file_names, lines, "  ", !file_names);
+        jr["entries"] = index_entries(root.entries, keys, lines, "  ");
         j["index_root"] = jr;
     } catch (const FormatError& e) {
         j["index_root"] = {{"error", e.what()}};
@@ -181,7 +181,8 @@ int dump_index(const ntfs::Volume& v, const std::string& image, const std::strin
             const auto d = depth_of.find(b);
             jb["depth"] = d == depth_of.end() ? json(nullptr) : json(d->second);
             try {
-                const ntfs::IndexBlock ib = v.read_index_block(*alloc, b, block_bytes, file_names);
+                const ntfs::IndexBlock ib =
+                    v.read_index_block(*alloc, b, block_bytes, keys == IndexKeys::file_name);
                 jb["stored_vcn"] = ib.vcn;
                 jb["lsn"] = ib.lsn;
                 jb["entries_offset"] = ib.entries_offset;
@@ -196,7 +197,7 @@ int dump_index(const ntfs::Volume& v, const std::string& image, const std::strin
                                                     : fmt::format("depth {}", d->second),
                                 ib.entries_offset, ib.index_length, ib.allocated_length, ib.node_flags,
                                 ib.node_flags & 1 ? " (inner node)" : " (leaf)"));
-                jb["entries"] = index_entries(ib.entries, file_names, lines, "  ", !file_names);
+                jb["entries"] = index_entries(ib.entries, keys, lines, "  ");
             } catch (const Error& e) {
                 if (e.code() == ErrorCode::io) throw;
                 jb["error"] = e.what();

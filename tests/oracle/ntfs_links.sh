@@ -96,6 +96,8 @@ for i in $(seq 10 49); do ln -s T.TXT "$R/L$i"; done
 out=$("$FSIMG" dump --what mft 26 "$WORK/many.img")
 grep -q 'Attribute 0xA0 \$INDEX_ALLOCATION "\$R"' <<<"$out" && pass \
   || fail "\$Reparse has no \$INDEX_ALLOCATION:\$R"
+[ "$(grep -c '= tag 0xA000000C, record' <<<"$out")" = 40 ] && pass \
+  || fail "dump --what mft 26 does not decode the 40 \$R keys"
 check "$WORK/many.img" -j 2 --manifest "$WORK/many.manifest" --ignore 'L*'
 # dump --what index shows $R: its 40 entries reached by the walk, each the
 # symlink tag and the MFT record The Sleuth Kit finds for one link (ifind).
