@@ -41,31 +41,37 @@ EntryTimestamp entry_timestamp(std::int64_t t, std::uint32_t ns, std::int32_t of
     return e;
 }
 
-std::uint16_t entry_set_checksum(std::span<const std::byte> set) noexcept {
-    // Every byte but the SetChecksum field itself (bytes 2-3) [EXFAT 6.3.3]; no branch in the long loop.
-    static_assert(file_off::SetChecksum == 2);
-    std::uint16_t sum = 0;
-    for (std::size_t i = 0; i < std::min<std::size_t>(set.size(), 2); ++i) {
-        sum = add16(sum, static_cast<std::uint8_t>(set[i]));
-    }
-    for (std::size_t i = 4; i < set.size(); ++i) sum = add16(sum, static_cast<std::uint8_t>(set[i]));
+namespace {
+
+/// add16 over bytes [from, end) of `bytes`, continuing `sum`.
+std::uint16_t add_bytes(std::uint16_t sum, std::span<const std::byte> bytes, std::size_t from) noexcept {
+    for (std::size_t i = from; i < bytes.size(); ++i) sum = add16(sum, static_cast<std::uint8_t>(bytes[i]));
     return sum;
+}
+
+/// The checksum of a set's first two bytes: the SetChecksum field itself
+/// (bytes 2-3) is skipped, everything from byte 4 follows [EXFAT 6.3.3].
+std::uint16_t head_sum(std::span<const std::byte> set) noexcept {
+    static_assert(file_off::SetChecksum == 2);
+    return add_bytes(0, set.first(std::min<std::size_t>(set.size(), 2)), 0);
+}
+
+}  // namespace
+
+std::uint16_t entry_set_checksum(std::span<const std::byte> set) noexcept {
+    return add_bytes(head_sum(set), set, 4);
 }
 
 std::pair<std::uint16_t, std::uint16_t> entry_set_checksums(std::span<const std::byte> a,
                                                             std::span<const std::byte> b) noexcept {
-    if (a.size() < 4 || b.size() < 4) return {entry_set_checksum(a), entry_set_checksum(b)};
-    std::uint16_t sa = add16(add16(0, static_cast<std::uint8_t>(a[0])), static_cast<std::uint8_t>(a[1]));
-    std::uint16_t sb = add16(add16(0, static_cast<std::uint8_t>(b[0])), static_cast<std::uint8_t>(b[1]));
+    std::uint16_t sa = head_sum(a), sb = head_sum(b);
     const std::size_t both = std::min(a.size(), b.size());
     std::size_t i = 4;
-    for (; i < both; ++i) {
+    for (; i < both; ++i) {  // the two chains side by side
         sa = add16(sa, static_cast<std::uint8_t>(a[i]));
         sb = add16(sb, static_cast<std::uint8_t>(b[i]));
     }
-    for (std::size_t k = i; k < a.size(); ++k) sa = add16(sa, static_cast<std::uint8_t>(a[k]));
-    for (std::size_t k = i; k < b.size(); ++k) sb = add16(sb, static_cast<std::uint8_t>(b[k]));
-    return {sa, sb};
+    return {add_bytes(sa, a, i), add_bytes(sb, b, i)};
 }
 
 std::uint16_t name_hash(std::u16string_view name) {
