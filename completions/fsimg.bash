@@ -11,7 +11,7 @@ _fsimg_options() {
         dump) echo "--json --what -q --quiet -h --help" ;;
         ls) echo "-l -R --short-names --json -q --quiet -h --help" ;;
         cat) echo "-q --quiet -h --help" ;;
-        extract) echo "-C --directory --force --utc --streams -v --verbose -q --quiet --progress -h --help" ;;
+        extract) echo "-C --directory --force --force-crosslinked --utc --streams -v --verbose -q --quiet --progress -h --help" ;;
         slack) echo "--from-list -t --type -c --cluster --volume-size --tolerance --json --csv -o --output
                      --chart --top --verify --threads -q --quiet --progress -h --help" ;;
         help) echo "-h --help" ;;

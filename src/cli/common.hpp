@@ -30,6 +30,11 @@ Action add_cat(CLI::App& app);
 Action add_extract(CLI::App& app);
 Action add_help(CLI::App& app);
 
+/// The whole command line: parses argv, runs the command, prints errors;
+/// returns the exit status. main() (main_entry.cpp) calls it, and so does the
+/// CLI fuzz target (tests/fuzz/cli_walk_fuzz.cpp), many times in one process.
+int run_cli(int argc, char** argv);
+
 /// Prints "fsimg: note: ..." on stderr (unless quiet).
 void note(const std::string& text);
 /// Prints "fsimg: warning: ..." on stderr.

@@ -101,9 +101,9 @@ nlohmann::json dump_json(const std::string& image, const io::OpenedVolume& v, co
     if (r.backup) {
         j["backup_boot_sector"] = {{"sector", r.boot.backup_boot_sector}, {"identical", r.backup_identical}};
     }
-    j["label"] = {
-        {"boot_sector", rstrip(r.boot.volume_label)},
-        {"root_directory", r.root_label ? nlohmann::json(rstrip(*r.root_label)) : nlohmann::json()}};
+    j["label"] = {{"boot_sector", rstrip(fat::oem_text(r.boot.volume_label))},
+                  {"root_directory",
+                   r.root_label ? nlohmann::json(rstrip(fat::oem_text(*r.root_label))) : nlohmann::json()}};
     return j;
 }
 
@@ -185,8 +185,10 @@ void print_text(const std::string& image, const io::OpenedVolume& v, const fat::
         fmt::print("\nBackup boot sector (sector {}): {}\n", r.boot.backup_boot_sector,
                    r.backup_identical ? "identical to sector 0" : "DIFFERS from sector 0");
     }
-    fmt::print("\nLabel\n  boot sector       \"{}\"\n  root directory    {}\n", rstrip(r.boot.volume_label),
-               r.root_label ? fmt::format("\"{}\"", rstrip(*r.root_label)) : std::string("none"));
+    fmt::print("\nLabel\n  boot sector       \"{}\"\n  root directory    {}\n",
+               escape_name(rstrip(fat::oem_text(r.boot.volume_label))),
+               r.root_label ? fmt::format("\"{}\"", escape_name(rstrip(fat::oem_text(*r.root_label))))
+                            : std::string("none"));
 }
 
 int run_dump(DumpArgs a) {

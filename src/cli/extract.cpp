@@ -5,9 +5,20 @@
 // directory descriptor (openat/mkdirat), names holding '/' or NUL and the
 // names "." and ".." are refused, nothing is followed through a symbolic link
 // (O_NOFOLLOW), and existing files are only replaced with --force. So nothing
-// is written outside OUTDIR. NTFS symbolic links are created only when their
-// target stays inside OUTDIR by its very spelling (link_target_problem), so
-// that no link made here leads out of it either.
+// is written outside OUTDIR.
+//
+// Nothing existing is rewritten in place: --force writes a new file next to
+// the target and renames it over only when the copy succeeded (a damaged
+// image keeps the user's file; a hard link to a file outside OUTDIR is never
+// written through: the target becomes a new inode), and the image being read
+// is never replaced (device and inode compared). Output is bounded by what
+// the image holds: each directory is extracted once (a visited set: a DAG of
+// directories is not multiplied), files sharing one cluster chain
+// (cross-linked) are written once and the others refused with a warning
+// (--force-crosslinked copies them), NTFS hard links become host hard links,
+// and all-zero runs are written as holes (lseek), so a sparse file stays sparse. NTFS symbolic links are
+// created only when their target stays inside OUTDIR by its very spelling (link_target_problem), so that no
+// link made here leads out of it either.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,12 +29,17 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common.hpp"
 #include "fat_view.hpp"
 #include "fsimg/core/error.hpp"
+#include "fsimg/core/walk.hpp"
+#include "fsimg/io/file_image.hpp"
+#include "fsimg/io/open.hpp"
 #include "output.hpp"
 #include "volume_view.hpp"
 
@@ -36,6 +52,7 @@ struct ExtractArgs {
     std::string path = "/";
     std::string outdir;
     bool force = false;
+    bool force_crosslinked = false;
     bool utc = false;
     bool verbose = false;
     std::string streams = "files";  ///< NTFS alternate data streams: "files" (name:stream) or "skip"
@@ -59,13 +76,66 @@ private:
 
 std::string errno_text() { return std::strerror(errno); }
 
+bool all_zero(std::span<const std::byte> s) {
+    return s.empty() || (s[0] == std::byte{0} && std::memcmp(s.data(), s.data() + 1, s.size() - 1) == 0);
+}
+
+/// Writes a file's bytes, all-zero pieces of at least 4 KiB as holes (lseek),
+/// and gives it its size at the end (ftruncate), so runs of zeros stay holes.
+class HoleWriter {
+public:
+    HoleWriter(int fd, const std::string& path) : fd_(fd), path_(path) {}
+    void write(std::span<const std::byte> s) {
+        constexpr std::size_t kBlock = 4096;
+        while (!s.empty()) {
+            const std::size_t n = std::min(s.size(), kBlock);
+            const auto piece = s.first(n);
+            if (n == kBlock && all_zero(piece)) {
+                at_ += n;
+            } else {
+                put(piece);
+            }
+            s = s.subspan(n);
+        }
+    }
+    /// `n` bytes the image stores as a hole: never written.
+    void skip(std::uint64_t n) { at_ += n; }
+    void finish() {
+        if (::ftruncate(fd_, static_cast<off_t>(at_)) != 0)
+            throw Error(ErrorCode::io, fmt::format("cannot size {}: {}", path_, std::strerror(errno)));
+    }
+
+private:
+    void put(std::span<const std::byte> s) {
+        std::size_t done = 0;
+        while (done < s.size()) {
+            const ssize_t n = ::pwrite(fd_, s.data() + done, s.size() - done, static_cast<off_t>(at_ + done));
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0)
+                throw Error(ErrorCode::io, fmt::format("cannot write {}: {}", path_, std::strerror(errno)));
+            done += static_cast<std::size_t>(n);
+        }
+        at_ += s.size();
+    }
+    int fd_;
+    const std::string& path_;
+    std::uint64_t at_ = 0;
+};
+
 struct Extractor {
     const ExtractArgs& a;
     const VolumeView& v;
-    std::vector<std::string> problems;
+    int out_fd = -1;           ///< OUTDIR (hard links are made relative to it)
+    std::string outdir_abs{};  ///< OUTDIR, absolute (for the signal cleanup of temporaries)
+    dev_t image_dev = 0;       ///< the image being read: never an output
+    ino_t image_ino = 0;
+    std::vector<std::string> problems{};
     std::uint64_t files = 0, dirs = 0, bytes = 0, links = 0, links_skipped = 0, streams = 0,
-                  streams_skipped = 0;
-    std::vector<std::uint64_t> ancestors;
+                  streams_skipped = 0, hard_links = 0, crosslinked = 0, dags = 0;
+    core::VisitedDirectories visited{};
+    /// Data already written, by identity (first cluster or MFT record, and
+    /// stream): the OUTDIR-relative path it went to.
+    std::map<std::pair<std::uint64_t, std::string>, std::string> written{};
     core::Progress* progress = nullptr;  ///< advanced by the bytes written (nullable)
 
     void problem(const std::string& path, const std::string& what) {
@@ -116,40 +186,92 @@ struct Extractor {
         }
     }
 
-    void extract_file(int dirfd, const std::string& name, const std::string& path, const ViewEntry& r) {
-        int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-        int fd = ::openat(dirfd, name.c_str(), flags, 0644);
-        if (fd < 0 && errno == EEXIST) {
+    /// The identity of a file's data: FAT/exFAT its first cluster, NTFS its
+    /// record (and stream); nullopt for empty files, which share nothing.
+    std::optional<std::pair<std::uint64_t, std::string>> data_key(const ViewEntry& r) const {
+        if (r.size == 0 || r.first_cluster == 0) return std::nullopt;
+        const std::size_t colon = r.is_stream ? r.name.rfind(':') : std::string::npos;
+        return std::pair{r.first_cluster, colon == std::string::npos ? std::string() : r.name.substr(colon)};
+    }
+
+    void extract_file(int dirfd, const std::string& name, const std::string& path, const std::string& rel,
+                      const ViewEntry& r) {
+        struct stat st {};
+        const bool exists = ::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+        if (exists) {
             if (!a.force) return problem(path, "exists already (use --force to replace it)");
-            struct stat st {};
-            if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) {
+            if (!S_ISREG(st.st_mode))
                 return problem(path, "exists and is not a regular file (a symbolic link is never followed)");
+            if (st.st_dev == image_dev && st.st_ino == image_ino)
+                return problem(path, "is the image being read; never replaced");
+        }
+        const auto key = data_key(r);
+        if (key) {
+            if (auto it = written.find(*key); it != written.end()) {
+                if (v.filesystem() == "ntfs") {  // one record, several names: a hard link
+                    if (exists && ::unlinkat(dirfd, name.c_str(), 0) != 0)
+                        return problem(path, "cannot replace it: " + errno_text());
+                    if (::linkat(out_fd, it->second.c_str(), dirfd, name.c_str(), 0) == 0) {
+                        ++hard_links;
+                        if (a.verbose) fmt::print("{} (hard link)\n", escape_name(path));
+                        return;
+                    }
+                } else if (!a.force_crosslinked) {
+                    ++crosslinked;
+                    warn(
+                        fmt::format("{}: shares its clusters with /{} (cross-linked); not written again "
+                                    "(--force-crosslinked writes it)",
+                                    escape_name(path), escape_name(it->second)));
+                    return;
+                }
             }
-            flags = O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC;
-            fd = ::openat(dirfd, name.c_str(), flags);
+        }
+        // A new file is created as such (O_EXCL); an existing one is replaced by
+        // a new file renamed over it once complete.
+        std::string tmp;
+        int fd = -1;
+        if (!exists) {
+            fd = ::openat(dirfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        } else {
+            const std::string prefix = io::temporary_prefix(name.size() > 200 ? name.substr(0, 200) : name);
+            for (unsigned n = 0; n < 100 && fd < 0; ++n) {
+                tmp = fmt::format("{}{:06}", prefix, (::getpid() * 7919u + n * 104729u) % 1000000u);
+                fd = ::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                              st.st_mode & 07777);
+                if (fd < 0 && errno != EEXIST) break;
+            }
         }
         if (fd < 0) return problem(path, "cannot create: " + errno_text());
+        const std::string& created = exists ? tmp : name;
+        io::SignalCleanup cleanup(
+            outdir_abs + "/" +
+            (rel.rfind('/') == std::string::npos ? std::string() : rel.substr(0, rel.rfind('/') + 1)) +
+            created);
         Fd out(fd);
         try {
-            v.read(r, [&](std::span<const std::byte> s) {
-                const std::byte* p = s.data();
-                std::size_t left = s.size();
-                while (left > 0) {
-                    const ssize_t n = ::write(out.get(), p, left);
-                    if (n < 0) {
-                        if (errno == EINTR) continue;
-                        throw Error(ErrorCode::io, fmt::format("cannot write {}: {}", path, errno_text()));
-                    }
-                    p += n;
-                    left -= std::size_t(n);
-                }
-                core::advance(progress, s.size());
-            });
+            HoleWriter hw(out.get(), path);
+            v.read_sparse(
+                r,
+                [&](std::span<const std::byte> s) {
+                    hw.write(s);
+                    core::advance(progress, s.size());
+                },
+                [&](std::uint64_t n) {
+                    hw.skip(n);
+                    core::advance(progress, n);
+                });
+            hw.finish();
+            if (exists && ::renameat(dirfd, tmp.c_str(), dirfd, name.c_str()) != 0)
+                throw Error(ErrorCode::io,
+                            fmt::format("cannot rename the new {} into place: {}", path, errno_text()));
         } catch (const Error& e) {
+            ::unlinkat(dirfd, created.c_str(), 0);
             if (e.code() == ErrorCode::io) throw;
-            ::unlinkat(dirfd, name.c_str(), 0);
-            return problem(path, fmt::format("not extracted: {}", e.what()));
+            return problem(path, fmt::format("not extracted{}: {}",
+                                             exists ? " (the existing file is kept)" : "", e.what()));
         }
+        cleanup.release();
+        if (key) written.emplace(*key, rel);
         ++(r.is_stream ? streams : files);
         bytes += r.size;
         if (a.verbose) fmt::print("{}\n", escape_name(path));
@@ -167,10 +289,16 @@ struct Extractor {
         return fd;
     }
 
-    void extract_dir(int dirfd, const std::string& path, const ViewEntry& dir, unsigned depth) {
+    void extract_dir(int dirfd, const std::string& path, const std::string& rel, const ViewEntry& dir,
+                     unsigned depth) {
         const std::uint64_t cl = dir.first_cluster;
-        for (auto c : ancestors) {
-            if (c == cl) return problem(path, "the directory loops back to an ancestor; not extracted again");
+        if (!visited.enter(cl, path)) {
+            ++dags;
+            warn(
+                fmt::format("{}: the same directory as {} (two entries lead to it, or it loops back); not "
+                            "extracted again",
+                            escape_name(path), escape_name(visited.first_path(cl))));
+            return;
         }
         if (depth >= kMaxDepth) return problem(path, fmt::format("nested deeper than {} levels", kMaxDepth));
         std::vector<ViewEntry> d;
@@ -182,12 +310,10 @@ struct Extractor {
             return problem(path, fmt::format("cannot read the directory: {}", e.what()));
         }
         for (const auto& s : skipped) problem(path, s);
-        ancestors.push_back(cl);
         for (const auto& r : d) {
             const std::string p = (path == "/" ? "/" : path + "/") + r.name;
-            extract_entry(dirfd, r, p, depth);
+            extract_entry(dirfd, r, p, rel.empty() ? r.name : rel + "/" + r.name, depth);
         }
-        ancestors.pop_back();
     }
 
     // Why a symbolic link target could lead outside OUTDIR, for a link whose
@@ -247,19 +373,20 @@ struct Extractor {
         set_times(dirfd, name, r, path);
     }
 
-    void extract_entry(int dirfd, const ViewEntry& r, const std::string& path, unsigned depth) {
+    void extract_entry(int dirfd, const ViewEntry& r, const std::string& path, const std::string& rel,
+                       unsigned depth) {
         if (auto why = host_name_problem(r.name); !why.empty()) return problem(path, "skipped: " + why);
         if (r.is_stream && a.streams == "skip") {
             ++streams_skipped;
             return;
         }
         if (r.link_target) return extract_link(dirfd, r.name, path, r, depth);
-        if (!r.is_dir) return extract_file(dirfd, r.name, path, r);
+        if (!r.is_dir) return extract_file(dirfd, r.name, path, rel, r);
         const Fd sub(open_subdir(dirfd, r.name, path));
         if (sub.get() < 0) return;
         ++dirs;
         if (a.verbose) fmt::print("{}/\n", escape_name(path));
-        extract_dir(sub.get(), path, r, depth + 1);
+        extract_dir(sub.get(), path, rel, r, depth + 1);
         set_times(dirfd, r.name, r, path);
     }
 };
@@ -277,13 +404,21 @@ int run_extract(const ExtractArgs& a) {
                     fmt::format("cannot open the output directory {}: {}", a.outdir, errno_text()));
     }
     const auto progress = begin_progress("extracting", 0, core::ProgressUnit::bytes);
-    Extractor x{a, v, {}, 0, 0, 0, 0, 0, 0, 0, {}, progress.get()};
+    Extractor x{a, v, out.get()};
+    x.progress = progress.get();
+    std::error_code abs_ec;
+    x.outdir_abs = std::filesystem::absolute(a.outdir, abs_ec).string();
+    struct stat ist {};
+    if (::stat(io::split_image_spec(a.image).first.c_str(), &ist) == 0) {
+        x.image_dev = ist.st_dev;
+        x.image_ino = ist.st_ino;
+    }
     if (r->is_root) {
-        x.extract_dir(out.get(), "/", *r, 0);
+        x.extract_dir(out.get(), "/", "", *r, 0);
     } else {
         std::string path = normalize_path(a.path);
         path = path.substr(0, path.rfind('/') + 1) + r->name;  // the stored spelling
-        x.extract_entry(out.get(), *r, path, 0);
+        x.extract_entry(out.get(), *r, path, r->name, 0);
     }
     if (progress) progress->end();
     std::string more;
@@ -291,6 +426,9 @@ int run_extract(const ExtractArgs& a) {
     if (x.links_skipped) more += fmt::format(", {} symbolic links skipped", x.links_skipped);
     if (x.streams) more += fmt::format(", {} alternate data streams as name:stream files", x.streams);
     if (x.streams_skipped) more += fmt::format(", {} alternate data streams skipped", x.streams_skipped);
+    if (x.hard_links) more += fmt::format(", {} hard links", x.hard_links);
+    if (x.crosslinked) more += fmt::format(", {} cross-linked files not written again", x.crosslinked);
+    if (x.dags) more += fmt::format(", {} directories reached twice not extracted again", x.dags);
     note(fmt::format("extracted {} files and {} directories{} ({} bytes) into {}{}", x.files, x.dirs, more,
                      x.bytes, a.outdir,
                      x.problems.empty() ? "" : fmt::format("; {} problems (see above)", x.problems.size())));
@@ -317,7 +455,10 @@ Action add_extract(CLI::App& app) {
     cmd->add_option("IMAGE", args->image, "Image file; IMAGE@N selects partition N")->required();
     cmd->add_option("PATH", args->path, "Directory or file inside the image (default: everything)");
     cmd->add_option("-C,--directory", args->outdir, "Output directory (created if missing)")->required();
-    cmd->add_flag("--force", args->force, "Replace existing regular files");
+    cmd->add_flag("--force", args->force,
+                  "Replace existing regular files (by a new file renamed over each, once it is complete)");
+    cmd->add_flag("--force-crosslinked", args->force_crosslinked,
+                  "Write every file that shares its clusters with one already written (a damaged image)");
     cmd->add_flag("--utc", args->utc, "Read times stored without a zone as UTC instead of local time");
     cmd->add_flag("-v,--verbose", args->verbose, "Print each path extracted");
     cmd->add_option("--streams", args->streams,

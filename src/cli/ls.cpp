@@ -9,6 +9,7 @@
 #include "common.hpp"
 #include "fat_view.hpp"
 #include "fsimg/core/error.hpp"
+#include "fsimg/core/walk.hpp"
 #include "volume_view.hpp"
 
 namespace fsimg::cli {
@@ -30,7 +31,7 @@ struct Lister {
     const LsArgs& a;
     const VolumeView& v;
     nlohmann::json entries = nlohmann::json::array();
-    std::vector<std::uint64_t> ancestors;
+    core::VisitedDirectories visited{};
 
     void show(const std::string& path, const ViewEntry& r) {
         if (a.json) {
@@ -74,17 +75,17 @@ struct Lister {
     }
 
     void list_dir(const std::string& path, const ViewEntry& dir, unsigned depth) {
-        for (auto c : ancestors) {
-            if (c == dir.first_cluster) {
-                warn(fmt::format("{}: the directory loops back to an ancestor; not listed again",
-                                 escape_name(path)));
-                return;
-            }
+        // Each directory once: a loop or a second entry for it (a DAG) is skipped with a warning.
+        if (!visited.enter(dir.first_cluster, path)) {
+            warn(
+                fmt::format("{}: the same directory as {} (two entries lead to it, or it loops back); "
+                            "not listed again",
+                            escape_name(path), escape_name(visited.first_path(dir.first_cluster))));
+            return;
         }
         std::vector<std::string> problems;
         const std::vector<ViewEntry> d = v.list(dir, problems);
         for (const auto& p : problems) warn(fmt::format("{}: {}", escape_name(path), p));
-        ancestors.push_back(dir.first_cluster);
         std::vector<std::pair<std::string, const ViewEntry*>> subdirs;
         for (const auto& r : d) {
             const std::string p = (path == "/" ? "/" : path + "/") + r.name;
@@ -101,7 +102,6 @@ struct Lister {
                 }
             }
         }
-        ancestors.pop_back();
     }
 };
 
@@ -113,7 +113,7 @@ int run_ls(const LsArgs& a) {
     }
     const auto r = view->lookup(a.path);
     if (!r) throw Error(ErrorCode::usage, fmt::format("\"{}\" does not exist in {}", a.path, a.image));
-    Lister l{a, *view, {}, {}};
+    Lister l{a, *view};  // entries stays an array ([] for an empty directory), never null
     const std::string path = normalize_path(a.path);
     // Entries are shown under the names as stored ("/DCIM/100CANON/..."), whatever case PATH used.
     std::string stored = "/";

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <new>
+#include <stdexcept>
 #include <string_view>
 #include <vector>
 
@@ -42,11 +45,8 @@ int exit_code_for(ErrorCode code) {
 }  // namespace
 }  // namespace fsimg::cli
 
-int main(int argc, char** argv) {
+int fsimg::cli::run_cli(int argc, char** argv) {
     using namespace fsimg::cli;
-    // Past a file-size limit, let writes fail with EFBIG (reported, temporary
-    // file removed) instead of the process being killed by SIGXFSZ.
-    std::signal(SIGXFSZ, SIG_IGN);
     CLI::App app{"fsimg: create, check and inspect FAT12/16/32, exFAT and NTFS image files offline", "fsimg"};
     app.footer(
         "`fsimg help COMMAND` or `fsimg COMMAND --help` describes a command; man fsimg-COMMAND too.\n"
@@ -104,8 +104,21 @@ int main(int argc, char** argv) {
     } catch (const fsimg::Error& e) {
         fmt::print(stderr, "fsimg: error: {}\n", e.what());
         return exit_code_for(e.code());
+    } catch (const std::bad_alloc&) {
+        // Memory follows the image's real content; an allocation that still fails was asked for by
+        // the input (or the machine is short): an operational error, never an "internal error".
+        fmt::print(stderr,
+                   "fsimg: error: out of memory: reading the input needs more memory than is available\n");
+        return first == "fsck" ? 8 : kExitFailure;
+    } catch (const std::length_error& e) {
+        fmt::print(stderr,
+                   "fsimg: error: out of memory: the input asks for an object too large to hold ({})\n",
+                   e.what());
+        return first == "fsck" ? 8 : kExitFailure;
     } catch (const std::exception& e) {
         fmt::print(stderr, "fsimg: internal error: {}\n", e.what());
+        // The CLI fuzz target (tests/fuzz/cli_walk_fuzz.cpp) counts an internal error as a crash.
+        if (std::getenv("FSIMG_ABORT_ON_INTERNAL_ERROR") != nullptr) std::abort();
         return kExitFailure;
     }
     return kExitUsage;

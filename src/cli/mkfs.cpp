@@ -18,6 +18,7 @@
 #include "fsimg/fat/structs.hpp"
 #include "fsimg/io/file_image.hpp"
 #include "fsimg/io/partition.hpp"
+#include "fsimg/io/probe.hpp"
 #include "mkfs_common.hpp"
 #include "mkfs_exfat.hpp"
 #include "mkfs_ntfs.hpp"
@@ -52,33 +53,6 @@ std::optional<fat::FatType> parse_fat_type(const std::string& t) {
     if (t == "fat16") return fat::FatType::fat16;
     if (t == "fat32") return fat::FatType::fat32;
     return std::nullopt;  // "fat": choose
-}
-
-/// What an existing file at the destination holds, if anything worth keeping.
-std::optional<std::string> describe_existing_content(io::BlockDevice& dev) {
-    if (dev.size() < 512) return std::nullopt;
-    std::array<std::byte, 512> s0{};
-    dev.read_at(0, s0);
-    auto sig_at = [&](std::size_t off, std::string_view text) {
-        return std::equal(text.begin(), text.end(), s0.begin() + off,
-                          [](char a, std::byte b) { return static_cast<std::byte>(a) == b; });
-    };
-    if (sig_at(3, "EXFAT   ")) return "an exFAT filesystem";
-    if (sig_at(3, "NTFS    ")) return "an NTFS filesystem";
-    if (io::looks_like_boot_sector(s0)) return "a FAT filesystem";
-    try {
-        const io::PartitionTable table = io::read_partition_table(dev);
-        if (table.kind != io::PartitionTableKind::none) {
-            return fmt::format("{} partition table with {} partition(s)",
-                               table.kind == io::PartitionTableKind::gpt ? "a GPT" : "an MBR",
-                               table.partitions.size());
-        }
-    } catch (const Error&) {
-        if (s0[510] == std::byte{0x55} && s0[511] == std::byte{0xAA}) {
-            return "a boot sector or damaged partition table (55AA signature)";
-        }
-    }
-    return std::nullopt;
 }
 
 std::uint8_t mbr_type_for(fat::FatType t) {
@@ -120,21 +94,24 @@ int run_mkfs(const MkfsArgs& a) {
                     fmt::format("--gzip writes a compressed image file; {} is a device", a.image));
     }
     // Content worth keeping refuses the write, but only once the arguments
-    // have been checked (write_destination throws it).
+    // have been checked (write_destination throws it): in a file anything but
+    // zeros, on a device any format libblkid or fsimg recognises.
+    if (is_device) {
+        if (auto why = io::device_busy_reason(path)) {
+            throw Error(
+                ErrorCode::refused,
+                fmt::format("{}; fsimg never formats a mounted or busy device (not even with --force)",
+                            *why));
+        }
+    }
     std::optional<std::string> refusal;
-    if (exists && !is_device && !a.force && io::is_gzip_file(path)) {
-        refusal = fmt::format(
-            "{} already holds gzip-compressed data (perhaps an image); pass --force to "
-            "overwrite it",
-            a.image);
+    if (exists && !a.force) {
+        // A device's old bytes are noise: only formats count there, so no zero test.
+        refusal =
+            io::overwrite_refusal(a.image, io::probe_path(path, io::ProbeOptions{!is_device}), is_device);
     }
     std::unique_ptr<io::FileImage> existing;
     if (exists) existing = io::FileImage::open(path, is_device, is_device);
-    if (exists && !a.force && !refusal) {
-        if (auto what = describe_existing_content(*existing)) {
-            refusal = fmt::format("{} already holds {}; pass --force to overwrite it", a.image, *what);
-        }
-    }
 
     std::uint64_t image_bytes = 0;
     const bool auto_size = wants_auto_size(a.populate, a.size);  // --from without -s, or -s auto
@@ -299,7 +276,8 @@ Action add_mkfs(CLI::App& app) {
         "exFAT: align the FAT and cluster heap to SIZE (default 1M; the heap also to the cluster)");
     cmd->add_option("--mft-record-size", args->mft_record_size, "NTFS: MFT record size, 1024 or 4096");
     cmd->add_flag("--force", args->force,
-                  "Overwrite a file that already holds a filesystem or partition table");
+                  "Overwrite a file that holds anything but zeros (a filesystem, a partition table, a disk "
+                  "image, data)");
     cmd->add_flag("--device", args->device, "Allow formatting a block device in place");
     cmd->add_flag("--gzip", args->gzip,
                   "Write IMAGE gzip-compressed (built as a sparse temporary image, then compressed)");
@@ -307,7 +285,10 @@ Action add_mkfs(CLI::App& app) {
     cmd->add_flag("-q,--quiet", args->quiet, "Print nothing but errors");
     add_populate_options(cmd, args->populate);
     cmd->add_option("IMAGE", args->image, "Image file to create")->required();
-    return [args] { return run_mkfs(*args); };
+    return [args] {
+        args->populate.image = args->image;
+        return run_mkfs(*args);
+    };
 }
 
 }  // namespace fsimg::cli

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "common.hpp"
 #include "fsimg/core/time.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/fat/format.hpp"
@@ -92,6 +93,15 @@ std::string partition_summary(io::PartitionTableKind ptable, const io::Partition
     return fmt::format(", in {} partition 1 at sector {}", io::to_string(ptable), place.first_lba);
 }
 
+namespace {
+
+void note_stale(const io::AtomicImage& image) {
+    for (const auto& p : image.stale_removed())
+        note(fmt::format("removed {}, a temporary image left by a process that no longer runs", p));
+}
+
+}  // namespace
+
 void write_destination(const Destination& dest,
                        const std::function<void(io::BlockDevice& disk, bool device_is_zeroed)>& write) {
     if (dest.refusal) throw Error(ErrorCode::refused, *dest.refusal);
@@ -102,10 +112,12 @@ void write_destination(const Destination& dest,
     } else if (dest.gzip) {
         // Never committed: the destructor removes the uncompressed build.
         io::AtomicImage raw(std::filesystem::path(dest.image), dest.image_bytes);
+        note_stale(raw);
         write(raw.device(), true);
         io::write_gzip(raw.device(), std::filesystem::path(dest.image));
     } else {
         io::AtomicImage out(std::filesystem::path(dest.image), dest.image_bytes);
+        note_stale(out);
         write(out.device(), true);
         out.commit();
     }

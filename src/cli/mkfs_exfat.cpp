@@ -36,11 +36,12 @@ int run_mkfs_exfat(const ExfatMkfsRequest& a) {
     if (!a.align.empty()) req.align_bytes = parse_u32_size(a.align, "--align");
 
     // --from: read the trees before anything is created; every problem stops here.
-    std::optional<io::SourceTree> tree;
+    std::optional<source::SourceTree> tree;
     if (a.populate != nullptr && !a.populate->from.empty()) {
         if (a.populate->rename)
             throw Error(ErrorCode::usage, "--rename is for FAT; exFAT stores the names as they are");
-        tree = exfat::scan_tree({tree_sources(*a.populate), symlink_policy(*a.populate)});
+        tree = exfat::scan_tree(
+            {tree_sources(*a.populate), symlink_policy(*a.populate), scan_exclusions(*a.populate)});
         report_scan(*tree, "exFAT");
     }
     std::uint64_t image_bytes = a.image_bytes;
@@ -66,7 +67,7 @@ int run_mkfs_exfat(const ExfatMkfsRequest& a) {
     std::optional<exfat::PopulatePlan> populate;
     if (tree) {
         auto pp = exfat::plan_population(*tree, layout);
-        if (auto* problems = std::get_if<std::vector<io::TreeProblem>>(&pp)) {
+        if (auto* problems = std::get_if<std::vector<source::TreeProblem>>(&pp)) {
             refuse_tree(fmt::format("the --from tree does not fit this exFAT volume with {} clusters",
                                     core::format_size(layout.cluster_bytes())),
                         *problems);

@@ -48,13 +48,14 @@ int run_mkfs_ntfs(const NtfsMkfsRequest& a) {
         req.mft_record_bytes = parse_u32_size(a.mft_record_size, "--mft-record-size");
 
     // --from: read the trees before anything is created; every problem stops here.
-    std::optional<io::SourceTree> tree;
+    std::optional<source::SourceTree> tree;
     if (a.populate != nullptr && !a.populate->from.empty()) {
         if (a.populate->rename)
             throw Error(ErrorCode::usage, "--rename is for FAT; NTFS stores the names as they are");
         if (a.populate->local_time)
             throw Error(ErrorCode::usage, "--local-time is for FAT and exFAT; NTFS stores UTC");
-        tree = ntfs::scan_tree({tree_sources(*a.populate), symlink_policy(*a.populate)});
+        tree = ntfs::scan_tree(
+            {tree_sources(*a.populate), symlink_policy(*a.populate), scan_exclusions(*a.populate)});
         report_scan(*tree, "NTFS");
     }
     std::uint64_t image_bytes = a.image_bytes;
@@ -78,7 +79,7 @@ int run_mkfs_ntfs(const NtfsMkfsRequest& a) {
     std::optional<ntfs::PopulatePlan> populate;
     if (tree) {
         auto pp = ntfs::plan_population(*tree, layout);
-        if (auto* problems = std::get_if<std::vector<io::TreeProblem>>(&pp)) {
+        if (auto* problems = std::get_if<std::vector<source::TreeProblem>>(&pp)) {
             refuse_tree(fmt::format("the --from tree does not fit this NTFS volume with {} clusters",
                                     core::format_size(layout.cluster_bytes)),
                         *problems);

@@ -3,6 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 
 #include "common.hpp"
@@ -16,7 +21,7 @@ namespace {
 
 /// "DIR" -> DIR into the root; "DIR:/dest" -> DIR into /dest (the last ":/"
 /// splits, unless the whole text names an existing directory).
-io::TreeSource parse_from(const std::string& text) {
+source::TreeSource parse_from(const std::string& text) {
     const std::size_t pos = text.rfind(":/");
     if (pos != std::string::npos && pos > 0 && !std::filesystem::is_directory(text)) {
         return {text.substr(0, pos), text.substr(pos + 1)};
@@ -68,30 +73,35 @@ bool wants_auto_size(const PopulateArgs& args, const std::string& size) {
     return !args.from.empty() && (size.empty() || size == "auto");
 }
 
-[[noreturn]] void refuse_tree(const std::string& headline, const std::vector<io::TreeProblem>& problems) {
+[[noreturn]] void refuse_tree(const std::string& headline, const std::vector<source::TreeProblem>& problems) {
     std::string msg = fmt::format("{} ({} problem{}); nothing was written:", headline, problems.size(),
                                   problems.size() == 1 ? "" : "s");
     for (const auto& p : problems) msg += fmt::format("\n  {}: {}", printable(p.path), p.reason);
     throw Error(ErrorCode::usage, msg);
 }
 
-std::vector<io::TreeSource> tree_sources(const PopulateArgs& args) {
-    std::vector<io::TreeSource> sources;
+std::vector<source::TreeSource> tree_sources(const PopulateArgs& args) {
+    std::vector<source::TreeSource> sources;
     for (const auto& f : args.from) sources.push_back(parse_from(f));
     return sources;
 }
 
-io::SymlinkPolicy symlink_policy(const PopulateArgs& args) {
-    if (args.symlinks == "follow") return io::SymlinkPolicy::follow;
-    if (args.symlinks == "error") return io::SymlinkPolicy::error;
-    if (args.symlinks == "store") return io::SymlinkPolicy::store;
-    return io::SymlinkPolicy::skip;
+source::SymlinkPolicy symlink_policy(const PopulateArgs& args) {
+    if (args.symlinks == "follow") return source::SymlinkPolicy::follow;
+    if (args.symlinks == "error") return source::SymlinkPolicy::error;
+    if (args.symlinks == "store") return source::SymlinkPolicy::store;
+    return source::SymlinkPolicy::skip;
 }
 
-void report_scan(const io::SourceTree& tree, const std::string& fs_name) {
+void report_scan(const source::SourceTree& tree, const std::string& fs_name) {
     for (const auto& w : tree.warnings) warn(w);
     for (const auto& [from, to] : tree.renamed) note(fmt::format("renamed {} -> {}", printable(from), to));
     if (!tree.problems.empty()) refuse_tree("the --from tree cannot be stored on " + fs_name, tree.problems);
+}
+
+std::vector<std::filesystem::path> scan_exclusions(const PopulateArgs& args) {
+    if (args.image.empty()) return {};
+    return {std::filesystem::path(args.image)};
 }
 
 fat::SourceTree scan_sources(const PopulateArgs& args) {
@@ -99,6 +109,7 @@ fat::SourceTree scan_sources(const PopulateArgs& args) {
     opt.sources = tree_sources(args);
     opt.symlinks = symlink_policy(args);
     opt.rename = args.rename;
+    opt.exclude = scan_exclusions(args);
     fat::SourceTree tree = fat::scan_tree(opt);
     report_scan(tree, "FAT");
     return tree;
@@ -149,6 +160,24 @@ fat::WriteOptions populate_write_options(const PopulateArgs& args, std::int64_t 
     w.dot_hidden = args.dot_hidden;
     w.device_is_zeroed = device_is_zeroed;
     w.progress = progress;
+    // Test-only (tests/cli/mkfs_race.sh): a command run once between the scan
+    // and the first file opened, to swap files the way a race would.
+    if (const char* hook = std::getenv("FSIMG_TEST_HOOK_BEFORE_COPY"); hook != nullptr && *hook != '\0') {
+        // fork + exec, not system(): system() ignores SIGINT and SIGQUIT while it waits, and
+        // tests/cli/outputs_safe.sh sends those to mkfs while the hook runs.
+        w.source.before_first_open = [cmd = std::string(hook)] {
+            const pid_t pid = ::fork();
+            if (pid == 0) {
+                ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+                ::_exit(127);
+            }
+            int status = 0;
+            while (pid > 0 && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+            }
+            if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                throw Error(ErrorCode::io, "FSIMG_TEST_HOOK_BEFORE_COPY failed");
+        };
+    }
     return w;
 }
 

@@ -5,14 +5,15 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "fsimg/core/error.hpp"
 #include "fsimg/fat/layout.hpp"
 #include "fsimg/fat/populate.hpp"
-#include "fsimg/io/host_tree.hpp"
 #include "fsimg/io/partition.hpp"
+#include "fsimg/source/tree.hpp"
 #include "mkfs_common.hpp"
 
 namespace fsimg::cli {
@@ -24,6 +25,7 @@ struct PopulateArgs {
     bool rename = false;
     std::string symlinks = "skip";
     std::string free = "1M";  ///< -s auto: free space to leave
+    std::string image;        ///< the image being written: left out of the trees when inside one
 };
 
 /// Adds --from, --local-time, --dot-hidden, --symlinks, --free to mkfs.
@@ -35,16 +37,18 @@ bool wants_auto_size(const PopulateArgs& args, const std::string& size);
 
 /// The --from arguments as sources ("DIR" or "DIR:/dest") and the
 /// --symlinks policy, as the scanners take them.
-std::vector<io::TreeSource> tree_sources(const PopulateArgs& args);
-io::SymlinkPolicy symlink_policy(const PopulateArgs& args);
+std::vector<source::TreeSource> tree_sources(const PopulateArgs& args);
+source::SymlinkPolicy symlink_policy(const PopulateArgs& args);
+/// The host paths the scan leaves out: the image being written.
+std::vector<std::filesystem::path> scan_exclusions(const PopulateArgs& args);
 
 /// Throws Error(usage): the headline, the problem count, "nothing was
 /// written", then one line per problem (control characters shown as \xNN).
-[[noreturn]] void refuse_tree(const std::string& headline, const std::vector<io::TreeProblem>& problems);
+[[noreturn]] void refuse_tree(const std::string& headline, const std::vector<source::TreeProblem>& problems);
 
 /// Prints a scanned tree's warnings and renames; refuses (refuse_tree) when
 /// it has problems, naming the filesystem ("FAT", "exFAT").
-void report_scan(const io::SourceTree& tree, const std::string& fs_name);
+void report_scan(const source::SourceTree& tree, const std::string& fs_name);
 
 /// Reads the trees with the FAT rules, prints their warnings, and throws
 /// Error(usage) listing every problem when there is one (nothing has been

@@ -149,6 +149,13 @@ public:
         const ntfs::MftRecord r = volume_->read_record(node.record);
         ntfs::read_data(*volume_, r, node.stream, sink);
     }
+    void read_sparse(const ViewEntry& file, const std::function<void(std::span<const std::byte>)>& sink,
+                     const std::function<void(std::uint64_t)>& hole) const override {
+        const auto& node = std::get<NtfsNode>(file.record);
+        if (file.link_target && node.stream.empty()) return read(file, sink);  // the refusal
+        const ntfs::MftRecord r = volume_->read_record(node.record);
+        ntfs::read_data_sparse(*volume_, r, node.stream, sink, hole);
+    }
 
 private:
     ViewEntry entry(const ntfs::MftRecord& r, const std::u16string& name, const std::u16string& stream,

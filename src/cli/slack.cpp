@@ -15,6 +15,7 @@
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/io/open.hpp"
+#include "fsimg/io/safe_output.hpp"
 #include "fsimg/slack/report.hpp"
 #include "fsimg/slack/sources.hpp"
 #include "fsimg/slack/verify.hpp"
@@ -39,49 +40,6 @@ struct SlackArgs {
     bool csv = false;
     bool verify = false;
 };
-
-/// Writes `text` to `path` through a temporary file in the same folder and a
-/// rename, so that a failure never leaves a partial file.
-void write_file_atomically(const std::string& path, const std::string& text) {
-    const std::filesystem::path p(path);
-    const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : ".";
-    std::string tmpl = (dir / (".fsimg-slack.XXXXXX")).string();
-    const int fd = ::mkstemp(tmpl.data());
-    if (fd < 0) throw Error(ErrorCode::usage, fmt::format("{}: {}", path, std::strerror(errno)));
-    std::size_t done = 0;
-    while (done < text.size()) {
-        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-        if (n < 0) {
-            const int err = errno;
-            ::close(fd);
-            ::unlink(tmpl.c_str());
-            throw Error(ErrorCode::io, fmt::format("{}: {}", path, std::strerror(err)));
-        }
-        done += static_cast<std::size_t>(n);
-    }
-    ::fchmod(fd, 0644);
-    ::close(fd);
-    if (::rename(tmpl.c_str(), path.c_str()) != 0) {
-        const int err = errno;
-        ::unlink(tmpl.c_str());
-        throw Error(ErrorCode::io, fmt::format("{}: {}", path, std::strerror(err)));
-    }
-}
-
-/// The output file paths must be writable before anything is computed.
-void check_writable(const std::string& path, const char* option) {
-    if (path.empty()) return;
-    const std::filesystem::path p(path);
-    const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : ".";
-    if (::access(dir.c_str(), W_OK) != 0) {
-        throw Error(ErrorCode::usage, fmt::format("{} {}: cannot write in {}: {}", option, path, dir.string(),
-                                                  std::strerror(errno)));
-    }
-    struct stat st {};
-    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-        throw Error(ErrorCode::usage, fmt::format("{} {}: is a directory", option, path));
-    }
-}
 
 double parse_tolerance(std::string t) {
     if (!t.empty() && t.back() == '%') t.pop_back();
@@ -133,8 +91,15 @@ int run(const SlackArgs& a) {
     }
     if (a.json && a.csv) throw Error(ErrorCode::usage, "--json and --csv exclude each other");
     const slack::ReportOptions ro = report_options(a);
-    check_writable(a.chart, "--chart");
-    check_writable(a.output, "--output");
+    // Outputs replace only what holds no filesystem, never an input image,
+    // a device or a FIFO (io/safe_output.hpp).
+    std::vector<std::filesystem::path> inputs;
+    for (const auto& src : a.sources) inputs.emplace_back(io::split_image_spec(src).first);
+    for (const auto& l : a.lists) inputs.emplace_back(l);
+    if (!a.chart.empty()) io::check_output_path(a.chart, inputs, "--chart");
+    if (!a.output.empty()) io::check_output_path(a.output, inputs, "--output");
+    if (!a.chart.empty() && !a.output.empty() && (a.chart == a.output || io::same_file(a.chart, a.output)))
+        throw Error(ErrorCode::usage, fmt::format("--chart and --output both name {}", a.chart));
     if (a.verify) {
         if (a.sources.size() != 1 || !a.lists.empty() || !std::filesystem::is_directory(a.sources[0])) {
             throw Error(ErrorCode::usage, "--verify needs exactly one directory SOURCE");
@@ -246,9 +211,9 @@ int run(const SlackArgs& a) {
             }
         }
     }
-    if (!a.chart.empty()) write_file_atomically(a.chart, slack::render_svg(report));
+    if (!a.chart.empty()) io::write_file_atomically(a.chart, slack::render_svg(report));
     if (!a.output.empty()) {
-        write_file_atomically(a.output, text);
+        io::write_file_atomically(a.output, text);
     } else {
         fmt::print("{}", text);
     }

@@ -76,6 +76,14 @@ public:
     /// Streams a file's bytes; throws Error(corrupt) when its data is broken.
     virtual void read(const ViewEntry& file,
                       const std::function<void(std::span<const std::byte>)>& sink) const = 0;
+    /// The same, with ranges the filesystem stores as holes (NTFS sparse runs,
+    /// bytes past the initialized size) given to `hole` instead of as zeros.
+    virtual void read_sparse(const ViewEntry& file,
+                             const std::function<void(std::span<const std::byte>)>& sink,
+                             const std::function<void(std::uint64_t)>& hole) const {
+        (void)hole;
+        read(file, sink);
+    }
 };
 
 /// Opens IMAGE or IMAGE@N and detects the filesystem; prints open_problems()

@@ -9,6 +9,7 @@
 #include "fsimg/core/bytes.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/units.hpp"
+#include "fsimg/core/walk.hpp"
 #include "fsimg/exfat/cost.hpp"
 
 namespace fsimg::exfat::detail {
@@ -107,10 +108,13 @@ public:
             }
         }
         std::vector<std::uint32_t> ancestors;
+        walked_.enter(root, "/");
         walk(SubDir{"/", root, std::move(cl.runs), bytes}, true, ancestors, 0);
     }
 
 private:
+    core::VisitedDirectories walked_;  ///< every directory walked, by first cluster
+
     check::Location entry_at(const SubDir& d, std::uint32_t index, std::string object) const {
         check::Location l;
         l.object = std::move(object);
@@ -342,6 +346,15 @@ private:
                             "the directory's first cluster {} is that of {}, so the tree loops",
                             r.first_cluster,
                             r.first_cluster == d.first_cluster ? "the directory holding it" : "an ancestor"));
+                }
+                continue;
+            }
+            // Each directory once (a visited set, not only the ancestors).
+            if (dir && r.first_cluster != 0 && !walked_.enter(r.first_cluster, p)) {
+                if (!quiet_) {
+                    c_.out.add("exfat.dir.multiply-linked", entry_at(d, r.index, p),
+                               fmt::format("the directory's first cluster {} is that of {}, walked already",
+                                           r.first_cluster, walked_.first_path(r.first_cluster)));
                 }
                 continue;
             }

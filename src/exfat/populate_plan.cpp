@@ -18,7 +18,7 @@ namespace {
 
 /// 32-byte entries directory `d` holds: its children's entry sets, plus the
 /// root's system entries (label, bitmap, up-case table).
-std::uint64_t directory_entries(const io::SourceTree& tree, std::uint32_t d) {
+std::uint64_t directory_entries(const source::SourceTree& tree, std::uint32_t d) {
     std::uint64_t sum = d == 0 ? kRootSystemEntries : 0;
     for (const std::uint32_t c : tree.nodes[d].children)
         sum += entry_set_entries(tree.nodes[c].name16.size());
@@ -37,29 +37,29 @@ std::optional<std::string> utf8_name_problem(std::string_view utf8) {
     return name_problem(core::utf8_to_utf16(utf8));
 }
 
-void check_source_tree(io::SourceTree& tree) {
-    io::TreeRules rules;
+void check_source_tree(source::SourceTree& tree) {
+    source::TreeRules rules;
     rules.name_problem = &utf8_name_problem;
     rules.case_key = &upcase_key;
     rules.reserved_name = &fat::is_windows_device_name;
     rules.case_note = "exFAT names are case-insensitive";
-    io::check_tree(tree, rules);
+    source::check_tree(tree, rules);
 }
 
-io::SourceTree scan_tree(const ScanOptions& options) {
-    if (options.symlinks == io::SymlinkPolicy::store)
+source::SourceTree scan_tree(const ScanOptions& options) {
+    if (options.symlinks == source::SymlinkPolicy::store)
         throw Error(ErrorCode::usage,
                     "--symlinks store is for NTFS; exFAT has no symbolic links (skip, follow or error)");
-    io::SourceTree tree = io::scan_host_trees(options.sources, options.symlinks);
+    source::SourceTree tree = source::scan_host_trees(options.sources, options.symlinks, options.exclude);
     check_source_tree(tree);
-    io::sort_problems(tree);
+    source::sort_problems(tree);
     return tree;
 }
 
-TreeUsage tree_usage(const io::SourceTree& tree, std::uint32_t cluster_bytes) {
+TreeUsage tree_usage(const source::SourceTree& tree, std::uint32_t cluster_bytes) {
     TreeUsage u;
     for (std::uint32_t i = 0; i < tree.nodes.size(); ++i) {
-        const io::TreeNode& n = tree.nodes[i];
+        const source::TreeNode& n = tree.nodes[i];
         if (!n.is_dir) {
             u.data_clusters += file_clusters(n.size, cluster_bytes);
             continue;
@@ -71,11 +71,11 @@ TreeUsage tree_usage(const io::SourceTree& tree, std::uint32_t cluster_bytes) {
     return u;
 }
 
-std::variant<PopulatePlan, std::vector<io::TreeProblem>> plan_population(const io::SourceTree& tree,
-                                                                         const Layout& layout) {
+std::variant<PopulatePlan, std::vector<source::TreeProblem>> plan_population(const source::SourceTree& tree,
+                                                                             const Layout& layout) {
     if (!tree.problems.empty()) return tree.problems;
     const std::uint32_t cb = layout.cluster_bytes();
-    std::vector<io::TreeProblem> problems;
+    std::vector<source::TreeProblem> problems;
 
     PopulatePlan plan;
     plan.usage = tree_usage(tree, cb);
@@ -121,15 +121,15 @@ std::variant<PopulatePlan, std::vector<io::TreeProblem>> plan_population(const i
         next += clusters;
     };
     allocate(0, directory_clusters(plan.nodes[0].entries, cb));
-    io::visit_depth_first(tree, [&](std::uint32_t c) {
-        const io::TreeNode& n = tree.nodes[c];
+    source::visit_depth_first(tree, [&](std::uint32_t c) {
+        const source::TreeNode& n = tree.nodes[c];
         allocate(c, n.is_dir ? directory_clusters(plan.nodes[c].entries, cb) : file_clusters(n.size, cb));
     });
     plan.used_clusters = next - 2;
     return plan;
 }
 
-std::variant<std::uint64_t, LayoutRefusal> volume_bytes_for_tree(const io::SourceTree& tree,
+std::variant<std::uint64_t, LayoutRefusal> volume_bytes_for_tree(const source::SourceTree& tree,
                                                                  const LayoutRequest& base,
                                                                  std::uint64_t free_bytes,
                                                                  std::uint64_t granularity) {

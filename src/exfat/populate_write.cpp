@@ -14,6 +14,7 @@
 #include "fsimg/exfat/populate.hpp"
 #include "fsimg/exfat/structs.hpp"
 #include "fsimg/io/stream_writer.hpp"
+#include "fsimg/source/file.hpp"
 
 namespace fsimg::exfat {
 
@@ -24,7 +25,7 @@ constexpr std::size_t kRootSystemBytes = std::size_t{kRootSystemEntries} * kDirE
 /// Source times -> entry timestamps: clamp, time zone, 10 ms increments.
 class Stamper {
 public:
-    explicit Stamper(const io::PopulateWriteOptions& o) : opt_(o) {}
+    explicit Stamper(const source::PopulateWriteOptions& o) : opt_(o) {}
     EntryTimestamp stamp(std::int64_t t, std::uint32_t ns) const {
         if (opt_.clamp && t >= *opt_.clamp) {
             t = *opt_.clamp;
@@ -38,7 +39,7 @@ public:
         }
         return entry_timestamp(t, ns, offset);
     }
-    void apply(const io::TreeNode& n, FileEntrySetInfo& e) const {
+    void apply(const source::TreeNode& n, FileEntrySetInfo& e) const {
         if (!n.has_times) {
             e.created = e.modified = e.accessed = stamp(opt_.creation_time, 0);
         } else {
@@ -52,12 +53,12 @@ public:
     }
 
 private:
-    const io::PopulateWriteOptions& opt_;
+    const source::PopulateWriteOptions& opt_;
 };
 
 /// Encodes directory `d` into `out` (zero-filled, its whole size).
-void build_directory(const io::SourceTree& tree, const PopulatePlan& plan, std::uint32_t d,
-                     const Stamper& stamper, const io::PopulateWriteOptions& opt,
+void build_directory(const source::SourceTree& tree, const PopulatePlan& plan, std::uint32_t d,
+                     const Stamper& stamper, const source::PopulateWriteOptions& opt,
                      std::span<const std::byte> system_entries, std::span<std::byte> out, std::uint32_t cb) {
     std::size_t at = 0;
     if (d == 0) {
@@ -65,7 +66,7 @@ void build_directory(const io::SourceTree& tree, const PopulatePlan& plan, std::
         at = system_entries.size();
     }
     for (const std::uint32_t c : tree.nodes[d].children) {
-        const io::TreeNode& n = tree.nodes[c];
+        const source::TreeNode& n = tree.nodes[c];
         const NodePlan& p = plan.nodes[c];
         FileEntrySetInfo e;
         e.name = n.name16;
@@ -108,8 +109,8 @@ void write_percent_in_use(io::BlockDevice& dev, const Layout& l, std::uint64_t u
 
 }  // namespace
 
-void write_population(io::BlockDevice& dev, const Layout& layout, const io::SourceTree& tree,
-                      const PopulatePlan& plan, const io::PopulateWriteOptions& opt) {
+void write_population(io::BlockDevice& dev, const Layout& layout, const source::SourceTree& tree,
+                      const PopulatePlan& plan, const source::PopulateWriteOptions& opt) {
     const Stamper stamper(opt);
     const std::uint32_t cb = layout.cluster_bytes();
 
@@ -130,9 +131,10 @@ void write_population(io::BlockDevice& dev, const Layout& layout, const io::Sour
     write_allocation_bitmap(dev, layout, plan.used_clusters);
 
     io::StreamWriter w(dev, opt.device_is_zeroed);
+    source::SourceReader reader(tree, opt.source);
     std::vector<std::byte> dirbuf;
     for (const std::uint32_t i : plan.allocation_order) {
-        const io::TreeNode& n = tree.nodes[i];
+        const source::TreeNode& n = tree.nodes[i];
         const NodePlan& p = plan.nodes[i];
         w.seek(layout.cluster_offset(p.first_cluster));
         if (n.is_dir) {
@@ -140,7 +142,7 @@ void write_population(io::BlockDevice& dev, const Layout& layout, const io::Sour
             build_directory(tree, plan, i, stamper, opt, system, dirbuf, cb);
             w.append(dirbuf);
         } else {
-            io::copy_host_file(n.host_path, n.size, std::uint64_t{p.clusters} * cb, w, opt.progress);
+            source::copy_file(reader.open(i), std::uint64_t{p.clusters} * cb, w, opt.progress);
         }
     }
     w.flush();

@@ -69,8 +69,9 @@ std::string windows_problem(const std::string& name) {
     return {};
 }
 
-std::string label_text(const std::string& raw) {
-    std::string s = raw;
+/// A label for a message: OEM bytes decoded (code page 850), trailing spaces dropped.
+std::string label_text(const std::string& raw, bool oem = false) {
+    std::string s = oem ? oem_text(raw) : raw;
     while (!s.empty() && s.back() == ' ') s.pop_back();
     return s;
 }
@@ -192,12 +193,12 @@ void check_labels(Context& c, const ParsedDirectory& root) {
         if (auto p = short_name_problem(boot_name, true); !p.empty()) {
             c.out.add("fat.label.invalid", boot_loc,
                       fmt::format("the boot-sector label \"{}\" is invalid: {} (\"NO NAME\" means no label)",
-                                  label_text(boot), p));
+                                  label_text(boot, true), p));
         } else {
             c.out.add("fat.label.mismatch", boot_loc,
                       fmt::format("the boot sector has the label \"{}\" but the root directory has no "
                                   "volume-label entry",
-                                  label_text(boot)));
+                                  label_text(boot, true)));
         }
         return;
     }
@@ -205,7 +206,7 @@ void check_labels(Context& c, const ParsedDirectory& root) {
     if (boot == no_name && root_text == no_name) return;
     c.out.add("fat.label.mismatch", boot_loc,
               fmt::format("the boot sector says \"{}\" but the root directory's label is \"{}\"",
-                          label_text(boot), label_text(root_text)));
+                          label_text(boot, true), label_text(root_text, true)));
 }
 
 }  // namespace fsimg::fat::detail

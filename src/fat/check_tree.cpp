@@ -7,6 +7,7 @@
 #include "check_internal.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/units.hpp"
+#include "fsimg/core/walk.hpp"
 
 namespace fsimg::fat::detail {
 
@@ -165,10 +166,13 @@ public:
         ++c_.summary.directories;
         if (c_.options.on_walk && !c_.resolving) c_.options.on_walk("/");
         std::vector<std::uint32_t> ancestors;
+        walked_.enter(root, "/");
         walk("/", root, 0, root_runs, root_clusters, ancestors, 0);
     }
 
 private:
+    core::VisitedDirectories walked_;  ///< every directory walked, by first cluster
+
     bool read_dir(const std::string& path, std::uint32_t cluster, const std::vector<ClusterRun>& runs,
                   std::vector<std::byte>& bytes) {
         const Layout& l = c_.layout();
@@ -258,6 +262,16 @@ private:
                         "fat.dir.loop", at_cluster(c_, start, p),
                         fmt::format("the directory's first cluster {} is that of {}, so the tree loops",
                                     start, start == cluster ? "the directory holding it" : "an ancestor"));
+                }
+                continue;
+            }
+            // Each directory once (a visited set, not only the ancestors): a
+            // second entry for a walked directory is reported and not followed.
+            if (!walked_.enter(start, p)) {
+                if (!quiet) {
+                    c_.out.add("fat.dir.multiply-linked", at_cluster(c_, start, p),
+                               fmt::format("the directory's first cluster {} is that of {}, walked already",
+                                           start, walked_.first_path(start)));
                 }
                 continue;
             }

@@ -34,6 +34,19 @@ std::u16string oem_part(const std::uint8_t* p, std::size_t n, bool lower) {
     return out;
 }
 
+}  // namespace
+
+std::string oem_text(std::string_view bytes) {
+    std::u16string out;
+    for (const char ch : bytes) {
+        const auto b = static_cast<std::uint8_t>(ch);
+        out.push_back(b < 0x80 ? char16_t(b) : kCp850[b - 0x80]);
+    }
+    return core::utf16_to_utf8_lossy(out);
+}
+
+namespace {
+
 bool is_dot_name(const std::array<std::uint8_t, 11>& n, std::size_t dots) {
     for (std::size_t i = 0; i < 11; ++i) {
         if (n[i] != (i < dots ? '.' : ' ')) return false;

@@ -131,7 +131,7 @@ std::variant<PopulatePlan, std::vector<TreeProblem>> plan_population(const Sourc
         next += static_cast<std::uint32_t>(clusters);
     };
     if (fat32) allocate(0, directory_clusters(plan.nodes[0].entries, cb));
-    io::visit_depth_first(tree, [&](std::uint32_t c) {
+    source::visit_depth_first(tree, [&](std::uint32_t c) {
         const TreeNode& n = tree.nodes[c];
         allocate(c, n.is_dir ? directory_clusters(plan.nodes[c].entries, cb) : file_clusters(n.size, cb));
     });

@@ -1,5 +1,5 @@
 // scan_tree, check_source_tree, rename_for_fat: the FAT rules on the host
-// trees io/host_tree.hpp reads for mkfs --from.
+// trees source/tree.hpp reads for mkfs --from.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,14 +16,14 @@ namespace fsimg::fat {
 void check_source_tree(SourceTree& tree) {
     static const std::string file_limit =
         fmt::format("a FAT file holds at most {} bytes (4 GiB - 1)", core::format_count(kMaxFileBytes));
-    io::TreeRules rules;
+    source::TreeRules rules;
     rules.name_problem = &long_name_problem;
     rules.case_key = &case_fold_key;
     rules.reserved_name = &is_windows_device_name;
     rules.max_file_bytes = kMaxFileBytes;
     rules.file_limit = file_limit;
     rules.case_note = "FAT names are case-insensitive";
-    io::check_tree(tree, rules);
+    source::check_tree(tree, rules);
 }
 
 void rename_for_fat(SourceTree& tree) {
@@ -56,13 +56,13 @@ void rename_for_fat(SourceTree& tree) {
 }
 
 SourceTree scan_tree(const ScanOptions& options) {
-    if (options.symlinks == io::SymlinkPolicy::store)
+    if (options.symlinks == source::SymlinkPolicy::store)
         throw Error(ErrorCode::usage,
                     "--symlinks store is for NTFS; FAT has no symbolic links (skip, follow or error)");
-    SourceTree tree = io::scan_host_trees(options.sources, options.symlinks);
+    SourceTree tree = source::scan_host_trees(options.sources, options.symlinks, options.exclude);
     if (options.rename) rename_for_fat(tree);
     check_source_tree(tree);
-    io::sort_problems(tree);
+    source::sort_problems(tree);
     return tree;
 }
 

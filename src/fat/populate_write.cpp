@@ -7,6 +7,7 @@
 #include "fsimg/fat/populate.hpp"
 #include "fsimg/fat/structs.hpp"
 #include "fsimg/io/stream_writer.hpp"
+#include "fsimg/source/file.hpp"
 
 namespace fsimg::fat {
 
@@ -172,6 +173,7 @@ void write_population(io::BlockDevice& dev, const Layout& layout, const SourceTr
     }
 
     io::StreamWriter w(dev, opt.device_is_zeroed);
+    source::SourceReader reader(tree, opt.source);
     std::vector<std::byte> dirbuf;
     for (const std::uint32_t i : plan.allocation_order) {
         const TreeNode& n = tree.nodes[i];
@@ -182,7 +184,7 @@ void write_population(io::BlockDevice& dev, const Layout& layout, const SourceTr
             build_directory(tree, plan, i, stamper, opt, label_entry, dirbuf);
             w.append(dirbuf);
         } else {
-            io::copy_host_file(n.host_path, n.size, p.clusters * cb, w, opt.progress);
+            source::copy_file(reader.open(i), p.clusters * cb, w, opt.progress);
         }
     }
     w.flush();

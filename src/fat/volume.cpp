@@ -131,7 +131,7 @@ std::vector<BootField> boot_fields(const BootSector& bs) {
     };
     txt("BS_jmpBoot", off::jmpBoot, 3,
         fmt::format("{:02X} {:02X} {:02X}", bs.jmp_boot[0], bs.jmp_boot[1], bs.jmp_boot[2]));
-    txt("BS_OEMName", off::OEMName, 8, bs.oem_name);
+    txt("BS_OEMName", off::OEMName, 8, oem_text(bs.oem_name));
     num("BPB_BytsPerSec", off::BytsPerSec, 2, bs.bytes_per_sector);
     num("BPB_SecPerClus", off::SecPerClus, 1, bs.sectors_per_cluster);
     num("BPB_RsvdSecCnt", off::RsvdSecCnt, 2, bs.reserved_sectors);
@@ -155,15 +155,15 @@ std::vector<BootField> boot_fields(const BootSector& bs) {
         num("BS_Reserved1", off::Reserved1_32, 1, bs.reserved1);
         num("BS_BootSig", off::BootSig32, 1, bs.boot_signature);
         num("BS_VolID", off::VolID32, 4, bs.volume_id);
-        txt("BS_VolLab", off::VolLab32, 11, bs.volume_label);
-        txt("BS_FilSysType", off::FilSysType32, 8, bs.fs_type);
+        txt("BS_VolLab", off::VolLab32, 11, oem_text(bs.volume_label));
+        txt("BS_FilSysType", off::FilSysType32, 8, oem_text(bs.fs_type));
     } else {
         num("BS_DrvNum", off::DrvNum16, 1, bs.drive_number);
         num("BS_Reserved1", off::Reserved1_16, 1, bs.reserved1);
         num("BS_BootSig", off::BootSig16, 1, bs.boot_signature);
         num("BS_VolID", off::VolID16, 4, bs.volume_id);
-        txt("BS_VolLab", off::VolLab16, 11, bs.volume_label);
-        txt("BS_FilSysType", off::FilSysType16, 8, bs.fs_type);
+        txt("BS_VolLab", off::VolLab16, 11, oem_text(bs.volume_label));
+        txt("BS_FilSysType", off::FilSysType16, 8, oem_text(bs.fs_type));
     }
     num("Signature_word", off::Signature, 2, bs.signature);
     return f;

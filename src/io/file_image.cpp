@@ -15,10 +15,14 @@
 #include <limits>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "fsimg/core/error.hpp"
 
 namespace fsimg::io {
+
+/// src/io/gzip_image.cpp: decompresses until `end` bytes are in the temporary file.
+void gzip_fill(GzipInflater& inflater, std::uint64_t end);
 
 namespace {
 
@@ -29,7 +33,7 @@ std::string os_reason(int err) { return std::strerror(err); }
 }
 
 // ---------------------------------------------------------------------------
-// Temporary files removed by SIGINT/SIGTERM/SIGHUP.
+// Temporary files removed by every signal whose default action ends the process.
 //
 // The handler may only touch async-signal-safe state: a fixed table of
 // fixed-size path buffers whose `state` is an atomic lock-free int.
@@ -47,8 +51,15 @@ struct TempSlot {
 static_assert(std::atomic<int>::is_always_lock_free);
 
 TempSlot g_temp_slots[kMaxTempFiles];
-constexpr int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP};
-struct sigaction g_previous[3];
+/// The signals whose default action terminates the process (signal(7)), but
+/// SIGKILL and SIGSTOP, which cannot be caught, and the ones raised by a
+/// fault (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGSYS, SIGTRAP), where
+/// touching the table may not be safe: a stale file left by those is
+/// removed by the next run (remove_stale_temporaries).
+constexpr int kCleanupSignals[] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT, SIGPIPE,   SIGALRM,
+                                   SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF};
+constexpr std::size_t kCleanupSignalCount = std::size(kCleanupSignals);
+struct sigaction g_previous[kCleanupSignalCount];
 
 void cleanup_handler(int sig, siginfo_t* info, void* context) {
     const int saved_errno = errno;
@@ -56,7 +67,7 @@ void cleanup_handler(int sig, siginfo_t* info, void* context) {
     for (auto& slot : g_temp_slots) {
         if (slot.state.load(std::memory_order_acquire) == kLive && slot.owner == self) unlink(slot.path);
     }
-    for (std::size_t i = 0; i < 3; ++i) {
+    for (std::size_t i = 0; i < kCleanupSignalCount; ++i) {
         if (kCleanupSignals[i] != sig) continue;
         const struct sigaction& prev = g_previous[i];
         // sa_handler and sa_sigaction share storage: test for SIG_DFL/SIG_IGN first.
@@ -79,14 +90,14 @@ void cleanup_handler(int sig, siginfo_t* info, void* context) {
     errno = saved_errno;
 }
 
-/// Installs cleanup_handler for the three signals unless it is already the
+/// Installs cleanup_handler for the cleanup signals unless it is already the
 /// current handler (someone may have replaced it since) or the signal is
 /// ignored (e.g. SIGHUP under nohup). The replaced handler is chained to.
 /// Call with the cleanup signals blocked.
 void install_cleanup_handlers() {
     static std::mutex mutex;
     const std::lock_guard lock(mutex);
-    for (std::size_t i = 0; i < 3; ++i) {
+    for (std::size_t i = 0; i < kCleanupSignalCount; ++i) {
         struct sigaction current {};
         if (sigaction(kCleanupSignals[i], nullptr, &current) != 0) continue;
         if (current.sa_handler == SIG_IGN) continue;
@@ -139,6 +150,35 @@ void unregister_temp(int slot) {
     g_temp_slots[slot].state.store(kFree, std::memory_order_release);
 }
 
+/// ".NAME.fsimg-PID-": the prefix of every temporary made for NAME by process PID.
+std::string temp_prefix(const std::string& name) { return "." + name + ".fsimg-"; }
+
+/// Removes temporaries ".NAME.fsimg-PID-XXXXXX" in `folder` whose process is
+/// gone (kill(PID, 0) fails with ESRCH: killed by SIGKILL or a fault), and
+/// returns their paths. Only regular files; a live or foreign PID keeps its file.
+std::vector<std::string> remove_stale(const std::filesystem::path& folder, const std::string& name) {
+    std::vector<std::string> removed;
+    const std::string prefix = temp_prefix(name);
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string entry = it->path().filename().string();
+        if (entry.rfind(prefix, 0) != 0) continue;
+        const std::string rest = entry.substr(prefix.size());  // "PID-XXXXXX"
+        const std::size_t dash = rest.find('-');
+        if (dash == 0 || dash == std::string::npos || rest.size() - dash - 1 != 6) continue;
+        if (!std::all_of(rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(dash),
+                         [](char c) { return c >= '0' && c <= '9'; }) ||
+            dash > 9)
+            continue;
+        const auto pid = static_cast<pid_t>(std::stol(rest.substr(0, dash)));
+        if (pid <= 0 || pid == getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+        struct stat st {};
+        if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+        if (::unlink(it->path().c_str()) == 0) removed.push_back(it->path().string());
+    }
+    return removed;
+}
+
 /// The process umask without changing it (Linux /proc), else 022.
 mode_t current_umask() {
     std::ifstream status("/proc/self/status");
@@ -155,6 +195,26 @@ mode_t current_umask() {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------
+// SignalCleanup
+
+SignalCleanup::SignalCleanup(const std::string& absolute_path) {
+    SignalBlock block;
+    install_cleanup_handlers();
+    slot_ = register_temp(absolute_path);
+}
+
+SignalCleanup::~SignalCleanup() { release(); }
+
+void SignalCleanup::release() noexcept {
+    unregister_temp(slot_);
+    slot_ = -1;
+}
+
+std::string temporary_prefix(const std::string& name) {
+    return temp_prefix(name) + std::to_string(getpid()) + "-";
+}
 
 // ---------------------------------------------------------------------------
 // FileImage
@@ -186,12 +246,29 @@ std::unique_ptr<FileImage> FileImage::open(const std::filesystem::path& path, bo
     if (S_ISREG(st.st_mode)) {
         size = static_cast<std::uint64_t>(st.st_size);
     } else if (S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode)) {
-        if (!allow_device) {
+        // Reading a block device changes nothing: every reading command accepts
+        // one. Writing needs the caller's allow_device (mkfs --device), and an
+        // exclusive claim (O_EXCL: EBUSY while mounted or in use).
+        const bool readable_block = S_ISBLK(st.st_mode) && !writable;
+        if (!allow_device && !readable_block) {
             ::close(fd);
-            throw Error(ErrorCode::refused,
-                        fmt::format("\"{}\" is a {} device, not an image file; pass the option that allows "
-                                    "devices if you really mean it",
-                                    path.string(), S_ISBLK(st.st_mode) ? "block" : "character"));
+            throw Error(
+                ErrorCode::refused,
+                S_ISBLK(st.st_mode)
+                    ? fmt::format("\"{}\" is a block device; only mkfs --device writes to one", path.string())
+                    : fmt::format("\"{}\" is a character device, not an image file or a block device",
+                                  path.string()));
+        }
+        if (writable && S_ISBLK(st.st_mode)) {
+            ::close(fd);
+            do {
+                fd = ::open(path.c_str(), flags | O_EXCL);
+            } while (fd < 0 && errno == EINTR);
+            if (fd < 0 && errno == EBUSY)
+                throw Error(
+                    ErrorCode::refused,
+                    fmt::format("\"{}\" is in use (mounted or held); it is not written", path.string()));
+            if (fd < 0) throw_io("cannot open for writing", path, errno);
         }
         const off_t end = ::lseek(fd, 0, SEEK_END);
         if (end < 0) {
@@ -223,7 +300,8 @@ void FileImage::read_at(std::uint64_t offset, std::span<std::byte> out) const {
                         path_.string(), out.size(), offset, out.size() - available, size_),
             offset);
     }
-    constexpr std::size_t kHoleProbeBytes = 256 * 1024;  // smaller reads: one pread beats two lseeks
+    if (inflater_) gzip_fill(*inflater_, offset + out.size());  // a gzip image: decompress as far as needed
+    constexpr std::size_t kHoleProbeBytes = 256 * 1024;         // smaller reads: one pread beats two lseeks
     std::size_t done = 0;
     while (done < out.size()) {
         std::size_t want = out.size() - done;
@@ -341,7 +419,15 @@ AtomicImage::AtomicImage(const std::filesystem::path& destination, std::uint64_t
     if (size > static_cast<std::uint64_t>(std::numeric_limits<off_t>::max())) {
         throw Error(ErrorCode::usage, fmt::format("image size {} bytes is too large for a file", size));
     }
-    std::string templ = (folder / ("." + name + ".fsimg-XXXXXX")).string();
+    stale_removed_ = remove_stale(folder, name);
+    // What is replaced keeps its mode and owner (mkfs --force, extract --force).
+    struct stat old {};
+    if (::stat(destination.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
+        keep_mode_ = old.st_mode & 07777;
+        keep_uid_ = old.st_uid;
+        keep_gid_ = old.st_gid;
+    }
+    std::string templ = (folder / (temp_prefix(name) + std::to_string(getpid()) + "-XXXXXX")).string();
     int fd = -1;
     {
         SignalBlock block;
@@ -384,7 +470,14 @@ AtomicImage::~AtomicImage() {
 void AtomicImage::commit() {
     if (committed_) return;
     image_->sync();
-    const mode_t mode = 0666 & ~current_umask();
+    const mode_t mode = keep_mode_ ? static_cast<mode_t>(*keep_mode_) : (0666 & ~current_umask());
+    // The owner first: fchown clears set-user-ID bits, which fchmod then restores.
+    if (keep_uid_ && (*keep_uid_ != ::geteuid() || *keep_gid_ != ::getegid())) {
+        // Only root may give a file away; others keep their own ownership (as install(1) does).
+        if (::fchown(image_->fd_, static_cast<uid_t>(*keep_uid_), static_cast<gid_t>(*keep_gid_)) != 0 &&
+            errno != EPERM)
+            throw_io("cannot set the owner of", temp_path_, errno);
+    }
     if (::fchmod(image_->fd_, mode) != 0) throw_io("cannot set the mode of", temp_path_, errno);
     {
         SignalBlock block;

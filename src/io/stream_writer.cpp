@@ -56,6 +56,12 @@ void StreamWriter::append_zeros(std::uint64_t n) {
     }
 }
 
+void StreamWriter::append_hole(std::uint64_t n) {
+    if (!skip_zero_) return append_zeros(n);
+    flush();
+    start_ += n;
+}
+
 void StreamWriter::flush() {
     const std::byte* p = buf_.data();
     if (!skip_zero_) {
@@ -79,32 +85,6 @@ void StreamWriter::flush() {
     }
     start_ += used_;
     used_ = 0;
-}
-
-void copy_host_file(const std::string& host_path, std::uint64_t size, std::uint64_t allocated,
-                    StreamWriter& w, core::Progress* progress) {
-    const int fd = ::open(host_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0)
-        throw Error(ErrorCode::io, fmt::format("cannot read {}: {}", host_path, std::strerror(errno)));
-    std::uint64_t left = size;
-    while (left > 0) {
-        auto room = w.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(left, kStreamBuffer)));
-        const ssize_t got = ::read(fd, room.data(), room.size());
-        if (got < 0 && errno == EINTR) continue;
-        if (got <= 0) {
-            const int err = errno;
-            ::close(fd);
-            throw Error(ErrorCode::io,
-                        got < 0 ? fmt::format("cannot read {}: {}", host_path, std::strerror(err))
-                                : fmt::format("{} shrank while it was copied: {} bytes were scanned, {} read",
-                                              host_path, size, size - left));
-        }
-        w.commit(static_cast<std::size_t>(got));
-        left -= static_cast<std::uint64_t>(got);
-        core::advance(progress, static_cast<std::uint64_t>(got));
-    }
-    ::close(fd);
-    w.append_zeros(allocated - size);
 }
 
 }  // namespace fsimg::io

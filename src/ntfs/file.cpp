@@ -7,6 +7,7 @@
 
 #include "fsimg/core/bytes.hpp"
 #include "fsimg/core/error.hpp"
+#include "fsimg/core/units.hpp"
 #include "fsimg/core/utf.hpp"
 #include "fsimg/ntfs/compression.hpp"
 
@@ -212,6 +213,50 @@ void read_data(const Volume& v, const MftRecord& base, std::u16string_view name,
     }
 }
 
+void read_data_sparse(const Volume& v, const MftRecord& base, std::u16string_view name,
+                      const std::function<void(std::span<const std::byte>)>& sink,
+                      const std::function<void(std::uint64_t)>& hole) {
+    const auto a = load_attribute(v, base, AttrType::data, name);
+    if (!a || !a->non_resident || (a->flags & 0x0001)) return read_data(v, base, name, sink);
+    if (const auto why = unreadable_reason(v, base, *a))
+        throw Error(ErrorCode::unsupported, fmt::format("MFT record {}: {}", base.number, *why));
+    constexpr std::uint64_t kChunk = 1u << 20;
+    const std::uint64_t C = v.geometry().cluster_bytes;
+    const std::uint64_t size = a->size();
+    const std::uint64_t initialized = std::min(a->initialized_size, size);
+    std::vector<std::byte> buf(static_cast<std::size_t>(std::min(size, kChunk)));
+    // Each step covers at least one byte: data up to a chunk, or a whole hole.
+    for (std::uint64_t at = 0; at < size;) {
+        if (at >= initialized) {
+            hole(size - at);
+            return;
+        }
+        const std::uint64_t vcn = at / C;
+        const auto it = std::upper_bound(
+            a->runs.begin(), a->runs.end(), vcn,
+            [](std::uint64_t x, const MappedRun& r) { return x < static_cast<std::uint64_t>(r.vcn); });
+        std::uint64_t run_end = initialized;  // an unmapped VCN: read_stream names it
+        bool sparse = false;
+        if (it != a->runs.begin()) {
+            const MappedRun& r = *std::prev(it);
+            const std::uint64_t first = static_cast<std::uint64_t>(r.vcn);
+            if (vcn - first < r.length) {
+                run_end = std::min(initialized, core::checked_mul(first + r.length, C, "run end"));
+                sparse = !r.lcn;
+            }
+        }
+        if (sparse) {
+            hole(run_end - at);
+            at = run_end;
+            continue;
+        }
+        const std::size_t n = static_cast<std::size_t>(std::min({kChunk, run_end - at, size - at}));
+        v.read_stream(*a, at, std::span<std::byte>(buf).first(n));
+        sink(std::span<const std::byte>(buf).first(n));
+        at += n;
+    }
+}
+
 std::optional<std::uint32_t> reparse_tag(std::span<const std::byte> value) {
     if (value.size() < 8) return std::nullopt;
     return core::load_le32(value, 0);
@@ -242,7 +287,15 @@ std::optional<ReparseLink> decode_reparse_link(std::span<const std::byte> value)
 
 std::string ReparseLink::posix_target() const {
     std::u16string t = substitute_name.empty() ? print_name : substitute_name;
-    if (!relative && t.starts_with(u"\\??\\")) t = t.substr(4);
+    if (!relative && t.starts_with(u"\\??\\")) {
+        t = t.substr(4);
+        // Only "C:\..." is a drive; a UNC or volume GUID path must stay absolute.
+        if (t.starts_with(u"UNC\\") || t.starts_with(u"unc\\")) {
+            t = u"\\\\" + t.substr(4);
+        } else if (!(t.size() >= 2 && t[1] == u':')) {
+            t = u"\\??\\" + t;
+        }
+    }
     std::string out = core::utf16_to_utf8_lossy(t);
     std::replace(out.begin(), out.end(), '\\', '/');
     return out;

@@ -161,15 +161,15 @@ bool is_dos_name(std::u16string_view name) noexcept {
     return std::all_of(base.begin(), base.end(), ok) && std::all_of(ext.begin(), ext.end(), ok);
 }
 
-void check_source_tree(io::SourceTree& tree) {
-    io::TreeRules rules;
+void check_source_tree(source::SourceTree& tree) {
+    source::TreeRules rules;
     rules.name_problem = &utf8_name_problem;
     // NTFS keeps names that differ only in case apart (POSIX namespace):
     // only identical names would collide, and a host directory has none.
     rules.case_key = [](std::u16string_view n) { return std::u16string(n); };
     rules.reserved_name = &fat::is_windows_device_name;
     rules.case_note = "NTFS names are compared exactly";
-    io::check_tree(tree, rules);
+    source::check_tree(tree, rules);
     for (std::uint32_t d = 0; d < tree.nodes.size(); ++d) {  // names equal but for case
         std::vector<std::uint32_t> kids;
         for (const std::uint32_t c : tree.nodes[d].children)
@@ -178,8 +178,8 @@ void check_source_tree(io::SourceTree& tree) {
             return name_collates_before(tree.nodes[a].name16, tree.nodes[b].name16);
         });
         for (std::size_t k = 1; k < kids.size(); ++k) {
-            const io::TreeNode& a = tree.nodes[kids[k - 1]];
-            const io::TreeNode& b = tree.nodes[kids[k]];
+            const source::TreeNode& a = tree.nodes[kids[k - 1]];
+            const source::TreeNode& b = tree.nodes[kids[k]];
             if (collate_file_names(a.name16, b.name16) != 0) continue;
             tree.warnings.push_back(
                 fmt::format("{}: \"{}\" differs only in letter case from \"{}\"; both are stored as POSIX "
@@ -189,7 +189,7 @@ void check_source_tree(io::SourceTree& tree) {
         }
     }
     for (std::uint32_t i = 1; i < tree.nodes.size(); ++i) {
-        const io::TreeNode& n = tree.nodes[i];
+        const source::TreeNode& n = tree.nodes[i];
         if (!n.name16.empty() && !is_win32_name(n.name16)) {
             tree.warnings.push_back(fmt::format(
                 "{}: \"{}\" is stored as a POSIX name (it holds a character Win32 names cannot, or ends with "
@@ -199,10 +199,10 @@ void check_source_tree(io::SourceTree& tree) {
     }
 }
 
-io::SourceTree scan_tree(const ScanOptions& options) {
-    io::SourceTree tree = io::scan_host_trees(options.sources, options.symlinks);
+source::SourceTree scan_tree(const ScanOptions& options) {
+    source::SourceTree tree = source::scan_host_trees(options.sources, options.symlinks, options.exclude);
     check_source_tree(tree);
-    io::sort_problems(tree);
+    source::sort_problems(tree);
     return tree;
 }
 
@@ -217,12 +217,12 @@ std::uint32_t index_block_vcns(const Layout& l) noexcept {
                                                   : l.index_block_bytes / 512;
 }
 
-std::variant<PopulatePlan, std::vector<io::TreeProblem>> plan_population(const io::SourceTree& tree,
-                                                                         const Layout& layout) {
+std::variant<PopulatePlan, std::vector<source::TreeProblem>> plan_population(const source::SourceTree& tree,
+                                                                             const Layout& layout) {
     if (!tree.problems.empty()) return tree.problems;
     const Layout& L = layout;
     const std::uint32_t cb = L.cluster_bytes;
-    std::vector<io::TreeProblem> problems;
+    std::vector<source::TreeProblem> problems;
     PopulatePlan plan;
     plan.nodes.resize(tree.nodes.size());
 
@@ -230,8 +230,8 @@ std::variant<PopulatePlan, std::vector<io::TreeProblem>> plan_population(const i
     // are more $FILE_NAMEs in it while they fit (no attribute lists).
     std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint32_t> owners;
     std::vector<std::uint32_t> owner_bytes(tree.nodes.size(), 0);
-    io::visit_depth_first(tree, [&](std::uint32_t c) {
-        const io::TreeNode& n = tree.nodes[c];
+    source::visit_depth_first(tree, [&](std::uint32_t c) {
+        const source::TreeNode& n = tree.nodes[c];
         if (n.is_dir || n.host_links < 2) return;
         const auto [it, fresh] = owners.try_emplace({n.host_dev, n.host_ino}, c);
         const std::uint32_t fn = file_name_attr_bytes(n.name16.size());
@@ -250,7 +250,7 @@ std::variant<PopulatePlan, std::vector<io::TreeProblem>> plan_population(const i
     // Records: depth first in name order from kFirstUserRecord.
     plan.nodes[0].record = 5;
     std::uint64_t next_record = kFirstUserRecord;
-    io::visit_depth_first(tree, [&](std::uint32_t c) {
+    source::visit_depth_first(tree, [&](std::uint32_t c) {
         if (plan.nodes[c].link_of == kNoLink) plan.nodes[c].record = next_record++;
     });
     for (NodePlan& p : plan.nodes)
@@ -259,7 +259,7 @@ std::variant<PopulatePlan, std::vector<io::TreeProblem>> plan_population(const i
     // Names, namespaces, directory entries in collation order.
     std::vector<std::u16string_view> system_sorted(kRootSystemNames.begin(), kRootSystemNames.end());
     for (std::uint32_t d = 0; d < tree.nodes.size(); ++d) {
-        const io::TreeNode& dir = tree.nodes[d];
+        const source::TreeNode& dir = tree.nodes[d];
         if (!dir.is_dir) continue;
         auto name_of = [&](const DirEntryRef& r) -> std::u16string_view {
             return r.system ? kRootSystemNames[r.index] : std::u16string_view(tree.nodes[r.index].name16);
@@ -295,7 +295,7 @@ std::variant<PopulatePlan, std::vector<io::TreeProblem>> plan_population(const i
     // Index shapes, and what everything costs.
     std::uint64_t index_clusters = 0, data_clusters = 0;
     for (std::uint32_t i = 0; i < tree.nodes.size(); ++i) {
-        const io::TreeNode& n = tree.nodes[i];
+        const source::TreeNode& n = tree.nodes[i];
         NodePlan& p = plan.nodes[i];
         const std::size_t units = i == 0 ? 1 : n.name16.size();
         if (!n.is_dir) {
@@ -326,8 +326,8 @@ std::variant<PopulatePlan, std::vector<io::TreeProblem>> plan_population(const i
 
     // $Extend/$Reparse:$R, one entry per stored symbolic link (records are
     // numbered in depth-first order, so this is ascending record order).
-    io::visit_depth_first(tree, [&](std::uint32_t c) {
-        const io::TreeNode& n = tree.nodes[c];
+    source::visit_depth_first(tree, [&](std::uint32_t c) {
+        const source::TreeNode& n = tree.nodes[c];
         if (!n.is_dir && !n.symlink_target.empty() && plan.nodes[c].link_of == kNoLink)
             plan.reparse.nodes.push_back(c);
     });
@@ -373,7 +373,7 @@ std::variant<PopulatePlan, std::vector<io::TreeProblem>> plan_population(const i
     // Index blocks and data: depth first, from the end of the MFT zone.
     const std::uint64_t hint = std::min(L.mft_zone_end, L.cluster_count);
     auto place = [&](std::uint32_t i) {
-        const io::TreeNode& n = tree.nodes[i];
+        const source::TreeNode& n = tree.nodes[i];
         NodePlan& p = plan.nodes[i];
         if (n.is_dir) {
             if (p.index.blocks.empty()) return;
@@ -391,7 +391,7 @@ std::variant<PopulatePlan, std::vector<io::TreeProblem>> plan_population(const i
         }
     };
     place(0);
-    io::visit_depth_first(tree, place);
+    source::visit_depth_first(tree, place);
     if (!plan.reparse.index.blocks.empty())  // after the tree: a tree without links is laid out as before
         plan.reparse.extents = alloc.allocate(
             L.clusters_for(plan.reparse.index.blocks.size() * std::uint64_t{L.index_block_bytes}), hint);
@@ -403,7 +403,7 @@ std::variant<PopulatePlan, std::vector<io::TreeProblem>> plan_population(const i
     return plan;
 }
 
-std::variant<std::uint64_t, LayoutRefusal> volume_bytes_for_tree(const io::SourceTree& tree,
+std::variant<std::uint64_t, LayoutRefusal> volume_bytes_for_tree(const source::SourceTree& tree,
                                                                  const LayoutRequest& base,
                                                                  std::uint64_t free_bytes,
                                                                  std::uint64_t granularity) {
@@ -427,7 +427,7 @@ std::variant<std::uint64_t, LayoutRefusal> volume_bytes_for_tree(const io::Sourc
                     return s;
                 last = "too little free space left";
             } else {
-                last = std::get<std::vector<io::TreeProblem>>(pop).front().reason;
+                last = std::get<std::vector<source::TreeProblem>>(pop).front().reason;
             }
         }
         s = core::round_up(s + std::max(s / 8, g), g);

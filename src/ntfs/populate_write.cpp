@@ -17,6 +17,7 @@
 #include "fsimg/ntfs/format.hpp"
 #include "fsimg/ntfs/populate.hpp"
 #include "fsimg/ntfs/volume.hpp"
+#include "fsimg/source/file.hpp"
 
 namespace fsimg::ntfs {
 
@@ -93,67 +94,33 @@ std::vector<std::byte> with_child(std::vector<std::byte> entry, std::uint64_t vc
 }
 
 /// Reads a small host file whole (resident $DATA).
-std::vector<std::byte> read_small_file(const std::string& path, std::uint64_t size) {
-    std::vector<std::byte> out(size);
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) throw Error(ErrorCode::io, fmt::format("cannot read {}: {}", path, std::strerror(errno)));
-    std::size_t done = 0;
-    while (done < size) {
-        const ssize_t got = ::read(fd, out.data() + done, size - done);
-        if (got < 0 && errno == EINTR) continue;
-        if (got <= 0) {
-            const int err = errno;
-            ::close(fd);
-            throw Error(ErrorCode::io, got < 0 ? fmt::format("cannot read {}: {}", path, std::strerror(err))
-                                               : fmt::format("{} shrank while it was copied: {} bytes were "
-                                                             "scanned, {} read",
-                                                             path, size, done));
-        }
-        done += static_cast<std::size_t>(got);
-    }
-    ::close(fd);
-    return out;
-}
-
-/// Copies a host file over several extents (a file no free run held whole).
-void copy_fragmented(const std::string& path, std::uint64_t size, const std::vector<Extent>& extents,
-                     std::uint32_t cb, io::StreamWriter& w, core::Progress* progress) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) throw Error(ErrorCode::io, fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+/// Copies a source file over several extents (a file no free run held whole).
+void copy_fragmented(const source::SourceFile& file, const std::vector<Extent>& extents, std::uint32_t cb,
+                     io::StreamWriter& w, core::Progress* progress) {
     std::uint64_t pos = 0;
     for (const Extent& e : extents) {
         w.seek(e.lcn * cb);
-        std::uint64_t left = std::min(size - std::min(size, pos), e.clusters * cb);
-        const std::uint64_t pad = e.clusters * cb - left;
-        while (left > 0) {
-            auto room = w.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(left, 1u << 20)));
-            const ssize_t got = ::pread(fd, room.data(), room.size(), static_cast<off_t>(pos));
-            if (got < 0 && errno == EINTR) continue;
-            if (got <= 0) {
-                ::close(fd);
-                throw Error(ErrorCode::io, fmt::format("cannot read {} ({} bytes were scanned)", path, size));
-            }
-            w.commit(static_cast<std::size_t>(got));
-            core::advance(progress, static_cast<std::uint64_t>(got));
-            left -= static_cast<std::uint64_t>(got);
-            pos += static_cast<std::uint64_t>(got);
-        }
-        w.append_zeros(pad);
+        const std::uint64_t bytes = e.clusters * cb;
+        const std::uint64_t left = std::min(file.size() - std::min(file.size(), pos), bytes);
+        source::copy_range(file, pos, left, w, progress);
+        w.append_zeros(bytes - left);
+        pos += left;
     }
-    ::close(fd);
+    file.finish();
 }
 
 class Writer {
 public:
-    Writer(io::BlockDevice& dev, const Layout& L, const io::SourceTree& tree, const PopulatePlan& plan,
-           const io::PopulateWriteOptions& opt)
+    Writer(io::BlockDevice& dev, const Layout& L, const source::SourceTree& tree, const PopulatePlan& plan,
+           const source::PopulateWriteOptions& opt)
         : dev_(dev),
           L_(L),
           tree_(tree),
           plan_(plan),
           opt_(opt),
           cb_(L.cluster_bytes),
-          rs_(L.mft_record_bytes) {
+          rs_(L.mft_record_bytes),
+          reader_(tree, opt.source) {
         by_record_.assign(plan.mft_records, UINT32_MAX);
         for (std::uint32_t i = 1; i < plan.nodes.size(); ++i)  // a hard link's record is its file's
             if (plan.nodes[i].link_of == kNoLink) by_record_[plan.nodes[i].record] = i;
@@ -233,7 +200,7 @@ private:
     struct Times {
         std::uint64_t created, modified;
     };
-    Times times_of(const io::TreeNode& n) const {
+    Times times_of(const source::TreeNode& n) const {
         if (!n.has_times) {
             const std::uint64_t t = filetime(opt_.creation_time, 0);
             return {t, t};
@@ -241,7 +208,7 @@ private:
         return {filetime(n.btime, n.btime_ns), filetime(n.mtime, n.mtime_ns)};
     }
     std::uint32_t attributes_of(std::uint32_t i) const {
-        const io::TreeNode& n = tree_.nodes[i];
+        const source::TreeNode& n = tree_.nodes[i];
         std::uint32_t a = n.is_dir ? 0 : file_attr::archive;
         if (!n.is_dir && n.read_only) a |= file_attr::read_only;
         if (opt_.dot_hidden && !n.name.empty() && n.name[0] == '.') a |= file_attr::hidden;
@@ -253,7 +220,7 @@ private:
                       : FileReference{plan_.nodes[i].record, kNewSequence};
     }
     std::vector<std::byte> file_name_value(std::uint32_t i) const {
-        const io::TreeNode& n = tree_.nodes[i];
+        const source::TreeNode& n = tree_.nodes[i];
         const NodePlan& own = plan_.nodes[i];
         const NodePlan& p = own.link_of == kNoLink ? own : plan_.nodes[own.link_of];  // the data's plan
         const Times t = times_of(n);
@@ -416,7 +383,7 @@ private:
     // ---- records
 
     std::vector<std::byte> user_record(std::uint32_t i) {
-        const io::TreeNode& n = tree_.nodes[i];
+        const source::TreeNode& n = tree_.nodes[i];
         const NodePlan& p = plan_.nodes[i];
         MftRecordBuilder b(rs_, static_cast<std::uint32_t>(p.record), kNewSequence,
                            record_flag::in_use | (n.is_dir ? record_flag::directory : 0));
@@ -431,7 +398,7 @@ private:
             b.add(build_resident_attribute(AttrType::reparse_point, u"",
                                            symlink_reparse_data(n.symlink_target)));
         } else if (p.resident) {
-            b.add(build_resident_attribute(AttrType::data, u"", read_small_file(n.host_path, n.size)));
+            b.add(build_resident_attribute(AttrType::data, u"", reader_.open(i).read_all()));
             core::advance(opt_.progress, n.size);
         } else {
             b.add(nonresident(AttrType::data, u"", p.extents, cb_, n.size));
@@ -511,16 +478,16 @@ private:
     }
 
     void write_data(io::StreamWriter& w) {
-        io::visit_depth_first(tree_, [&](std::uint32_t i) {
-            const io::TreeNode& n = tree_.nodes[i];
+        source::visit_depth_first(tree_, [&](std::uint32_t i) {
+            const source::TreeNode& n = tree_.nodes[i];
             const NodePlan& p = plan_.nodes[i];
             if (n.is_dir || p.resident || p.link_of != kNoLink) return;  // a hard link's data is written once
             const std::uint64_t allocated = clusters_of(p.extents) * cb_;
             if (p.extents.size() == 1) {
                 w.seek(p.extents[0].lcn * cb_);
-                io::copy_host_file(n.host_path, n.size, allocated, w, opt_.progress);
+                source::copy_file(reader_.open(i), allocated, w, opt_.progress);
             } else {
-                copy_fragmented(n.host_path, n.size, p.extents, cb_, w, opt_.progress);
+                copy_fragmented(reader_.open(i), p.extents, cb_, w, opt_.progress);
             }
         });
     }
@@ -567,11 +534,12 @@ private:
 
     io::BlockDevice& dev_;
     const Layout& L_;
-    const io::SourceTree& tree_;
+    const source::SourceTree& tree_;
     const PopulatePlan& plan_;
-    const io::PopulateWriteOptions& opt_;
+    const source::PopulateWriteOptions& opt_;
     const std::uint32_t cb_;
     const std::uint64_t rs_;
+    source::SourceReader reader_;           ///< the tree's files, opened race-free
     std::vector<std::uint32_t> by_record_;  ///< node of each user record
     std::vector<std::byte> format_records_;
     std::vector<IndexEntry> system_entries_;  ///< the root's, in kRootSystemNames order
@@ -579,8 +547,8 @@ private:
 
 }  // namespace
 
-void write_population(io::BlockDevice& volume, const Layout& layout, const io::SourceTree& tree,
-                      const PopulatePlan& plan, const io::PopulateWriteOptions& options) {
+void write_population(io::BlockDevice& volume, const Layout& layout, const source::SourceTree& tree,
+                      const PopulatePlan& plan, const source::PopulateWriteOptions& options) {
     Writer(volume, layout, tree, plan, options).run();
 }
 

@@ -15,8 +15,8 @@
 #include "fsimg/fat/layout.hpp"
 #include "fsimg/fat/names.hpp"
 #include "fsimg/fat/populate.hpp"
-#include "fsimg/io/host_tree.hpp"
 #include "fsimg/slack/cost_ntfs.hpp"
+#include "fsimg/source/tree.hpp"
 
 namespace fsimg::slack {
 
@@ -243,14 +243,14 @@ std::uint8_t DirAccumulator::add(Tally& t, std::string_view name, EntryKind kind
                     fmt::format("the name has {} UTF-16 units; NTFS names hold at most 255", name16.size());
             }
         }
-        if (!problem && fs != Fs::ntfs) {  // populate's tree limits (io/host_tree.hpp), FAT and exFAT alike
+        if (!problem && fs != Fs::ntfs) {  // populate's tree limits (source/tree.hpp), FAT and exFAT alike
             const std::size_t bytes = ctx_.path_bytes + 1 + name.size();
-            if (ctx_.depth + 1 == io::kMaxTreeDepth + 1) {
+            if (ctx_.depth + 1 == source::kMaxTreeDepth + 1) {
                 problem = fmt::format("lies {} directories deep; fsimg stores at most {}", ctx_.depth + 1,
-                                      io::kMaxTreeDepth);
-            } else if (bytes > io::kMaxPathBytes && ctx_.path_bytes <= io::kMaxPathBytes) {
+                                      source::kMaxTreeDepth);
+            } else if (bytes > source::kMaxPathBytes && ctx_.path_bytes <= source::kMaxPathBytes) {
                 problem = fmt::format("the path is {} bytes long; fsimg stores paths of at most {} bytes",
-                                      bytes, io::kMaxPathBytes);
+                                      bytes, source::kMaxPathBytes);
             }
         }
         if (problem) {

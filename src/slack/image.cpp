@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "fsimg/core/error.hpp"
+#include "fsimg/core/walk.hpp"
 #include "fsimg/fat/volume.hpp"
 #include "fsimg/io/open.hpp"
 #include "sources_internal.hpp"
@@ -42,7 +43,8 @@ void Analysis::add_fat_image(const std::string& spec) {
         if (std::memcmp(head.data() + 3, "NTFS    ", 8) == 0) return add_ntfs_image(spec);
         volume = std::make_unique<fat::Volume>(opened.device());
     } catch (const Error& e) {
-        throw Error(ErrorCode::usage,
+        // Exit 1 (docs/exit-codes.md): the image is damaged or of another kind; the command line was fine.
+        throw Error(e.code() == ErrorCode::io ? ErrorCode::io : ErrorCode::corrupt,
                     fmt::format("{}: not a directory, and not a readable FAT image ({}), nor an exFAT or "
                                 "NTFS one",
                                 spec, e.what()));
@@ -52,6 +54,7 @@ void Analysis::add_fat_image(const std::string& spec) {
         ++t.unreadable_count;
         add_example(t.unreadable, {path, why}, im.opt.analyzer.max_examples);
     };
+    core::VisitedDirectories visited;  // each directory charged once
     // Depth first with an explicit stack; each directory's children are
     // charged in name order, like a host walk.
     auto charge = [&](DirAccumulator& acc, std::uint32_t first_cluster, const std::vector<std::uint32_t>& anc,
@@ -83,6 +86,11 @@ void Analysis::add_fat_image(const std::string& spec) {
                                                  fc));
                 continue;
             }
+            if (!visited.enter(fc, ctx.path)) {  // a second entry for one directory (a DAG): charged once
+                unreadable(ctx.path, fmt::format("the same directory as {} (first cluster {}); charged once",
+                                                 visited.first_path(fc), fc));
+                continue;
+            }
             if (ctx.depth > kMaxImageDepth) {
                 unreadable(ctx.path, fmt::format("nested deeper than {} directories", kMaxImageDepth));
                 continue;
@@ -95,6 +103,7 @@ void Analysis::add_fat_image(const std::string& spec) {
     };
 
     std::vector<Pending> stack;
+    visited.enter(v.root_cluster(), "/");
     charge(im.root, v.root_cluster(), {}, stack);
     while (!stack.empty()) {
         Pending p = std::move(stack.back());

@@ -6,10 +6,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_map>
 #include <vector>
 
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/utf.hpp"
+#include "fsimg/core/walk.hpp"
 #include "fsimg/exfat/volume.hpp"
 #include "fsimg/io/open.hpp"
 #include "fsimg/ntfs/directory.hpp"
@@ -30,7 +32,8 @@ struct Child {
     std::string name;
     bool is_dir = false;
     std::uint64_t size = 0;
-    std::uint64_t id = 0;  ///< exFAT: index into the pending records; NTFS: MFT record
+    std::uint64_t id = 0;        ///< exFAT: index into the pending records; NTFS: MFT record
+    std::uint64_t identity = 0;  ///< the directory on disk: exFAT first cluster, NTFS MFT record
     bool first_link = true, linked = false;
 };
 
@@ -38,7 +41,7 @@ struct Child {
 /// directory's children (throws Error for damage).
 template <typename List>
 void charge_tree(Tally& t, DirAccumulator& root, const AnalyzerOptions& opt, std::uint64_t root_id,
-                 List list) {
+                 std::uint64_t root_identity, List list) {
     struct Pending {
         std::uint64_t id;
         DirContext ctx;
@@ -48,6 +51,7 @@ void charge_tree(Tally& t, DirAccumulator& root, const AnalyzerOptions& opt, std
         ++t.unreadable_count;
         add_example(t.unreadable, {path, why}, opt.max_examples);
     };
+    core::VisitedDirectories visited;  // each directory charged once, however many entries lead to it
     auto charge = [&](DirAccumulator& acc, std::uint64_t id, const std::vector<std::uint64_t>& anc,
                       std::vector<Pending>& stack) {
         std::vector<Child> kids;
@@ -69,6 +73,12 @@ void charge_tree(Tally& t, DirAccumulator& root, const AnalyzerOptions& opt, std
                 unreadable(ctx.path, "the directory is one of its ancestors (a loop)");
                 continue;
             }
+            if (!visited.enter(c.identity,
+                               ctx.path)) {  // a second entry for one directory (a DAG): charged once
+                unreadable(ctx.path, fmt::format("the same directory as {}; charged once",
+                                                 visited.first_path(c.identity)));
+                continue;
+            }
             if (ctx.depth > kMaxImageDepth) {
                 unreadable(ctx.path, fmt::format("nested deeper than {} directories", kMaxImageDepth));
                 continue;
@@ -80,6 +90,7 @@ void charge_tree(Tally& t, DirAccumulator& root, const AnalyzerOptions& opt, std
         for (auto it = subdirs.rbegin(); it != subdirs.rend(); ++it) stack.push_back(std::move(*it));
     };
     std::vector<Pending> stack;
+    visited.enter(root_identity, "/");
     charge(root, root_id, {}, stack);
     while (!stack.empty()) {
         Pending p = std::move(stack.back());
@@ -102,10 +113,12 @@ void Analysis::add_exfat_image(const std::string& spec) {
         root = volume->lookup("/");
         if (!root) throw Error(ErrorCode::corrupt, "no root directory");
     } catch (const Error& e) {
-        throw Error(ErrorCode::usage, fmt::format("{}: not a readable exFAT image ({})", spec, e.what()));
+        throw Error(e.code() == ErrorCode::io ? ErrorCode::io : ErrorCode::corrupt,
+                    fmt::format("{}: not a readable exFAT image ({})", spec, e.what()));
     }
     // Directories are identified by their index in `dirs` (their records).
     std::vector<exfat::FileRecord> dirs{*root};
+    std::unordered_map<std::uint64_t, std::uint64_t> seen{{root->first_cluster, 0}};  // first cluster -> id
     Tally& t = impl_->tally;
     auto list = [&](std::uint64_t id, const std::string& path) {
         const exfat::ParsedDirectory d = volume->read_directory(dirs.at(id));
@@ -119,9 +132,13 @@ void Analysis::add_exfat_image(const std::string& spec) {
                 continue;
             }
             Child c{r.name, r.is_directory(), r.data_length, 0};
-            if (c.is_dir) {
+            c.identity = r.first_cluster;
+            if (c.is_dir && !seen.count(r.first_cluster)) {  // one record per directory on disk
                 c.id = dirs.size();
                 dirs.push_back(r);
+                seen.emplace(r.first_cluster, c.id);
+            } else if (c.is_dir) {
+                c.id = seen.at(r.first_cluster);
             }
             out.push_back(std::move(c));
         }
@@ -129,7 +146,7 @@ void Analysis::add_exfat_image(const std::string& spec) {
     };
     // exFAT directories cannot loop by cluster without a damaged chain, which
     // the reader refuses; ids only grow, so the ancestor check never fires.
-    charge_tree(impl_->tally, impl_->root, impl_->opt.analyzer, 0, list);
+    charge_tree(impl_->tally, impl_->root, impl_->opt.analyzer, 0, root->first_cluster, list);
 }
 
 void Analysis::add_ntfs_image(const std::string& spec) {
@@ -139,7 +156,8 @@ void Analysis::add_ntfs_image(const std::string& spec) {
         opened = io::open_volume(spec, false);
         volume = std::make_unique<fsimg::ntfs::Volume>(opened.device());
     } catch (const Error& e) {
-        throw Error(ErrorCode::usage, fmt::format("{}: not a readable NTFS image ({})", spec, e.what()));
+        throw Error(e.code() == ErrorCode::io ? ErrorCode::io : ErrorCode::corrupt,
+                    fmt::format("{}: not a readable NTFS image ({})", spec, e.what()));
     }
     const fsimg::ntfs::Volume& v = *volume;
     std::vector<std::uint64_t> seen_files;  // records met so far with more than one link (sorted)
@@ -168,6 +186,7 @@ void Analysis::add_ntfs_image(const std::string& spec) {
                 fsimg::ntfs::interix_link_target(v, r))
                 continue;  // a symbolic link or junction
             Child c{core::utf16_to_utf8_lossy(e.file_name->name), r.is_directory(), 0, ref.record};
+            c.identity = ref.record;
             if (!c.is_dir) {
                 if (const auto d = fsimg::ntfs::load_attribute(v, r, fsimg::ntfs::AttrType::data))
                     c.size = d->size();
@@ -182,7 +201,8 @@ void Analysis::add_ntfs_image(const std::string& spec) {
         }
         return out;
     };
-    charge_tree(impl_->tally, impl_->root, impl_->opt.analyzer, fsimg::ntfs::kRootRecord, list);
+    charge_tree(impl_->tally, impl_->root, impl_->opt.analyzer, fsimg::ntfs::kRootRecord,
+                fsimg::ntfs::kRootRecord, list);
 }
 
 }  // namespace fsimg::slack

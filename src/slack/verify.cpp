@@ -27,10 +27,10 @@ namespace fsimg::slack {
 namespace {
 
 /// The tree without the nodes scan_tree reported (and their subtrees).
-io::SourceTree prune(const io::SourceTree& in, std::uint64_t& pruned) {
+source::SourceTree prune(const source::SourceTree& in, std::uint64_t& pruned) {
     std::set<std::string> bad;
     for (const auto& p : in.problems) bad.insert(p.path);
-    io::SourceTree out;
+    source::SourceTree out;
     out.nodes.push_back(in.nodes[0]);
     out.nodes[0].children.clear();
     std::vector<std::pair<std::uint32_t, std::uint32_t>> stack{{0, 0}};  // (old, new)
@@ -42,7 +42,7 @@ io::SourceTree prune(const io::SourceTree& in, std::uint64_t& pruned) {
                 ++pruned;
                 continue;
             }
-            io::TreeNode n = in.nodes[c];
+            source::TreeNode n = in.nodes[c];
             n.children.clear();
             n.parent = new_i;
             const auto idx = static_cast<std::uint32_t>(out.nodes.size());
@@ -149,16 +149,16 @@ struct ExfatSteps {
     using Plan = exfat::PopulatePlan;
     static constexpr const char* name = "exfat";
     static constexpr std::string_view label = "exFAT";
-    static io::SourceTree scan_tree(const ScanOptions& o) { return exfat::scan_tree(o); }
-    static auto volume_bytes_for_tree(const io::SourceTree& t, const LayoutRequest& r) {
+    static source::SourceTree scan_tree(const ScanOptions& o) { return exfat::scan_tree(o); }
+    static auto volume_bytes_for_tree(const source::SourceTree& t, const LayoutRequest& r) {
         return exfat::volume_bytes_for_tree(t, r, 0);
     }
     static auto plan_layout(const LayoutRequest& r) { return exfat::plan_layout(r); }
-    static auto plan_population(const io::SourceTree& t, const Layout& l) {
+    static auto plan_population(const source::SourceTree& t, const Layout& l) {
         return exfat::plan_population(t, l);
     }
-    static void write(io::BlockDevice& img, const Layout& layout, const io::SourceTree& tree,
-                      const Plan& plan, const io::PopulateWriteOptions& wo) {
+    static void write(io::BlockDevice& img, const Layout& layout, const source::SourceTree& tree,
+                      const Plan& plan, const source::PopulateWriteOptions& wo) {
         exfat::FormatOptions fo;
         fo.volume_serial_number = 0x12345678;
         exfat::format_volume(img, layout, fo);
@@ -176,16 +176,16 @@ struct NtfsSteps {
     using Plan = ntfs::PopulatePlan;
     static constexpr const char* name = "ntfs";
     static constexpr std::string_view label = "NTFS";
-    static io::SourceTree scan_tree(const ScanOptions& o) { return ntfs::scan_tree(o); }
-    static auto volume_bytes_for_tree(const io::SourceTree& t, const LayoutRequest& r) {
+    static source::SourceTree scan_tree(const ScanOptions& o) { return ntfs::scan_tree(o); }
+    static auto volume_bytes_for_tree(const source::SourceTree& t, const LayoutRequest& r) {
         return ntfs::volume_bytes_for_tree(t, r, 0);
     }
     static auto plan_layout(const LayoutRequest& r) { return ntfs::plan_layout(r, ntfs::secure_sds_bytes()); }
-    static auto plan_population(const io::SourceTree& t, const Layout& l) {
+    static auto plan_population(const source::SourceTree& t, const Layout& l) {
         return ntfs::plan_population(t, l);
     }
-    static void write(io::BlockDevice& img, const Layout& layout, const io::SourceTree& tree,
-                      const Plan& plan, const io::PopulateWriteOptions& wo) {
+    static void write(io::BlockDevice& img, const Layout& layout, const source::SourceTree& tree,
+                      const Plan& plan, const source::PopulateWriteOptions& wo) {
         ntfs::FormatOptions fo;
         fo.volume_serial_number = 0x12345678;
         fo.creation_filetime = ntfs::filetime_from_unix(315532800, 0);
@@ -212,7 +212,7 @@ std::vector<VerifyResult> verify_populate(const std::filesystem::path& dir,
     typename Steps::ScanOptions so;
     so.sources.push_back({dir, "/"});
     std::uint64_t pruned = 0;
-    const io::SourceTree tree = prune(Steps::scan_tree(so), pruned);
+    const source::SourceTree tree = prune(Steps::scan_tree(so), pruned);
 
     std::vector<VerifyResult> out;
     for (std::size_t k = 0; k < sizes.size(); ++k) {
@@ -230,14 +230,14 @@ std::vector<VerifyResult> verify_populate(const std::filesystem::path& dir,
         req.volume_bytes = res.volume_bytes;
         const typename Steps::Layout layout = value_or_refuse(Steps::plan_layout(req), what);
         const auto plan_or = Steps::plan_population(tree, layout);
-        if (const auto* p = std::get_if<std::vector<io::TreeProblem>>(&plan_or)) {
+        if (const auto* p = std::get_if<std::vector<source::TreeProblem>>(&plan_or)) {
             throw Error(ErrorCode::usage,
                         fmt::format("{}: {}: {}", what, p->front().path, p->front().reason));
         }
         const typename Steps::Plan& plan = std::get<typename Steps::Plan>(plan_or);
         res.planned = plan.used_clusters - layout.used_clusters();
         auto img = temp_image(temp_dir, res.volume_bytes);
-        io::PopulateWriteOptions wo;
+        source::PopulateWriteOptions wo;
         wo.creation_time = 315532800;  // 1980-01-01: the image's times do not matter here
         wo.device_is_zeroed = true;
         Steps::write(*img, layout, tree, plan, wo);

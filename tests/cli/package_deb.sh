@@ -50,10 +50,10 @@ grep -q '^-rwxr-xr-x root/root .* \./usr/bin/fsimg$' listing.txt && pass || fail
 depends=$(dpkg-deb -f "$deb" Depends)
 # Depends names the package of every shared library the binary needs, and no
 # other: none for the default static PIE (FSIMG_STATIC_RUNTIME); libc6,
-# zlib1g, libfmt9 and libstdc++6 when built with FSIMG_STATIC_RUNTIME=OFF (the
+# zlib1g, libblkid1, libfmt9 and libstdc++6 when built with FSIMG_STATIC_RUNTIME=OFF (the
 # sanitizer build is).
 needed=$(readelf -d "$FSIMG" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
-for pair in libc.so.6:libc6 libz.so.1:zlib1g libfmt.so.9:libfmt9 libstdc++.so.6:libstdc++6; do
+for pair in libc.so.6:libc6 libz.so.1:zlib1g libblkid.so.1:libblkid1 libfmt.so.9:libfmt9 libstdc++.so.6:libstdc++6; do
   so=${pair%%:*} pkg=${pair#*:}
   if grep -qxF "$so" <<<"$needed"; then
     echo "$depends" | grep -q "$pkg" && pass || fail "Depends lacks $pkg ($so is needed): $depends"

@@ -2,6 +2,7 @@
 
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/utf.hpp"
+#include "fsimg/core/utf8_safe.hpp"
 
 using namespace fsimg;
 using core::utf16_to_utf8;
@@ -87,4 +88,18 @@ TEST_CASE("unpaired surrogates in UTF-16", "[core][utf]") {
           "b");
     CHECK(core::utf16_to_utf8_lossy(swapped) == "\xEF\xBF\xBD\xEF\xBF\xBD");
     CHECK(core::utf16_to_utf8_lossy(std::u16string{0xD83D, 0xDE00}) == "\xF0\x9F\x98\x80");
+}
+
+TEST_CASE("escape_invalid_utf8 keeps valid text and escapes the rest") {
+    using fsimg::core::escape_invalid_utf8;
+    CHECK(escape_invalid_utf8("DONN\xC3\x89"
+                              "ES") ==
+          "DONN\xC3\x89"
+          "ES");
+    CHECK(escape_invalid_utf8("DONN\x90"
+                              "ES") == "DONN\\x90ES");                     // a raw CP850 byte
+    CHECK(escape_invalid_utf8("\xC0\xAF") == "\\xc0\\xaf");                // overlong '/'
+    CHECK(escape_invalid_utf8("\xED\xA0\x80") == "\\xed\\xa0\\x80");       // a surrogate
+    CHECK(escape_invalid_utf8("\xE2\x82") == "\\xe2\\x82");                // cut short
+    CHECK(escape_invalid_utf8("\xF0\x9F\x98\x80") == "\xF0\x9F\x98\x80");  // U+1F600
 }

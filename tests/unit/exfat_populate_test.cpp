@@ -62,7 +62,7 @@ Layout plan(std::uint64_t bytes, std::uint32_t cluster, std::uint32_t sector = 5
 /// the scan sorts them.
 struct TreeBuilder : test::TreeBuilder {
     TreeBuilder() : test::TreeBuilder(&check_source_tree) {}
-    io::SourceTree done() {
+    source::SourceTree done() {
         for (auto& node : t.nodes) {
             std::sort(node.children.begin(), node.children.end(),
                       [&](std::uint32_t a, std::uint32_t b) { return t.nodes[a].name < t.nodes[b].name; });
@@ -72,7 +72,7 @@ struct TreeBuilder : test::TreeBuilder {
 };
 
 /// Clusters the slack analyzer predicts for exFAT at `cluster` (tree only).
-std::uint64_t analyzer_clusters(const io::SourceTree& tree, std::uint32_t cluster) {
+std::uint64_t analyzer_clusters(const source::SourceTree& tree, std::uint32_t cluster) {
     slack::AnalyzerOptions opt;
     opt.fs_mask = slack::fs_bit(slack::Fs::exfat);
     slack::Tally t;
@@ -104,15 +104,15 @@ std::uint64_t analyzer_clusters(const io::SourceTree& tree, std::uint32_t cluste
 }
 
 /// plan_population, which must succeed.
-PopulatePlan must_plan(const io::SourceTree& t, const Layout& l) {
+PopulatePlan must_plan(const source::SourceTree& t, const Layout& l) {
     auto planned = plan_population(t, l);
     REQUIRE(std::holds_alternative<PopulatePlan>(planned));
     return std::get<PopulatePlan>(std::move(planned));
 }
 
 /// A fresh in-memory volume: format_volume, then write_population.
-std::unique_ptr<io::MemoryImage> populated(const io::SourceTree& t, const Layout& l, const PopulatePlan& p,
-                                           const io::PopulateWriteOptions& wo = {},
+std::unique_ptr<io::MemoryImage> populated(const source::SourceTree& t, const Layout& l,
+                                           const PopulatePlan& p, const source::PopulateWriteOptions& wo = {},
                                            const FormatOptions& fo = {}) {
     auto img = std::make_unique<io::MemoryImage>(l.volume_bytes());
     format_volume(*img, l, fo);
@@ -121,10 +121,10 @@ std::unique_ptr<io::MemoryImage> populated(const io::SourceTree& t, const Layout
 }
 
 /// scan_tree of one host directory into the root, which must have no problems.
-io::SourceTree scan_dir(const fs::path& dir) {
+source::SourceTree scan_dir(const fs::path& dir) {
     ScanOptions so;
     so.sources.push_back({dir, "/"});
-    io::SourceTree t = scan_tree(so);
+    source::SourceTree t = scan_tree(so);
     REQUIRE(t.problems.empty());
     return t;
 }
@@ -254,7 +254,7 @@ TEST_CASE("exFAT name rules on a tree: every offender listed", "[exfat_populate]
     b.add(d, "bad\xff utf8", false, 1);
     b.add(d, "CON", false, 1);                // warned, stored
     b.add(0, "huge.bin", false, 5ull << 30);  // no 4 GiB limit on exFAT
-    const io::SourceTree t = b.done();
+    const source::SourceTree t = b.done();
     std::vector<std::string> paths;
     for (const auto& p : t.problems) paths.push_back(p.path);
     std::sort(paths.begin(), paths.end());
@@ -284,7 +284,7 @@ TEST_CASE("plan: allocation equals the cost model and the slack analyzer", "[exf
         const auto idx = b.add(parent, stems[rng() % stems.size()] + fmt::format("{}", i), is_dir, size);
         if (is_dir) dirs.push_back(idx);
     }
-    const io::SourceTree tree = b.done();
+    const source::SourceTree tree = b.done();
     REQUIRE(tree.problems.empty());
     for (const std::uint32_t c : {512u, 4096u, 32768u, 1u << 20}) {
         INFO("cluster " << c);
@@ -318,11 +318,11 @@ TEST_CASE("plan: allocation equals the cost model and the slack analyzer", "[exf
 TEST_CASE("plan refusals: tree larger than the volume, needed vs available", "[exfat_populate]") {
     TreeBuilder b;
     b.add(0, "big.bin", false, 10ull << 20);
-    const io::SourceTree t = b.done();
+    const source::SourceTree t = b.done();
     const Layout l = plan(8ull << 20, 4096);
     const auto planned = plan_population(t, l);
-    REQUIRE(std::holds_alternative<std::vector<io::TreeProblem>>(planned));
-    const auto& problems = std::get<std::vector<io::TreeProblem>>(planned);
+    REQUIRE(std::holds_alternative<std::vector<source::TreeProblem>>(planned));
+    const auto& problems = std::get<std::vector<source::TreeProblem>>(planned);
     REQUIRE(problems.size() == 1);
     // 2,560 data clusters; the free ones: the count minus bitmap, up-case table and root.
     CHECK(problems[0].reason.find("needs 10 MiB (2,560 clusters of 4 KiB)") != std::string::npos);
@@ -354,7 +354,7 @@ TEST_CASE("scan, plan and write a real tree; read the structures back", "[exfat_
     ScanOptions so;
     so.sources.push_back({dir, "/"});
     so.sources.push_back({dir / "sub", "/copy/of/sub"});
-    const io::SourceTree tree = scan_tree(so);
+    const source::SourceTree tree = scan_tree(so);
     REQUIRE(tree.problems.empty());
     CHECK(tree.files == 5);
     CHECK(tree.directories == 6);  // sub, sub/empty, copy, copy/of, copy/of/sub, copy/of/sub/empty
@@ -363,7 +363,7 @@ TEST_CASE("scan, plan and write a real tree; read the structures back", "[exfat_
     FormatOptions fo;
     fo.volume_serial_number = 0x12345678;
     const PopulatePlan p = must_plan(tree, l);
-    io::PopulateWriteOptions wo;
+    source::PopulateWriteOptions wo;
     wo.creation_time = 1700000000;
     wo.clamp = 1700000000;
     const auto image = populated(tree, l, p, wo, fo);
@@ -416,7 +416,7 @@ TEST_CASE("a root of several clusters is FAT-chained in one run", "[exfat_popula
     TreeBuilder b;
     for (int i = 0; i < 60; ++i)
         b.add(0, fmt::format("file{:03d}", i), false, 0);  // 60 x 3 + 3 = 183 entries
-    const io::SourceTree t = b.done();
+    const source::SourceTree t = b.done();
     const Layout l = plan(8ull << 20, 512);
     const PopulatePlan p = must_plan(t, l);
     CHECK(p.nodes[0].clusters == 12);  // 183 * 32 = 5,856 bytes
@@ -432,7 +432,7 @@ TEST_CASE("a root of several clusters is FAT-chained in one run", "[exfat_popula
 
 TEST_CASE("the analyzer leaves out what populate refuses: paths past 128 directories", "[exfat_populate]") {
     // 130 nested directories with a file at the bottom: populate refuses the
-    // 129th directory (io::kMaxTreeDepth), so the prediction must count the
+    // 129th directory (source::kMaxTreeDepth), so the prediction must count the
     // tree cut there.
     auto chain = [](std::uint32_t levels) {
         TreeBuilder b;
@@ -441,20 +441,20 @@ TEST_CASE("the analyzer leaves out what populate refuses: paths past 128 directo
         b.add(d, "f", false, 5000);
         return b.done();
     };
-    const io::SourceTree deep = chain(130);
+    const source::SourceTree deep = chain(130);
     REQUIRE(deep.problems.size() == 1);
     CHECK(deep.problems[0].reason.find("lies 129 directories deep") == 0);
-    io::SourceTree cut;
+    source::SourceTree cut;
     {
         TreeBuilder b;
         std::uint32_t d = 0;
-        for (std::uint32_t i = 0; i < io::kMaxTreeDepth; ++i) d = b.add(d, "d", true);
+        for (std::uint32_t i = 0; i < source::kMaxTreeDepth; ++i) d = b.add(d, "d", true);
         cut = b.done();
     }
     REQUIRE(cut.problems.empty());
     for (const std::uint32_t c : {512u, 4096u}) {
         CHECK(analyzer_clusters(deep, c) == tree_usage(cut, c).new_clusters());
-        CHECK(tree_usage(cut, c).new_clusters() == io::kMaxTreeDepth);  // one cluster per directory
+        CHECK(tree_usage(cut, c).new_clusters() == source::kMaxTreeDepth);  // one cluster per directory
     }
 }
 
@@ -464,12 +464,12 @@ TEST_CASE("a reused device (not zeros) gets the same metadata and data as a fres
     for (int i = 0; i < 40; ++i)
         b.add(d, fmt::format("file number {:02d} with a long name.txt", i), false, 0);
     b.add(0, "empty", true);
-    const io::SourceTree t = b.done();
+    const source::SourceTree t = b.done();
     const Layout l = plan(8ull << 20, 4096);
     const PopulatePlan p = must_plan(t, l);
     FormatOptions fo;
     fo.volume_serial_number = 0xCAFE0001;
-    io::PopulateWriteOptions wo;
+    source::PopulateWriteOptions wo;
     wo.creation_time = 1700000000;
     const auto fresh = populated(t, l, p, wo, fo);
 
@@ -496,9 +496,9 @@ TEST_CASE("attributes: read-only from the host mode, hidden with dot_hidden", "[
     std::ofstream(dir / ".profile") << "x";
     std::ofstream(dir / "ro.txt") << "y";
     fs::permissions(dir / "ro.txt", fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
-    const io::SourceTree tree = scan_dir(dir);
+    const source::SourceTree tree = scan_dir(dir);
     const Layout l = plan(8ull << 20, 4096);
-    io::PopulateWriteOptions wo;
+    source::PopulateWriteOptions wo;
     wo.dot_hidden = true;
     const auto image = populated(tree, l, must_plan(tree, l), wo);
     const io::MemoryImage& img = *image;
@@ -522,7 +522,7 @@ TEST_CASE("the exFAT reader reads a populated tree back: checksums, hashes, look
     std::ofstream(dir / "Ünïcode dir" / "deeper" / "big.bin", std::ios::binary) << big;
     std::ofstream(dir / (std::string(200, 'L') + ".txt")) << "long name";
     std::ofstream(dir / "empty");
-    const io::SourceTree tree = scan_dir(dir);
+    const source::SourceTree tree = scan_dir(dir);
     const Layout l = plan(4ull << 20, 512);
     const PopulatePlan p = must_plan(tree, l);
     const auto image = populated(tree, l, p);

@@ -14,6 +14,7 @@
 #include "fsimg/check/exit_code.hpp"
 #include "fsimg/core/bytes.hpp"
 #include "fsimg/core/error.hpp"
+#include "fsimg/core/utf.hpp"
 #include "fsimg/fat/check.hpp"
 #include "fsimg/fat/directory.hpp"
 #include "fsimg/fat/format.hpp"
@@ -337,4 +338,15 @@ TEST_CASE("every finding code is documented in docs/fsck-codes.md", "[check]") {
         INFO(c.code);
         CHECK(doc.find("| `" + std::string(c.code) + "` |") != std::string::npos);
     }
+}
+
+TEST_CASE("OEM bytes of labels are decoded through code page 850") {
+    // mlabel ::DONNÉES writes CP850 0x90 for É.
+    CHECK(fsimg::fat::oem_text(std::string("DONN\x90"
+                                           "ES    ",
+                                           11)) ==
+          "DONN\xC3\x89"
+          "ES    ");
+    CHECK(fsimg::fat::oem_text("MSWIN4.1") == "MSWIN4.1");
+    CHECK(fsimg::core::is_valid_utf8(fsimg::fat::oem_text(std::string("\x80\xFF\x01", 3))));
 }

@@ -59,7 +59,7 @@ struct DirImage {
         const auto s = b.add(0, "Small", true);
         b.add(s, "b.txt", false, 0);
         const auto hello = b.add(s, "A.txt", false, 5);
-        io::SourceTree t = b.done();
+        source::SourceTree t = b.done();
         for (auto& node : t.nodes)
             if (!node.is_dir) node.host_path = (host / "empty").string();
         t.nodes[hello].host_path = (host / "hello").string();
@@ -67,7 +67,7 @@ struct DirImage {
         const auto planned = plan_population(t, layout);
         REQUIRE(std::holds_alternative<PopulatePlan>(planned));
         const auto& plan = std::get<PopulatePlan>(planned);
-        io::PopulateWriteOptions wo;
+        source::PopulateWriteOptions wo;
         wo.creation_time = 1700000000;
         write_population(img, layout, t, plan, wo);
         dir_record = plan.nodes[d].record;

@@ -87,7 +87,7 @@ TEST_CASE("ntfs file: streams read back; compressed data decompressed", "[ntfs][
     fsimg::test::TreeBuilder b(&check_source_tree);
     const auto nb = b.add(0, "big.bin", false, big.size());
     const auto ns = b.add(0, "small.txt", false, 4);
-    io::SourceTree t = b.done();
+    source::SourceTree t = b.done();
     t.nodes[nb].host_path = (host / "big").string();
     t.nodes[ns].host_path = (host / "small").string();
     const Layout L = fsimg::ntfs::test::must(16u << 20, 4096);
@@ -95,7 +95,7 @@ TEST_CASE("ntfs file: streams read back; compressed data decompressed", "[ntfs][
     format_volume(img, L, fsimg::ntfs::test::opts());
     const auto planned = plan_population(t, L);
     REQUIRE(std::holds_alternative<PopulatePlan>(planned));
-    io::PopulateWriteOptions wo;
+    source::PopulateWriteOptions wo;
     wo.creation_time = 1700000000;
     write_population(img, L, t, std::get<PopulatePlan>(planned), wo);
     fs::remove_all(host);

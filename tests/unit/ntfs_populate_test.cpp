@@ -124,7 +124,7 @@ TEST_CASE("ntfs populate: a small tree written and read back", "[ntfs][populate]
     const auto big = b.add(d, "big.bin", false, 100000);
     const auto dos = b.add(0, "README.TXT", false, 5);
     for (int i = 0; i < 60; ++i) b.add(d, "entry" + std::to_string(100 + i), false, 0);
-    io::SourceTree t = b.done();
+    source::SourceTree t = b.done();
     t.nodes[small].host_path = file("small.txt", 736);
     t.nodes[big].host_path = file("big.bin", 100000);
     t.nodes[dos].host_path = file("README.TXT", 5);
@@ -144,7 +144,7 @@ TEST_CASE("ntfs populate: a small tree written and read back", "[ntfs][populate]
     CHECK_FALSE(plan.nodes[small].resident);
     CHECK(plan.nodes[big].extents.size() == 1);
     CHECK(!plan.nodes[d].index.blocks.empty());
-    io::PopulateWriteOptions wo;
+    source::PopulateWriteOptions wo;
     wo.creation_time = 1700000000;
     write_population(img, L, t, plan, wo);
 
@@ -198,7 +198,7 @@ TEST_CASE("ntfs populate: stored symbolic links are listed in $Extend/$Reparse:$
         std::vector<std::uint32_t> nodes;
         for (std::size_t i = 0; i < links; ++i)
             nodes.push_back(b.add(d, "l" + std::to_string(1000 + i), false));
-        io::SourceTree t = b.done();
+        source::SourceTree t = b.done();
         for (const auto n : nodes) t.nodes[n].symlink_target = "../target";
 
         const Layout L = must(16u << 20, 4096);
@@ -211,7 +211,7 @@ TEST_CASE("ntfs populate: stored symbolic links are listed in $Extend/$Reparse:$
         CHECK(plan.reparse.nodes == nodes);  // depth-first records are ascending
         CHECK(plan.reparse.index.blocks.empty() == (links == 5));
         CHECK(plan.reparse.extents.empty() == (links == 5));
-        io::PopulateWriteOptions wo;
+        source::PopulateWriteOptions wo;
         wo.creation_time = 1700000000;
         write_population(img, L, t, plan, wo);
 

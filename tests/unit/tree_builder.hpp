@@ -1,24 +1,24 @@
 // A host tree built in memory for the populate tests (FAT and exFAT), in
-// place of io::scan_host_trees: add(parent, name, is_dir, size) -> index.
+// place of source::scan_host_trees: add(parent, name, is_dir, size) -> index.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include "fsimg/io/host_tree.hpp"
+#include "fsimg/source/tree.hpp"
 
 namespace fsimg::test {
 
 struct TreeBuilder {
-    io::SourceTree t;
+    source::SourceTree t;
     /// `check` applies the filesystem's rules (fat:: or exfat::check_source_tree).
-    explicit TreeBuilder(void (*check)(io::SourceTree&)) : check_(check) {
-        io::TreeNode root;
+    explicit TreeBuilder(void (*check)(source::SourceTree&)) : check_(check) {
+        source::TreeNode root;
         root.is_dir = true;
         t.nodes.push_back(root);
     }
     std::uint32_t add(std::uint32_t parent, const std::string& name, bool is_dir, std::uint64_t size = 0) {
-        io::TreeNode n;
+        source::TreeNode n;
         n.name = name;
         n.is_dir = is_dir;
         n.size = size;
@@ -31,13 +31,13 @@ struct TreeBuilder {
         return i;
     }
     /// The tree with the rules applied (children in the order added).
-    io::SourceTree done() {
+    source::SourceTree done() {
         check_(t);
         return t;
     }
 
 private:
-    void (*check_)(io::SourceTree&);
+    void (*check_)(source::SourceTree&);
 };
 
 }  // namespace fsimg::test

@@ -1,7 +1,7 @@
 // Populating a new exFAT volume from host directory trees (mkfs --from).
 //
 // The same three steps as FAT (fat/populate.hpp), on the same host scan
-// (io/host_tree.hpp):
+// (source/tree.hpp):
 //  1. scan_tree() reads the host trees and lists every offender up front
 //     (exFAT name rules, case-only duplicates under the up-case table, depth,
 //     path length, unreadable files, symbolic links per the policy).
@@ -38,27 +38,28 @@
 
 #include "fsimg/exfat/layout.hpp"
 #include "fsimg/io/block_device.hpp"
-#include "fsimg/io/host_tree.hpp"
+#include "fsimg/source/tree.hpp"
 
 namespace fsimg::exfat {
 
 struct ScanOptions {
-    std::vector<io::TreeSource> sources;
-    io::SymlinkPolicy symlinks = io::SymlinkPolicy::skip;
+    std::vector<source::TreeSource> sources;
+    source::SymlinkPolicy symlinks = source::SymlinkPolicy::skip;
+    std::vector<std::filesystem::path> exclude;  ///< host paths left out (source::scan_host_trees)
 };
 
 /// Why a UTF-8 name cannot be an exFAT file name (invalid UTF-8, or
 /// name_problem() of its UTF-16 form), or nullopt.
 std::optional<std::string> utf8_name_problem(std::string_view utf8);
 
-/// Applies the exFAT rules to a tree (io::check_tree): utf8_name_problem,
+/// Applies the exFAT rules to a tree (source::check_tree): utf8_name_problem,
 /// names equal under upcase_key in one directory, no file-size limit (the
 /// volume is the limit), Windows device names warned. Appends problems.
-void check_source_tree(io::SourceTree& tree);
+void check_source_tree(source::SourceTree& tree);
 
-/// Reads the source trees (io::scan_host_trees), applies check_source_tree,
-/// and orders the problems by path. Throws as io::scan_host_trees.
-io::SourceTree scan_tree(const ScanOptions& options);
+/// Reads the source trees (source::scan_host_trees), applies check_source_tree,
+/// and orders the problems by path. Throws as source::scan_host_trees.
+source::SourceTree scan_tree(const ScanOptions& options);
 
 /// What a tree costs on an exFAT volume with clusters of `cluster_bytes`
 /// (exfat/cost.hpp rules summed; the root's system entries counted).
@@ -71,7 +72,7 @@ struct TreeUsage {
     /// already did (what `slack` predicts for exFAT).
     std::uint64_t new_clusters() const noexcept { return clusters() - 1; }
 };
-TreeUsage tree_usage(const io::SourceTree& tree, std::uint32_t cluster_bytes);
+TreeUsage tree_usage(const source::SourceTree& tree, std::uint32_t cluster_bytes);
 
 /// Where each node goes; parallel to SourceTree::nodes.
 struct NodePlan {
@@ -94,8 +95,8 @@ struct PopulatePlan {
 /// the layout's root does not directly follow the up-case table, or the
 /// clusters needed exceed the free ones ("needs X, the volume has Y").
 /// Pure; throws only std::bad_alloc.
-std::variant<PopulatePlan, std::vector<io::TreeProblem>> plan_population(const io::SourceTree& tree,
-                                                                         const Layout& layout);
+std::variant<PopulatePlan, std::vector<source::TreeProblem>> plan_population(const source::SourceTree& tree,
+                                                                             const Layout& layout);
 
 /// Writes the planned tree onto `volume`, which format_volume() has just
 /// formatted with `layout`. Writes the root's FAT chain (the only chain
@@ -111,15 +112,15 @@ std::variant<PopulatePlan, std::vector<io::TreeProblem>> plan_population(const i
 /// 0x80) or local time with its offset. Throws Error(io) naming the host file
 /// when it cannot be read or no longer has the size scanned, and
 /// Error(unsupported) when the root does not hold format's system entries.
-void write_population(io::BlockDevice& volume, const Layout& layout, const io::SourceTree& tree,
-                      const PopulatePlan& plan, const io::PopulateWriteOptions& options);
+void write_population(io::BlockDevice& volume, const Layout& layout, const source::SourceTree& tree,
+                      const PopulatePlan& plan, const source::PopulateWriteOptions& options);
 
 /// The smallest volume, a multiple of `granularity` bytes, on which
 /// plan_layout(base with that volume_bytes) holds the tree with at least
 /// `free_bytes` of free clusters left (cluster size base.cluster_bytes or
 /// the default for each candidate). A LayoutRefusal when none up to 256 TiB
 /// works.
-std::variant<std::uint64_t, LayoutRefusal> volume_bytes_for_tree(const io::SourceTree& tree,
+std::variant<std::uint64_t, LayoutRefusal> volume_bytes_for_tree(const source::SourceTree& tree,
                                                                  const LayoutRequest& base,
                                                                  std::uint64_t free_bytes,
                                                                  std::uint64_t granularity = 1 << 20);

@@ -73,6 +73,13 @@ struct ParsedDirectory {
 /// skipped. Never throws except std::bad_alloc.
 ParsedDirectory parse_directory(std::span<const std::byte> bytes);
 
+/// OEM bytes as UTF-8, decoded through code page 850 (what mtools and
+/// dosfstools default to): BS_OEMName, BS_VolLab, BS_FilSysType and the
+/// root's volume-label entry, so that text and JSON show the same valid
+/// UTF-8 ("DONNÉES" for the bytes mlabel writes, 0x90 = É). Control bytes
+/// stay as they are (the printer escapes them); nothing is trimmed.
+std::string oem_text(std::string_view bytes);
+
 /// The short name as "NAME.EXT" (no dot without an extension); 0x05 in the
 /// first byte stands for 0xE5; OEM bytes above 0x7F decoded as code page 850.
 /// `apply_case` applies the DIR_NTRes lower-case bits (0x08 base, 0x10 ext).

@@ -30,26 +30,27 @@
 #include "fsimg/fat/layout.hpp"
 #include "fsimg/fat/names.hpp"
 #include "fsimg/io/block_device.hpp"
-#include "fsimg/io/host_tree.hpp"
+#include "fsimg/source/tree.hpp"
 
 namespace fsimg::fat {
 
-// The host tree types are shared with exFAT (io/host_tree.hpp).
-using io::kMaxPathBytes;
-using io::kMaxTreeDepth;
-using io::SourceTree;
-using io::SymlinkPolicy;
-using io::TreeNode;
-using io::TreeProblem;
-using io::TreeSource;
+// The host tree types are shared with exFAT (source/tree.hpp).
+using source::kMaxPathBytes;
+using source::kMaxTreeDepth;
+using source::SourceTree;
+using source::SymlinkPolicy;
+using source::TreeNode;
+using source::TreeProblem;
+using source::TreeSource;
 
 struct ScanOptions {
     std::vector<TreeSource> sources;
     SymlinkPolicy symlinks = SymlinkPolicy::skip;
     bool rename = false;  ///< store names FAT refuses under rename_for_fat()'s names instead
+    std::vector<std::filesystem::path> exclude;  ///< host paths left out (source::scan_host_trees)
 };
 
-/// Reads the source trees (io::scan_host_trees) and applies the FAT rules
+/// Reads the source trees (source::scan_host_trees) and applies the FAT rules
 /// (check_source_tree; rename_for_fat first with options.rename). Problems (every one, in path order): names
 /// FAT cannot hold (long_name_problem), files of 4 GiB or more, names that differ only in case in one
 /// directory (case_fold_key; also across sources merged into one directory), a file and a directory of the
@@ -67,7 +68,7 @@ SourceTree scan_tree(const ScanOptions& options);
 void rename_for_fat(SourceTree& tree);
 
 /// Checks the names of a tree built in memory the way scan_tree does
-/// (io::check_tree with FAT's rules: long_name_problem, case_fold_key, files
+/// (source::check_tree with FAT's rules: long_name_problem, case_fold_key, files
 /// up to 4 GiB - 1, Windows device names warned) and appends the problems.
 /// scan_tree calls it; tests call it on synthetic trees.
 void check_source_tree(SourceTree& tree);
@@ -110,7 +111,7 @@ struct PopulatePlan {
 std::variant<PopulatePlan, std::vector<TreeProblem>> plan_population(const SourceTree& tree,
                                                                      const Layout& layout, bool has_label);
 
-using WriteOptions = io::PopulateWriteOptions;
+using WriteOptions = source::PopulateWriteOptions;
 
 /// Writes the planned tree onto `volume`, which format_volume() has just
 /// formatted with `layout` (and the label entry when the plan was made with

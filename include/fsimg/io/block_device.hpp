@@ -49,6 +49,7 @@ public:
     SubRange(BlockDevice& parent, std::uint64_t offset, std::uint64_t length);
     std::uint64_t size() const override { return length_; }
     std::uint64_t offset_in_parent() const noexcept { return offset_; }
+    const BlockDevice& parent() const noexcept { return parent_; }
     void read_at(std::uint64_t offset, std::span<std::byte> out) const override;
     void write_at(std::uint64_t offset, std::span<const std::byte> in) override;
     void zero_range(std::uint64_t offset, std::uint64_t length) override;

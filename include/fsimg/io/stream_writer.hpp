@@ -1,15 +1,13 @@
 // Streaming file data into an image: large sequential writes, all-zero
-// blocks left as holes on a zeroed (sparse) device, and host files copied in
-// with their exact scanned size. Used by FAT and exFAT populate.
+// blocks left as holes on a zeroed (sparse) device. Used by every populate
+// (source/file.hpp copies host files through it).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <span>
-#include <string>
 #include <vector>
 
-#include "fsimg/core/progress.hpp"
 #include "fsimg/io/block_device.hpp"
 
 namespace fsimg::io {
@@ -30,6 +28,9 @@ public:
     void commit(std::size_t n) { used_ += n; }
     void append(std::span<const std::byte> data);
     void append_zeros(std::uint64_t n);
+    /// `n` bytes that read as zeros: skipped on a zeroed device (they stay
+    /// holes; no buffer is filled), written as zeros otherwise.
+    void append_hole(std::uint64_t n);
     /// Writes out what is buffered.
     void flush();
 
@@ -40,13 +41,5 @@ private:
     std::uint64_t start_ = 0;
     std::size_t used_ = 0;
 };
-
-/// Streams the host file `host_path` into the writer: exactly `size` bytes,
-/// then zeros up to `allocated` bytes (the end of its last cluster). Throws
-/// Error(io) naming the file when it cannot be read or holds fewer than
-/// `size` bytes now (it shrank after the scan). `progress` (nullable) is
-/// advanced by each read's byte count.
-void copy_host_file(const std::string& host_path, std::uint64_t size, std::uint64_t allocated,
-                    StreamWriter& writer, core::Progress* progress = nullptr);
 
 }  // namespace fsimg::io

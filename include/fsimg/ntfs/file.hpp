@@ -97,6 +97,14 @@ std::optional<std::string> unreadable_reason(const Volume& volume, const MftReco
 /// Error(corrupt) as Volume::read_stream and read_compressed.
 void read_data(const Volume& volume, const MftRecord& base, std::u16string_view name,
                const std::function<void(std::span<const std::byte>)>& sink);
+/// The same, but the bytes of sparse runs and those at or past the
+/// initialized size are not produced as zeros: `hole(bytes)` is called for
+/// each such range instead, in order among the data. So a 1 TiB sparse file
+/// costs its runs, not a terabyte of zeros (extract writes holes). Compressed
+/// streams go through read_compressed (zeros as data).
+void read_data_sparse(const Volume& volume, const MftRecord& base, std::u16string_view name,
+                      const std::function<void(std::span<const std::byte>)>& sink,
+                      const std::function<void(std::uint64_t bytes)>& hole);
 
 /// Reparse tags [MS-FSCC 2.1.2.1].
 inline constexpr std::uint32_t kReparseTagSymlink = 0xA000000C;
@@ -115,6 +123,10 @@ struct ReparseLink {
     /// The target as a POSIX path: a relative target with '\' turned into
     /// '/'; an absolute one as stored with the "\??\" prefix dropped and
     /// '\' turned into '/' (e.g. "C:/dir": it does not resolve on Linux).
+    /// Absolute targets that name no drive stay absolute, never relative:
+    /// "\??\UNC\srv\share" is "//srv/share" (the POSIX spelling of a UNC
+    /// path) and "\??\Volume{GUID}\dir" (a volume GUID path) is
+    /// "/??/Volume{GUID}/dir" [MS-FSCC 2.1.2.4; Win32 file namespaces].
     std::string posix_target() const;
 };
 /// The tag of a $REPARSE_POINT value; nullopt below 8 bytes.

@@ -1,7 +1,7 @@
 // Populating a new NTFS volume from host directory trees (mkfs -t ntfs --from).
 //
 // The same three steps as FAT and exFAT (fat/populate.hpp,
-// exfat/populate.hpp), on the same host scan (io/host_tree.hpp):
+// exfat/populate.hpp), on the same host scan (source/tree.hpp):
 //  1. scan_tree() reads the host trees and lists every offender up front
 //     (invalid UTF-8, names over 255 UTF-16 units, depth, path length,
 //     unreadable files, symbolic links per the policy).
@@ -51,10 +51,10 @@
 #include <vector>
 
 #include "fsimg/io/block_device.hpp"
-#include "fsimg/io/host_tree.hpp"
 #include "fsimg/ntfs/index_plan.hpp"
 #include "fsimg/ntfs/layout.hpp"
 #include "fsimg/ntfs/structs.hpp"
+#include "fsimg/source/tree.hpp"
 
 namespace fsimg::ntfs {
 
@@ -63,8 +63,9 @@ namespace fsimg::ntfs {
 inline constexpr std::uint64_t kFirstUserRecord = 64;
 
 struct ScanOptions {
-    std::vector<io::TreeSource> sources;
-    io::SymlinkPolicy symlinks = io::SymlinkPolicy::skip;
+    std::vector<source::TreeSource> sources;
+    source::SymlinkPolicy symlinks = source::SymlinkPolicy::skip;
+    std::vector<std::filesystem::path> exclude;  ///< host paths left out (source::scan_host_trees)
 };
 
 /// Why a UTF-8 name cannot be an NTFS name: invalid UTF-8, or more than 255
@@ -80,17 +81,17 @@ bool is_win32_name(std::u16string_view name) noexcept;
 /// Win32&DOS namespace serves (formats.md §3.7).
 bool is_dos_name(std::u16string_view name) noexcept;
 
-/// Applies the NTFS rules to a tree (io::check_tree): utf8_name_problem, no
+/// Applies the NTFS rules to a tree (source::check_tree): utf8_name_problem, no
 /// case-insensitive duplicate refusal (POSIX names keep them apart), no
 /// file-size limit (the volume is the limit). Windows device names, names
 /// Win32 cannot hold and names equal to a sibling but for case are warned
 /// (Windows programs cannot open them, or only one of them).
-void check_source_tree(io::SourceTree& tree);
+void check_source_tree(source::SourceTree& tree);
 
-/// Reads the source trees (io::scan_host_trees), applies
+/// Reads the source trees (source::scan_host_trees), applies
 /// check_source_tree, and orders the problems by path. Throws as
-/// io::scan_host_trees.
-io::SourceTree scan_tree(const ScanOptions& options);
+/// source::scan_host_trees.
+source::SourceTree scan_tree(const ScanOptions& options);
 
 /// The largest $DATA that stays resident in a record of `record_bytes` for
 /// a name of `name_units` UTF-16 units: the record minus its header and
@@ -179,8 +180,8 @@ struct PopulatePlan {
 /// problem instead when the tree has problems, or the clusters needed (data,
 /// index blocks, $MFT growth) exceed the free ones ("needs X, the volume has
 /// Y free"). Pure; throws only std::bad_alloc.
-std::variant<PopulatePlan, std::vector<io::TreeProblem>> plan_population(const io::SourceTree& tree,
-                                                                         const Layout& layout);
+std::variant<PopulatePlan, std::vector<source::TreeProblem>> plan_population(const source::SourceTree& tree,
+                                                                             const Layout& layout);
 
 /// Writes the planned tree onto `volume`, which format_volume() has just
 /// formatted with `layout`: every MFT record (records 0 and 5 rebuilt with
@@ -190,15 +191,15 @@ std::variant<PopulatePlan, std::vector<io::TreeProblem>> plan_population(const i
 /// the new bits of $Bitmap. Throws Error(io) naming the host file when it
 /// cannot be read or no longer has the size scanned, Error(unsupported) when
 /// the volume does not hold what format writes or a record overflows.
-void write_population(io::BlockDevice& volume, const Layout& layout, const io::SourceTree& tree,
-                      const PopulatePlan& plan, const io::PopulateWriteOptions& options);
+void write_population(io::BlockDevice& volume, const Layout& layout, const source::SourceTree& tree,
+                      const PopulatePlan& plan, const source::PopulateWriteOptions& options);
 
 /// The smallest volume (a multiple of `granularity` bytes, growing by an
 /// eighth per try) on which plan_layout(base with that volume_bytes) and
 /// plan_population hold the tree with at least `free_bytes` of free clusters
 /// left. A LayoutRefusal when none up to 256 TiB works (the tree's first
 /// problem, or the layout's reason).
-std::variant<std::uint64_t, LayoutRefusal> volume_bytes_for_tree(const io::SourceTree& tree,
+std::variant<std::uint64_t, LayoutRefusal> volume_bytes_for_tree(const source::SourceTree& tree,
                                                                  const LayoutRequest& base,
                                                                  std::uint64_t free_bytes,
                                                                  std::uint64_t granularity = 1 << 20);

@@ -1,6 +1,6 @@
 // scan_host_trees and check_tree: reading the host trees for mkfs --from,
-// and the rules every filesystem applies alike (io/host_tree.hpp).
-#include "fsimg/io/host_tree.hpp"
+// and the rules every filesystem applies alike (source/tree.hpp).
+#include "fsimg/source/tree.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -20,7 +20,7 @@
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/utf.hpp"
 
-namespace fsimg::io {
+namespace fsimg::source {
 
 namespace {
 
@@ -74,7 +74,13 @@ int host_stat(int dirfd, const char* name, int flags, HostStat& out) {
 
 class Scanner {
 public:
-    Scanner(SymlinkPolicy symlinks, SourceTree& tree) : symlinks_(symlinks), tree_(tree) {}
+    Scanner(SymlinkPolicy symlinks, SourceTree& tree, const std::vector<std::filesystem::path>& exclude)
+        : symlinks_(symlinks), tree_(tree) {
+        for (const auto& p : exclude) {
+            struct stat st {};
+            if (::stat(p.c_str(), &st) == 0) exclude_.insert({st.st_dev, st.st_ino});
+        }
+    }
 
     /// The node for image directory `image_dir`, created (with no host
     /// content) where missing.
@@ -130,7 +136,9 @@ public:
         TreeNode& t = tree_.nodes[target];
         if (target != 0 && !t.has_times) set_times(t, hs);
         ancestors_.insert({st.st_dev, st.st_ino});
-        scan_dir(fd, src.host_dir.string(), target, depth_of(target));
+        const std::uint32_t hd =
+            add_host_dir(kNoHostDir, src.host_dir.string(), src.host_dir.string(), hs, false);
+        scan_dir(fd, src.host_dir.string(), target, depth_of(target), hd);
         ancestors_.erase({st.st_dev, st.st_ino});
     }
 
@@ -163,8 +171,23 @@ private:
         n.has_times = true;
     }
 
-    /// Adds the entries of the open directory `dirfd` (closed here) below `node`.
-    void scan_dir(int dirfd, const std::string& host_path, std::uint32_t node, std::uint32_t depth) {
+    std::uint32_t add_host_dir(std::uint32_t parent, const std::string& name, const std::string& path,
+                               const HostStat& hs, bool followed) {
+        HostDirectory d;
+        d.parent = parent;
+        d.name = name;
+        d.path = path;
+        d.dev = static_cast<std::uint64_t>(hs.st.st_dev);
+        d.ino = static_cast<std::uint64_t>(hs.st.st_ino);
+        d.followed = followed;
+        tree_.host_dirs.push_back(std::move(d));
+        return static_cast<std::uint32_t>(tree_.host_dirs.size() - 1);
+    }
+
+    /// Adds the entries of the open directory `dirfd` (closed here, host
+    /// directory `host_dir`) below `node`.
+    void scan_dir(int dirfd, const std::string& host_path, std::uint32_t node, std::uint32_t depth,
+                  std::uint32_t host_dir) {
         Fd guard(dirfd);
         std::vector<std::string> names;
         {
@@ -201,6 +224,7 @@ private:
                 add_problem(node, name, fmt::format("cannot stat {}: {}", path, std::strerror(errno)));
                 continue;
             }
+            const bool followed = S_ISLNK(st.st_mode);
             if (S_ISLNK(st.st_mode)) {
                 if (symlinks_ == SymlinkPolicy::skip) {
                     tree_.warnings.push_back(fmt::format("skipped symbolic link {}", path));
@@ -225,6 +249,11 @@ private:
                 tree_.warnings.push_back(fmt::format("skipped {} {}", kind_of(st.st_mode), path));
                 continue;
             }
+            if (S_ISREG(st.st_mode) && exclude_.count({st.st_dev, st.st_ino}) != 0) {
+                tree_.warnings.push_back(fmt::format(
+                    "left out {}: it is the image being written, inside its own --from tree", path));
+                continue;
+            }
             const bool is_dir = S_ISDIR(st.st_mode);
             std::uint32_t child = 0;
             if (auto it = existing.find(name); it != existing.end()) {
@@ -244,6 +273,9 @@ private:
                     n.host_dev = static_cast<std::uint64_t>(st.st_dev);
                     n.host_ino = static_cast<std::uint64_t>(st.st_ino);
                     n.host_links = static_cast<std::uint32_t>(hs.nlink);
+                    n.host_dir = host_dir;
+                    n.host_name = name;
+                    n.host_followed = followed;
                     ++tree_.files;
                     tree_.data_bytes += n.size;
                 }
@@ -261,12 +293,20 @@ private:
                             fmt::format("{} leads back to a directory it is inside of (symlink loop)", path));
                 continue;
             }
-            const int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            // By descriptor, never following a link the scan did not see (followed: it did).
+            const int fd =
+                ::openat(dirfd, name.c_str(),
+                         O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK | (followed ? 0 : O_NOFOLLOW));
+            struct stat now {};
             if (fd < 0) {
                 add_problem(node, name,
                             fmt::format("cannot read directory {}: {}", path, std::strerror(errno)));
+            } else if (::fstat(fd, &now) != 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino) {
+                ::close(fd);
+                add_problem(node, name, fmt::format("directory {} was replaced while it was scanned", path));
             } else {
-                scan_dir(fd, path, child, depth + 1);
+                const std::uint32_t hd = add_host_dir(host_dir, name, path, hs, followed);
+                scan_dir(fd, path, child, depth + 1, hd);
             }
             ancestors_.erase({st.st_dev, st.st_ino});
         }
@@ -311,6 +351,7 @@ private:
     SymlinkPolicy symlinks_;
     SourceTree& tree_;
     std::set<std::pair<dev_t, ino_t>> ancestors_;
+    std::set<std::pair<dev_t, ino_t>> exclude_;
 };
 
 }  // namespace
@@ -380,12 +421,13 @@ void check_tree(SourceTree& tree, const TreeRules& rules) {
     }
 }
 
-SourceTree scan_host_trees(const std::vector<TreeSource>& sources, SymlinkPolicy symlinks) {
+SourceTree scan_host_trees(const std::vector<TreeSource>& sources, SymlinkPolicy symlinks,
+                           const std::vector<std::filesystem::path>& exclude) {
     SourceTree tree;
     TreeNode root;
     root.is_dir = true;
     tree.nodes.push_back(std::move(root));
-    Scanner scanner(symlinks, tree);
+    Scanner scanner(symlinks, tree, exclude);
     for (const TreeSource& src : sources) scanner.scan_source(src);
     for (TreeNode& node : tree.nodes) {
         std::sort(node.children.begin(), node.children.end(),
@@ -399,4 +441,4 @@ void sort_problems(SourceTree& tree) {
                      [](const TreeProblem& a, const TreeProblem& b) { return a.path < b.path; });
 }
 
-}  // namespace fsimg::io
+}  // namespace fsimg::source

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,7 +20,7 @@
 
 #include "fsimg/core/progress.hpp"
 
-namespace fsimg::io {
+namespace fsimg::source {
 
 /// What to do with a symbolic link in the source tree.
 enum class SymlinkPolicy : std::uint8_t {
@@ -50,6 +51,20 @@ struct TreeProblem {
     std::string reason;
 };
 
+inline constexpr std::uint32_t kNoHostDir = 0xFFFFFFFF;
+
+/// A host directory the scan listed, so that the copy re-opens its files
+/// relative to it (source/file.hpp): a --from root (parent kNoHostDir,
+/// name the path as given) or a directory inside one.
+struct HostDirectory {
+    std::uint32_t parent = kNoHostDir;  ///< index in SourceTree::host_dirs
+    std::string name;                   ///< name in the parent; the path for a root
+    std::string path;                   ///< the host path, for messages
+    std::uint64_t dev = 0;              ///< st_dev at the scan
+    std::uint64_t ino = 0;              ///< st_ino at the scan
+    bool followed = false;              ///< reached through a symbolic link (--symlinks follow)
+};
+
 /// One file or directory of the tree to store.
 struct TreeNode {
     std::string name;       ///< UTF-8 (empty for the root)
@@ -67,13 +82,19 @@ struct TreeNode {
     std::uint64_t host_dev = 0;    ///< files: st_dev, with host_ino the host file's identity
     std::uint64_t host_ino = 0;    ///< files: st_ino (hard links share it; NTFS stores them as links)
     std::uint32_t host_links = 1;  ///< files: st_nlink on the host (links outside the tree count too)
-    std::string symlink_target;    ///< a symbolic link kept as one (SymlinkPolicy::store): its target
-    std::uint32_t parent = 0;      ///< index in SourceTree::nodes
+    /// Files: the host directory holding it (SourceTree::host_dirs), and its
+    /// name there; kNoHostDir for nodes no scan made (then host_path is opened).
+    std::uint32_t host_dir = kNoHostDir;
+    std::string host_name;
+    bool host_followed = false;           ///< reached through a symbolic link (--symlinks follow)
+    std::string symlink_target;           ///< a symbolic link kept as one (SymlinkPolicy::store): its target
+    std::uint32_t parent = 0;             ///< index in SourceTree::nodes
     std::vector<std::uint32_t> children;  ///< indices, sorted by the UTF-8 bytes of the names
 };
 
 struct SourceTree {
-    std::vector<TreeNode> nodes;  ///< nodes[0] is the image root
+    std::vector<TreeNode> nodes;           ///< nodes[0] is the image root
+    std::vector<HostDirectory> host_dirs;  ///< every host directory listed, roots first in their turn
     std::vector<TreeProblem> problems;
     std::vector<std::string> warnings;  ///< skipped symlinks and special files, device names
     /// Where names were changed (FAT --rename): (image path as the host names
@@ -100,7 +121,11 @@ struct SourceTree {
 /// name (ntfs/populate.hpp). Name and size rules are not applied here: see
 /// check_tree. Throws Error(usage) when a source is not a directory or an
 /// image_dir is malformed, Error(io) when a source cannot be opened.
-SourceTree scan_host_trees(const std::vector<TreeSource>& sources, SymlinkPolicy symlinks);
+/// `exclude`: host paths left out of the tree with a warning wherever they
+/// appear in it (matched by device and inode): the image being written,
+/// when it lies inside its own --from tree.
+SourceTree scan_host_trees(const std::vector<TreeSource>& sources, SymlinkPolicy symlinks,
+                           const std::vector<std::filesystem::path>& exclude = {});
 
 /// A filesystem's rules for check_tree.
 struct TreeRules {
@@ -123,7 +148,14 @@ struct TreeRules {
 /// offender). Appends problems and warnings; does not sort them.
 void check_tree(SourceTree& tree, const TreeRules& rules);
 
-/// How populate writes what it copies (FAT and exFAT alike).
+/// How the files of a tree are read (source/file.hpp).
+struct ReadOptions {
+    /// Test-only (the race test): called once, after the scan and before
+    /// the first source file is opened. Empty in normal use.
+    std::function<void()> before_first_open;
+};
+
+/// How populate writes what it copies (FAT, exFAT and NTFS alike).
 struct PopulateWriteOptions {
     std::int64_t creation_time = 0;     ///< Unix seconds for created directories (SOURCE_DATE_EPOCH or now)
     std::optional<std::int64_t> clamp;  ///< SOURCE_DATE_EPOCH: no timestamp is later than this
@@ -135,6 +167,7 @@ struct PopulateWriteOptions {
     /// Advanced by the bytes of file data copied (nullable); the caller
     /// begins and ends the phase (total: SourceTree::data_bytes).
     core::Progress* progress = nullptr;
+    ReadOptions source;  ///< how the source files are opened
 };
 
 /// Calls visit(i) for every node below the root, depth first in children
@@ -159,4 +192,4 @@ void visit_depth_first(const SourceTree& tree, Visit visit) {
 /// Orders problems by image path (stable), as refusals list them.
 void sort_problems(SourceTree& tree);
 
-}  // namespace fsimg::io
+}  // namespace fsimg::source

@@ -1,0 +1,284 @@
+// source/file.hpp: re-opening scanned files race-free, their data segments,
+// and copying them into an image.
+#include "fsimg/source/file.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "fsimg/core/error.hpp"
+
+namespace fsimg::source {
+
+namespace {
+
+constexpr std::size_t kMaxOpenDirectories = 32;  ///< directory descriptors kept between opens
+constexpr std::size_t kCopyChunk = 1u << 20;     ///< bytes read per pread
+
+[[noreturn]] void changed(const std::string& path, const std::string& what) {
+    throw Error(ErrorCode::io,
+                fmt::format("{} {}; nothing was written (run again once it is stable)", path, what));
+}
+
+const char* kind_of(mode_t mode) {
+    if (S_ISREG(mode)) return "a regular file";
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISLNK(mode)) return "a symbolic link";
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISSOCK(mode)) return "a socket";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    return "a special file";
+}
+
+/// openat with EINTR retried; the errno of a failure is kept.
+int open_at(int dirfd, const char* name, int flags) {
+    int fd = -1;
+    do {
+        fd = ::openat(dirfd, name, flags);
+    } while (fd < 0 && errno == EINTR);
+    return fd;
+}
+
+/// Why opening `path` failed, in the words of a race: ELOOP under
+/// O_NOFOLLOW is a symbolic link swapped in; ENOENT a file removed.
+[[noreturn]] void open_failed(const std::string& path, int err, bool nofollow, const char* what) {
+    if (nofollow && err == ELOOP)
+        changed(path,
+                fmt::format("was replaced by a symbolic link after the scan ({} never follows it)", what));
+    if (err == ENOENT) changed(path, "was removed after the scan");
+    if (err == ENOTDIR) changed(path, "was replaced by something that is not a directory after the scan");
+    throw Error(ErrorCode::io, fmt::format("cannot read {}: {}", path, std::strerror(err)));
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// SourceFile
+
+SourceFile::SourceFile(int fd, std::string path, std::uint64_t size, std::int64_t mtime_s,
+                       std::int64_t mtime_ns)
+    : fd_(fd), path_(std::move(path)), size_(size), mtime_s_(mtime_s), mtime_ns_(mtime_ns) {}
+
+SourceFile::SourceFile(SourceFile&& o) noexcept
+    : fd_(o.fd_), path_(std::move(o.path_)), size_(o.size_), mtime_s_(o.mtime_s_), mtime_ns_(o.mtime_ns_) {
+    o.fd_ = -1;
+}
+
+SourceFile& SourceFile::operator=(SourceFile&& o) noexcept {
+    if (this != &o) {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = o.fd_;
+        o.fd_ = -1;
+        path_ = std::move(o.path_);
+        size_ = o.size_;
+        mtime_s_ = o.mtime_s_;
+        mtime_ns_ = o.mtime_ns_;
+    }
+    return *this;
+}
+
+SourceFile::~SourceFile() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+std::vector<Segment> SourceFile::segments() const {
+    std::vector<Segment> out;
+    std::uint64_t at = 0;
+    while (at < size_) {
+        const off_t data = ::lseek(fd_, static_cast<off_t>(at), SEEK_DATA);
+        if (data < 0) {
+            if (errno == ENXIO) break;                     // holes from here to the end of the file
+            if (errno == EINVAL || errno == EOPNOTSUPP) {  // the host cannot tell: all data
+                out.assign(1, Segment{0, size_});
+                return out;
+            }
+            throw Error(ErrorCode::io,
+                        fmt::format("cannot find the data of {}: {}", path_, std::strerror(errno)));
+        }
+        const auto begin = static_cast<std::uint64_t>(data);
+        if (begin >= size_) break;
+        const off_t hole = ::lseek(fd_, data, SEEK_HOLE);
+        const std::uint64_t end =
+            hole > data ? std::min<std::uint64_t>(size_, static_cast<std::uint64_t>(hole)) : size_;
+        if (!out.empty() && out.back().offset + out.back().length == begin) {
+            out.back().length += end - begin;
+        } else {
+            out.push_back({begin, end - begin});
+        }
+        at = end;
+    }
+    return out;
+}
+
+void SourceFile::read_at(std::uint64_t offset, std::span<std::byte> out) const {
+    std::size_t done = 0;
+    while (done < out.size()) {
+        const ssize_t n =
+            ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) throw Error(ErrorCode::io, fmt::format("cannot read {}: {}", path_, std::strerror(errno)));
+        if (n == 0) {
+            changed(path_, fmt::format("changed as it was read: it shrank to {} bytes ({} when scanned)",
+                                       offset + done, size_));
+        }
+        done += static_cast<std::size_t>(n);
+    }
+}
+
+std::vector<std::byte> SourceFile::read_all() const {
+    std::vector<std::byte> out(static_cast<std::size_t>(size_));
+    read_at(0, out);
+    finish();
+    return out;
+}
+
+void SourceFile::finish() const {
+    std::byte extra{};
+    ssize_t n = 0;
+    do {
+        n = ::pread(fd_, &extra, 1, static_cast<off_t>(size_));
+    } while (n < 0 && errno == EINTR);
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0)
+        throw Error(ErrorCode::io, fmt::format("cannot stat {}: {}", path_, std::strerror(errno)));
+    if (n > 0 || static_cast<std::uint64_t>(st.st_size) > size_) {
+        changed(path_, fmt::format("changed as it was read: it grew past the {} bytes scanned ({} bytes now)",
+                                   size_, static_cast<std::uint64_t>(st.st_size)));
+    }
+    if (static_cast<std::uint64_t>(st.st_size) != size_) {
+        changed(path_, fmt::format("changed as it was read: it is {} bytes now, {} when scanned",
+                                   static_cast<std::uint64_t>(st.st_size), size_));
+    }
+    if (st.st_mtim.tv_sec != mtime_s_ || st.st_mtim.tv_nsec != mtime_ns_) {
+        changed(path_, "changed as it was read: it was modified during the copy");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// SourceReader
+
+SourceReader::SourceReader(const SourceTree& tree, ReadOptions options)
+    : tree_(tree), options_(std::move(options)) {}
+
+SourceReader::~SourceReader() {
+    for (const auto& [index, fd] : dir_fds_) ::close(fd);
+}
+
+int SourceReader::directory(std::uint32_t index) {
+    if (auto it = dir_fds_.find(index); it != dir_fds_.end()) {
+        dir_used_[index] = ++clock_;
+        return it->second;
+    }
+    const HostDirectory& d = tree_.host_dirs.at(index);
+    int fd = -1;
+    const bool nofollow = d.parent != kNoHostDir && !d.followed;
+    const int flags =
+        O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (nofollow ? O_NOFOLLOW : 0);
+    if (d.parent == kNoHostDir) {
+        fd = open_at(AT_FDCWD, d.name.c_str(), flags);  // a --from root as the user named it
+    } else {
+        fd = open_at(directory(d.parent), d.name.c_str(), flags);
+    }
+    if (fd < 0) open_failed(d.path, errno, nofollow, "mkfs");
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || static_cast<std::uint64_t>(st.st_dev) != d.dev ||
+        static_cast<std::uint64_t>(st.st_ino) != d.ino) {
+        ::close(fd);
+        changed(d.path, "was replaced by another directory after the scan");
+    }
+    // Keep the most recently used few; the parents were used just before.
+    if (dir_fds_.size() >= kMaxOpenDirectories) {
+        auto oldest = std::min_element(dir_used_.begin(), dir_used_.end(),
+                                       [](const auto& a, const auto& b) { return a.second < b.second; });
+        ::close(dir_fds_.at(oldest->first));
+        dir_fds_.erase(oldest->first);
+        dir_used_.erase(oldest);
+    }
+    dir_fds_.emplace(index, fd);
+    dir_used_[index] = ++clock_;
+    return fd;
+}
+
+SourceFile SourceReader::open(std::uint32_t index) {
+    if (first_open_) {
+        first_open_ = false;
+        if (options_.before_first_open) options_.before_first_open();
+    }
+    const TreeNode& n = tree_.nodes.at(index);
+    const bool nofollow = !n.host_followed;
+    const int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0);
+    int fd = -1;
+    if (n.host_dir != kNoHostDir) {
+        fd = open_at(directory(n.host_dir), n.host_name.c_str(), flags);
+    } else {
+        fd = open_at(AT_FDCWD, n.host_path.c_str(), flags);
+    }
+    if (fd < 0) open_failed(n.host_path, errno, nofollow, "mkfs");
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+        const int err = errno;
+        ::close(fd);
+        throw Error(ErrorCode::io, fmt::format("cannot stat {}: {}", n.host_path, std::strerror(err)));
+    }
+    auto refuse = [&](const std::string& what) {
+        ::close(fd);
+        changed(n.host_path, what);
+    };
+    if (!S_ISREG(st.st_mode))
+        refuse(fmt::format("was a regular file when scanned and is now {}", kind_of(st.st_mode)));
+    if ((n.host_dev != 0 || n.host_ino != 0) && (static_cast<std::uint64_t>(st.st_dev) != n.host_dev ||
+                                                 static_cast<std::uint64_t>(st.st_ino) != n.host_ino))
+        refuse("was replaced by another file after the scan");
+    if (static_cast<std::uint64_t>(st.st_size) != n.size)
+        refuse(fmt::format("changed after the scan: it is {} bytes now, {} when scanned",
+                           static_cast<std::uint64_t>(st.st_size), n.size));
+    // Plain blocking reads from here (a regular file never blocks; the flag only kept a FIFO from hanging).
+    const int fl = ::fcntl(fd, F_GETFL);
+    if (fl >= 0) ::fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return SourceFile(fd, n.host_path, n.size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+}
+
+// ---------------------------------------------------------------------------
+// Copying
+
+void copy_range(const SourceFile& file, std::uint64_t from, std::uint64_t length, io::StreamWriter& w,
+                core::Progress* progress) {
+    const std::uint64_t end =
+        std::min(file.size(), from + std::min(length, file.size() - std::min(from, file.size())));
+    std::uint64_t at = std::min(from, end);
+    for (const Segment& s : file.segments()) {
+        const std::uint64_t b = std::max(s.offset, at), e = std::min(s.offset + s.length, end);
+        if (b >= e) continue;
+        if (b > at) {
+            w.append_hole(b - at);
+            core::advance(progress, b - at);
+        }
+        for (std::uint64_t p = b; p < e;) {
+            auto room = w.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(e - p, kCopyChunk)));
+            file.read_at(p, room);
+            w.commit(room.size());
+            core::advance(progress, room.size());
+            p += room.size();
+        }
+        at = e;
+    }
+    if (end > at) {
+        w.append_hole(end - at);
+        core::advance(progress, end - at);
+    }
+}
+
+void copy_file(const SourceFile& file, std::uint64_t allocated, io::StreamWriter& w,
+               core::Progress* progress) {
+    copy_range(file, 0, file.size(), w, progress);
+    file.finish();
+    if (allocated > file.size()) w.append_zeros(allocated - file.size());
+}
+
+}  // namespace fsimg::source

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Everything printed is valid (issue 18): FAT labels and OEM names are OEM
+# bytes (mlabel ::DONNÉES writes CP850 0x90 for É); dump and fsck decode them
+# through code page 850, in text and JSON alike, instead of dying with
+# "invalid UTF-8"; raw bytes that are not valid UTF-8 are escaped as \xNN.
+here=$(dirname "$0"); . "$here/../lib.sh"
+command -v mlabel >/dev/null || { echo "mtools missing: skipped"; exit 77; }
+command -v python3 >/dev/null || { echo "python3 missing: skipped"; exit 77; }
+cd "$WORK"
+"$FSIMG" mkfs -q -t fat32 -s 64M -c 512 l.img
+LC_ALL=C.UTF-8 mlabel -i l.img ::DONNÉES || fail "mlabel"
+od -An -tx1 -j71 -N7 l.img | grep -q "44 4f 4e 4e 90 45 53" && pass || fail "mlabel did not write CP850 0x90: $(od -An -tx1 -j71 -N7 l.img)"
+# An OEM name with bytes above 0x7F.
+printf 'M\x90\x80IN4.1' | dd of=l.img bs=1 seek=3 conv=notrunc status=none
+"$FSIMG" dump --json l.img > d.json 2>err; rc=$?
+[ $rc = 0 ] && pass || fail "dump --json: exit $rc $(cat err)"
+python3 - <<'PY' && pass || fail "dump --json: $(head -c 400 d.json)"
+import json, sys
+d = json.load(open("d.json"))
+text = json.dumps(d, ensure_ascii=False)
+sys.exit(0 if "DONNÉES" in text and "MÉÇIN4.1" in text else 1)
+PY
+"$FSIMG" dump l.img > d.txt 2>err && grep -q "DONNÉES" d.txt && pass || fail "dump text: $(grep -i label d.txt)"
+"$FSIMG" fsck --json l.img > f.json 2>err; rc=$?
+[ $rc -lt 8 ] && python3 -c "import json; json.load(open('f.json'))" && pass || fail "fsck --json: exit $rc $(cat err)"
+# A boot-sector label that disagrees with the root's: the finding names both, decoded.
+printf 'CAF\x90       ' | dd of=l.img bs=1 seek=71 conv=notrunc status=none
+"$FSIMG" fsck --json l.img > f2.json 2>err; rc=$?
+[ $rc = 4 ] && pass || fail "fsck of the mismatched label: exit $rc $(cat err)"
+python3 - <<'PY' && pass || fail "fsck --json of the mismatched label: $(head -c 600 f2.json)"
+import json, sys
+d = json.load(open("f2.json"))
+msgs = [f["message"] for f in d.get("findings", [])]
+sys.exit(0 if any("CAFÉ" in m and "DONNÉES" in m for m in msgs) else 1)
+PY
+finish
