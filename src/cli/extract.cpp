@@ -86,17 +86,19 @@ class HoleWriter {
 public:
     HoleWriter(int fd, const std::string& path) : fd_(fd), path_(path) {}
     void write(std::span<const std::byte> s) {
+        // Runs of non-zero 4 KiB blocks in one pwrite each; all-zero blocks skipped.
         constexpr std::size_t kBlock = 4096;
-        while (!s.empty()) {
-            const std::size_t n = std::min(s.size(), kBlock);
-            const auto piece = s.first(n);
-            if (n == kBlock && all_zero(piece)) {
+        std::size_t run = 0, pos = 0;
+        while (pos < s.size()) {
+            const std::size_t n = std::min(s.size() - pos, kBlock);
+            if (n == kBlock && all_zero(s.subspan(pos, n))) {
+                if (pos > run) put(s.subspan(run, pos - run));
                 at_ += n;
-            } else {
-                put(piece);
+                run = pos + n;
             }
-            s = s.subspan(n);
+            pos += n;
         }
+        if (s.size() > run) put(s.subspan(run));
     }
     /// `n` bytes the image stores as a hole: never written.
     void skip(std::uint64_t n) { at_ += n; }
@@ -289,17 +291,19 @@ struct Extractor {
         return fd;
     }
 
+    /// A directory reached through a second entry (a DAG) or looping back: skipped, with a warning.
+    void reached_again(const std::string& path, std::uint64_t id) {
+        ++dags;
+        warn(
+            fmt::format("{}: the same directory as {} (two entries lead to it, or it loops back); not "
+                        "extracted again",
+                        escape_name(path), escape_name(visited.first_path(id))));
+    }
+
     void extract_dir(int dirfd, const std::string& path, const std::string& rel, const ViewEntry& dir,
                      unsigned depth) {
         const std::uint64_t cl = dir.first_cluster;
-        if (!visited.enter(cl, path)) {
-            ++dags;
-            warn(
-                fmt::format("{}: the same directory as {} (two entries lead to it, or it loops back); not "
-                            "extracted again",
-                            escape_name(path), escape_name(visited.first_path(cl))));
-            return;
-        }
+        if (!visited.enter(cl, path)) return reached_again(path, cl);
         if (depth >= kMaxDepth) return problem(path, fmt::format("nested deeper than {} levels", kMaxDepth));
         std::vector<ViewEntry> d;
         std::vector<std::string> skipped;
@@ -382,6 +386,8 @@ struct Extractor {
         }
         if (r.link_target) return extract_link(dirfd, r.name, path, r, depth);
         if (!r.is_dir) return extract_file(dirfd, r.name, path, rel, r);
+        // A directory already extracted through another entry: not even created again.
+        if (!visited.first_path(r.first_cluster).empty()) return reached_again(path, r.first_cluster);
         const Fd sub(open_subdir(dirfd, r.name, path));
         if (sub.get() < 0) return;
         ++dirs;
