@@ -473,7 +473,7 @@ Content probe_device(const BlockDevice& device, const ProbeOptions& options) {
                                     file->path().string(), options);
         }
     }
-    // A sparse copy: the first 2 MiB and the last 1 MiB, where the signatures are.
+    // A sparse copy: the first 8 MiB and the last 1 MiB, where the signatures are.
     const int fd = ::memfd_create("fsimg-probe", MFD_CLOEXEC);
     if (fd < 0)
         throw Error(ErrorCode::io, fmt::format("cannot probe: memfd_create: {}", std::strerror(errno)));
@@ -488,7 +488,7 @@ Content probe_device(const BlockDevice& device, const ProbeOptions& options) {
         if (::pwrite(fd, buf.data(), buf.size(), static_cast<off_t>(at)) != static_cast<ssize_t>(buf.size()))
             throw Error(ErrorCode::io, fmt::format("cannot probe: pwrite: {}", std::strerror(errno)));
     };
-    const std::uint64_t head = std::min<std::uint64_t>(size, 2u << 20);
+    const std::uint64_t head = std::min<std::uint64_t>(size, 8u << 20);
     copy(0, head);
     if (size > head) {
         const std::uint64_t tail = std::min<std::uint64_t>(size - head, 1u << 20);

@@ -90,7 +90,7 @@ Content probe_descriptor(int fd, std::uint64_t offset, std::uint64_t size, const
 
 /// Probes any BlockDevice: an image file (FileImage, or a SubRange of one)
 /// through its descriptor; others (memory, gzip) through a sparse in-memory
-/// copy of their first 2 MiB and last 1 MiB. Throws as read_at.
+/// copy of their first 8 MiB and last 1 MiB. Throws as read_at.
 Content probe_device(const BlockDevice& device, const ProbeOptions& options = {});
 
 /// Why writing over `name` (holding `content`) needs --force, or nullopt: a
