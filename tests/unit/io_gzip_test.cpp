@@ -3,8 +3,10 @@
 #include <zlib.h>
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <vector>
 

@@ -23,6 +23,6 @@ TEST_CASE("reparse targets that name no drive stay absolute") {
     CHECK(target(u"\\??\\UNC\\server\\share\\dir") == "//server/share/dir");
     // A volume GUID path keeps its NT prefix: absolute, never "Volume{...}/dir".
     CHECK(target(u"\\??\\Volume{0b1c2d3e-0000-0000-0000-000000000000}\\dir") ==
-          "/??/Volume{0b1c2d3e-0000-0000-0000-000000000000}/dir");
+          "/?\?/Volume{0b1c2d3e-0000-0000-0000-000000000000}/dir");
     CHECK(target(u"..\\a\\b", true) == "../a/b");
 }
