@@ -45,12 +45,14 @@ int open_at(int dirfd, const char* name, int flags) {
     return fd;
 }
 
-/// Why opening `path` failed, in the words of a race: ELOOP under
-/// O_NOFOLLOW is a symbolic link swapped in; ENOENT a file removed.
-[[noreturn]] void open_failed(const std::string& path, int err, bool nofollow, const char* what) {
-    if (nofollow && err == ELOOP)
-        changed(path,
-                fmt::format("was replaced by a symbolic link after the scan ({} never follows it)", what));
+/// Why opening `name` in `dirfd` (shown as `path`) failed, in the words of a
+/// race: a symbolic link swapped in (ELOOP under O_NOFOLLOW, or ENOTDIR when
+/// a directory was asked for: lstat tells), a file removed (ENOENT).
+[[noreturn]] void open_failed(int dirfd, const char* name, const std::string& path, int err, bool nofollow) {
+    struct stat st {};
+    const bool link = ::fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+    if (nofollow && (err == ELOOP || (err == ENOTDIR && link)))
+        changed(path, "was replaced by a symbolic link after the scan (mkfs never follows it)");
     if (err == ENOENT) changed(path, "was removed after the scan");
     if (err == ENOTDIR) changed(path, "was replaced by something that is not a directory after the scan");
     throw Error(ErrorCode::io, fmt::format("cannot read {}: {}", path, std::strerror(err)));
@@ -180,12 +182,10 @@ int SourceReader::directory(std::uint32_t index) {
     const bool nofollow = d.parent != kNoHostDir && !d.followed;
     const int flags =
         O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (nofollow ? O_NOFOLLOW : 0);
-    if (d.parent == kNoHostDir) {
-        fd = open_at(AT_FDCWD, d.name.c_str(), flags);  // a --from root as the user named it
-    } else {
-        fd = open_at(directory(d.parent), d.name.c_str(), flags);
-    }
-    if (fd < 0) open_failed(d.path, errno, nofollow, "mkfs");
+    const int parent =
+        d.parent == kNoHostDir ? AT_FDCWD : directory(d.parent);  // a root: as the user named it
+    fd = open_at(parent, d.name.c_str(), flags);
+    if (fd < 0) open_failed(parent, d.name.c_str(), d.path, errno, nofollow);
     struct stat st {};
     if (::fstat(fd, &st) != 0 || static_cast<std::uint64_t>(st.st_dev) != d.dev ||
         static_cast<std::uint64_t>(st.st_ino) != d.ino) {
@@ -213,13 +213,10 @@ SourceFile SourceReader::open(std::uint32_t index) {
     const TreeNode& n = tree_.nodes.at(index);
     const bool nofollow = !n.host_followed;
     const int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0);
-    int fd = -1;
-    if (n.host_dir != kNoHostDir) {
-        fd = open_at(directory(n.host_dir), n.host_name.c_str(), flags);
-    } else {
-        fd = open_at(AT_FDCWD, n.host_path.c_str(), flags);
-    }
-    if (fd < 0) open_failed(n.host_path, errno, nofollow, "mkfs");
+    const int dirfd = n.host_dir != kNoHostDir ? directory(n.host_dir) : AT_FDCWD;
+    const std::string& name = n.host_dir != kNoHostDir ? n.host_name : n.host_path;
+    const int fd = open_at(dirfd, name.c_str(), flags);
+    if (fd < 0) open_failed(dirfd, name.c_str(), n.host_path, errno, nofollow);
     struct stat st {};
     if (::fstat(fd, &st) != 0) {
         const int err = errno;
