@@ -35,9 +35,14 @@ import sys; f=open('crc.img.gz','r+b'); f.seek(-8,2); b=f.read(1); f.seek(-8,2);
 { cat r.img.gz; printf 'garbage!'; } > tg.img.gz
 "$FSIMG" fsck tg.img.gz >out 2>err; rc=$?
 [ $rc = 0 ] && grep -q "8 bytes of trailing garbage" err && pass || fail "trailing garbage: exit $rc $(cat err)"
-# A small image cut in its data is refused at once, naming it.
+# Cut inside the first MiB (what opening decompresses): refused at once, naming it;
+# cut further on: ls reads what it needs, fsck reports the cut.
 "$FSIMG" mkfs -q -t fat32 -s 64M small.img && gzip -c small.img > small.img.gz
-head -c 20000 small.img.gz > scut.img.gz
+head -c 200 small.img.gz > scut.img.gz
 "$FSIMG" ls scut.img.gz >out 2>err; rc=$?
-[ $rc = 1 ] && grep -q "scut.img.gz" err && pass || fail "cut small .gz: exit $rc $(cat err)"
+[ $rc = 1 ] && grep -q "scut.img.gz" err && grep -q "ends early" err && pass || fail "cut small .gz: exit $rc $(cat err)"
+head -c $(( $(stat -c %s small.img.gz) * 3 / 4 )) small.img.gz > lcut.img.gz
+"$FSIMG" ls lcut.img.gz >out 2>err && pass || fail "ls of a .gz cut after its metadata: $(cat err)"
+"$FSIMG" fsck lcut.img.gz >out 2>err; rc=$?
+[ $rc = 8 ] && grep -q "ends early" err && pass || fail "fsck of a .gz cut late: exit $rc $(cat err)"
 finish
