@@ -92,7 +92,10 @@ std::string describe(const Signature& s) {
             text = with_article(name) + " partition table";
             break;
         case ContentKind::container:
-            text = name == "tar" ? "a tar archive" : name + " data";
+            text = name == "tar" ? "a tar archive"
+                   : name == "gzip" || name == "xz" || name == "zstd" || name == "bzip2"
+                       ? name + "-compressed data"
+                       : name + " data";
             break;
         case ContentKind::other:
             text = s.type == "swap"          ? "a swap area"

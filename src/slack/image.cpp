@@ -44,7 +44,7 @@ void Analysis::add_fat_image(const std::string& spec) {
         volume = std::make_unique<fat::Volume>(opened.device());
     } catch (const Error& e) {
         // Exit 1 (docs/exit-codes.md): the image is damaged or of another kind; the command line was fine.
-        throw Error(e.code() == ErrorCode::io ? ErrorCode::io : ErrorCode::corrupt,
+        throw Error(e.code() == ErrorCode::io || e.code() == ErrorCode::usage ? e.code() : ErrorCode::corrupt,
                     fmt::format("{}: not a directory, and not a readable FAT image ({}), nor an exFAT or "
                                 "NTFS one",
                                 spec, e.what()));

@@ -113,7 +113,7 @@ void Analysis::add_exfat_image(const std::string& spec) {
         root = volume->lookup("/");
         if (!root) throw Error(ErrorCode::corrupt, "no root directory");
     } catch (const Error& e) {
-        throw Error(e.code() == ErrorCode::io ? ErrorCode::io : ErrorCode::corrupt,
+        throw Error(e.code() == ErrorCode::io || e.code() == ErrorCode::usage ? e.code() : ErrorCode::corrupt,
                     fmt::format("{}: not a readable exFAT image ({})", spec, e.what()));
     }
     // Directories are identified by their index in `dirs` (their records).
@@ -156,7 +156,7 @@ void Analysis::add_ntfs_image(const std::string& spec) {
         opened = io::open_volume(spec, false);
         volume = std::make_unique<fsimg::ntfs::Volume>(opened.device());
     } catch (const Error& e) {
-        throw Error(e.code() == ErrorCode::io ? ErrorCode::io : ErrorCode::corrupt,
+        throw Error(e.code() == ErrorCode::io || e.code() == ErrorCode::usage ? e.code() : ErrorCode::corrupt,
                     fmt::format("{}: not a readable NTFS image ({})", spec, e.what()));
     }
     const fsimg::ntfs::Volume& v = *volume;

@@ -31,6 +31,7 @@ source::SourceTree prune(const source::SourceTree& in, std::uint64_t& pruned) {
     std::set<std::string> bad;
     for (const auto& p : in.problems) bad.insert(p.path);
     source::SourceTree out;
+    out.host_dirs = in.host_dirs;  // the nodes keep their host directories (source::SourceReader)
     out.nodes.push_back(in.nodes[0]);
     out.nodes[0].children.clear();
     std::vector<std::pair<std::uint32_t, std::uint32_t>> stack{{0, 0}};  // (old, new)

@@ -45,10 +45,10 @@ mib vmdk.img 1M && printf 'KDMV\001\000\000\000' | dd of=vmdk.img conv=notrunc s
 mib vhd.img 1M && { cat vhd.img; printf 'conectix'; head -c 504 /dev/zero; } > v2.img && mv v2.img vhd.img
 refused vhd.img "VHD data"
 head -c 300000 /dev/urandom > r.bin
-xz -c r.bin > r.xz && refused r.xz "xz data"
-zstd -q -c r.bin > r.zst && refused r.zst "zstd data"
-bzip2 -c r.bin > r.bz2 && refused r.bz2 "bzip2 data"
-gzip -c r.bin > r.gz && refused r.gz "gzip data"
+xz -c r.bin > r.xz && refused r.xz "xz-compressed data"
+zstd -q -c r.bin > r.zst && refused r.zst "zstd-compressed data"
+bzip2 -c r.bin > r.bz2 && refused r.bz2 "bzip2-compressed data"
+gzip -c r.bin > r.gz && refused r.gz "gzip-compressed data"
 tar cf r.tar r.bin && refused r.tar "a tar archive"
 # Plain text: unrecognised data, named by its size.
 yes "a line of a plain text file that someone wants to keep" | head -c 3250586 > notes.txt

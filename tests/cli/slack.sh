@@ -84,12 +84,12 @@ for t in exfat ntfs; do
 done
 
 # Bad input: exit 2, a clear message, no partial output files.
-bad() {  # EXPECTED-MESSAGE-REGEX ARGS...
+bad() {  # EXPECTED-MESSAGE-REGEX ARGS...: exit ${BAD_RC:-2} (usage), the message, no partial output
   local re=$1; shift
   rm -f "$WORK/out.svg" "$WORK/out.csv"
   local err rc
   err=$("$FSIMG" slack "$@" --chart "$WORK/out.svg" -o "$WORK/out.csv" 2>&1 >/dev/null); rc=$?
-  if [ $rc -ne 2 ]; then fail "exit $rc for $*: $err"; return; fi
+  if [ $rc -ne "${BAD_RC:-2}" ]; then fail "exit $rc for $*: $err"; return; fi
   if ! echo "$err" | grep -Eq -- "$re"; then fail "message for $*: $err"; return; fi
   if [ -e "$WORK/out.svg" ] || [ -e "$WORK/out.csv" ]; then fail "partial output for $*"; return; fi
   pass
@@ -98,7 +98,8 @@ printf '1\tok\nbroken line\n' > "$WORK/bad.list"
 printf '12x\tfile\n' > "$WORK/bad2.list"
 head -c 4096 /dev/urandom > "$WORK/random.bin"
 bad 'No such file' "$WORK/missing"
-bad 'not a directory, and not a readable FAT image' "$WORK/random.bin"
+# A damaged or unknown image is exit 1 (docs/exit-codes.md), not a usage error.
+BAD_RC=1 bad 'not a directory, and not a readable FAT image' "$WORK/random.bin"
 bad 'bad.list:2: expected SIZE<TAB>PATH' --from-list "$WORK/bad.list"
 bad 'bad2.list:1: the size "12x"' --from-list "$WORK/bad2.list"
 bad 'FAT32 allows 512 B' -t fat32 -c 1M "$WORK/seed"
@@ -121,7 +122,7 @@ bad 'does not fit in 64 bits' --volume-size 99999999999T "$WORK/seed"
 bad 'FAT32 cannot be made on a volume of 1 MiB' -t fat32 --volume-size 1M "$WORK/seed"
 bad 'expected a percentage' --tolerance 200% "$WORK/seed"
 gzip -c "$WORK/e.img" | head -c 30000 > "$WORK/cut.img.gz"
-bad 'cut.img.gz: .*gzip stream ends early' "$WORK/cut.img.gz"
+BAD_RC=1 bad 'cut.img.gz: .*gzip stream ends early' "$WORK/cut.img.gz"
 bad 'no partition table, so there is no partition 2' "$WORK/e.img@2"
 bad '--verify needs exactly one directory SOURCE' -t fat32 --verify --from-list "$WORK/list.txt"
 finish
