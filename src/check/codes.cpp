@@ -82,8 +82,6 @@ constexpr std::array kCodes = {
     CodeInfo{"exfat.dir.entry-after-end", S::error, true,
              "in-use directory entries after the end-of-directory entry"},
     CodeInfo{"exfat.dir.loop", S::error, true, "a directory's first cluster is that of one of its ancestors"},
-    CodeInfo{"exfat.dir.multiply-linked", S::error, false,
-             "a directory is reached through a second entry set (not an ancestor): the tree is not a tree"},
     CodeInfo{"exfat.dir.system-entry", S::error, true,
              "an Allocation Bitmap, Up-case Table or Volume Label entry outside the root, or one too many"},
     CodeInfo{"exfat.dir.too-deep", S::error, false, "directories nest deeper than the walk limit"},
@@ -157,9 +155,6 @@ constexpr std::array kCodes = {
     CodeInfo{"fat.dir.dot-in-root", S::error, true, "the root directory holds a \".\" or \"..\" entry"},
     CodeInfo{"fat.dir.dotdot", S::error, true, "a directory's \"..\" entry is missing or wrong"},
     CodeInfo{"fat.dir.loop", S::error, true, "a directory entry points at one of its own ancestors"},
-    CodeInfo{
-        "fat.dir.multiply-linked", S::error, false,
-        "a directory is reached through a second directory entry (not an ancestor): the tree is not a tree"},
     CodeInfo{"fat.dir.no-cluster", S::error, true, "a subdirectory entry has first cluster 0"},
     CodeInfo{"fat.dir.nonzero-size", S::error, true, "a directory entry has a DIR_FileSize other than 0"},
     CodeInfo{"fat.dir.too-deep", S::error, false, "directories nest deeper than the walk limit"},

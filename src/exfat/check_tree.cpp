@@ -349,17 +349,13 @@ private:
                 }
                 continue;
             }
-            // Each directory once (a visited set, not only the ancestors).
-            if (dir && r.first_cluster != 0 && !walked_.enter(r.first_cluster, p)) {
-                if (!quiet_) {
-                    c_.out.add("exfat.dir.multiply-linked", entry_at(d, r.index, p),
-                               fmt::format("the directory's first cluster {} is that of {}, walked already",
-                                           r.first_cluster, walked_.first_path(r.first_cluster)));
-                }
-                continue;
-            }
+            // Each directory once (a visited set, not only the ancestors). A
+            // second entry set for a walked directory shares its clusters: the
+            // claim reports that cross-link (one root cause, one finding), and
+            // the directory is not walked again.
+            const bool again = dir && r.first_cluster != 0 && !walked_.enter(r.first_cluster, p);
             Claim cl = claim(c_, p, r.first_cluster, r.data_length, r.no_fat_chain());
-            if (dir && !cl.broken && r.data_length > 0) {
+            if (dir && !again && !cl.broken && r.data_length > 0) {
                 subdirs.push_back(SubDir{p + "/", r.first_cluster, std::move(cl.runs), r.data_length});
             }
         }

@@ -265,18 +265,13 @@ private:
                 }
                 continue;
             }
-            // Each directory once (a visited set, not only the ancestors): a
-            // second entry for a walked directory is reported and not followed.
-            if (!walked_.enter(start, p)) {
-                if (!quiet) {
-                    c_.out.add("fat.dir.multiply-linked", at_cluster(c_, start, p),
-                               fmt::format("the directory's first cluster {} is that of {}, walked already",
-                                           start, walked_.first_path(start)));
-                }
-                continue;
-            }
+            // Each directory once (a visited set, not only the ancestors). A
+            // second entry for a walked directory shares its chain: the claim
+            // reports that cross-link (one root cause, one finding), and the
+            // directory is not walked again.
+            const bool again = !walked_.enter(start, p);
             Claim cl = claim_chain(c_, start, p, true);
-            if (cl.clusters > 0 && !cl.broken)
+            if (!again && cl.clusters > 0 && !cl.broken)
                 subdirs.push_back(SubDir{p, start, std::move(cl.runs), cl.clusters});
         }
         if (depth + 1 >= kMaxDepth && !subdirs.empty()) {

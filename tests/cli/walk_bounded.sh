@@ -5,8 +5,8 @@
 # directories) makes ls -R, ls -R --json, extract and slack finish at once on
 # FAT, exFAT and NTFS, each second path skipped with a warning, memory and
 # output bounded by the directories the image holds; fsck reports each second
-# entry as a finding (fat.dir.multiply-linked, exfat.dir.multiply-linked,
-# ntfs.index.extra-entry) and walks each directory once. ls --json of an empty
+# entry as one finding (the shared chain: fat.chain.cross-link,
+# exfat.chain.cross-link; NTFS: ntfs.index.extra-entry) and walks each directory once. ls --json of an empty
 # directory is []. slack of a damaged image exits 1 (docs/exit-codes.md).
 here=$(dirname "$0"); . "$here/../lib.sh"
 command -v python3 >/dev/null || { echo "python3 missing: skipped"; exit 77; }
@@ -50,10 +50,10 @@ for fs in fat32 exfat ntfs; do
   [ "$(grep -c 'warning: .*not extracted again' ex.err)" = $DEPTH ] && pass || fail "$fs: extract warned $(grep -c 'warning: .*not extracted again' ex.err) times"
 
   # fsck: bounded, and the second entries are findings (NTFS: the record has one name, two entries).
-  case $fs in fat32) code=fat.dir.multiply-linked ;; exfat) code=exfat.dir.multiply-linked ;; ntfs) code=ntfs.index.extra-entry ;; esac
+  case $fs in fat32) code=fat.chain.cross-link ;; exfat) code=exfat.chain.cross-link ;; ntfs) code=ntfs.index.extra-entry ;; esac
   timeout 60 "$FSIMG" fsck --json "$img" >fsck.json 2>fsck.err; rc=$?
   [ $rc = 4 ] && pass || fail "$fs: fsck exit $rc ($(head -3 fsck.err))"
-  python3 -c "import json,sys; d=json.load(open('fsck.json')); sys.exit(0 if sum(f['code']=='$code' for f in d['findings'])==$DEPTH else 1)" \
+  python3 -c "import json,sys; d=json.load(open('fsck.json')); sys.exit(0 if sum(f.get('count',1) for f in d['findings'] if f['code']=='$code')==$DEPTH else 1)" \
     && pass || fail "$fs: fsck does not report $code $DEPTH times: $(python3 -c "import json; print(sorted({f['code'] for f in json.load(open('fsck.json'))['findings']}))" 2>&1)"
 
   # slack: each directory charged once.
