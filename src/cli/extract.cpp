@@ -103,8 +103,7 @@ public:
     /// `n` bytes the image stores as a hole: never written.
     void skip(std::uint64_t n) { at_ += n; }
     void finish() {
-        if (::ftruncate(fd_, static_cast<off_t>(at_)) != 0)
-            throw Error(ErrorCode::io, fmt::format("cannot size {}: {}", path_, std::strerror(errno)));
+        if (::ftruncate(fd_, static_cast<off_t>(at_)) != 0) host_error("size", errno);
     }
 
 private:
@@ -113,11 +112,19 @@ private:
         while (done < s.size()) {
             const ssize_t n = ::pwrite(fd_, s.data() + done, s.size() - done, static_cast<off_t>(at_ + done));
             if (n < 0 && errno == EINTR) continue;
-            if (n <= 0)
-                throw Error(ErrorCode::io, fmt::format("cannot write {}: {}", path_, std::strerror(errno)));
+            if (n <= 0) host_error("write", n < 0 ? errno : ENOSPC);
             done += static_cast<std::size_t>(n);
         }
         at_ += s.size();
+    }
+    // A file larger than the host filesystem allows (EFBIG: ext4 with 4 KiB
+    // blocks stops 4 KiB short of 16 TiB) concerns this file only, so the
+    // others are still extracted; any other failure (ENOSPC, EIO) stops.
+    [[noreturn]] void host_error(const char* what, int err) const {
+        if (err == EFBIG)
+            throw Error(ErrorCode::unsupported,
+                        fmt::format("{} bytes are more than the host filesystem holds in one file", at_));
+        throw Error(ErrorCode::io, fmt::format("cannot {} {}: {}", what, path_, std::strerror(err)));
     }
     int fd_;
     const std::string& path_;
