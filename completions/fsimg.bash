@@ -7,13 +7,13 @@ _fsimg_options() {
         mkfs) echo "-t --type -s --size -c --cluster-size --sector-size -L --label --volume-id
                     --partition-table --align --mft-record-size --force --device --gzip -v --explain
                     -q --quiet --progress --from --local-time --dot-hidden --symlinks --free --rename -h --help" ;;
-        fsck) echo "-n --no-changes -y --yes --json -v --verbose --list-codes -q --quiet --progress -h --help" ;;
-        dump) echo "--json --what -q --quiet -h --help" ;;
-        ls) echo "-l -R --short-names --json -q --quiet -h --help" ;;
-        cat) echo "-q --quiet -h --help" ;;
-        extract) echo "-C --directory --force --force-crosslinked --utc --streams -v --verbose -q --quiet --progress -h --help" ;;
+        fsck) echo "-n --no-changes -y --yes --json -v --verbose --list-codes --codepage -q --quiet --progress -h --help" ;;
+        dump) echo "--json --what --codepage -q --quiet -h --help" ;;
+        ls) echo "-l -R --short-names --json --codepage -q --quiet -h --help" ;;
+        cat) echo "--codepage -q --quiet -h --help" ;;
+        extract) echo "-C --directory --force --force-crosslinked --utc --streams -v --verbose --codepage -q --quiet --progress -h --help" ;;
         slack) echo "--from-list -t --type -c --cluster --volume-size --tolerance --json --csv -o --output
-                     --chart --top --verify --threads -q --quiet --progress -h --help" ;;
+                     --chart --top --verify --threads --codepage -q --quiet --progress -h --help" ;;
         help) echo "-h --help" ;;
     esac
 }

@@ -12,6 +12,7 @@
 
 #include "common.hpp"
 #include "fsimg/core/error.hpp"
+#include "fsimg/fat/directory.hpp"
 #include "output.hpp"
 
 namespace fsimg::cli {
@@ -47,6 +48,7 @@ int exit_code_for(ErrorCode code) {
 
 int fsimg::cli::run_cli(int argc, char** argv) {
     using namespace fsimg::cli;
+    output_options() = OutputOptions{};  // run_cli runs many times in one process (the CLI fuzz target)
     CLI::App app{"fsimg: create, check and inspect FAT12/16/32, exFAT and NTFS image files offline", "fsimg"};
     app.footer(
         "`fsimg help COMMAND` or `fsimg COMMAND --help` describes a command; man fsimg-COMMAND too.\n"
@@ -93,6 +95,8 @@ int fsimg::cli::run_cli(int argc, char** argv) {
         }
         return first == "fsck" ? 16 : kExitUsage;
     }
+    fat::set_oem_code_page(output_options().codepage == 437 ? fat::OemCodePage::cp437
+                                                            : fat::OemCodePage::cp850);
     for (CLI::App* sub : app.get_subcommands()) {  // a command's own -q (mkfs) quiets the notes too
         if (const CLI::Option* q = sub->get_option_no_throw("-q"); q && q->count() > 0)
             output_options().quiet = true;

@@ -18,6 +18,13 @@ OutputOptions& output_options() {
 void add_output_flags(CLI::App* cmd, bool with_progress) {
     OutputOptions& o = output_options();
     if (!cmd->get_option_no_throw("-q")) cmd->add_flag("-q,--quiet", o.quiet, "Print nothing but errors");
+    if (cmd->get_name() != "mkfs" && !cmd->get_option_no_throw("--codepage")) {
+        cmd->add_option("--codepage", o.codepage,
+                        "OEM code page of FAT short names, labels and OEM names: 850 (default, as mtools "
+                        "and fsck.fat) or 437 (as the Linux vfat driver)")
+            ->check(CLI::IsMember({437u, 850u}))
+            ->capture_default_str();
+    }
     if (with_progress) {
         cmd->add_flag("--progress", o.progress,
                       "Show progress on stderr even when it is not a terminal (it is shown on a terminal)");

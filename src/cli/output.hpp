@@ -11,8 +11,9 @@
 namespace fsimg::cli {
 
 struct OutputOptions {
-    bool quiet = false;     ///< -q: nothing but errors (and the command's own result on stdout)
-    bool progress = false;  ///< --progress: a progress line even when stderr is not a terminal
+    bool quiet = false;       ///< -q: nothing but errors (and the command's own result on stdout)
+    bool progress = false;    ///< --progress: a progress line even when stderr is not a terminal
+    unsigned codepage = 850;  ///< --codepage: OEM code page of FAT short names and labels (437 or 850)
 };
 
 /// The options of the command being run (one per process).

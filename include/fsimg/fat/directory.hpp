@@ -73,15 +73,31 @@ struct ParsedDirectory {
 /// skipped. Never throws except std::bad_alloc.
 ParsedDirectory parse_directory(std::span<const std::byte> bytes);
 
-/// OEM bytes as UTF-8, decoded through code page 850 (what mtools and
-/// dosfstools default to): BS_OEMName, BS_VolLab, BS_FilSysType and the
-/// root's volume-label entry, so that text and JSON show the same valid
+/// The OEM code pages short names and labels are decoded through. The bytes
+/// do not say which one wrote them: 850 is mtools' default (and what
+/// dosfstools' fsck.fat shows), 437 the Linux vfat driver's
+/// (CONFIG_FAT_DEFAULT_CODEPAGE) and US DOS/Windows'. They agree on ASCII
+/// and on 81 of the 128 upper bytes (the accented letters of 0x80..0x9A);
+/// of the 47 others, 437 has box drawing, Greek and symbols where 850 has
+/// Latin-1 letters (0x9B: 437 U+00A2 CENT SIGN, 850 U+00F8 o WITH STROKE).
+enum class OemCodePage : std::uint8_t { cp850, cp437 };
+
+/// Chooses the code page for every later decoding in this process (default
+/// cp850). Not thread-safe: the command line calls it once, before reading.
+void set_oem_code_page(OemCodePage cp);
+/// The code page in use.
+OemCodePage oem_code_page();
+
+/// OEM bytes as UTF-8, decoded through the code page in use (default 850,
+/// what mtools and dosfstools use): BS_OEMName, BS_VolLab, BS_FilSysType and
+/// the root's volume-label entry, so that text and JSON show the same valid
 /// UTF-8 ("DONNÉES" for the bytes mlabel writes, 0x90 = É). Control bytes
 /// stay as they are (the printer escapes them); nothing is trimmed.
 std::string oem_text(std::string_view bytes);
 
 /// The short name as "NAME.EXT" (no dot without an extension); 0x05 in the
-/// first byte stands for 0xE5; OEM bytes above 0x7F decoded as code page 850.
+/// first byte stands for 0xE5; OEM bytes above 0x7F decoded through the
+/// code page in use (set_oem_code_page).
 /// `apply_case` applies the DIR_NTRes lower-case bits (0x08 base, 0x10 ext).
 std::string short_name_display(const std::array<std::uint8_t, 11>& name, std::uint8_t nt_res = 0,
                                bool apply_case = false);
