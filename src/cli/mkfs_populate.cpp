@@ -76,7 +76,7 @@ bool wants_auto_size(const PopulateArgs& args, const std::string& size) {
 [[noreturn]] void refuse_tree(const std::string& headline, const std::vector<source::TreeProblem>& problems) {
     std::string msg = fmt::format("{} ({} problem{}); nothing was written:", headline, problems.size(),
                                   problems.size() == 1 ? "" : "s");
-    for (const auto& p : problems) msg += fmt::format("\n  {}: {}", printable(p.path), p.reason);
+    for (const auto& p : problems) msg += fmt::format("\n  {}: {}", printable(p.path), printable(p.reason));
     throw Error(ErrorCode::usage, msg);
 }
 
@@ -94,8 +94,10 @@ source::SymlinkPolicy symlink_policy(const PopulateArgs& args) {
 }
 
 void report_scan(const source::SourceTree& tree, const std::string& fs_name) {
-    for (const auto& w : tree.warnings) warn(w);
-    for (const auto& [from, to] : tree.renamed) note(fmt::format("renamed {} -> {}", printable(from), to));
+    for (const auto& w : tree.warnings)
+        warn(printable(w));  // names hold control characters (NTFS POSIX names)
+    for (const auto& [from, to] : tree.renamed)
+        note(fmt::format("renamed {} -> {}", printable(from), printable(to)));
     if (!tree.problems.empty()) refuse_tree("the --from tree cannot be stored on " + fs_name, tree.problems);
 }
 

@@ -44,6 +44,25 @@ void check_source_tree(source::SourceTree& tree) {
     rules.reserved_name = &fat::is_windows_device_name;
     rules.case_note = "exFAT names are case-insensitive";
     source::check_tree(tree, rules);
+    // exFAT holds a trailing period or space, but Windows strips both from
+    // every name it is given, so it cannot open such a file, and the Linux
+    // exfat driver strips trailing periods (exfat_striptail_len) unless
+    // mounted with keep_last_dots; FAT refuses these names for the same
+    // reason (fat::long_name_problem).
+    for (std::uint32_t i = 1; i < tree.nodes.size(); ++i) {
+        const source::TreeNode& n = tree.nodes[i];
+        if (n.name16.empty()) continue;
+        if (n.name16.back() == u'.') {
+            tree.warnings.push_back(
+                fmt::format("{}: \"{}\" ends with a period: Windows strips it and cannot "
+                            "open the file, and the Linux exfat driver strips it too",
+                            tree.image_path(i), n.name));
+        } else if (n.name16.back() == u' ') {
+            tree.warnings.push_back(
+                fmt::format("{}: \"{}\" ends with a space: Windows strips it and cannot open the file",
+                            tree.image_path(i), n.name));
+        }
+    }
 }
 
 source::SourceTree scan_tree(const ScanOptions& options) {

@@ -54,7 +54,9 @@ std::optional<std::string> utf8_name_problem(std::string_view utf8);
 
 /// Applies the exFAT rules to a tree (source::check_tree): utf8_name_problem,
 /// names equal under upcase_key in one directory, no file-size limit (the
-/// volume is the limit), Windows device names warned. Appends problems.
+/// volume is the limit), Windows device names and names ending in a period
+/// or a space warned (Windows cannot open them; the Linux exfat driver
+/// strips a trailing period). Appends problems and warnings.
 void check_source_tree(source::SourceTree& tree);
 
 /// Reads the source trees (source::scan_host_trees), applies check_source_tree,
