@@ -55,8 +55,8 @@ char16_t simple_upper(char16_t c) noexcept {
     return c;
 }
 
-/// The 8.3 shape of a name, ignoring case: base 1..8 short characters,
-/// optionally one period and 1..3 extension characters.
+}  // namespace
+
 bool is_83_shaped(std::u16string_view name) noexcept {
     const std::size_t dot = name.find(u'.');
     const std::u16string_view base = name.substr(0, dot);
@@ -67,6 +67,8 @@ bool is_83_shaped(std::u16string_view name) noexcept {
     auto all_short = [](std::u16string_view s) { return std::all_of(s.begin(), s.end(), is_short_char); };
     return all_short(base) && all_short(ext);
 }
+
+namespace {
 
 ShortName make_short(std::string_view base, std::string_view ext) {
     ShortName n;
@@ -190,6 +192,16 @@ std::u16string case_fold_key(std::u16string_view name) {
     return key;
 }
 
+std::optional<ShortName> upper_short_form(std::u16string_view name) {
+    if (!is_83_shaped(name)) return std::nullopt;
+    const std::size_t dot = name.find(u'.');
+    std::string b, e;
+    for (const char16_t c : name.substr(0, dot)) b.push_back(static_cast<char>(ascii_upper(c)));
+    if (dot != std::u16string_view::npos)
+        for (const char16_t c : name.substr(dot + 1)) e.push_back(static_cast<char>(ascii_upper(c)));
+    return make_short(b, e);
+}
+
 std::optional<PlainShortName> plain_short_name(std::u16string_view name) {
     if (!is_83_shaped(name)) return std::nullopt;
     const std::size_t dot = name.find(u'.');
@@ -274,9 +286,9 @@ std::string short_name_display(const ShortName& n) {
 
 bool ShortNameAllocator::reserve(const ShortName& name) { return used_.insert(key(name)).second; }
 
-ShortName ShortNameAllocator::generate(std::u16string_view long_name) {
+ShortName ShortNameAllocator::generate(std::u16string_view long_name, bool tail_always) {
     const BasisName b = basis_name(long_name);
-    if (!b.lossy && is_83_shaped(long_name)) {
+    if (!tail_always && !b.lossy && is_83_shaped(long_name)) {
         const ShortName n = make_short(b.base, b.ext);
         if (reserve(n)) return n;
     }

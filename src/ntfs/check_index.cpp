@@ -83,7 +83,8 @@ public:
           queue_(queue) {}
 
     void run(const MftRecord& r) {
-        const Attribute* root = r.find(AttrType::index_root, u"$I30");
+        // In the base record, or (ntfs-3g, Windows) in an extension record.
+        const std::optional<Attribute> root = find_in_file(c_, r, AttrType::index_root, u"$I30");
         if (!root) {
             report(c_, "ntfs.index.root-missing", at_record(c_, n_),
                    "the record is flagged as a directory but has no $INDEX_ROOT named $I30");

@@ -370,9 +370,13 @@ void check_records(Context& c) {
         }
         if (r.find(AttrType::attribute_list)) st.flags |= rs::has_list;
         if (r.find(AttrType::reparse_point)) st.flags |= rs::has_reparse;
-        if (const Attribute* ir = r.find(AttrType::index_root, u"$I30")) {
-            (void)ir;
+        if (r.find(AttrType::index_root, u"$I30")) {
             st.flags |= rs::has_i30;
+            // ntfs-3g moves a full record's $INDEX_ROOT to an extension
+            // record (named by the base's $ATTRIBUTE_LIST): the base is the
+            // directory.
+            if ((st.flags & rs::extension) && st.base < c.records && st.base != n)
+                c.rec[st.base].flags |= rs::has_i30;
         }
         check_attributes(c, n, r);
     }

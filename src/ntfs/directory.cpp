@@ -47,7 +47,14 @@ void for_each_index_entry(const Volume& v, const MftRecord& dir, const IndexSpec
         return Error(ErrorCode::corrupt, fmt::format("MFT record {}: {}", dir.number, what),
                      at ? at : std::optional<std::uint64_t>(dir.byte_offset));
     };
+    // In the base record, or (ntfs-3g and Windows move it out of a full
+    // record) in an extension record its $ATTRIBUTE_LIST names.
     const Attribute* root_attr = dir.find(AttrType::index_root, spec.name);
+    std::optional<Attribute> listed_root;
+    if (!root_attr && dir.find(AttrType::attribute_list)) {
+        listed_root = load_attribute(v, dir, AttrType::index_root, spec.name);
+        if (listed_root) root_attr = &*listed_root;
+    }
     if (!root_attr)
         throw fail(
             fmt::format("no $INDEX_ROOT:{}{}", n, spec.indexed_type == 0x30 ? " (not a directory)" : ""));
@@ -232,7 +239,9 @@ std::optional<PathTarget> resolve_path(const Volume& v, std::string_view path, c
             path.substr(pos, slash == std::string_view::npos ? std::string_view::npos : slash - pos);
         pos = slash == std::string_view::npos ? path.size() : slash + 1;
         if (comp.empty()) continue;
-        if (!cur.is_directory() || !cur.find(AttrType::index_root, kI30)) return std::nullopt;
+        if (!cur.is_directory() ||
+            (!cur.find(AttrType::index_root, kI30) && !cur.find(AttrType::attribute_list)))
+            return std::nullopt;
         const auto e = find_in_directory(v, cur, core::utf8_to_utf16(comp), upcase);
         if (!e) return std::nullopt;
         const FileReference ref = FileReference::unpack(e->reference);

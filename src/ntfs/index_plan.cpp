@@ -1,6 +1,7 @@
 // grow_index, directory_index_room, directory_index, mft_growth. See
 // include/fsimg/ntfs/index_plan.hpp.
 #include "fsimg/ntfs/index_plan.hpp"
+#include "fsimg/ntfs/names.hpp"
 
 #include <fmt/format.h>
 
@@ -133,18 +134,46 @@ IndexShape grow_index(std::span<const std::uint32_t> entry_bytes, const IndexRoo
     return g.take();
 }
 
+namespace {
+
+/// Bytes of the base record before the index root's entries: header and
+/// fixups, $STANDARD_INFORMATION, the $FILE_NAMEs (or, with an extension
+/// record, the $ATTRIBUTE_LIST), $INDEX_ROOT "$I30" without entries or end
+/// entry (24 + 8 + 16 + 16), the end marker.
+std::int64_t base_fixed(std::uint32_t record_bytes, std::size_t name_units, std::size_t dos_units,
+                        IndexStorage storage) noexcept {
+    const std::int64_t names = storage == IndexStorage::extension
+                                   ? 24 + std::int64_t{extension_attribute_list_bytes(dos_units != 0)}
+                                   : std::int64_t{file_name_attribute_bytes(name_units)} +
+                                         (dos_units ? std::int64_t{file_name_attribute_bytes(dos_units)} : 0);
+    return std::int64_t{first_attribute_offset(record_bytes)} + 24 + std::int64_t{kStandardInformationSize} +
+           names + 24 + 8 + 32 + 8;
+}
+
+/// Bytes the base record spends on $INDEX_ALLOCATION (64 + 8 + 24 of
+/// runlist) and $BITMAP "$I30" once the index has blocks.
+std::int64_t allocation_bytes(std::uint64_t bitmap_bytes, IndexStorage storage) noexcept {
+    switch (storage) {
+        case IndexStorage::in_record:
+            return 64 + 8 + 24 + 24 + 8 + std::int64_t(r8(bitmap_bytes));
+        case IndexStorage::bitmap_outside:
+            return 64 + 8 + 24 + 64 + 8 + 8;
+        case IndexStorage::extension:
+            return 0;
+    }
+    return 0;
+}
+
+}  // namespace
+
 IndexRoom directory_index_room(std::uint32_t record_bytes, std::uint32_t block_bytes, std::size_t name_units,
-                               std::uint64_t bitmap_bytes) noexcept {
-    // Header and fixups, $STANDARD_INFORMATION, $FILE_NAME, $INDEX_ROOT
-    // without entries or end entry, the end marker.
-    const std::int64_t fixed = std::int64_t{first_attribute_offset(record_bytes)} + 24 +
-                               std::int64_t{kStandardInformationSize} + 24 +
-                               std::int64_t(r8(66 + 2 * std::uint64_t(name_units))) + 24 + 8 + 32 + 8;
-    const std::int64_t allocation = 64 + 8 + 24 + 24 + 8 + std::int64_t(r8(bitmap_bytes));
-    const std::int64_t free = std::int64_t{record_bytes} - kIndexRootReserve - fixed;
+                               std::uint64_t bitmap_bytes, std::size_t dos_units,
+                               IndexStorage storage) noexcept {
+    const std::int64_t free = std::int64_t{record_bytes} - kIndexRootReserve -
+                              base_fixed(record_bytes, name_units, dos_units, storage);
     IndexRoom room;
     room.root_leaf = free - 16;
-    room.root_parent = std::max<std::int64_t>(free - 24 - allocation, 0);
+    room.root_parent = std::max<std::int64_t>(free - 24 - allocation_bytes(bitmap_bytes, storage), 0);
     // A block: its header and update sequence array (0x28 + 2 * (1 +
     // block / 512), to 8), as populate_write lays it out.
     const std::uint32_t header = static_cast<std::uint32_t>(r8(0x28 + 2 * (1 + block_bytes / 512)));
@@ -153,16 +182,46 @@ IndexRoom directory_index_room(std::uint32_t record_bytes, std::uint32_t block_b
     return room;
 }
 
+bool index_storage_fits(std::uint32_t record_bytes, std::size_t name_units, std::uint64_t bitmap_bytes,
+                        std::size_t dos_units, IndexStorage storage) noexcept {
+    const std::int64_t free = std::int64_t{record_bytes} - kIndexRootReserve -
+                              base_fixed(record_bytes, name_units, dos_units, storage);
+    if (free - 24 - allocation_bytes(bitmap_bytes, storage) < 0) return false;
+    if (storage != IndexStorage::extension) return true;
+    const std::int64_t extension = std::int64_t{first_attribute_offset(record_bytes)} +
+                                   file_name_attribute_bytes(name_units) +
+                                   (dos_units ? std::int64_t{file_name_attribute_bytes(dos_units)} : 0) +
+                                   allocation_bytes(0, IndexStorage::bitmap_outside) + 8;
+    return extension <= std::int64_t{record_bytes};
+}
+
 IndexShape directory_index(std::span<const std::uint32_t> entry_bytes, std::uint32_t record_bytes,
-                           std::uint32_t block_bytes, std::size_t name_units, bool root) {
-    std::uint64_t bitmap = 8;
-    for (int tries = 0;; ++tries) {
-        IndexShape s = grow_index(entry_bytes,
-                                  directory_index_room(record_bytes, block_bytes, name_units, bitmap), root);
-        const std::uint64_t need = index_bitmap_bytes(s.blocks.size());
-        if (need <= bitmap || tries == 64) return s;
-        bitmap = need;
+                           std::uint32_t block_bytes, std::size_t name_units, bool root,
+                           std::size_t dos_units) {
+    for (const IndexStorage storage :
+         {IndexStorage::in_record, IndexStorage::bitmap_outside, IndexStorage::extension}) {
+        std::uint64_t bitmap = 8;
+        for (int tries = 0;; ++tries) {
+            IndexShape s = grow_index(
+                entry_bytes,
+                directory_index_room(record_bytes, block_bytes, name_units, bitmap, dos_units, storage),
+                root);
+            const std::uint64_t need = index_bitmap_bytes(s.blocks.size());
+            if (need > bitmap && tries < 64 && storage == IndexStorage::in_record) {
+                bitmap = need;
+                continue;
+            }
+            if (s.blocks.empty() || index_storage_fits(record_bytes, name_units, need, dos_units, storage)) {
+                s.storage = s.blocks.empty() ? IndexStorage::in_record : storage;
+                return s;
+            }
+            break;
+        }
     }
+    throw Error(ErrorCode::unsupported,
+                fmt::format("a directory index does not fit a {}-byte MFT record with an extension record "
+                            "({} entries, a name of {} units)",
+                            record_bytes, entry_bytes.size(), name_units));
 }
 
 MftGrowth mft_growth(std::uint64_t last_record, std::uint32_t record_bytes, std::uint32_t cluster_bytes,

@@ -12,6 +12,7 @@
 #include "fsimg/core/utf.hpp"
 #include "fsimg/fat/names.hpp"
 #include "fsimg/ntfs/format.hpp"
+#include "fsimg/ntfs/names.hpp"
 #include "fsimg/ntfs/populate.hpp"
 
 namespace fsimg::ntfs {
@@ -26,9 +27,7 @@ constexpr std::uint64_t r8(std::uint64_t v) noexcept { return (v + 7) & ~std::ui
 
 /// Attribute sizes of a populated record (formats.md §3.5, §3.7).
 constexpr std::uint32_t kSiAttrBytes = 24 + kStandardInformationSize;
-std::uint32_t file_name_attr_bytes(std::size_t units) {
-    return 24 + static_cast<std::uint32_t>(r8(66 + 2 * units));
-}
+std::uint32_t file_name_attr_bytes(std::size_t units) { return file_name_attribute_bytes(units); }
 constexpr std::uint32_t kEndMarkerBytes = 8;
 
 /// First fit over the free clusters of a layout, in the order the hint
@@ -127,6 +126,21 @@ void append_merged(std::vector<Extent>& into, const std::vector<Extent>& more) {
     }
 }
 
+/// Clusters of a non-resident index $BITMAP (IndexStorage other than in_record).
+std::uint64_t bitmap_clusters_of(const Layout& L, const IndexShape& s) {
+    return s.blocks.empty() || s.storage == IndexStorage::in_record
+               ? 0
+               : L.clusters_for(index_bitmap_bytes(s.blocks.size()));
+}
+
+/// Clusters an index takes beyond what format wrote: its INDX blocks (the
+/// root's first block is format's) and a non-resident $BITMAP.
+std::uint64_t index_clusters_of(const Layout& L, const IndexShape& s, bool root) {
+    std::uint64_t c = L.clusters_for(s.blocks.size() * std::uint64_t{L.index_block_bytes});
+    if (root) c -= std::min(c, clusters_of(L.root_index));
+    return c + bitmap_clusters_of(L, s);
+}
+
 std::string describe_clusters(std::uint64_t clusters, std::uint32_t cluster_bytes) {
     return fmt::format("{} ({} clusters of {})", core::format_size(clusters * cluster_bytes),
                        core::format_count(clusters), core::format_size(cluster_bytes));
@@ -206,9 +220,12 @@ source::SourceTree scan_tree(const ScanOptions& options) {
     return tree;
 }
 
-std::uint64_t resident_limit(std::uint32_t record_bytes, std::size_t name_units) noexcept {
+std::uint64_t resident_limit(std::uint32_t record_bytes, std::size_t name_units,
+                             std::size_t dos_units) noexcept {
     const std::int64_t room = std::int64_t{record_bytes} - first_attribute_offset(record_bytes) -
-                              kSiAttrBytes - file_name_attr_bytes(name_units) - 24 - kEndMarkerBytes;
+                              kSiAttrBytes - file_name_attr_bytes(name_units) -
+                              (dos_units ? std::int64_t{file_name_attr_bytes(dos_units)} : 0) - 24 -
+                              kEndMarkerBytes;
     return room <= 0 ? 0 : static_cast<std::uint64_t>(room) & ~std::uint64_t{7};
 }
 
@@ -247,49 +264,43 @@ std::variant<PopulatePlan, std::vector<source::TreeProblem>> plan_population(con
         plan.nodes[o].links.push_back(c);
     });
 
-    // Records: depth first in name order from kFirstUserRecord.
-    plan.nodes[0].record = 5;
-    std::uint64_t next_record = kFirstUserRecord;
-    source::visit_depth_first(tree, [&](std::uint32_t c) {
-        if (plan.nodes[c].link_of == kNoLink) plan.nodes[c].record = next_record++;
-    });
-    for (NodePlan& p : plan.nodes)
-        if (p.link_of != kNoLink) p.record = plan.nodes[p.link_of].record;
-
     // Names, namespaces, directory entries in collation order.
-    std::vector<std::u16string_view> system_sorted(kRootSystemNames.begin(), kRootSystemNames.end());
     for (std::uint32_t d = 0; d < tree.nodes.size(); ++d) {
         const source::TreeNode& dir = tree.nodes[d];
         if (!dir.is_dir) continue;
-        auto name_of = [&](const DirEntryRef& r) -> std::u16string_view {
-            return r.system ? kRootSystemNames[r.index] : std::u16string_view(tree.nodes[r.index].name16);
-        };
+        std::vector<NameRequest> requests;
+        requests.reserve(dir.children.size());
+        for (const std::uint32_t c : dir.children) {
+            const source::TreeNode& n = tree.nodes[c];
+            requests.push_back({n.name16, !n.is_dir && n.host_links > 1});
+        }
+        const std::vector<NamePlan> names =
+            d == 0 ? plan_directory_names(requests, kRootSystemNames) : plan_directory_names(requests);
         std::vector<DirEntryRef>& entries = plan.nodes[d].entries;
         if (d == 0) {
-            for (std::uint32_t k = 0; k < kRootSystemNames.size(); ++k) entries.push_back({true, k});
+            for (std::uint32_t k = 0; k < kRootSystemNames.size(); ++k) entries.push_back({true, false, k});
         }
-        for (const std::uint32_t c : dir.children) entries.push_back({false, c});
-        std::sort(entries.begin(), entries.end(), [&](const DirEntryRef& a, const DirEntryRef& b) {
-            return name_collates_before(name_of(a), name_of(b));
-        });
-        for (std::size_t i = 0; i < entries.size(); ++i) {
-            if (entries[i].system) continue;
-            const std::u16string_view name = name_of(entries[i]);
-            const bool dup =
-                (i > 0 && collate_file_names(name_of(entries[i - 1]), name) == 0) ||
-                (i + 1 < entries.size() && collate_file_names(name_of(entries[i + 1]), name) == 0);
-            NodePlan& p = plan.nodes[entries[i].index];
-            if (dup && d == 0 &&
-                std::any_of(kRootSystemNames.begin(), kRootSystemNames.end(),
-                            [&](std::u16string_view s) { return collate_file_names(s, name) == 0; })) {
-                problems.push_back({tree.image_path(entries[i].index),
+        for (std::size_t k = 0; k < dir.children.size(); ++k) {
+            const std::uint32_t c = dir.children[k];
+            NodePlan& p = plan.nodes[c];
+            if (names[k].equals_reserved) {
+                problems.push_back({tree.image_path(c),
                                     "the root holds an NTFS system file of this name (names compare "
                                     "case-insensitively against them)"});
             }
-            p.name_space = (dup || !is_win32_name(name)) ? Namespace::posix
-                           : is_dos_name(name)           ? Namespace::win32_and_dos
-                                                         : Namespace::win32;
+            p.name_space = names[k].name_space;
+            p.dos_name = names[k].dos;
+            entries.push_back({false, false, c});
+            if (!p.dos_name.empty()) entries.push_back({false, true, c});
         }
+        auto name_of = [&](const DirEntryRef& r) -> std::u16string_view {
+            return r.system ? kRootSystemNames[r.index]
+                   : r.dos  ? std::u16string_view(plan.nodes[r.index].dos_name)
+                            : std::u16string_view(tree.nodes[r.index].name16);
+        };
+        std::sort(entries.begin(), entries.end(), [&](const DirEntryRef& a, const DirEntryRef& b) {
+            return name_collates_before(name_of(a), name_of(b));
+        });
     }
 
     // Index shapes, and what everything costs.
@@ -298,31 +309,47 @@ std::variant<PopulatePlan, std::vector<source::TreeProblem>> plan_population(con
         const source::TreeNode& n = tree.nodes[i];
         NodePlan& p = plan.nodes[i];
         const std::size_t units = i == 0 ? 1 : n.name16.size();
+        const std::size_t dos_units = p.dos_name.size();
         if (!n.is_dir) {
             if (p.link_of != kNoLink) continue;  // the owner has the data
             if (!n.symlink_target.empty()) {     // a reparse point in the record, no $DATA
                 p.resident = true;
                 continue;
             }
-            p.resident = n.host_links > 1 ? n.size == 0 : n.size <= resident_limit(L.mft_record_bytes, units);
+            p.resident = n.host_links > 1 ? n.size == 0
+                                          : n.size <= resident_limit(L.mft_record_bytes, units, dos_units);
             if (!p.resident) data_clusters += L.clusters_for(n.size);
             continue;
         }
         std::vector<std::uint32_t> bytes;
+        bytes.reserve(p.entries.size());
         for (const DirEntryRef& r : p.entries)
             bytes.push_back(index_entry_bytes(r.system ? kRootSystemNames[r.index].size()
+                                              : r.dos  ? plan.nodes[r.index].dos_name.size()
                                                        : tree.nodes[r.index].name16.size()));
         try {
-            p.index = directory_index(bytes, L.mft_record_bytes, L.index_block_bytes, units, i == 0);
+            p.index =
+                directory_index(bytes, L.mft_record_bytes, L.index_block_bytes, units, i == 0, dos_units);
         } catch (const Error& e) {
             problems.push_back({tree.image_path(i), e.what()});
             continue;
         }
-        if (p.index.blocks.empty()) continue;
-        std::uint64_t clusters = L.clusters_for(p.index.blocks.size() * std::uint64_t{L.index_block_bytes});
-        if (i == 0) clusters -= std::min(clusters, clusters_of(L.root_index));
-        index_clusters += clusters;
+        index_clusters += index_clusters_of(L, p.index, i == 0);
     }
+
+    // Records: depth first in name order from kFirstUserRecord; a directory
+    // whose index needs an extension record takes the next number for it.
+    plan.nodes[0].record = 5;
+    std::uint64_t next_record = kFirstUserRecord;
+    source::visit_depth_first(tree, [&](std::uint32_t c) {
+        NodePlan& p = plan.nodes[c];
+        if (p.link_of != kNoLink) return;
+        p.record = next_record++;
+        if (tree.nodes[c].is_dir && p.index.storage == IndexStorage::extension)
+            p.extension_record = next_record++;
+    });
+    for (NodePlan& p : plan.nodes)
+        if (p.link_of != kNoLink) p.record = plan.nodes[p.link_of].record;
 
     // $Extend/$Reparse:$R, one entry per stored symbolic link (records are
     // numbered in depth-first order, so this is ascending record order).
@@ -338,8 +365,7 @@ std::variant<PopulatePlan, std::vector<source::TreeProblem>> plan_population(con
         const std::vector<std::uint32_t> bytes(plan.reparse.nodes.size(), kReparseIndexEntryBytes);
         plan.reparse.index =
             directory_index(bytes, L.mft_record_bytes, L.index_block_bytes, kReparseFileNameUnits, false);
-        index_clusters +=
-            L.clusters_for(plan.reparse.index.blocks.size() * std::uint64_t{L.index_block_bytes});
+        index_clusters += index_clusters_of(L, plan.reparse.index, false);
     }
 
     // $MFT growth: max(16 records, one cluster) at a time (formats.md §5.3).
@@ -386,15 +412,18 @@ std::variant<PopulatePlan, std::vector<source::TreeProblem>> plan_population(con
             } else {
                 p.extents = alloc.allocate(clusters, hint);
             }
+            p.index_bitmap = alloc.allocate(bitmap_clusters_of(L, p.index), hint);
         } else if (!p.resident && p.link_of == kNoLink) {
             p.extents = alloc.allocate(L.clusters_for(n.size), hint);
         }
     };
     place(0);
     source::visit_depth_first(tree, place);
-    if (!plan.reparse.index.blocks.empty())  // after the tree: a tree without links is laid out as before
+    if (!plan.reparse.index.blocks.empty()) {  // after the tree: a tree without links is laid out as before
         plan.reparse.extents = alloc.allocate(
             L.clusters_for(plan.reparse.index.blocks.size() * std::uint64_t{L.index_block_bytes}), hint);
+        plan.reparse.bitmap = alloc.allocate(bitmap_clusters_of(L, plan.reparse.index), hint);
+    }
 
     plan.data_clusters = data_clusters;
     plan.index_clusters = index_clusters;

@@ -172,7 +172,9 @@ private:
         for (const Extent& e : plan_.mft_bitmap)
             if (!(e == L_.mft_bitmap)) v.push_back(e);
         add(plan_.reparse.extents);
+        add(plan_.reparse.bitmap);
         for (std::uint32_t i = 0; i < plan_.nodes.size(); ++i) {
+            add(plan_.nodes[i].index_bitmap);
             if (i == 0) {
                 for (const Extent& e : plan_.nodes[0].extents)
                     if (std::find(L_.root_index.begin(), L_.root_index.end(), e) == L_.root_index.end())
@@ -219,7 +221,8 @@ private:
         return i == 0 ? FileReference{kRootRecord, kRootSequence}
                       : FileReference{plan_.nodes[i].record, kNewSequence};
     }
-    std::vector<std::byte> file_name_value(std::uint32_t i) const {
+    /// The $FILE_NAME value of node i's name, or of its DOS name.
+    std::vector<std::byte> file_name_value(std::uint32_t i, bool dos = false) const {
         const source::TreeNode& n = tree_.nodes[i];
         const NodePlan& own = plan_.nodes[i];
         const NodePlan& p = own.link_of == kNoLink ? own : plan_.nodes[own.link_of];  // the data's plan
@@ -234,9 +237,27 @@ private:
         }
         fn.file_attributes = attributes_of(i) | (n.is_dir ? file_attr::directory : 0);
         if (!n.symlink_target.empty()) fn.reparse_or_ea = kSymlinkTag;  // the tag, as [MS-FSCC] 2.1.2.4
-        fn.name_space = own.name_space;
-        fn.name = n.name16;
+        fn.name_space = dos ? Namespace::dos : own.name_space;
+        fn.name = dos ? own.dos_name : n.name16;
         return encode_file_name(fn);
+    }
+
+    /// The $FILE_NAME attributes of node i's record: its name, its DOS name,
+    /// its hard links' names; ordered by value (memcmp, then length), the
+    /// order NTFS keeps resident attributes of one type and name in
+    /// [NTFS-3G attrib.c ntfs_attr_find], so a DOS name shorter than its
+    /// long name comes first, as on Windows volumes.
+    std::vector<std::vector<std::byte>> file_name_attributes(std::uint32_t i) const {
+        const NodePlan& p = plan_.nodes[i];
+        std::vector<std::vector<std::byte>> values;
+        values.push_back(file_name_value(i));
+        if (!p.dos_name.empty()) values.push_back(file_name_value(i, true));
+        for (const std::uint32_t l : p.links) values.push_back(file_name_value(l));
+        std::sort(values.begin(), values.end());
+        std::vector<std::vector<std::byte>> attrs;
+        for (const auto& v : values)
+            attrs.push_back(build_resident_attribute(AttrType::file_name, u"", v, true));
+        return attrs;
     }
     /// $REPARSE_POINT of a relative symbolic link ([MS-FSCC] 2.1.2.4): tag
     /// IO_REPARSE_TAG_SYMLINK, data length, 0; substitute name offset/length,
@@ -284,7 +305,7 @@ private:
 
     /// The $I30 entry (without sub-node) of entry r of a directory.
     std::vector<std::byte> index_entry(const DirEntryRef& r) const {
-        if (!r.system) return build_file_name_index_entry(ref_of(r.index), file_name_value(r.index));
+        if (!r.system) return build_file_name_index_entry(ref_of(r.index), file_name_value(r.index, r.dos));
         const IndexEntry& e = system_entries_[r.index];
         if (kRootSystemNames[r.index] == u"$MFT") {
             return build_file_name_index_entry(
@@ -319,7 +340,8 @@ private:
         std::vector<std::vector<std::byte>> entries;
         entries.reserve(p.entries.size());
         for (const DirEntryRef& r : p.entries) entries.push_back(index_entry(r));
-        return index_attributes(u"$I30", 0x30, collation::file_name, entries, p.index, p.extents);
+        return index_attributes(u"$I30", 0x30, collation::file_name, entries, p.index, p.extents,
+                                p.index_bitmap);
     }
 
     /// The attributes of an index named `name` over `entries` (each without
@@ -328,7 +350,8 @@ private:
                                                          std::uint32_t collation_rule,
                                                          const std::vector<std::vector<std::byte>>& entries,
                                                          const IndexShape& shape,
-                                                         const std::vector<Extent>& extents) {
+                                                         const std::vector<Extent>& extents,
+                                                         const std::vector<Extent>& bitmap_extents) {
         const bool large = !shape.blocks.empty();
         std::vector<std::vector<std::byte>> attrs;
         attrs.push_back(
@@ -347,7 +370,13 @@ private:
         }
         const std::uint64_t bytes = shape.blocks.size() * std::uint64_t{L_.index_block_bytes};
         attrs.push_back(nonresident(AttrType::index_allocation, name, extents, cb_, bytes));
-        attrs.push_back(build_resident_attribute(AttrType::bitmap, name, block_bitmap(shape.blocks.size())));
+        const std::vector<std::byte> bitmap = block_bitmap(shape.blocks.size());
+        if (shape.storage == IndexStorage::in_record) {
+            attrs.push_back(build_resident_attribute(AttrType::bitmap, name, bitmap));
+        } else {
+            write_stream(dev_, bitmap_extents, cb_, 0, bitmap);
+            attrs.push_back(nonresident(AttrType::bitmap, name, bitmap_extents, cb_, bitmap.size()));
+        }
         return attrs;
     }
 
@@ -370,28 +399,83 @@ private:
             entries.push_back(build_view_index_entry(key, {}));
         }
         bool done = false;
-        return rebuilt_system_record(kReparseRecord,
-                                     [&](const Attribute& a) -> std::vector<std::vector<std::byte>> {
-                                         if (a.name != u"$R") return {rebuild(a)};
-                                         if (done) return {};
-                                         done = true;
-                                         return index_attributes(u"$R", 0, collation::ulongs, entries,
-                                                                 plan_.reparse.index, plan_.reparse.extents);
-                                     });
+        return rebuilt_system_record(
+            kReparseRecord, [&](const Attribute& a) -> std::vector<std::vector<std::byte>> {
+                if (a.name != u"$R") return {rebuild(a)};
+                if (done) return {};
+                done = true;
+                return index_attributes(u"$R", 0, collation::ulongs, entries, plan_.reparse.index,
+                                        plan_.reparse.extents, plan_.reparse.bitmap);
+            });
     }
 
     // ---- records
 
+    /// Node i's record (and, for IndexStorage::extension, its extension
+    /// record, kept for record() to return next). Throws Error(unsupported)
+    /// naming the path when the record cannot hold the attributes.
     std::vector<std::byte> user_record(std::uint32_t i) {
+        try {
+            return plan_.nodes[i].extension_record ? directory_with_extension(i) : single_record(i);
+        } catch (const Error& e) {
+            if (e.code() != ErrorCode::unsupported) throw;
+            throw Error(ErrorCode::unsupported,
+                        fmt::format("{}: its MFT record {} cannot hold its attributes ({})",
+                                    tree_.image_path(i), plan_.nodes[i].record, e.what()));
+        }
+    }
+
+    /// A directory kept as IndexStorage::extension: the base record holds
+    /// $STANDARD_INFORMATION, the $ATTRIBUTE_LIST and $INDEX_ROOT, the
+    /// extension record (record + 1) the $FILE_NAMEs, $INDEX_ALLOCATION and
+    /// $BITMAP; the list names each attribute's record and instance id.
+    std::vector<std::byte> directory_with_extension(std::uint32_t i) {
+        const NodePlan& p = plan_.nodes[i];
+        const FileReference base_ref = ref_of(i);
+        const FileReference ext_ref{p.extension_record, kNewSequence};
+        std::vector<AttributeListEntry> list;
+        MftRecordBuilder ext(rs_, static_cast<std::uint32_t>(p.extension_record), kNewSequence,
+                             record_flag::in_use);
+        ext.set_base_record(base_ref.packed());
+        const std::vector<std::vector<std::byte>> names = file_name_attributes(i);
+        std::vector<std::vector<std::byte>> index =
+            index_attributes(i);  // $INDEX_ROOT, $INDEX_ALLOCATION, $BITMAP
+        for (const auto& a : names) {
+            list.push_back(
+                {static_cast<std::uint32_t>(AttrType::file_name), 0, u"", 0, ext_ref, ext.next_instance()});
+            ext.add(a);
+        }
+        for (std::size_t k = 1; k < index.size(); ++k) {
+            const AttrType t = k == 1 ? AttrType::index_allocation : AttrType::bitmap;
+            list.push_back({static_cast<std::uint32_t>(t), 0, u"$I30", 0, ext_ref, ext.next_instance()});
+            ext.add(std::move(index[k]));
+        }
+        MftRecordBuilder b(rs_, static_cast<std::uint32_t>(p.record), kNewSequence,
+                           record_flag::in_use | record_flag::directory);
+        b.set_link_count(static_cast<std::uint16_t>(names.size()));
+        // Instances in the base: $STANDARD_INFORMATION 0, $ATTRIBUTE_LIST 1, $INDEX_ROOT 2.
+        list.push_back({static_cast<std::uint32_t>(AttrType::standard_information), 0, u"", 0, base_ref, 0});
+        list.push_back({static_cast<std::uint32_t>(AttrType::index_root), 0, u"$I30", 0, base_ref, 2});
+        std::stable_sort(
+            list.begin(), list.end(),
+            [](const AttributeListEntry& a, const AttributeListEntry& b) { return a.type < b.type; });
+        b.add(standard_information(i));
+        b.add(build_resident_attribute(AttrType::attribute_list, u"", encode_attribute_list(list)));
+        b.add(std::move(index[0]));
+        pending_extension_ = ext.finish();
+        pending_extension_record_ = p.extension_record;
+        return b.finish();
+    }
+
+    std::vector<std::byte> single_record(std::uint32_t i) {
         const source::TreeNode& n = tree_.nodes[i];
         const NodePlan& p = plan_.nodes[i];
         MftRecordBuilder b(rs_, static_cast<std::uint32_t>(p.record), kNewSequence,
                            record_flag::in_use | (n.is_dir ? record_flag::directory : 0));
-        b.set_link_count(static_cast<std::uint16_t>(1 + p.links.size()));
+        const std::vector<std::vector<std::byte>> names = file_name_attributes(i);
+        b.set_link_count(static_cast<std::uint16_t>(names.size()));  // every $FILE_NAME, DOS names too
         b.add(standard_information(i));
-        b.add(build_resident_attribute(AttrType::file_name, u"", file_name_value(i), true));
-        for (const std::uint32_t l : p.links)  // hard links: one $FILE_NAME per name
-            b.add(build_resident_attribute(AttrType::file_name, u"", file_name_value(l), true));
+        for (const auto& a : names) b.add(a);
         if (n.is_dir) {
             for (auto& a : index_attributes(i)) b.add(std::move(a));
         } else if (!n.symlink_target.empty()) {
@@ -458,6 +542,8 @@ private:
             return {format_records_.begin() + static_cast<std::ptrdiff_t>(r * rs_),
                     format_records_.begin() + static_cast<std::ptrdiff_t>((r + 1) * rs_)};
         if (by_record_[r] != UINT32_MAX) return user_record(by_record_[r]);
+        if (r == pending_extension_record_ && !pending_extension_.empty())
+            return std::move(pending_extension_);
         // Free and formatted, as format_volume writes free records.
         return MftRecordBuilder(rs_, static_cast<std::uint32_t>(r), static_cast<std::uint16_t>(r), 0)
             .finish();
@@ -499,7 +585,10 @@ private:
         auto set = [&](std::uint64_t r) { bits[r / 8] |= std::byte(1u << (r % 8)); };
         for (std::uint64_t r = 0; r < 16; ++r) set(r);  // system files and reserved (format)
         for (std::uint64_t r = 24; r < kInitialMftRecords; ++r) set(r);
-        for (std::uint32_t i = 1; i < plan_.nodes.size(); ++i) set(plan_.nodes[i].record);
+        for (std::uint32_t i = 1; i < plan_.nodes.size(); ++i) {
+            set(plan_.nodes[i].record);
+            if (plan_.nodes[i].extension_record) set(plan_.nodes[i].extension_record);
+        }
         write_stream(dev_, plan_.mft_bitmap, cb_, 0, bits);
     }
 
@@ -542,7 +631,9 @@ private:
     source::SourceReader reader_;           ///< the tree's files, opened race-free
     std::vector<std::uint32_t> by_record_;  ///< node of each user record
     std::vector<std::byte> format_records_;
-    std::vector<IndexEntry> system_entries_;  ///< the root's, in kRootSystemNames order
+    std::vector<IndexEntry> system_entries_;    ///< the root's, in kRootSystemNames order
+    std::vector<std::byte> pending_extension_;  ///< the extension record user_record built last
+    std::uint64_t pending_extension_record_ = 0;
 };
 
 }  // namespace

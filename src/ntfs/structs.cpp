@@ -344,7 +344,7 @@ std::vector<std::byte> MftRecordBuilder::finish() const {
     put16(r, 0x16, flags_);
     put32(r, 0x18, bytes_in_use());
     put32(r, 0x1C, record_bytes_);
-    put64(r, 0x20, 0);  // base record
+    put64(r, 0x20, base_record_);  // 0, or the base of an extension record
     put16(r, 0x28, next_instance_);
     put32(r, 0x2C, record_number_);
     std::copy(attributes_.begin(), attributes_.end(), r.begin() + first);
@@ -484,6 +484,27 @@ std::vector<std::byte> build_index_block(std::uint64_t vcn, std::uint32_t index_
     std::copy(entries.begin(), entries.end(), b.begin() + first);
     apply_fixups(b, 0x28, 1);
     return b;
+}
+
+std::vector<std::byte> encode_attribute_list(std::span<const AttributeListEntry> entries) {
+    std::vector<std::byte> out;
+    for (const AttributeListEntry& e : entries) {
+        if (e.name.size() > 255)
+            throw Error(ErrorCode::usage, "encode_attribute_list: a name above 255 units");
+        const std::size_t at = out.size();
+        const std::size_t length = (26 + 2 * e.name.size() + 7) & ~std::size_t{7};
+        out.resize(at + length);
+        const std::span<std::byte> v(out.data() + at, length);
+        core::store_le32(v, 0x00, e.type);
+        core::store_le16(v, 0x04, static_cast<std::uint16_t>(length));
+        v[0x06] = static_cast<std::byte>(e.name.size());
+        v[0x07] = std::byte{0x1A};
+        core::store_le64(v, 0x08, e.starting_vcn);
+        core::store_le64(v, 0x10, e.record.packed());
+        core::store_le16(v, 0x18, e.instance);
+        for (std::size_t k = 0; k < e.name.size(); ++k) core::store_le16(v, 0x1A + 2 * k, e.name[k]);
+    }
+    return out;
 }
 
 }  // namespace fsimg::ntfs

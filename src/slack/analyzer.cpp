@@ -15,6 +15,7 @@
 #include "fsimg/fat/layout.hpp"
 #include "fsimg/fat/names.hpp"
 #include "fsimg/fat/populate.hpp"
+#include "fsimg/ntfs/names.hpp"
 #include "fsimg/slack/cost_ntfs.hpp"
 #include "fsimg/source/tree.hpp"
 
@@ -125,8 +126,10 @@ void Tally::merge(Tally&& o, std::size_t max_examples, std::size_t top) {
     for (auto& p : o.unreadable) add_example(unreadable, std::move(p), max_examples);
 }
 
-DirContext DirContext::child(std::string_view name, std::uint8_t child_excluded) const {
+DirContext DirContext::child(std::string_view name, std::uint8_t child_excluded,
+                             std::u16string_view dos_name) const {
     DirContext c;
+    c.dos_units = dos_name.size();
     c.path = path == "/" ? "/" + std::string(name) : path + "/" + std::string(name);
     c.depth = depth + 1;
     c.path_bytes = path_bytes + 1 + name.size();
@@ -145,8 +148,31 @@ void DirAccumulator::unstorable(Tally& t, Fs fs, std::string_view name, std::str
     add_example(f.unstorable, {std::move(path), std::move(reason)}, opt_->max_examples);
 }
 
+std::vector<std::u16string> DirAccumulator::ntfs_dos_names(std::span<const ListedEntry> listing, bool root) {
+    std::vector<std::u16string> names;  // UTF-16 of the stored ones
+    std::vector<std::size_t> at;        // their positions in `listing`
+    for (std::size_t k = 0; k < listing.size(); ++k) {
+        const ListedEntry& e = listing[k];
+        if (e.kind != EntryKind::file && e.kind != EntryKind::directory) continue;
+        if (!core::is_valid_utf8(e.name)) continue;
+        std::u16string n = core::utf8_to_utf16(e.name);
+        if (n.empty() || n.size() > exfat::kMaxNameUnits) continue;
+        names.push_back(std::move(n));
+        at.push_back(k);
+    }
+    std::vector<::fsimg::ntfs::NameRequest> requests;
+    requests.reserve(names.size());
+    for (std::size_t j = 0; j < names.size(); ++j)
+        requests.push_back({names[j], listing[at[j]].kind == EntryKind::file && listing[at[j]].linked});
+    const auto planned = root ? ::fsimg::ntfs::plan_directory_names(requests, ::fsimg::ntfs::kRootSystemNames)
+                              : ::fsimg::ntfs::plan_directory_names(requests);
+    std::vector<std::u16string> out(listing.size());
+    for (std::size_t j = 0; j < planned.size(); ++j) out[at[j]] = planned[j].dos;
+    return out;
+}
+
 std::uint8_t DirAccumulator::add(Tally& t, std::string_view name, EntryKind kind, std::uint64_t size,
-                                 bool first_link, bool linked) {
+                                 bool first_link, bool linked, std::optional<std::u16string_view> dos_name) {
     if (kind == EntryKind::other) {
         ++t.other;
         return 0x7;
@@ -167,6 +193,7 @@ std::uint8_t DirAccumulator::add(Tally& t, std::string_view name, EntryKind kind
     }
 
     const bool valid_utf8 = core::is_valid_utf8(name);
+    std::u16string dos;  // the DOS name planned alone (when dos_name is not given)
     const std::u16string name16 = valid_utf8 ? core::utf8_to_utf16(name) : std::u16string();
     std::uint8_t excluded = ctx_.excluded;
 
@@ -277,6 +304,17 @@ std::uint8_t DirAccumulator::add(Tally& t, std::string_view name, EntryKind kind
             entries_[fi] += b;
             ntfs_entries_.emplace_back(name16, b);
             f.entry_bytes += b;
+            if (!dos_name) {  // planned alone
+                const ListedEntry alone{name, kind, linked};
+                dos = ntfs_dos_names({&alone, 1}, ctx_.is_root()).front();
+                dos_name = dos;
+            }
+            if (!dos_name->empty()) {
+                const std::uint32_t d = ntfs::index_entry_bytes(dos_name->size());
+                entries_[fi] += d;
+                ntfs_entries_.emplace_back(std::u16string(*dos_name), d);
+                f.entry_bytes += d;
+            }
         }
         if (kind == EntryKind::directory) {
             ++f.directories;
@@ -288,7 +326,8 @@ std::uint8_t DirAccumulator::add(Tally& t, std::string_view name, EntryKind kind
             ++f.records;
             ++f.files;
             f.apparent_bytes += size;
-            if (linked ? size == 0 : size <= ntfs::resident_limit(name16.size())) {
+            if (linked ? size == 0
+                       : size <= ntfs::resident_limit(name16.size(), dos_name ? dos_name->size() : 0)) {
                 ++f.resident_files;
                 f.resident_bytes += size;
                 continue;
@@ -333,7 +372,7 @@ void DirAccumulator::finish(Tally& t) {
                             opt_->max_examples);
             }
         }
-        std::uint64_t blocks = 0;
+        ntfs::IndexCost cost;
         if (fs == Fs::ntfs) {
             if (root) {
                 for (const std::u16string_view n : ::fsimg::ntfs::kRootSystemNames)
@@ -347,7 +386,8 @@ void DirAccumulator::finish(Tally& t) {
             for (const auto& e : ntfs_entries_) bytes.push_back(e.second);
             ntfs_entries_.clear();
             ntfs_entries_.shrink_to_fit();
-            blocks = ntfs::index_blocks(bytes, ctx_.name_units, root);
+            cost = ntfs::index_cost(bytes, ctx_.name_units, ctx_.dos_units, root);
+            if (cost.extension_record) ++f.records;
         }
         for (unsigned s = r.min_shift; s <= r.max_shift; ++s) {
             const std::size_t i = s - kMinShift;
@@ -357,8 +397,9 @@ void DirAccumulator::finish(Tally& t) {
                 n = fat::directory_clusters(entries, c) - (root ? 1 : 0);  // mkfs made the root's first
             } else if (fs == Fs::exfat) {
                 n = exfat::directory_clusters(entries, c) - (root ? 1 : 0);
-            } else if (blocks > 0) {
-                n = ntfs::index_clusters(blocks, c) - (root ? ntfs::index_clusters(1, c) : 0);
+            } else if (cost.blocks > 0) {
+                n = ntfs::index_clusters(cost.blocks, c) - (root ? ntfs::index_clusters(1, c) : 0) +
+                    (cost.bitmap_bytes + c - 1) / c;
             }
             f.dir_clusters[i] += n;
             if (opt_->top && files_ > 0) {

@@ -22,10 +22,17 @@ constexpr std::uint64_t clusters_of(std::uint64_t bytes, std::uint32_t c) noexce
     return room;
 }
 
-std::uint64_t index_blocks(std::span<const std::uint32_t> entry_bytes, std::size_t name_units, bool root) {
-    return ::fsimg::ntfs::directory_index(entry_bytes, kRecordBytes, kIndexBlockBytes, root ? 1 : name_units,
-                                          root)
-        .blocks.size();
+IndexCost index_cost(std::span<const std::uint32_t> entry_bytes, std::size_t name_units,
+                     std::size_t dos_units, bool root) {
+    using ::fsimg::ntfs::IndexStorage;
+    const auto shape = ::fsimg::ntfs::directory_index(entry_bytes, kRecordBytes, kIndexBlockBytes,
+                                                      root ? 1 : name_units, root, root ? 0 : dos_units);
+    IndexCost c;
+    c.blocks = shape.blocks.size();
+    if (c.blocks > 0 && shape.storage != IndexStorage::in_record)
+        c.bitmap_bytes = ::fsimg::ntfs::index_bitmap_bytes(c.blocks);
+    c.extension_record = shape.storage == IndexStorage::extension;
+    return c;
 }
 
 std::uint64_t mft_growth_clusters(std::uint64_t records, std::uint32_t cluster_bytes) noexcept {

@@ -72,14 +72,23 @@ void Analysis::add_fat_image(const std::string& spec) {
         }
         std::sort(recs.begin(), recs.end(),
                   [](const fat::DirRecord* a, const fat::DirRecord* b) { return a->name < b->name; });
+        std::vector<ListedEntry> listing;
+        listing.reserve(recs.size());
+        for (const fat::DirRecord* r : recs)
+            listing.push_back({r->name,
+                               r->kind == fat::RecordKind::directory ? EntryKind::directory : EntryKind::file,
+                               false});
+        const std::vector<std::u16string> dos =
+            DirAccumulator::ntfs_dos_names(listing, acc.context().is_root());
         std::vector<Pending> subdirs;
-        for (const fat::DirRecord* r : recs) {
+        for (std::size_t k = 0; k < recs.size(); ++k) {
+            const fat::DirRecord* r = recs[k];
             const bool is_dir = r->kind == fat::RecordKind::directory;
             const std::uint8_t ex = acc.add(t, r->name, is_dir ? EntryKind::directory : EntryKind::file,
-                                            is_dir ? 0 : r->entry.file_size);
+                                            is_dir ? 0 : r->entry.file_size, true, false, dos[k]);
             if (!is_dir) continue;
             const std::uint32_t fc = v.first_cluster(*r);
-            DirContext ctx = acc.context().child(r->name, ex);
+            DirContext ctx = acc.context().child(r->name, ex, dos[k]);
             if (fc == 0 || std::find(anc.begin(), anc.end(), fc) != anc.end() || fc == first_cluster) {
                 unreadable(ctx.path, fmt::format("the directory's first cluster {} is invalid or an "
                                                  "ancestor's (a loop)",

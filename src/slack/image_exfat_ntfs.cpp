@@ -63,12 +63,19 @@ void charge_tree(Tally& t, DirAccumulator& root, const AnalyzerOptions& opt, std
             return;
         }
         std::sort(kids.begin(), kids.end(), [](const Child& a, const Child& b) { return a.name < b.name; });
+        std::vector<ListedEntry> listing;
+        listing.reserve(kids.size());
+        for (const Child& c : kids)
+            listing.push_back({c.name, c.is_dir ? EntryKind::directory : EntryKind::file, c.linked});
+        const std::vector<std::u16string> dos =
+            DirAccumulator::ntfs_dos_names(listing, acc.context().is_root());
         std::vector<Pending> subdirs;
-        for (const Child& c : kids) {
+        for (std::size_t k = 0; k < kids.size(); ++k) {
+            const Child& c = kids[k];
             const std::uint8_t ex = acc.add(t, c.name, c.is_dir ? EntryKind::directory : EntryKind::file,
-                                            c.is_dir ? 0 : c.size, c.first_link, c.linked);
+                                            c.is_dir ? 0 : c.size, c.first_link, c.linked, dos[k]);
             if (!c.is_dir) continue;
-            DirContext ctx = acc.context().child(c.name, ex);
+            DirContext ctx = acc.context().child(c.name, ex, dos[k]);
             if (c.id == id || std::find(anc.begin(), anc.end(), c.id) != anc.end()) {
                 unreadable(ctx.path, "the directory is one of its ancestors (a loop)");
                 continue;
@@ -190,7 +197,19 @@ void Analysis::add_ntfs_image(const std::string& spec) {
             if (!c.is_dir) {
                 if (const auto d = fsimg::ntfs::load_attribute(v, r, fsimg::ntfs::AttrType::data))
                     c.size = d->size();
-                c.linked = r.header.link_count > 1;
+                // Hard links: the names outside the DOS namespace (the header's
+                // link count counts a DOS name too).
+                std::size_t names_outside_dos = 0;
+                for (const fsimg::ntfs::Attribute& a : r.attributes) {
+                    if (a.kind() != fsimg::ntfs::AttrType::file_name || a.non_resident) continue;
+                    try {
+                        if (fsimg::ntfs::decode_file_name(a.value).name_space != fsimg::ntfs::Namespace::dos)
+                            ++names_outside_dos;
+                    } catch (const FormatError&) {
+                        ++names_outside_dos;
+                    }
+                }
+                c.linked = names_outside_dos > 1;
                 if (c.linked) {
                     const auto it = std::lower_bound(seen_files.begin(), seen_files.end(), ref.record);
                     c.first_link = it == seen_files.end() || *it != ref.record;

@@ -110,11 +110,17 @@ public:
         if (err != 0) unreadable(t, acc.context().path, err);
         std::sort(children.begin(), children.end(),
                   [](const Child& a, const Child& b) { return a.name < b.name; });
+        std::vector<ListedEntry> listing;
+        listing.reserve(children.size());
+        for (const Child& c : children) listing.push_back({c.name, c.kind, c.linked});
+        const std::vector<std::u16string> dos =
+            DirAccumulator::ntfs_dos_names(listing, acc.context().is_root());
         std::vector<Work> subdirs;
-        for (const Child& c : children) {
-            const std::uint8_t ex = acc.add(t, c.name, c.kind, c.size, c.first_link, c.linked);
+        for (std::size_t k = 0; k < children.size(); ++k) {
+            const Child& c = children[k];
+            const std::uint8_t ex = acc.add(t, c.name, c.kind, c.size, c.first_link, c.linked, dos[k]);
             if (c.kind == EntryKind::directory) {
-                subdirs.push_back({self, c.name, acc.context().child(c.name, ex)});
+                subdirs.push_back({self, c.name, acc.context().child(c.name, ex, dos[k])});
             }
         }
         files_seen_ += children.size();

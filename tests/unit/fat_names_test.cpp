@@ -123,7 +123,7 @@ TEST_CASE("short names: basis, ~1..~4, then the hashed form; always unique", "[f
             short_name_display(b.generate(u(("LongFileName" + std::to_string(i) + ".txt").c_str()))));
     CHECK(got[0] == "LONGFI~1.TXT");
     CHECK(got[3] == "LONGFI~4.TXT");
-    // From the fifth on: 2 basis characters + 4 hex digits + ~1 (Windows 2000+, unverified).
+    // From the fifth on: 2 basis characters + 4 hex digits + ~1 (Windows 7+; ntfs_names_test.cpp).
     CHECK(got[4].substr(0, 2) == "LO");
     CHECK(got[4].substr(6) == "~1.TXT");
     CHECK(got[5].substr(6) == "~1.TXT");

@@ -248,3 +248,119 @@ TEST_CASE("ntfs populate: stored symbolic links are listed in $Extend/$Reparse:$
         CHECK(codes == std::vector<std::string>{"ntfs.reparse.missing-entry", "ntfs.reparse.stale-entry"});
     }
 }
+
+TEST_CASE("ntfs populate: Win32 names get DOS names, both indexed, both in the record", "[ntfs][populate]") {
+    fsimg::test::TreeBuilder b(&check_source_tree);
+    const auto d = b.add(0, "Program Files", true);
+    const auto upper = b.add(d, "README.TXT", false);
+    const auto lower = b.add(d, "notes.txt", false);
+    const auto posix = b.add(d, "a:b", false);
+    std::vector<std::uint32_t> many;
+    for (int i = 0; i < 6; ++i)
+        many.push_back(b.add(d, "Long File Name " + std::to_string(i) + ".txt", false));
+    source::SourceTree t = b.done();
+    for (auto& n : t.nodes)
+        if (!n.is_dir) n.host_path = "/dev/null";
+
+    const Layout L = must(16u << 20, 4096);
+    io::MemoryImage img(L.volume_bytes());
+    format_volume(img, L, fsimg::ntfs::test::opts());
+    const auto planned = plan_population(t, L);
+    REQUIRE(std::holds_alternative<PopulatePlan>(planned));
+    const auto& plan = std::get<PopulatePlan>(planned);
+    CHECK(plan.nodes[d].dos_name == u"PROGRA~1");
+    CHECK(plan.nodes[upper].name_space == Namespace::win32_and_dos);
+    CHECK(plan.nodes[upper].dos_name.empty());
+    CHECK(plan.nodes[lower].dos_name == u"NOTES~1.TXT");
+    CHECK(plan.nodes[posix].name_space == Namespace::posix);
+    CHECK(plan.nodes[many[0]].dos_name == u"LONGFI~1.TXT");
+    CHECK(plan.nodes[many[3]].dos_name == u"LONGFI~4.TXT");
+    CHECK(plan.nodes[many[4]].dos_name.substr(0, 2) == u"LO");  // the hashed form
+    CHECK(plan.nodes[many[4]].dos_name.substr(6) == u"~1.TXT");
+    source::PopulateWriteOptions wo;
+    wo.creation_time = 1700000000;
+    write_population(img, L, t, plan, wo);
+    CHECK(check_codes(img).empty());
+
+    const Volume vol(img);
+    const MftRecord r = vol.read_record(plan.nodes[d].record);
+    CHECK(r.header.link_count == 2);
+    std::vector<std::pair<std::u16string, Namespace>> names;
+    for (const Attribute& a : r.attributes)
+        if (a.kind() == AttrType::file_name) {
+            const FileName fn = decode_file_name(a.value);
+            names.emplace_back(fn.name, fn.name_space);
+        }
+    REQUIRE(names.size() == 2);
+    CHECK(names[0] == std::pair<std::u16string, Namespace>{u"PROGRA~1", Namespace::dos});  // shorter first
+    CHECK(names[1] == std::pair<std::u16string, Namespace>{u"Program Files", Namespace::win32});
+    // The directory's index: every name and every DOS name, in collation order.
+    std::vector<std::u16string> listed;
+    for (const IndexEntry& e : list_directory(vol, r)) listed.push_back(e.file_name->name);
+    CHECK(listed.size() == 9 + 7);  // 9 names, 7 DOS names (README.TXT and a:b have none)
+    CHECK(std::is_sorted(listed.begin(), listed.end(),
+                         [](const auto& x, const auto& y) { return collate_file_names(x, y) < 0; }));
+    CHECK(std::find(listed.begin(), listed.end(), u"NOTES~1.TXT") != listed.end());
+}
+
+TEST_CASE("ntfs populate: an index the record cannot hold moves its $BITMAP, then its attributes, out",
+          "[ntfs][populate]") {
+    // 60,000 96-byte entries: ~3,000 blocks; a resident $BITMAP of 376 bytes
+    // does not leave the record its reserve.
+    const std::vector<std::uint32_t> wide(60000, 96);
+    const IndexShape s = directory_index(wide, 1024, 4096, 4, false, 4);
+    CHECK(s.blocks.size() > 2000);
+    CHECK(s.storage == IndexStorage::bitmap_outside);
+    CHECK(index_storage_fits(1024, 4, index_bitmap_bytes(s.blocks.size()), 4, IndexStorage::bitmap_outside));
+    CHECK_FALSE(index_storage_fits(1024, 4, index_bitmap_bytes(s.blocks.size()), 4, IndexStorage::in_record));
+    // A 220-unit name with a 12-unit DOS name: even a non-resident $BITMAP
+    // leaves no room, so the names and the allocation go to an extension record.
+    const std::vector<std::uint32_t> some(200, 96);
+    const IndexShape e = directory_index(some, 1024, 4096, 220, false, 12);
+    CHECK(e.storage == IndexStorage::extension);
+    CHECK(directory_index(some, 4096, 4096, 220, false, 12).storage == IndexStorage::in_record);
+    // Few entries stay in the root, whatever the name.
+    CHECK(directory_index(std::vector<std::uint32_t>(1, 96), 1024, 4096, 220, false, 12).blocks.empty());
+}
+
+TEST_CASE("ntfs populate: a directory with an extension record is written and read back",
+          "[ntfs][populate]") {
+    fsimg::test::TreeBuilder b(&check_source_tree);
+    const std::string long_name = "directory " + std::string(210, 'x');
+    const auto d = b.add(0, long_name, true);
+    const auto sub = b.add(d, "sub", true);
+    std::vector<std::uint32_t> files;
+    for (int i = 0; i < 150; ++i)
+        files.push_back(b.add(d, "file " + std::to_string(1000 + i) + ".txt", false));
+    b.add(sub, "inside.txt", false);
+    source::SourceTree t = b.done();
+    for (auto& n : t.nodes)
+        if (!n.is_dir) n.host_path = "/dev/null";
+
+    const Layout L = must(16u << 20, 4096);
+    io::MemoryImage img(L.volume_bytes());
+    format_volume(img, L, fsimg::ntfs::test::opts());
+    const auto planned = plan_population(t, L);
+    REQUIRE(std::holds_alternative<PopulatePlan>(planned));
+    const auto& plan = std::get<PopulatePlan>(planned);
+    REQUIRE(plan.nodes[d].index.storage == IndexStorage::extension);
+    CHECK(plan.nodes[d].extension_record == plan.nodes[d].record + 1);
+    CHECK(plan.nodes[sub].record == plan.nodes[d].record + 2);
+    source::PopulateWriteOptions wo;
+    wo.creation_time = 1700000000;
+    write_population(img, L, t, plan, wo);
+    CHECK(check_codes(img).empty());
+
+    const Volume vol(img);
+    const MftRecord base = vol.read_record(plan.nodes[d].record);
+    CHECK(base.find(AttrType::attribute_list) != nullptr);
+    CHECK(base.find(AttrType::file_name) == nullptr);
+    const MftRecord ext = vol.read_record(plan.nodes[d].extension_record);
+    CHECK(FileReference::unpack(ext.header.base_record).record == plan.nodes[d].record);
+    CHECK(ext.find(AttrType::index_allocation, u"$I30") != nullptr);
+    // Paths resolve through the extension record's $FILE_NAMEs and index blocks.
+    const auto found = resolve_path(vol, "/" + long_name + "/file 1149.txt");
+    REQUIRE(found.has_value());
+    CHECK(found->record == plan.nodes[files.back()].record);
+    REQUIRE(resolve_path(vol, "/" + long_name + "/sub/inside.txt").has_value());
+}

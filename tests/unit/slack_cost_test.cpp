@@ -40,16 +40,29 @@ std::uint64_t clusters(const Report& r, Fs fs, std::uint32_t cluster) {
 
 /// formats.md §5.5: /data with 100 x 45 B "file_with_name_NNNN.txt", 10 x
 /// 5,000 B "big_NNNN.bin", one empty "empty.txt".
-Tally worked_example() {
+/// formats.md §5.5's tree. `dos`: NTFS names as populate stores them (a DOS
+/// name beside each Win32 name, planned over the whole listing); without,
+/// every name alone, as ntfs-3g creates them (POSIX), which §5.5 counts.
+Tally worked_example(bool dos = false) {
     AnalyzerOptions opt;
     Tally t;
     DirAccumulator root(opt, DirContext{});
-    const std::uint8_t ex = root.add(t, "data", EntryKind::directory, 0);
-    DirAccumulator data(opt, root.context().child("data", ex));
+    const std::optional<std::u16string_view> none = std::u16string_view{};
+    const std::uint8_t ex = root.add(t, "data", EntryKind::directory, 0, true, false,
+                                     dos ? std::optional<std::u16string_view>(u"DATA~1") : none);
+    DirAccumulator data(opt, root.context().child("data", ex, dos ? u"DATA~1" : u""));
+    std::vector<std::string> names;
+    std::vector<std::uint64_t> sizes;
+    for (int i = 1; i <= 10; ++i) names.push_back(fmt::format("big_{:04}.bin", i)), sizes.push_back(5000);
+    names.push_back("empty.txt"), sizes.push_back(0);
     for (int i = 1; i <= 100; ++i)
-        data.add(t, fmt::format("file_with_name_{:04}.txt", i), EntryKind::file, 45);
-    for (int i = 1; i <= 10; ++i) data.add(t, fmt::format("big_{:04}.bin", i), EntryKind::file, 5000);
-    data.add(t, "empty.txt", EntryKind::file, 0);
+        names.push_back(fmt::format("file_with_name_{:04}.txt", i)), sizes.push_back(45);
+    std::vector<ListedEntry> listing;
+    for (const auto& n : names) listing.push_back({n, EntryKind::file, false});
+    const auto planned = DirAccumulator::ntfs_dos_names(listing, false);
+    for (std::size_t k = 0; k < names.size(); ++k)
+        data.add(t, names[k], EntryKind::file, sizes[k], true, false,
+                 dos ? std::optional<std::u16string_view>(planned[k]) : none);
     data.finish(t);
     root.finish(t);
     return t;
@@ -72,6 +85,12 @@ TEST_CASE("slack: formats.md §5.5 worked examples") {
     CHECK(row(r, Fs::ntfs, 4096).mft_clusters == 40);
     CHECK(clusters(r, Fs::ntfs, 65536) == 13);
     CHECK(row(r, Fs::fat32, 4096).slack_bytes == 120 * 4096 - 54500);
+    // Populate's names: 111 DOS names more in the index (FILE_W~1.TXT ..
+    // ~4, then the hashed form; BIG_00~1.BIN ...), 13 INDX blocks instead of
+    // 7; the 45-byte files stay resident beside the two $FILE_NAMEs.
+    const Report p = build_report(worked_example(true), ReportOptions{});
+    CHECK(clusters(p, Fs::ntfs, 4096) == 20 + 40 + 13);
+    CHECK(row(p, Fs::ntfs, 4096).mft_clusters == 40);
 }
 
 TEST_CASE("slack: with a volume size the best row counts the fixed overhead") {

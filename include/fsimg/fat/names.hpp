@@ -10,13 +10,15 @@
 //    fatgen103 and match what mtools writes ([EXP] in formats.md §1.10:
 //    "A long file name.text" -> ALONGF~1.TEX, "ab+c.txt" -> AB_C~1.TXT,
 //    "a.txt" -> "A       TXT" with DIR_NTRes 0x18).
-//  - After ~1..~4 are taken, Windows 2000 and later switch to two basis
-//    characters + four hex digits of a hash of the long name + "~1"
-//    (WIKI-83; the hash was reconstructed by T. Galvin, "A Tale of Two File
-//    Names", 2015, whose example is SomeStuff.aspx -> SOBC84~1.ASP). We use
-//    that form and hash; it is NOT verified against Windows here. Readers
-//    never depend on it: only uniqueness within the directory matters, and
-//    that is guaranteed.
+//  - After ~1..~4 are taken, Windows NT switches to two basis characters +
+//    four hex digits of a hash of the long name + "~1" (WIKI-83). The hash
+//    is Windows 7 and later's, as reconstructed by T. Galvin, "A Tale of Two
+//    File Names", 2015 (SomeStuff.aspx -> SOBC84~1.ASP); it reproduces the
+//    four hashed aliases of a Windows `dir /x` listing (Stack Overflow
+//    question 31526206, tests/unit/ntfs_names_test.cpp). NTFS populate
+//    generates its DOS names with the same allocator (ntfs/names.hpp).
+//    Readers never depend on the form: only uniqueness within the
+//    directory matters, and that is guaranteed.
 //  - Characters outside ASCII are not converted to an OEM code page: in a
 //    short name each becomes '_' (lossy, so the name gets a tail and an LFN).
 #pragma once
@@ -90,6 +92,18 @@ struct PlainShortName {
 };
 std::optional<PlainShortName> plain_short_name(std::u16string_view name);
 
+/// True when `name` has the shape of an 8.3 name in any letter case: 1-8
+/// base characters, optionally one period and 1-3 extension characters,
+/// each an ASCII letter, digit or one of $ % ' - _ @ ~ ` ! ( ) { } ^ # &
+/// (no space) [FATGEN].
+bool is_83_shaped(std::u16string_view name) noexcept;
+
+/// The upper-case short name of an 8.3-shaped name ("TextFile.Txt" ->
+/// "TEXTFILE TXT"), the short name Windows gives such a name before any
+/// tail [WIKI-83: "If the LFN is 8.3 mixed case ... the 8.3 name will be an
+/// uppercased version of it"]; nullopt when !is_83_shaped(name).
+std::optional<ShortName> upper_short_form(std::u16string_view name);
+
 /// Number of LFN entries for a name of `units` UTF-16 code units: ceil(units/13).
 constexpr std::uint32_t lfn_entry_count(std::size_t units) noexcept {
     return static_cast<std::uint32_t>((units + kLfnUnitsPerEntry - 1) / kLfnUnitsPerEntry);
@@ -107,7 +121,8 @@ struct BasisName {
 BasisName basis_name(std::u16string_view name);
 
 /// The Windows short-name hash of a long name (4 hex digits in the hashed
-/// tail). Reconstructed by T. Galvin (see the file comment); unverified.
+/// tail): Windows 7 and later's, reconstructed by T. Galvin (see the file
+/// comment).
 std::uint16_t windows_short_name_hash(std::u16string_view name) noexcept;
 
 /// "NAME    EXT" -> "NAME.EXT" for messages and tests.
@@ -128,8 +143,11 @@ public:
     /// Marks a short name as taken; false if it already was.
     bool reserve(const ShortName& name);
     bool contains(const ShortName& name) const { return used_.count(key(name)) != 0; }
-    /// A unique short name for a long name that needs an LFN.
-    ShortName generate(std::u16string_view long_name);
+    /// A unique short name for a long name that needs an LFN. `tail_always`
+    /// skips the first candidate (the basis without a tail, which FAT uses
+    /// for a valid 8.3 name in mixed case) as NTFS's RtlGenerate8dot3Name
+    /// does: every generated NTFS DOS name has a ~N tail (ntfs/names.hpp).
+    ShortName generate(std::u16string_view long_name, bool tail_always = false);
 
 private:
     static std::string key(const ShortName& n) { return std::string(n.begin(), n.end()); }

@@ -47,10 +47,31 @@ struct IndexNode {
     std::vector<std::uint32_t> entries;
     std::vector<std::uint32_t> children;
 };
+/// Where a directory's index attributes are kept (formats.md §3.5, §3.8).
+/// A record of 1 KiB cannot hold a long name, its DOS name, $INDEX_ALLOCATION
+/// and a large resident $BITMAP at once, so the index moves out step by step
+/// (directory_index), as Windows and ntfs-3g move attributes out of a full
+/// record: the $BITMAP becomes non-resident, then an extension record takes
+/// the names and the allocation [FLATCAP attributes/attribute_list].
+enum class IndexStorage : std::uint8_t {
+    in_record,       ///< $INDEX_ROOT, with blocks $INDEX_ALLOCATION and a resident $BITMAP, in the record
+    bitmap_outside,  ///< the same with the $BITMAP non-resident (its value in clusters of its own)
+    extension,       ///< the base record: $STANDARD_INFORMATION, $ATTRIBUTE_LIST, $INDEX_ROOT; one
+                     ///< extension record: the $FILE_NAMEs, $INDEX_ALLOCATION and the non-resident $BITMAP
+};
 struct IndexShape {
     IndexNode root;                 ///< in $INDEX_ROOT
     std::vector<IndexNode> blocks;  ///< block b at VCN b * index_block_vcns()
+    IndexStorage storage = IndexStorage::in_record;
 };
+
+/// Bytes of the $ATTRIBUTE_LIST value of an IndexStorage::extension
+/// directory: one entry per attribute, r8(26 + 2 * name units) each
+/// [FLATCAP attributes/attribute_list]: $STANDARD_INFORMATION 32, each
+/// $FILE_NAME 32, $INDEX_ROOT, $INDEX_ALLOCATION and $BITMAP "$I30" 40.
+constexpr std::uint32_t extension_attribute_list_bytes(bool dos_name) noexcept {
+    return 32 + 32 + (dos_name ? 32 : 0) + 3 * 40;
+}
 
 /// Bytes of the $I30 entry of a name of `name_units` UTF-16 units, without a
 /// sub-node VCN: r8(16 + 66 + 2L) (formats.md §3.8).
@@ -80,17 +101,37 @@ IndexShape grow_index(std::span<const std::uint32_t> entry_bytes, const IndexRoo
 
 /// The room in one of populate's directory records of `record_bytes`
 /// (e.g. 1024) for a directory name of `name_units` units (the root: 1, "."),
-/// INDX blocks of `block_bytes` (e.g. 4096), and an index $BITMAP value of
-/// `bitmap_bytes` (a multiple of 8). Leaf root for L = 7: 560 bytes.
+/// INDX blocks of `block_bytes` (e.g. 4096), an index $BITMAP value of
+/// `bitmap_bytes` (a multiple of 8; used for IndexStorage::in_record), a DOS
+/// name of `dos_units` units beside the name (0: none; its $FILE_NAME is in
+/// the record too), and the index kept as `storage`. Leaf root for L = 7
+/// without a DOS name: 560 bytes. `fits` (below) says whether the record
+/// (and an extension record) holds the attributes with kIndexRootReserve to
+/// spare when the index has blocks.
 IndexRoom directory_index_room(std::uint32_t record_bytes, std::uint32_t block_bytes, std::size_t name_units,
-                               std::uint64_t bitmap_bytes) noexcept;
+                               std::uint64_t bitmap_bytes, std::size_t dos_units = 0,
+                               IndexStorage storage = IndexStorage::in_record) noexcept;
 
-/// A directory's tree in populate's record: grow_index with
+/// True when a directory whose index has blocks fits `storage`: the base
+/// record keeps kIndexRootReserve bytes beyond its fixed attributes, a
+/// 24-byte end entry and what the storage keeps in it ($INDEX_ALLOCATION with
+/// 24 bytes of runlist, the $BITMAP: resident r8(bitmap_bytes), or
+/// non-resident with 8 bytes of runlist); for IndexStorage::extension the
+/// extension record holds the $FILE_NAMEs, $INDEX_ALLOCATION and $BITMAP.
+bool index_storage_fits(std::uint32_t record_bytes, std::size_t name_units, std::uint64_t bitmap_bytes,
+                        std::size_t dos_units, IndexStorage storage) noexcept;
+
+/// A directory's tree in populate's record: for each storage in turn
+/// (in_record, bitmap_outside, extension), grow_index with
 /// directory_index_room, the $BITMAP room grown (8 bytes at a time) until it
-/// holds a bit per block. `root`: the root directory (in_block, name ".").
-/// Throws as grow_index.
+/// holds a bit per block; the first storage that fits (index_storage_fits),
+/// or in_record when the entries stay in the root. `root`: the root
+/// directory (in_block, name "."). Throws as grow_index, and
+/// Error(unsupported) when no storage holds the index (a record smaller than
+/// 1 KiB).
 IndexShape directory_index(std::span<const std::uint32_t> entry_bytes, std::uint32_t record_bytes,
-                           std::uint32_t block_bytes, std::size_t name_units, bool root);
+                           std::uint32_t block_bytes, std::size_t name_units, bool root,
+                           std::size_t dos_units = 0);
 
 /// Bytes of the index's $BITMAP value for `blocks` blocks: r8(ceil(blocks / 8)).
 constexpr std::uint64_t index_bitmap_bytes(std::uint64_t blocks) noexcept { return (blocks + 63) / 64 * 8; }

@@ -20,12 +20,13 @@
 //    $INDEX_ROOT "$I30", plus $INDEX_ALLOCATION and $BITMAP "$I30" when the
 //    entries do not fit in the record, the tree grown as ntfs-3g grows it
 //    (ntfs/index_plan.hpp, the model the slack analyzer predicts with).
-//  - Names: the Win32 namespace; Win32&DOS when the name is itself a valid
-//    upper-case 8.3 name (no separate DOS name is generated: Windows Server
-//    2008 R2 and later create none on new non-system volumes, formats.md
-//    §3.7); POSIX for names Win32 cannot hold (`"*/:<>?\|`, control
-//    characters, a trailing dot or space) and for names that differ only in
-//    letter case from a sibling.
+//  - Names as Windows stores them with 8.3 names on (ntfs/names.hpp):
+//    Win32&DOS when the name is itself a valid upper-case 8.3 name; else a
+//    Win32 name plus a generated DOS name (both $FILE_NAMEs in the record,
+//    both in the directory's index); POSIX for names Win32 cannot hold
+//    (`"*/:<>?\|`, control characters, a trailing dot or space), names that
+//    differ only in letter case from a sibling, and every name of a file
+//    with several host links.
 //  - Records: user files and directories from record kFirstUserRecord (64,
 //    as ntfs-3g, formats.md §3.2), depth first in name order, sequence
 //    number 1 (a record used for the first time), link count 1. $MFT grows
@@ -53,6 +54,7 @@
 #include "fsimg/io/block_device.hpp"
 #include "fsimg/ntfs/index_plan.hpp"
 #include "fsimg/ntfs/layout.hpp"
+#include "fsimg/ntfs/names.hpp"
 #include "fsimg/ntfs/structs.hpp"
 #include "fsimg/source/tree.hpp"
 
@@ -94,12 +96,15 @@ void check_source_tree(source::SourceTree& tree);
 source::SourceTree scan_tree(const ScanOptions& options);
 
 /// The largest $DATA that stays resident in a record of `record_bytes` for
-/// a name of `name_units` UTF-16 units: the record minus its header and
-/// update sequence array (first_attribute_offset), $STANDARD_INFORMATION (24
-/// + 72), $FILE_NAME (24 + r8(66 + 2L)), the $DATA header (24) and the end
-/// marker (8), rounded down to 8. For 1 KiB records: 816 - r8(66 + 2L), i.e.
-/// formats.md §5.1's 840 - r8(90 + 2L) (728 for L <= 11, 712 for L = 18).
-std::uint64_t resident_limit(std::uint32_t record_bytes, std::size_t name_units) noexcept;
+/// a name of `name_units` UTF-16 units and a DOS name of `dos_units` beside
+/// it (0: none): the record minus its header and update sequence array
+/// (first_attribute_offset), $STANDARD_INFORMATION (24 + 72), $FILE_NAME (24
+/// + r8(66 + 2L)), the DOS name's $FILE_NAME (24 + r8(66 + 2D)), the $DATA
+/// header (24) and the end marker (8), rounded down to 8. For 1 KiB records
+/// without a DOS name: 816 - r8(66 + 2L), i.e. formats.md §5.1's 840 -
+/// r8(90 + 2L) (728 for L <= 11, 712 for L = 18).
+std::uint64_t resident_limit(std::uint32_t record_bytes, std::size_t name_units,
+                             std::size_t dos_units = 0) noexcept;
 
 /// VCNs per INDX block: block / cluster, or block / 512 when the cluster is
 /// larger than the block (then VCNs count 512-byte units) [NTFS-3G
@@ -110,6 +115,7 @@ std::uint32_t index_block_vcns(const Layout& layout) noexcept;
 /// only) one of the system files format_volume lists there.
 struct DirEntryRef {
     bool system = false;      ///< a system file: `index` is its position in kRootSystemNames
+    bool dos = false;         ///< the entry of the node's DOS name (NodePlan::dos_name)
     std::uint32_t index = 0;  ///< else the node's index in SourceTree::nodes
 };
 
@@ -132,13 +138,18 @@ struct NodePlan {
     std::uint32_t link_of = kNoLink;   ///< a hard link: the node owning the record
     std::vector<std::uint32_t> links;  ///< the owner: its other names
     Namespace name_space = Namespace::win32;
+    std::u16string dos_name;  ///< the DOS name beside a Win32 name (plan_directory_names); may be empty
     /// files: $DATA inside the record; never for a file with more than one
     /// host link (TreeNode::host_links > 1) unless empty, so that the slack
     /// analyzer, which sees one name at a time, predicts it
     bool resident = false;
     std::vector<Extent> extents;       ///< file data, or the directory's $INDEX_ALLOCATION
+    std::vector<Extent> index_bitmap;  ///< directories: a non-resident $BITMAP "$I30" (index.storage)
     std::vector<DirEntryRef> entries;  ///< directories: index entries in collation order
     IndexShape index;                  ///< directories: over `entries`
+    /// IndexStorage::extension: the extension record (record + 1) holding the
+    /// $FILE_NAMEs, $INDEX_ALLOCATION and $BITMAP; 0 otherwise
+    std::uint64_t extension_record = 0;
 };
 
 /// $Extend/$Reparse's "$R" view index with --symlinks store: one entry per
@@ -154,6 +165,7 @@ struct ReparseIndexPlan {
     std::vector<std::uint32_t> nodes;  ///< the symbolic links' nodes, in $R order
     IndexShape index;                  ///< over `nodes`
     std::vector<Extent> extents;       ///< $INDEX_ALLOCATION "$R" (empty while the root holds every entry)
+    std::vector<Extent> bitmap;        ///< a non-resident $BITMAP "$R" (index.storage)
 };
 
 /// The bytes of one "$R" entry: 16-byte header, 12-byte key, 4 bytes of padding.

@@ -234,6 +234,11 @@ public:
     /// set here). Throws Error(unsupported) when the record would overflow.
     void add(std::vector<std::byte> attribute);
     void set_link_count(std::uint16_t n) noexcept { link_count_ = n; }
+    /// An extension record: the base record's file reference (packed).
+    void set_base_record(std::uint64_t packed_reference) noexcept { base_record_ = packed_reference; }
+    /// The instance id the next add() gives (the attribute id an
+    /// $ATTRIBUTE_LIST entry names).
+    std::uint16_t next_instance() const noexcept { return next_instance_; }
     /// The record, fixups applied (update sequence number 1).
     std::vector<std::byte> finish() const;
     /// Bytes in use so far including the 8-byte end marker.
@@ -246,6 +251,7 @@ private:
     std::uint16_t flags_;
     std::uint16_t link_count_ = 0;
     std::uint16_t next_instance_ = 0;
+    std::uint64_t base_record_ = 0;
     std::vector<std::byte> attributes_;
 };
 
@@ -415,5 +421,12 @@ struct AttributeListEntry {
 /// Decodes every entry (each at least 26 bytes, 8-aligned length, name
 /// inside it); at most value.size() / 24 entries. Throws FormatError.
 std::vector<AttributeListEntry> decode_attribute_list(std::span<const std::byte> value);
+/// The value of an $ATTRIBUTE_LIST: each entry type (0x00), length
+/// r8(26 + 2 * name units) (0x04), name length (0x06), name offset 0x1A
+/// (0x07), starting VCN (0x08), the reference of the record holding the
+/// attribute (0x10), its instance id (0x18), the name (0x1A), zero padding
+/// [FLATCAP attributes/attribute_list]; `length` is ignored. Callers give
+/// the entries in the order NTFS keeps them (type, name, starting VCN).
+std::vector<std::byte> encode_attribute_list(std::span<const AttributeListEntry> entries);
 
 }  // namespace fsimg::ntfs

@@ -28,6 +28,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -129,10 +130,20 @@ struct DirContext {
     std::uint32_t depth = 0;
     std::size_t path_bytes = 0;  ///< bytes of "/a/b" as fat/populate counts them (root 0)
     std::size_t name_units = 0;  ///< UTF-16 units of the directory's own name (NTFS index root room)
+    std::size_t dos_units = 0;   ///< UTF-16 units of its NTFS DOS name (0: none)
     std::uint8_t excluded = 0;   ///< fs_bit()s
     bool is_root() const noexcept { return depth == 0; }
-    /// The context of a child directory `name` with exclusion mask `excluded`.
-    DirContext child(std::string_view name, std::uint8_t child_excluded) const;
+    /// The context of a child directory `name` with exclusion mask
+    /// `excluded` and NTFS DOS name `dos_name` (DirAccumulator::ntfs_dos_names).
+    DirContext child(std::string_view name, std::uint8_t child_excluded,
+                     std::u16string_view dos_name = {}) const;
+};
+
+/// One entry of a directory listing, for DirAccumulator::ntfs_dos_names.
+struct ListedEntry {
+    std::string_view name;
+    EntryKind kind = EntryKind::file;
+    bool linked = false;  ///< a file with more than one host link
 };
 
 /// Charges one directory: add() every child (in the source's order: sorted
@@ -145,8 +156,20 @@ public:
     /// not stored (for a directory: pass it to DirContext::child).
     /// `linked`: the file has more than one host link (st_nlink > 1): NTFS
     /// populate keeps such a file's data out of the record (unless empty).
+    /// `dos_name`: the child's NTFS DOS name from ntfs_dos_names over the
+    /// whole listing (nullopt: the name is planned alone, for listings that
+    /// arrive one line at a time; exact unless a sibling differs only in
+    /// case or five siblings share a basis shorter than six characters).
     std::uint8_t add(Tally& tally, std::string_view name, EntryKind kind, std::uint64_t size,
-                     bool first_link = true, bool linked = false);
+                     bool first_link = true, bool linked = false,
+                     std::optional<std::u16string_view> dos_name = std::nullopt);
+    /// The DOS names NTFS populate gives the entries of one directory
+    /// listing, in the listing's (sorted) order: ntfs::plan_directory_names
+    /// over the names populate stores (valid UTF-8, at most 255 UTF-16 units,
+    /// files and directories; symbolic links are skipped as populate's
+    /// default), each linked file's name POSIX, the root's system files
+    /// reserved. One per entry; empty for none.
+    static std::vector<std::u16string> ntfs_dos_names(std::span<const ListedEntry> listing, bool root);
     /// Charges the directory's own clusters (and offers it to --top).
     void finish(Tally& tally);
     const DirContext& context() const noexcept { return ctx_; }

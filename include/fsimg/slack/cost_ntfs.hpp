@@ -69,18 +69,20 @@ constexpr std::uint64_t round8(std::uint64_t v) noexcept { return (v + 7) & ~std
 using ::fsimg::ntfs::index_entry_bytes;
 
 /// Largest file whose $DATA stays resident in its 1 KiB record, for a name of
-/// `name_units` units: populate's record (ntfs::resident_limit, 816 -
-/// r8(66 + 2L), e.g. 728 for 9 units). ntfs-3g's records hold 80 bytes less
-/// (760 - r8(90 + 2L) = 648 for 9 units [§5.1; EXP]; docs/slack.md).
-inline std::uint64_t resident_limit(std::size_t name_units) noexcept {
-    return ::fsimg::ntfs::resident_limit(kRecordBytes, name_units);
+/// `name_units` units and a DOS name of `dos_units` beside it (0: none):
+/// populate's record (ntfs::resident_limit, 816 - r8(66 + 2L) without a DOS
+/// name, e.g. 728 for 9 units; a DOS name of D units takes 24 + r8(66 + 2D)
+/// more). ntfs-3g's records hold 80 bytes less and no DOS name (760 -
+/// r8(90 + 2L) = 648 for 9 units [§5.1; EXP]; docs/slack.md).
+inline std::uint64_t resident_limit(std::size_t name_units, std::size_t dos_units = 0) noexcept {
+    return ::fsimg::ntfs::resident_limit(kRecordBytes, name_units, dos_units);
 }
 
 /// Data clusters of a file: 0 when resident (size <= resident_limit), else
 /// ceil(bytes / cluster_bytes).
-inline std::uint64_t file_clusters(std::uint64_t bytes, std::size_t name_units,
-                                   std::uint32_t cluster_bytes) noexcept {
-    return bytes <= resident_limit(name_units) ? 0 : (bytes + cluster_bytes - 1) / cluster_bytes;
+inline std::uint64_t file_clusters(std::uint64_t bytes, std::size_t name_units, std::uint32_t cluster_bytes,
+                                   std::size_t dos_units = 0) noexcept {
+    return bytes <= resident_limit(name_units, dos_units) ? 0 : (bytes + cluster_bytes - 1) / cluster_bytes;
 }
 
 /// The room ntfs-3g's own directory records leave its $I30 B-tree, for a
@@ -93,10 +95,17 @@ inline std::uint64_t file_clusters(std::uint64_t bytes, std::size_t name_units,
 /// ntfs-3g's does.
 ::fsimg::ntfs::IndexRoom ntfs3g_index_room(std::size_t name_units) noexcept;
 
-/// INDX blocks of one directory's $I30 B-tree as populate lays it out
+/// One directory's $I30 index as populate lays it out
 /// (::fsimg::ntfs::directory_index), for `entry_bytes` in collation order
-/// (for the root, the system files' entries included).
-std::uint64_t index_blocks(std::span<const std::uint32_t> entry_bytes, std::size_t name_units, bool root);
+/// (for the root, the system files' entries included) and a directory name
+/// of `name_units` units with a DOS name of `dos_units` (0: none).
+struct IndexCost {
+    std::uint64_t blocks = 0;        ///< INDX blocks
+    std::uint64_t bitmap_bytes = 0;  ///< a non-resident $BITMAP's value (0 when resident)
+    bool extension_record = false;   ///< one more MFT record (IndexStorage::extension)
+};
+IndexCost index_cost(std::span<const std::uint32_t> entry_bytes, std::size_t name_units,
+                     std::size_t dos_units, bool root);
 
 /// Clusters `blocks` INDX blocks of one directory take: 4096/C each with
 /// clusters under 4 KiB; blocks share clusters above (ceil(blocks*4096/C)).
