@@ -96,7 +96,7 @@ filename-missing          ntfs.filename.missing                                 
 filename-parent           ntfs.filename.parent+ntfs.index.entry-mismatch                 blind
 filename-parent-sequence  ntfs.filename.parent-sequence+ntfs.index.entry-mismatch        blind
 index-bitmap              ntfs.index.bitmap                                              blind
-index-corrupt             ntfs.index.corrupt+ntfs.tree.orphan                            mount
+index-corrupt             ntfs.index.corrupt+ntfs.index.missing-entry                    mount
 index-entry-mismatch      ntfs.index.entry-mismatch                                      blind
 index-extra-entry         ntfs.index.extra-entry+ntfs.tree.orphan                        blind
 index-missing-entry       ntfs.index.missing-entry                                       blind

@@ -28,12 +28,15 @@ rm -f "$T/names/names/$(printf 'tab\tname.txt')"  # make-manifest cannot write a
 
 # Resident limit (include/fsimg/ntfs/populate.hpp): record - first attribute
 # offset - 96 ($STANDARD_INFORMATION) - 24 - r8(66 + 2L) ($FILE_NAME) - 24
-# ($DATA header) - 8 (end marker). Names a.bin, b.bin, c.bin: L = 5, r8(76) = 80.
-limit_1k=$((1024 - 56 - 96 - 24 - 80 - 24 - 8))  # 736 (formats.md §5.1: 840 - r8(90 + 10))
-limit_4k=$((4096 - 72 - 96 - 24 - 80 - 24 - 8))  # 3792
-# And names of 100 units (d..., e..., f... + 95 x + ".bin"): r8(66 + 200) = 272.
-long_1k=$((1024 - 56 - 96 - 24 - 272 - 24 - 8))  # 544
-long_4k=$((4096 - 72 - 96 - 24 - 272 - 24 - 8))  # 3600
+# ($DATA header) - 8 (end marker), less the DOS name's $FILE_NAME (24 +
+# r8(66 + 2D)). Names a.bin, b.bin, c.bin: L = 5, r8(76) = 80; their DOS
+# names A~1.BIN...: D = 7, 24 + r8(80) = 104.
+limit_1k=$((1024 - 56 - 96 - 24 - 80 - 104 - 24 - 8))  # 632 (formats.md §5.1: 840 - r8(90 + 10) - 104)
+limit_4k=$((4096 - 72 - 96 - 24 - 80 - 104 - 24 - 8))  # 3688
+# And names of 100 units (d..., e..., f... + 95 x + ".bin"): r8(66 + 200) =
+# 272; DOS names DXXXXX~1.BIN: D = 12, 24 + r8(90) = 120.
+long_1k=$((1024 - 56 - 96 - 24 - 272 - 120 - 24 - 8))  # 424
+long_4k=$((4096 - 72 - 96 - 24 - 272 - 120 - 24 - 8))  # 3480
 x95=$(printf 'x%.0s' $(seq 95))
 for r in 1k 4k; do
   eval "lim=\$limit_$r; long=\$long_$r"

@@ -70,7 +70,8 @@ f=$(cd "$T/small" && find . -type f -size +100k | sort | head -1)
   fail "past.txt: mtime $(stat -c %.7Y "$WORK/t1/past.txt" 2>&1), expected 1600000000.1234567 (100 ns)"
 "$FSIMG" ls -l "$WORK/edges-4K.img" /past.txt | grep ' 2020-09-13 12:26:40.1234567 +00:00  past.txt$' >/dev/null &&
   pass || fail "ls -l past.txt: $("$FSIMG" ls -l "$WORK/edges-4K.img" /past.txt)"
-# dump --what index on the 20,000-entry directory: every block reached once;
+# dump --what index on the 20,000-entry directory (40,000 index entries:
+# each name and its DOS name): every block reached once;
 # then one INDX block torn (a stride's last bytes): ls, extract and dump stop
 # cleanly with the record and block named, exit 1.
 w=$WORK/wide-4K.img
@@ -82,7 +83,7 @@ b = [x for x in j["blocks"] if x["depth"] is not None and x["node_flags"] == 0][
 r = j["allocation"]["runs"][0]
 print(j["walk"]["entries"], j["walk"]["blocks_reached"], len(j["bitmap_in_use"]), r["byte_offset"] + b["block"] * 4096 + 1022)
 ' "$WORK/idx.json")
-[ "$entries" = 20000 ] && [ "$blocks" = "$inuse" ] && pass || fail "index walk: $entries entries, $blocks of $inuse blocks reached"
+[ "$entries" = 40000 ] && [ "$blocks" = "$inuse" ] && pass || fail "index walk: $entries entries, $blocks of $inuse blocks reached"
 rec=$("$FSIMG" ls --json "$w" / | python3 -c 'import json,sys; print([e["mft_record"] for e in json.load(sys.stdin)["entries"] if e["name"]=="wide"][0])')
 printf '\xEE\xEE' | dd of="$w" bs=1 seek="$off" conv=notrunc status=none
 expect_fail 1 "MFT record $rec" "$FSIMG" ls "$w" /wide
