@@ -259,8 +259,11 @@ TEST_CASE("ntfs populate: Win32 names get DOS names, both indexed, both in the r
     for (int i = 0; i < 6; ++i)
         many.push_back(b.add(d, "Long File Name " + std::to_string(i) + ".txt", false));
     source::SourceTree t = b.done();
+    // Every file empty: one empty host file (the source reader opens regular files only).
+    const fs::path empty = fs::temp_directory_path() / ("fsimg-ntfs-empty-" + std::to_string(::getpid()));
+    std::ofstream(empty, std::ios::binary).flush();
     for (auto& n : t.nodes)
-        if (!n.is_dir) n.host_path = "/dev/null";
+        if (!n.is_dir) n.host_path = empty.string();
 
     const Layout L = must(16u << 20, 4096);
     io::MemoryImage img(L.volume_bytes());
@@ -301,6 +304,7 @@ TEST_CASE("ntfs populate: Win32 names get DOS names, both indexed, both in the r
     CHECK(std::is_sorted(listed.begin(), listed.end(),
                          [](const auto& x, const auto& y) { return collate_file_names(x, y) < 0; }));
     CHECK(std::find(listed.begin(), listed.end(), u"NOTES~1.TXT") != listed.end());
+    fs::remove(empty);
 }
 
 TEST_CASE("ntfs populate: an index the record cannot hold moves its $BITMAP, then its attributes, out",
@@ -334,8 +338,11 @@ TEST_CASE("ntfs populate: a directory with an extension record is written and re
         files.push_back(b.add(d, "file " + std::to_string(1000 + i) + ".txt", false));
     b.add(sub, "inside.txt", false);
     source::SourceTree t = b.done();
+    // Every file empty: one empty host file (the source reader opens regular files only).
+    const fs::path empty = fs::temp_directory_path() / ("fsimg-ntfs-empty-" + std::to_string(::getpid()));
+    std::ofstream(empty, std::ios::binary).flush();
     for (auto& n : t.nodes)
-        if (!n.is_dir) n.host_path = "/dev/null";
+        if (!n.is_dir) n.host_path = empty.string();
 
     const Layout L = must(16u << 20, 4096);
     io::MemoryImage img(L.volume_bytes());
@@ -363,4 +370,5 @@ TEST_CASE("ntfs populate: a directory with an extension record is written and re
     REQUIRE(found.has_value());
     CHECK(found->record == plan.nodes[files.back()].record);
     REQUIRE(resolve_path(vol, "/" + long_name + "/sub/inside.txt").has_value());
+    fs::remove(empty);
 }
