@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <set>
@@ -136,6 +137,11 @@ public:
         TreeNode& t = tree_.nodes[target];
         if (target != 0 && !t.has_times) set_times(t, hs);
         ancestors_.insert({st.st_dev, st.st_ino});
+        root_real_.clear();
+        if (char* real = ::realpath(src.host_dir.c_str(), nullptr)) {
+            root_real_ = real;
+            std::free(real);
+        }
         const std::uint32_t hd =
             add_host_dir(kNoHostDir, src.host_dir.string(), src.host_dir.string(), hs, false);
         scan_dir(fd, src.host_dir.string(), target, depth_of(target), hd);
@@ -244,6 +250,7 @@ private:
                         fmt::format("symbolic link {} cannot be followed: {}", path, std::strerror(errno)));
                     continue;
                 }
+                warn_if_outside(path);
             }
             if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
                 tree_.warnings.push_back(fmt::format("skipped {} {}", kind_of(st.st_mode), path));
@@ -328,11 +335,10 @@ private:
             return;
         }
         target.resize(static_cast<std::size_t>(n));
-        if (target.empty() || target[0] == '/') {
-            add_problem(
-                parent, name,
-                fmt::format("symbolic link {} points to the absolute path \"{}\"; only relative targets "
-                            "can be stored (--symlinks skip or follow)",
+        if (target.empty() || target[0] == '/') {  // a drive-relative target on Windows: left out
+            tree_.warnings.push_back(
+                fmt::format("skipped symbolic link {}: it points to the absolute path \"{}\"; only relative "
+                            "targets can be stored",
                             path, target));
             return;
         }
@@ -344,12 +350,33 @@ private:
         ++tree_.files;
     }
 
+    /// --symlinks follow: a warning when the link at `path` leads outside
+    /// the --from directory being scanned (its content, /etc/passwd say,
+    /// would be copied into the image unnoticed).
+    void warn_if_outside(const std::string& path) {
+        char* real = ::realpath(path.c_str(), nullptr);
+        if (real == nullptr) return;  // the stat above succeeded; a race: the copy re-checks
+        const std::string target(real);
+        std::free(real);
+        if (root_real_.empty()) return;
+        const bool inside =
+            target == root_real_ ||
+            (target.size() > root_real_.size() && target.compare(0, root_real_.size(), root_real_) == 0 &&
+             (root_real_.back() == '/' || target[root_real_.size()] == '/'));
+        if (!inside)
+            tree_.warnings.push_back(
+                fmt::format("followed symbolic link {} leads outside the --from directory, to {}: its "
+                            "content is copied into the image",
+                            path, target));
+    }
+
     void add_problem(std::uint32_t parent, const std::string& name, std::string reason) {
         tree_.problems.push_back({join(tree_.image_path(parent), name), std::move(reason)});
     }
 
     SymlinkPolicy symlinks_;
     SourceTree& tree_;
+    std::string root_real_;  ///< the --from directory being scanned, symbolic links resolved
     std::set<std::pair<dev_t, ino_t>> ancestors_;
     std::set<std::pair<dev_t, ino_t>> exclude_;
 };

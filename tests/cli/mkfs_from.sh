@@ -100,6 +100,13 @@ out=$("$FSIMG" mkfs -q -t fat32 --force --from sl s1.img 2>&1) && [ -z "$out" ] 
 grep -q link.txt <<<"$(mdir -i s1.img -b ::/)" && fail "skipped link stored" || pass
 "$FSIMG" mkfs -q -t fat32 --symlinks follow --from sl s2.img 2>/dev/null || fail "follow"
 [ "$(mtype -i s2.img ::/link.txt)" = data ] && pass || fail "followed link content"
+# A followed link leading outside the --from directory is named (its content,
+# /etc/passwd say, is copied); one inside it is not.
+ln -s /etc/hostname sl/outside; ln -s link.txt sl/inside
+out=$("$FSIMG" mkfs -t fat32 --symlinks follow --from sl s4.img 2>&1) || fail "follow outside: $out"
+grep -q "followed symbolic link sl/outside leads outside the --from directory, to /etc/hostname" <<<"$out" \
+  && ! grep -q "sl/inside leads outside" <<<"$out" && pass || fail "follow outside warning: $out"
+rm -f sl/outside sl/inside s4.img
 ln -s missing sl/dangling
 expect_refusal "dangling" "/dangling: symbolic link" -- -t fat32 --symlinks follow --from sl s3.img
 rm -f sl/dangling s?.img
