@@ -130,6 +130,8 @@ constexpr std::array kCodes = {
              "reserved sectors, FAT count or size, total sectors)"},
     CodeInfo{"fat.boot.image-truncated", S::error, false,
              "the image is shorter than the filesystem it holds"},
+    CodeInfo{"fat.boot.main-damaged", S::error, true,
+             "sector 0 is not a usable boot sector; the FAT32 backup boot sector stands in"},
     CodeInfo{"fat.boot.media", S::error, false, "BPB_Media is not F0 or F8..FF"},
     CodeInfo{"fat.boot.root-cluster", S::error, false, "FAT32 BPB_RootClus is not a cluster of the volume"},
     CodeInfo{"fat.boot.root-entries", S::error, false,

@@ -6,7 +6,8 @@
 
 #include "common.hpp"
 #include "fsimg/core/error.hpp"
-#include "volume_view.hpp"
+#include "fsimg/fs/view.hpp"
+#include "view.hpp"
 
 namespace fsimg::cli {
 
@@ -18,7 +19,7 @@ struct CatArgs {
 };
 
 int run_cat(const CatArgs& a) {
-    const auto view = open_view(a.image);
+    const auto view = open_image_view(a.image);
     const auto r = view->lookup(a.path);
     if (!r) throw Error(ErrorCode::usage, fmt::format("\"{}\" does not exist in {}", a.path, a.image));
     if (r->is_dir) throw Error(ErrorCode::usage, fmt::format("\"{}\" is a directory; use fsimg ls", a.path));

@@ -11,8 +11,8 @@
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/fat/volume.hpp"
+#include "fsimg/fs/detect.hpp"
 #include "fsimg/io/open.hpp"
-#include "fsimg/ntfs/volume.hpp"
 
 namespace fsimg::cli {
 
@@ -194,33 +194,38 @@ void print_text(const std::string& image, const io::OpenedVolume& v, const fat::
 int run_dump(DumpArgs a) {
     // "--what dir PATH IMAGE": PATH is the operand before IMAGE.
     a.image = a.operands.back();
-    if (a.what == "mft") return dump_ntfs_record(a.operands, a.json);
-    if (a.what != "boot") {
-        std::vector<std::string> what{a.what};
-        if (a.operands.size() == 2) what.push_back(a.operands.front());
-        bool ntfs_image = false;
-        {
-            io::OpenedVolume v = io::open_volume(a.image);
-            ntfs_image = ntfs::is_ntfs(v.device());
-        }
-        if (ntfs_image) return dump_ntfs_view(what, a.image, a.json);
-        if (a.what == "index")
-            throw Error(ErrorCode::usage,
-                        fmt::format("--what index is for NTFS volumes; {} is not one", a.image));
-        return dump_fat_view(what, a.image, a.json);
-    }
-    if (a.operands.size() != 1) throw Error(ErrorCode::usage, "dump --what boot takes only IMAGE");
+    if (a.what == "boot" && a.operands.size() != 1)
+        throw Error(ErrorCode::usage, "dump --what boot takes only IMAGE");
+    if (a.what == "mft" && a.operands.size() != 2)
+        throw Error(ErrorCode::usage, "dump --what mft takes a record number and IMAGE");
     io::OpenedVolume v = io::open_volume(a.image);
-    if (ntfs::is_ntfs(v.device())) {
-        return dump_ntfs(a.image, v, a.json,
-                         v.table.kind != io::PartitionTableKind::none ? partition_json(v) : nlohmann::json());
+    const fs::Detection d = fs::detect(v.device());
+    const auto dev = fs::reading_device(v.device(), d);
+    for (const std::string_view only : {"mft", "index"}) {
+        if (a.what == only && d.kind != fs::Kind::ntfs)
+            throw Error(ErrorCode::usage, fmt::format("--what {} is for NTFS images; {} holds {}", only,
+                                                      a.image, fs::label(d.kind)));
     }
-    if (is_exfat_volume(v.device())) {
-        return dump_exfat(
-            a.image, v, a.json,
-            v.table.kind != io::PartitionTableKind::none ? partition_json(v) : nlohmann::json());
+    const nlohmann::json table =
+        v.table.kind != io::PartitionTableKind::none ? partition_json(v) : nlohmann::json();
+    // dump of an NTFS boot sector shows sector 0 and the backup standing in itself.
+    if (!d.note.empty() && !(d.kind == fs::Kind::ntfs && a.what == "boot"))
+        warn(fmt::format("{}: {}", a.image, d.note));
+    std::vector<std::string> what{a.what};
+    if (a.operands.size() == 2) what.push_back(a.operands.front());
+    switch (d.kind) {
+        case fs::Kind::ntfs:
+            if (a.what == "boot") return dump_ntfs(a.image, v, d, a.json, table);
+            if (a.what == "mft") return dump_ntfs_record(a.operands.front(), a.image, v, *dev, a.json);
+            return dump_ntfs_view(what, a.image, *dev, a.json);
+        case fs::Kind::exfat:
+            if (a.what == "boot") return dump_exfat(a.image, v, a.json, table);
+            return dump_exfat_view(what, a.image, *dev, a.json);
+        case fs::Kind::fat:
+            break;
     }
-    const fat::BootRegion r = fat::read_boot_region(v.device());
+    if (a.what != "boot") return dump_fat_view(what, a.image, *dev, a.json);
+    const fat::BootRegion r = fat::read_boot_region(*dev);
     if (a.json) {
         fmt::print("{}\n", dump_json(a.image, v, r).dump(2));
     } else {

@@ -165,32 +165,9 @@ void print_text(const std::string& image, const io::OpenedVolume& v, const exfat
 
 }  // namespace
 
-bool is_exfat_volume(io::BlockDevice& device) { return exfat::probe(device); }
-
-namespace {
-
-std::string backup_warning(const exfat::BootRegion& r) {
-    return fmt::format(
-        "the main boot region (sectors 0..11) is damaged ({}); reading through the backup boot "
-        "region (sectors 12..23)",
-        r.main_damage);
-}
-
-}  // namespace
-
-std::vector<std::string> exfat_open_problems(const exfat::Volume& v) {
-    std::vector<std::string> out;
-    if (v.boot().use_backup) out.push_back(backup_warning(v.boot()));
-    if (v.upcase_problem()) {
-        out.push_back(
-            fmt::format("names are compared with the recommended up-case table: {}", *v.upcase_problem()));
-    }
-    return out;
-}
-
 int dump_exfat(const std::string& image, io::OpenedVolume& v, bool json, const nlohmann::json& table) {
     const exfat::BootRegion r = exfat::read_boot_region(v.device());
-    if (r.use_backup) warn(fmt::format("{}: {}", image, backup_warning(r)));
+    if (r.use_backup) warn(fmt::format("{}: {}", image, exfat::backup_note(r)));
     if (json) {
         fmt::print("{}\n", to_json(image, v, r, table).dump(2));
     } else {

@@ -257,14 +257,14 @@ int dump_bitmap(const exfat::Volume& v, const std::string& image, bool json) {
 
 }  // namespace
 
-int dump_exfat_view(const std::vector<std::string>& what, const std::string& image, bool json) {
+int dump_exfat_view(const std::vector<std::string>& what, const std::string& image,
+                    const io::BlockDevice& volume, bool json) {
     const std::string& kind = what[0];
     check_view_what(what, "bitmap", "fat",
                     "an exFAT volume records allocation in its bitmap; use --what bitmap (and --what extents "
                     "PATH for a file's clusters)");
-    io::OpenedVolume opened = io::open_volume(image);
-    const exfat::Volume v(opened.device());
-    for (const auto& p : exfat_open_problems(v)) warn(fmt::format("{}: {}", image, p));
+    const exfat::Volume v(volume);
+    for (const auto& p : exfat::reading_problems(v)) warn(fmt::format("{}: {}", image, p));
     if (kind == "bitmap") return dump_bitmap(v, image, json);
     if (kind == "dir") return dump_dir(v, image, what[1], json);
     return dump_extents(v, image, what[1], json);

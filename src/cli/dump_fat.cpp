@@ -177,14 +177,14 @@ int dump_dir(const fat::Volume& v, const std::string& image, const std::string& 
                       {"nt_res", d.nt_res},
                       {"first_cluster", d.first_cluster},
                       {"size", d.file_size},
-                      {"modified", fat_time_text(d.wrt_date, d.wrt_time)},
-                      {"created", fat_time_text(d.crt_date, d.crt_time)},
-                      {"accessed", fat_time_text(d.lst_acc_date, 0, false)},
+                      {"modified", fat::timestamp_text(d.wrt_date, d.wrt_time)},
+                      {"created", fat::timestamp_text(d.crt_date, d.crt_time)},
+                      {"accessed", fat::timestamp_text(d.lst_acc_date, 0, false)},
                       {"checksum", fat::lfn_checksum(d.name)}});
             text = fmt::format(
                 "{}  {:<12} attr {} (0x{:02X}) cluster {:>8} size {:>10} modified {}  [lfn sum 0x{:02X}]",
                 first == 0xE5 ? "DEL " : "SFN ", escape_name(name), attr_text(d.attr), d.attr,
-                d.first_cluster, d.file_size, fat_time_text(d.wrt_date, d.wrt_time),
+                d.first_cluster, d.file_size, fat::timestamp_text(d.wrt_date, d.wrt_time),
                 fat::lfn_checksum(d.name));
         }
         if (json) {
@@ -232,18 +232,15 @@ int dump_extents(const fat::Volume& v, const std::string& image, const std::stri
 
 }  // namespace
 
-int dump_fat_view(const std::vector<std::string>& what, const std::string& image, bool json) {
-    {
-        io::OpenedVolume opened = io::open_volume(image);
-        if (is_exfat_volume(opened.device())) return dump_exfat_view(what, image, json);
-    }
+int dump_fat_view(const std::vector<std::string>& what, const std::string& image,
+                  const io::BlockDevice& volume, bool json) {
     const std::string& kind = what[0];
     check_view_what(what, "fat", "bitmap",
                     "a FAT volume has no allocation bitmap (its FAT records allocation); use --what fat");
-    FatImage img = open_fat(image);
-    if (kind == "fat") return dump_fat(*img.volume, image, json);
-    if (kind == "dir") return dump_dir(*img.volume, image, what[1], json);
-    return dump_extents(*img.volume, image, what[1], json);
+    const fat::Volume v(volume);
+    if (kind == "fat") return dump_fat(v, image, json);
+    if (kind == "dir") return dump_dir(v, image, what[1], json);
+    return dump_extents(v, image, what[1], json);
 }
 
 }  // namespace fsimg::cli

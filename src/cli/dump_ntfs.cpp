@@ -150,18 +150,26 @@ struct BootView {
     std::optional<std::string> label;
     std::optional<ntfs::VolumeInformation> info;
     std::vector<std::string> errors;  ///< why a part could not be read
+    /// Sector 0 breaks a rule and the valid backup boot sector at this byte
+    /// offset stands in: the geometry and all below come from it.
+    std::optional<std::uint64_t> backup_offset;
 };
 
-BootView read_boot_view(const io::BlockDevice& dev) {
+BootView read_boot_view(const io::BlockDevice& dev, const fs::Detection& d) {
     BootView b;
     b.device_bytes = dev.size();
     dev.read_at(0, b.sector);
     b.problems = ntfs::validate_boot_sector(b.sector);
-    if (!b.problems.empty()) return b;
-    b.geometry = ntfs::geometry_of(b.sector);
+    if (!b.problems.empty() && !d.through_backup) return b;
+    const auto reading = fs::reading_device(dev, d);
+    std::array<std::byte, ntfs::kBootSectorSize> boot{};
+    reading->read_at(0, boot);
+    b.geometry = ntfs::geometry_of(boot);
+    if (d.through_backup) b.backup_offset = d.backup_offset;
     try {
-        const ntfs::Volume vol(dev);
-        b.backup_matches = vol.backup_boot_matches();
+        const ntfs::Volume vol(*reading);
+        // Through the backup, sector 0 is the damaged one: it differs from its copy.
+        b.backup_matches = b.backup_offset ? std::optional(false) : vol.backup_boot_matches();
         b.mft_data = vol.mft_data();
         b.mft_records = vol.record_count();
         const ntfs::MftRecord r = vol.read_record(3);
@@ -205,6 +213,7 @@ json boot_json(const std::string& image, const io::OpenedVolume& v, const BootVi
     j["boot_sector"] = bs;
     j["problems"] = json::array();
     for (const auto& p : b.problems) j["problems"].push_back({{"code", p.code}, {"message", p.message}});
+    j["boot_sector_in_use"] = b.backup_offset ? "backup" : "main";
     if (b.geometry) {
         const auto& g = *b.geometry;
         j["geometry"] = {{"bytes_per_sector", g.bytes_per_sector},   {"cluster_bytes", g.cluster_bytes},
@@ -269,6 +278,8 @@ void print_boot(const std::string& image, const io::OpenedVolume& v, const BootV
     }
     fmt::print("\nGeometry\n");
     for (const auto& p : b.problems) fmt::print("  INVALID           {} [{}]\n", p.message, p.code);
+    if (b.backup_offset)
+        fmt::print("  read through      the backup boot sector at byte {} (valid)\n", *b.backup_offset);
     if (b.geometry) {
         const auto& g = *b.geometry;
         fmt::print("  sector size       {} bytes\n", g.bytes_per_sector);
@@ -639,8 +650,9 @@ void print_record(const ntfs::Volume& vol, const ntfs::MftRecord& r) {
 
 }  // namespace
 
-int dump_ntfs(const std::string& image, io::OpenedVolume& v, bool json_out, const nlohmann::json& table) {
-    const BootView b = read_boot_view(v.device());
+int dump_ntfs(const std::string& image, const io::OpenedVolume& v, const fs::Detection& d, bool json_out,
+              const nlohmann::json& table) {
+    const BootView b = read_boot_view(const_cast<io::OpenedVolume&>(v).device(), d);
     if (json_out) {
         fmt::print("{}\n", boot_json(image, v, b, table).dump(2));
     } else {
@@ -649,22 +661,16 @@ int dump_ntfs(const std::string& image, io::OpenedVolume& v, bool json_out, cons
     return b.errors.empty() && b.problems.empty() ? kExitOk : kExitFailure;
 }
 
-int dump_ntfs_record(const std::vector<std::string>& operands, bool json_out) {
-    if (operands.size() != 2)
-        throw Error(ErrorCode::usage, "dump --what mft takes a record number and IMAGE");
-    const std::string& n_text = operands.front();
+int dump_ntfs_record(const std::string& n_text, const std::string& image, const io::OpenedVolume& v,
+                     const io::BlockDevice& reading, bool json_out) {
     std::uint64_t n = 0;
     const auto [end, ec] = std::from_chars(n_text.data(), n_text.data() + n_text.size(), n);
     if (ec != std::errc() || end != n_text.data() + n_text.size())
         throw Error(ErrorCode::usage, "dump --what mft: \"" + n_text + "\" is not a record number");
-    io::OpenedVolume v = io::open_volume(operands.back());
-    if (!ntfs::is_ntfs(v.device()))
-        throw Error(ErrorCode::usage,
-                    "dump --what mft is for NTFS images; " + operands.back() + " is not one");
-    const ntfs::Volume vol(v.device());
+    const ntfs::Volume vol(reading);
     const ntfs::MftRecord r = vol.read_record(n);
     if (json_out) {
-        fmt::print("{}\n", record_json(operands.back(), v, vol, r).dump(2));
+        fmt::print("{}\n", record_json(image, v, vol, r).dump(2));
     } else {
         print_record(vol, r);
     }

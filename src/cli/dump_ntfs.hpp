@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fsimg/fs/detect.hpp"
 #include "fsimg/io/open.hpp"
 #include "fsimg/ntfs/structs.hpp"
 
@@ -15,13 +16,17 @@ namespace fsimg::cli {
 /// geometry, $MFT's runs, the backup boot sector state and $Volume's label,
 /// version and flags, as text or JSON (docs/json.md).
 /// `partition_table` is dump's JSON description of the table (null when none).
-int dump_ntfs(const std::string& image, io::OpenedVolume& volume, bool json,
-              const nlohmann::json& partition_table);
+/// With `detection.through_backup` the fields are sector 0's, everything
+/// else is read through the backup boot sector (detection.note says so).
+int dump_ntfs(const std::string& image, const io::OpenedVolume& volume, const fs::Detection& detection,
+              bool json, const nlohmann::json& partition_table);
 
-/// `dump --what mft N IMAGE`: operands are {N, IMAGE}. Prints MFT record N:
-/// header, fixups, every attribute decoded, runlists as VCN/LCN/length rows.
-/// Throws Error(usage) for a bad N or a non-NTFS image.
-int dump_ntfs_record(const std::vector<std::string>& operands, bool json);
+/// `dump --what mft N IMAGE`: prints MFT record N (`number` as given) of the
+/// NTFS volume on `reading` (fs::reading_device of `volume`): header, fixups,
+/// every attribute decoded, runlists as VCN/LCN/length rows. Throws
+/// Error(usage) for a bad N.
+int dump_ntfs_record(const std::string& number, const std::string& image, const io::OpenedVolume& volume,
+                     const io::BlockDevice& reading, bool json);
 
 /// How an index's keys are shown: $FILE_NAMEs (type 0x30 indexes such as
 /// $I30), the 12-byte keys of $Extend/$Reparse:$R (le32 reparse tag, le64
@@ -45,6 +50,7 @@ nlohmann::json index_entries(const std::vector<ntfs::IndexEntry>& entries, Index
 /// stream) with its sizes and runs (VCN -> LCN, length, sparse) or where it
 /// is resident. Throws Error(usage) when PATH does not exist (or, for index,
 /// is not a directory).
-int dump_ntfs_view(const std::vector<std::string>& what, const std::string& image, bool json);
+int dump_ntfs_view(const std::vector<std::string>& what, const std::string& image,
+                   const io::BlockDevice& volume, bool json);
 
 }  // namespace fsimg::cli

@@ -10,10 +10,10 @@
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/utf.hpp"
+#include "fsimg/fs/view.hpp"
 #include "fsimg/ntfs/directory.hpp"
 #include "fsimg/ntfs/file.hpp"
 #include "fsimg/ntfs/volume.hpp"
-#include "volume_view.hpp"
 
 namespace fsimg::cli {
 
@@ -280,7 +280,8 @@ int dump_extents(const ntfs::Volume& v, const std::string& image, const std::str
 
 }  // namespace
 
-int dump_ntfs_view(const std::vector<std::string>& what, const std::string& image, bool json_out) {
+int dump_ntfs_view(const std::vector<std::string>& what, const std::string& image,
+                   const io::BlockDevice& volume, bool json_out) {
     const std::string& kind = what.at(0);
     if (kind != "index" && kind != "extents")
         throw Error(
@@ -288,9 +289,8 @@ int dump_ntfs_view(const std::vector<std::string>& what, const std::string& imag
             fmt::format("--what {}: an NTFS volume shows boot, mft N, index PATH or extents PATH", kind));
     if (what.size() != 2)
         throw Error(ErrorCode::usage, fmt::format("--what {} needs a PATH inside the image", kind));
-    io::OpenedVolume opened = io::open_volume(image);
-    const ntfs::Volume v(opened.device());
-    const std::string path = normalize_path(what[1]);
+    const ntfs::Volume v(volume);
+    const std::string path = fs::normalize_path(what[1]);
     return kind == "index" ? dump_index(v, image, path, json_out) : dump_extents(v, image, path, json_out);
 }
 

@@ -41,7 +41,7 @@
 #include "fsimg/io/file_image.hpp"
 #include "fsimg/io/open.hpp"
 #include "output.hpp"
-#include "volume_view.hpp"
+#include "view.hpp"
 
 namespace fsimg::cli {
 
@@ -133,7 +133,7 @@ private:
 
 struct Extractor {
     const ExtractArgs& a;
-    const VolumeView& v;
+    const fs::View& v;
     int out_fd = -1;           ///< OUTDIR (hard links are made relative to it)
     std::string outdir_abs{};  ///< OUTDIR, absolute (for the signal cleanup of temporaries)
     dev_t image_dev = 0;       ///< the image being read: never an output
@@ -164,7 +164,7 @@ struct Extractor {
 
     // exFAT times with a UTC offset are exact; others (FAT, exFAT without
     // OffsetValid) are local time, or UTC with --utc.
-    timespec to_host_time(const std::optional<HostTime>& t) const {
+    timespec to_host_time(const std::optional<fs::HostTime>& t) const {
         timespec ts{};
         if (!t) {
             ts.tv_nsec = UTIME_OMIT;
@@ -187,7 +187,7 @@ struct Extractor {
         return ts;
     }
 
-    void set_times(int dirfd, const std::string& name, const ViewEntry& r, const std::string& path) {
+    void set_times(int dirfd, const std::string& name, const fs::Entry& r, const std::string& path) {
         const timespec m = to_host_time(r.mtime);
         const timespec times[2] = {m, m};
         if (::utimensat(dirfd, name.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0) {
@@ -197,14 +197,14 @@ struct Extractor {
 
     /// The identity of a file's data: FAT/exFAT its first cluster, NTFS its
     /// record (and stream); nullopt for empty files, which share nothing.
-    std::optional<std::pair<std::uint64_t, std::string>> data_key(const ViewEntry& r) const {
-        if (r.size == 0 || r.first_cluster == 0) return std::nullopt;
+    std::optional<std::pair<std::uint64_t, std::string>> data_key(const fs::Entry& r) const {
+        if (r.size == 0 || r.id == 0) return std::nullopt;
         const std::size_t colon = r.is_stream ? r.name.rfind(':') : std::string::npos;
-        return std::pair{r.first_cluster, colon == std::string::npos ? std::string() : r.name.substr(colon)};
+        return std::pair{r.id, colon == std::string::npos ? std::string() : r.name.substr(colon)};
     }
 
     void extract_file(int dirfd, const std::string& name, const std::string& path, const std::string& rel,
-                      const ViewEntry& r) {
+                      const fs::Entry& r) {
         struct stat st {};
         const bool exists = ::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
         if (exists) {
@@ -217,7 +217,7 @@ struct Extractor {
         const auto key = data_key(r);
         if (key) {
             if (auto it = written.find(*key); it != written.end()) {
-                if (v.filesystem() == "ntfs") {  // one record, several names: a hard link
+                if (v.kind() == fs::Kind::ntfs) {  // one record, several names: a hard link
                     if (exists && ::unlinkat(dirfd, name.c_str(), 0) != 0)
                         return problem(path, "cannot replace it: " + errno_text());
                     if (::linkat(out_fd, it->second.c_str(), dirfd, name.c_str(), 0) == 0) {
@@ -307,12 +307,12 @@ struct Extractor {
                         escape_name(path), escape_name(visited.first_path(id))));
     }
 
-    void extract_dir(int dirfd, const std::string& path, const std::string& rel, const ViewEntry& dir,
+    void extract_dir(int dirfd, const std::string& path, const std::string& rel, const fs::Entry& dir,
                      unsigned depth) {
-        const std::uint64_t cl = dir.first_cluster;
+        const std::uint64_t cl = dir.id;
         if (!visited.enter(cl, path)) return reached_again(path, cl);
         if (depth >= kMaxDepth) return problem(path, fmt::format("nested deeper than {} levels", kMaxDepth));
-        std::vector<ViewEntry> d;
+        std::vector<fs::Entry> d;
         std::vector<std::string> skipped;
         try {
             d = v.list(dir, skipped);
@@ -357,7 +357,7 @@ struct Extractor {
         return {};
     }
 
-    void extract_link(int dirfd, const std::string& name, const std::string& path, const ViewEntry& r,
+    void extract_link(int dirfd, const std::string& name, const std::string& path, const fs::Entry& r,
                       unsigned depth) {
         const std::string& target = *r.link_target;
         if (auto why = link_target_problem(target, depth); !why.empty()) {
@@ -384,7 +384,7 @@ struct Extractor {
         set_times(dirfd, name, r, path);
     }
 
-    void extract_entry(int dirfd, const ViewEntry& r, const std::string& path, const std::string& rel,
+    void extract_entry(int dirfd, const fs::Entry& r, const std::string& path, const std::string& rel,
                        unsigned depth) {
         if (auto why = host_name_problem(r.name); !why.empty()) return problem(path, "skipped: " + why);
         if (r.is_stream && a.streams == "skip") {
@@ -394,7 +394,7 @@ struct Extractor {
         if (r.link_target) return extract_link(dirfd, r.name, path, r, depth);
         if (!r.is_dir) return extract_file(dirfd, r.name, path, rel, r);
         // A directory already extracted through another entry: not even created again.
-        if (!visited.first_path(r.first_cluster).empty()) return reached_again(path, r.first_cluster);
+        if (!visited.first_path(r.id).empty()) return reached_again(path, r.id);
         const Fd sub(open_subdir(dirfd, r.name, path));
         if (sub.get() < 0) return;
         ++dirs;
@@ -405,8 +405,8 @@ struct Extractor {
 };
 
 int run_extract(const ExtractArgs& a) {
-    const auto view = open_view(a.image);
-    const VolumeView& v = *view;
+    const auto view = open_image_view(a.image);
+    const fs::View& v = *view;
     const auto r = v.lookup(a.path);
     if (!r) throw Error(ErrorCode::usage, fmt::format("\"{}\" does not exist in {}", a.path, a.image));
     std::error_code ec;
@@ -429,7 +429,7 @@ int run_extract(const ExtractArgs& a) {
     if (r->is_root) {
         x.extract_dir(out.get(), "/", "", *r, 0);
     } else {
-        std::string path = normalize_path(a.path);
+        std::string path = fs::normalize_path(a.path);
         path = path.substr(0, path.rfind('/') + 1) + r->name;  // the stored spelling
         x.extract_entry(out.get(), *r, path, r->name, 0);
     }

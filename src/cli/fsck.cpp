@@ -6,16 +6,13 @@
 #include <string>
 
 #include "common.hpp"
-#include "dump_exfat.hpp"
 #include "fsimg/check/codes.hpp"
 #include "fsimg/check/exit_code.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/utf8_safe.hpp"
-#include "fsimg/exfat/check.hpp"
-#include "fsimg/fat/check.hpp"
+#include "fsimg/fs/check.hpp"
 #include "fsimg/io/open.hpp"
-#include "fsimg/ntfs/check.hpp"
 #include "output.hpp"
 
 namespace fsimg::cli {
@@ -69,20 +66,17 @@ int run_fsck(const FsckArgs& a) {
         return check::kFsckUsage;
     }
     check::Findings findings;
-    fat::CheckSummary s;
-    exfat::CheckSummary xs;
-    ntfs::CheckSummary ns;
-    bool is_exfat = false, is_ntfs = false, gzip_damaged = false;
-    io::OpenedVolume v;
+    fs::Checked checked;
+    bool gzip_damaged = false;
     try {
-        v = io::open_volume(a.image);
+        io::OpenedVolume v = io::open_volume(a.image);
         // -v prints each path; the progress line counts them ("walking directories", no total).
         const bool print_paths = a.verbose && !a.json;
         if (print_paths) fmt::print("Walking the directory tree:\n");
         const auto progress = print_paths ? nullptr : make_progress();
-        std::function<void(std::string_view)> on_walk;
+        fs::CheckOptions opt;
         if (print_paths || progress) {
-            on_walk = [print_paths, p = progress.get(), walking = false](std::string_view path) mutable {
+            opt.on_walk = [print_paths, p = progress.get(), walking = false](std::string_view path) mutable {
                 if (print_paths) fmt::print("  {}\n", path);
                 if (!p) return;
                 if (!walking) p->begin("walking directories", 0, core::ProgressUnit::items);
@@ -90,22 +84,8 @@ int run_fsck(const FsckArgs& a) {
                 p->advance(1);
             };
         }
-        is_exfat = is_exfat_volume(v.device());
-        is_ntfs = !is_exfat && ntfs::looks_like_ntfs(v.device());
-        if (is_ntfs) {
-            ntfs::CheckOptions opt;
-            opt.on_walk = on_walk;
-            ns = ntfs::check_volume(v.device(), findings, opt);
-        } else if (is_exfat) {
-            exfat::CheckOptions opt;
-            opt.on_walk = on_walk;
-            xs = exfat::check_volume(v.device(), findings, opt);
-        } else {
-            fat::CheckOptions opt;
-            opt.on_walk = on_walk;
-            opt.progress = progress.get();
-            s = fat::check_volume(v.device(), findings, opt);
-        }
+        opt.progress = progress.get();
+        checked = fs::check_volume(v.device(), findings, opt);
         if (progress) progress->end();
         // A gzip image: the rest of the stream is decompressed (not kept) so that every
         // CRC32/ISIZE trailer is checked; damage makes the check unreliable (exit 8).
@@ -121,29 +101,8 @@ int run_fsck(const FsckArgs& a) {
         fmt::print(stderr, "fsimg: error: {}\n", e.what());
         return e.code() == ErrorCode::usage ? check::kFsckUsage : check::kFsckOperational;
     }
-    if (is_exfat) {
-        // The same summary fields; "lost" and "free" come from the allocation bitmap.
-        s.cluster_count = xs.cluster_count;
-        s.cluster_bytes = xs.cluster_bytes;
-        s.files = xs.files;
-        s.directories = xs.directories;
-        s.used_clusters = xs.used_clusters;
-        s.free_clusters = xs.free_clusters;
-        s.bad_clusters = xs.bad_clusters;
-        s.lost_clusters = xs.lost_clusters;
-        s.complete = xs.complete;
-    }
-    if (is_ntfs) {
-        // NTFS counts clusters in 64 bits; the summary's "lost" and "free" come from $Bitmap.
-        s.cluster_count = static_cast<std::uint32_t>(std::min<std::uint64_t>(ns.cluster_count, UINT32_MAX));
-        s.cluster_bytes = ns.cluster_bytes;
-        s.files = ns.files;
-        s.directories = ns.directories;
-        s.used_clusters = ns.used_clusters;
-        s.free_clusters = ns.free_clusters;
-        s.lost_clusters = ns.lost_clusters;
-        s.complete = ns.complete;
-    }
+    const check::Summary& s = checked.summary;
+    const fs::Kind kind = checked.detection.kind;
     const int rc = check::fsck_exit_for(findings) | (gzip_damaged ? check::kFsckOperational : 0);
     const auto errors = findings.count(check::Severity::error) + findings.count(check::Severity::fatal);
     const auto warnings = findings.count(check::Severity::warning);
@@ -151,11 +110,11 @@ int run_fsck(const FsckArgs& a) {
         nlohmann::json j;
         j["schema_version"] = 1;
         j["image"] = a.image;
-        j["filesystem"] = is_ntfs ? "ntfs" : is_exfat ? "exfat" : "fat";
-        j["fat_type"] = is_ntfs    ? nlohmann::json()
-                        : is_exfat ? nlohmann::json("exfat")
-                        : s.type   ? nlohmann::json(std::string(fat::to_string(*s.type)))
-                                   : nlohmann::json();
+        j["filesystem"] = std::string(fs::name(kind));
+        // The FAT type (docs/json.md); exFAT volumes have said "exfat" here since schema 1.
+        j["fat_type"] = kind == fs::Kind::exfat                    ? nlohmann::json("exfat")
+                        : kind == fs::Kind::fat && !s.type.empty() ? nlohmann::json(s.type)
+                                                                   : nlohmann::json();
         j["status"] = rc == 0 ? "clean" : "errors";
         j["exit_code"] = rc;
         j["findings"] = nlohmann::json::array();
@@ -164,7 +123,7 @@ int run_fsck(const FsckArgs& a) {
                         {"warnings", warnings},
                         {"notes", findings.count(check::Severity::info)},
                         {"complete", s.complete},
-                        {"cluster_count", is_ntfs ? ns.cluster_count : s.cluster_count},
+                        {"cluster_count", s.cluster_count},
                         {"cluster_bytes", s.cluster_bytes},
                         {"files", s.files},
                         {"directories", s.directories},
@@ -177,12 +136,8 @@ int run_fsck(const FsckArgs& a) {
     }
     // -q: the findings only (the exit status tells clean from damaged).
     const bool quiet = output_options().quiet;
-    if (!quiet && (s.type || ((is_exfat || is_ntfs) && s.cluster_bytes))) {
-        fmt::print("{}: {}, {} clusters of {}\n", a.image,
-                   is_ntfs    ? "NTFS"
-                   : is_exfat ? "exFAT"
-                              : fat::to_string(*s.type),
-                   core::format_count(is_ntfs ? ns.cluster_count : s.cluster_count),
+    if (!quiet && !s.type.empty()) {
+        fmt::print("{}: {}, {} clusters of {}\n", a.image, s.type, core::format_count(s.cluster_count),
                    core::format_size(s.cluster_bytes));
     }
     for (const auto& f : findings.all()) {

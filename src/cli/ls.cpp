@@ -10,7 +10,7 @@
 #include "fat_view.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/walk.hpp"
-#include "volume_view.hpp"
+#include "view.hpp"
 
 namespace fsimg::cli {
 
@@ -29,11 +29,11 @@ constexpr unsigned kMaxDepth = 256;
 
 struct Lister {
     const LsArgs& a;
-    const VolumeView& v;
+    const fs::View& v;
     nlohmann::json entries = nlohmann::json::array();
     core::VisitedDirectories visited{};
 
-    void show(const std::string& path, const ViewEntry& r) {
+    void show(const std::string& path, const fs::Entry& r) {
         if (a.json) {
             nlohmann::json j{{"path", path},
                              {"name", r.name},
@@ -41,7 +41,7 @@ struct Lister {
                                       : r.link_target ? "symlink"
                                                       : "file"},
                              {"size", r.size},
-                             {"first_cluster", r.first_cluster},
+                             {"first_cluster", r.id},
                              {"attributes",
                               {{"read_only", bool(r.attributes & fat::kAttrReadOnly)},
                                {"hidden", bool(r.attributes & fat::kAttrHidden)},
@@ -50,7 +50,7 @@ struct Lister {
                              {"modified", r.modified},
                              {"created", r.created},
                              {"accessed", r.accessed}};
-            j.update(r.extra);
+            j.update(properties_json(r));
             entries.push_back(std::move(j));
             return;
         }
@@ -74,19 +74,19 @@ struct Lister {
                    a.short_names ? fmt::format("{:<12}  ", escape_name(r.short_name)) : std::string(), name);
     }
 
-    void list_dir(const std::string& path, const ViewEntry& dir, unsigned depth) {
+    void list_dir(const std::string& path, const fs::Entry& dir, unsigned depth) {
         // Each directory once: a loop or a second entry for it (a DAG) is skipped with a warning.
-        if (!visited.enter(dir.first_cluster, path)) {
+        if (!visited.enter(dir.id, path)) {
             warn(
                 fmt::format("{}: the same directory as {} (two entries lead to it, or it loops back); "
                             "not listed again",
-                            escape_name(path), escape_name(visited.first_path(dir.first_cluster))));
+                            escape_name(path), escape_name(visited.first_path(dir.id))));
             return;
         }
         std::vector<std::string> problems;
-        const std::vector<ViewEntry> d = v.list(dir, problems);
+        const std::vector<fs::Entry> d = v.list(dir, problems);
         for (const auto& p : problems) warn(fmt::format("{}: {}", escape_name(path), p));
-        std::vector<std::pair<std::string, const ViewEntry*>> subdirs;
+        std::vector<std::pair<std::string, const fs::Entry*>> subdirs;
         for (const auto& r : d) {
             const std::string p = (path == "/" ? "/" : path + "/") + r.name;
             show(p, r);
@@ -106,15 +106,15 @@ struct Lister {
 };
 
 int run_ls(const LsArgs& a) {
-    const auto view = open_view(a.image);
-    if (a.short_names && view->filesystem() != "fat") {
+    const auto view = open_image_view(a.image);
+    if (a.short_names && !view->has_short_names()) {
         throw Error(ErrorCode::usage, fmt::format("--short-names: {} is {}, which has no short names",
-                                                  a.image, view->filesystem()));
+                                                  a.image, fs::name(view->kind())));
     }
     const auto r = view->lookup(a.path);
     if (!r) throw Error(ErrorCode::usage, fmt::format("\"{}\" does not exist in {}", a.path, a.image));
     Lister l{a, *view};  // entries stays an array ([] for an empty directory), never null
-    const std::string path = normalize_path(a.path);
+    const std::string path = fs::normalize_path(a.path);
     // Entries are shown under the names as stored ("/DCIM/100CANON/..."), whatever case PATH used.
     std::string stored = "/";
     for (std::size_t at = 1; at < path.size();) {

@@ -16,6 +16,7 @@
 #include "fsimg/fat/format.hpp"
 #include "fsimg/fat/layout.hpp"
 #include "fsimg/fat/structs.hpp"
+#include "fsimg/fs/detect.hpp"
 #include "fsimg/io/file_image.hpp"
 #include "fsimg/io/partition.hpp"
 #include "fsimg/io/probe.hpp"
@@ -105,13 +106,22 @@ int run_mkfs(const MkfsArgs& a) {
         }
     }
     std::optional<std::string> refusal;
-    if (exists && !a.force) {
-        // A device's old bytes are noise: only formats count there, so no zero test.
-        refusal =
-            io::overwrite_refusal(a.image, io::probe_path(path, io::ProbeOptions{!is_device}), is_device);
-    }
     std::unique_ptr<io::FileImage> existing;
     if (exists) existing = io::FileImage::open(path, is_device, is_device);
+    if (exists && !a.force) {
+        // A device's old bytes are noise: only formats count there, so no zero test.
+        io::Content content = io::probe_path(path, io::ProbeOptions{!is_device});
+        // FAT, exFAT and NTFS are named by the detector every command uses
+        // (fs::detect) where libblkid names something else (an NTFS volume
+        // with a damaged sector 0 as a DOS partition table).
+        const std::string first = content.signatures.empty() ? "" : content.signatures.front().type;
+        const bool ours = first == "vfat" || first == "exfat" || first == "ntfs";
+        if (auto own = ours ? std::nullopt : fs::describe_own(*existing)) {
+            content.kind = io::ContentKind::filesystem;
+            content.description = std::move(*own);
+        }
+        refusal = io::overwrite_refusal(a.image, content, is_device);
+    }
 
     std::uint64_t image_bytes = 0;
     const bool auto_size = wants_auto_size(a.populate, a.size);  // --from without -s, or -s auto

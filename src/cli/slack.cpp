@@ -133,7 +133,7 @@ int run(const SlackArgs& a) {
         } else if (const auto base = io::split_image_spec(s).first; ::stat(base.c_str(), &st) != 0) {
             throw Error(ErrorCode::usage, fmt::format("{}: {}", s, std::strerror(errno)));
         } else {
-            analysis.add_fat_image(s);
+            analysis.add_image(s);
         }
     }
     for (const auto& l : a.lists) {

@@ -114,6 +114,7 @@ bool check_boot(Context& c) {
                               bs.volume_flags));
     }
     if (!c.boot.usable()) return false;
+    c.summary.type = "exFAT";
     c.summary.cluster_count = bs.cluster_count;
     c.summary.cluster_bytes = c.bps() << bs.sectors_per_cluster_shift;
     check_image_size(c);

@@ -256,4 +256,22 @@ std::string label_text(const VolumeLabelEntry& e) {
     return core::utf16_to_utf8_lossy(std::u16string_view(e.volume_label.data(), n));
 }
 
+std::string backup_note(const BootRegion& r) {
+    if (!r.use_backup) return {};
+    return fmt::format(
+        "the main boot region (sectors 0..11) is damaged ({}); reading through the backup boot "
+        "region (sectors 12..23)",
+        r.main_damage);
+}
+
+std::vector<std::string> reading_problems(const Volume& v) {
+    std::vector<std::string> out;
+    if (v.boot().use_backup) out.push_back(backup_note(v.boot()));
+    if (v.upcase_problem()) {
+        out.push_back(
+            fmt::format("names are compared with the recommended up-case table: {}", *v.upcase_problem()));
+    }
+    return out;
+}
+
 }  // namespace fsimg::exfat

@@ -99,7 +99,7 @@ bool check_boot(Context& c) {
         return false;
     }
     const Layout& l = c.layout();
-    c.summary.type = l.type;
+    c.summary.type = to_string(l.type);
     c.summary.cluster_bytes = l.cluster_bytes();
     const auto bpb = [&](const char* field) {
         return at_sector(0, l.bytes_per_sector, std::string("boot sector ") + field);

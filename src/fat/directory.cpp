@@ -1,5 +1,7 @@
 #include "fsimg/fat/directory.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "fsimg/core/utf.hpp"
@@ -269,6 +271,26 @@ ParsedDirectory parse_directory(std::span<const std::byte> bytes) {
     }
     if (!out.end_marker) drop(LfnAnomaly::Kind::orphan, out.entries_scanned);
     return out;
+}
+
+std::optional<core::CivilTime> decode_timestamp(std::uint16_t date, std::uint16_t time) noexcept {
+    const unsigned day = date & 0x1F, month = (date >> 5) & 0x0F;
+    if (date == 0 || day == 0 || month == 0 || month > 12) return std::nullopt;
+    core::CivilTime t;
+    t.year = 1980 + (date >> 9);
+    t.month = month;
+    t.day = day;
+    t.hour = time >> 11;
+    t.minute = (time >> 5) & 0x3F;
+    t.second = (time & 0x1F) * 2;
+    return t;
+}
+
+std::string timestamp_text(std::uint16_t date, std::uint16_t time, bool with_time) {
+    const auto t = decode_timestamp(date, time);
+    if (!t) return "-";
+    if (!with_time) return fmt::format("{:04}-{:02}-{:02}", t->year, t->month, t->day);
+    return core::format_civil(*t);
 }
 
 }  // namespace fsimg::fat

@@ -35,13 +35,25 @@ std::optional<std::string> geometry_problem(const BootSector& bs) {
     return std::nullopt;
 }
 
-namespace {
-
-bool looks_like_fat_jump(const BootSector& bs) {
+bool has_boot_jump(const BootSector& bs) noexcept {
     return (bs.jmp_boot[0] == 0xEB && bs.jmp_boot[2] == 0x90) || bs.jmp_boot[0] == 0xE9;
 }
 
-}  // namespace
+std::optional<BackupBootSector> find_backup_boot_sector(const io::BlockDevice& dev) {
+    constexpr std::uint64_t kBackupSector = 6;
+    for (const std::uint32_t bps : {512u, 1024u, 2048u, 4096u}) {
+        const std::uint64_t at = kBackupSector * bps;
+        if (at + kBootSectorSize > dev.size()) break;
+        BackupBootSector b;
+        b.offset = at;
+        dev.read_at(at, b.sector);
+        const BootSector bs = decode_boot_sector(b.sector);
+        if (bs.is_fat32_shape && has_boot_jump(bs) && bs.signature == 0xAA55 && bs.bytes_per_sector == bps &&
+            bs.backup_boot_sector == kBackupSector && !geometry_problem(bs))
+            return b;
+    }
+    return std::nullopt;
+}
 
 BootRegion read_boot_region(const io::BlockDevice& dev) {
     if (dev.size() < kBootSectorSize) {
@@ -58,7 +70,7 @@ BootRegion read_boot_region(const io::BlockDevice& dev) {
         throw Error(ErrorCode::not_this_fs, fmt::format("the volume is {}, not FAT",
                                                         r.boot.oem_name == "NTFS    " ? "NTFS" : "exFAT"));
     }
-    if (!looks_like_fat_jump(r.boot)) {
+    if (!has_boot_jump(r.boot)) {
         throw Error(ErrorCode::not_this_fs,
                     fmt::format("sector 0 does not start with a FAT boot sector jump (EB xx 90 or E9): found "
                                 "{:02X} {:02X} {:02X}",

@@ -16,23 +16,11 @@ namespace fsimg::ntfs::detail {
 
 using Sector = std::array<std::byte, kBootSectorSize>;
 
-/// The backup boot sector: the volume's last sector, which is the image's
-/// last sector for a whole volume (formats.md §3.1). Tried at the last
-/// 512, 1024, 2048 and 4096 bytes; accepted when it validates and its own
-/// total sectors put it there.
+/// The backup boot sector (find_backup_boot_sector) as the passes use it.
 std::optional<std::pair<Sector, std::uint64_t>> find_backup(const io::BlockDevice& d) {
-    if (d.size() < 2 * kBootSectorSize) return std::nullopt;
-    const std::uint64_t size = d.size() / 512 * 512;
-    for (std::uint64_t back : {512u, 1024u, 2048u, 4096u}) {
-        if (size < back + kBootSectorSize) continue;
-        Sector s{};
-        d.read_at(size - back, s);
-        if (!validate_boot_sector(s).empty()) continue;
-        const BootSector b = decode_boot_sector(s);
-        if (b.total_sectors > ~std::uint64_t(0) / b.bytes_per_sector) continue;
-        if (b.total_sectors * b.bytes_per_sector == size - back) return std::pair{s, size - back};
-    }
-    return std::nullopt;
+    const auto b = find_backup_boot_sector(d);
+    if (!b) return std::nullopt;
+    return std::pair{b->sector, b->offset};
 }
 
 namespace {
@@ -86,6 +74,7 @@ bool check_boot(Context& c) {
     }
     const Sector& boot = backup ? backup->first : main;
     c.g = *geometry_of(boot);
+    c.summary.type = "NTFS";
     c.summary.cluster_count = c.g.cluster_count;
     c.summary.cluster_bytes = c.g.cluster_bytes;
     c.summary.record_bytes = c.g.mft_record_bytes;

@@ -1,6 +1,8 @@
 // NTFS records: see include/fsimg/ntfs/structs.hpp for the sources.
 #include "fsimg/ntfs/structs.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <string>
 
@@ -264,10 +266,24 @@ std::vector<std::byte> build_nonresident_attribute(AttrType type, std::u16string
     return a;
 }
 
+namespace {
+constexpr std::int64_t kEpochDelta = 11644473600;    // seconds 1601-01-01 .. 1970-01-01 [FLATCAP glossary]
+constexpr std::uint64_t kTicksPerSecond = 10000000;  // 100 ns
+}  // namespace
+
 std::uint64_t filetime_from_unix(std::int64_t unix_seconds, std::uint32_t nanoseconds) noexcept {
-    constexpr std::int64_t kEpochDelta = 11644473600;  // seconds 1601-01-01 .. 1970-01-01
     const std::int64_t s = std::max<std::int64_t>(unix_seconds, -kEpochDelta);
-    return static_cast<std::uint64_t>(s + kEpochDelta) * 10000000u + nanoseconds / 100;
+    return static_cast<std::uint64_t>(s + kEpochDelta) * kTicksPerSecond + nanoseconds / 100;
+}
+
+core::CivilTime civil_from_filetime(std::uint64_t filetime) noexcept {
+    const auto secs = static_cast<std::int64_t>(filetime / kTicksPerSecond) - kEpochDelta;
+    return core::civil_from_unix(secs, static_cast<std::uint32_t>(filetime % kTicksPerSecond) * 100);
+}
+
+std::string filetime_text(std::uint64_t filetime) {
+    const core::CivilTime c = civil_from_filetime(filetime);
+    return fmt::format("{}.{:07}", core::format_civil(c), c.nanosecond / 100);
 }
 
 std::array<std::byte, kStandardInformationSize> encode_standard_information(const StandardInformation& si) {

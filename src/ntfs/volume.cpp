@@ -106,6 +106,23 @@ bool is_ntfs(const io::BlockDevice& device) {
     return std::memcmp(head.data() + off::OemId, "NTFS    ", 8) == 0;
 }
 
+std::optional<BackupBootSector> find_backup_boot_sector(const io::BlockDevice& d) {
+    if (d.size() < 2 * kBootSectorSize) return std::nullopt;
+    const std::uint64_t size = d.size() / 512 * 512;
+    for (std::uint64_t back : {512u, 1024u, 2048u, 4096u}) {
+        if (size < back + kBootSectorSize) continue;
+        BackupBootSector b;
+        d.read_at(size - back, b.sector);
+        if (!validate_boot_sector(b.sector).empty()) continue;
+        const BootSector bs = decode_boot_sector(b.sector);
+        if (bs.total_sectors > ~std::uint64_t(0) / bs.bytes_per_sector) continue;
+        if (bs.total_sectors * bs.bytes_per_sector != size - back) continue;
+        b.offset = size - back;
+        return b;
+    }
+    return std::nullopt;
+}
+
 Volume::Volume(const io::BlockDevice& device) : device_(device) {
     if (device.size() < kBootSectorSize)
         throw Error(ErrorCode::corrupt,

@@ -46,5 +46,10 @@ expect 0 '"$Boot" (Win32&DOS)' dump --what mft 7 t.img
 cp n.img s.img
 printf '\x03' | dd of=s.img bs=1 seek=13 conv=notrunc status=none
 expect 1 '[ntfs.boot.cluster_size]' dump s.img
+# The backup boot sector (the last sector) stands in for the damaged one (fs::detect) ...
+expect 0 'reading through the backup boot sector at byte' dump --what mft 0 s.img
+# ... and without it the damaged sector 0 is named.
+size=$(stat -c %s s.img)
+printf '\x03' | dd of=s.img bs=1 seek=$((size - 512 + 13)) conv=notrunc status=none
 expect 1 'NTFS boot sector: sectors per cluster byte 0x03' dump --what mft 0 s.img
 finish

@@ -18,9 +18,11 @@ export SOURCE_DATE_EPOCH=1700000000
 "$FSIMG" mkfs -q -t exfat -s 64M --partition-table gpt xg.img
 "$FSIMG" mkfs -q -t ntfs -s 64M -L NT n.img
 "$FSIMG" mkfs -q -t ntfs -s 64M --from t nf.img
-cp t32.img bad.img  # BPB_BytsPerSec = 0 in the partition's boot sector: geometry underivable
+cp t32.img bad.img  # BPB_BytsPerSec = 0 in the partition's boot sector and its backup: geometry underivable
 off=$("$FSIMG" dump --json t32.img@1 | $PY -c 'import json,sys; print(json.load(sys.stdin)["volume_offset"])')
-printf '\x00\x00' | dd of=bad.img bs=1 seek=$((off + 11)) conv=notrunc status=none
+for at in $((off + 11)) $((off + 6 * 512 + 11)); do
+  printf '\x00\x00' | dd of=bad.img bs=1 seek=$at conv=notrunc status=none
+done
 
 validate() {  # validate SCHEMA CMD...: the command's JSON stdout is valid
   local schema=$1; shift

@@ -32,6 +32,7 @@
 #include <string_view>
 
 #include "fsimg/check/finding.hpp"
+#include "fsimg/check/summary.hpp"
 #include "fsimg/io/block_device.hpp"
 
 namespace fsimg::exfat {
@@ -41,19 +42,8 @@ struct CheckOptions {
     std::function<void(std::string_view path)> on_walk;
 };
 
-/// What the walk counted (the parts that could be counted before a fatal finding).
-struct CheckSummary {
-    std::uint32_t cluster_count = 0;  ///< ClusterCount
-    std::uint32_t cluster_bytes = 0;  ///< bytes per cluster
-    std::uint64_t files = 0;
-    std::uint64_t directories = 0;      ///< including the root
-    std::uint64_t used_clusters = 0;    ///< owned by a file, directory or system object
-    std::uint64_t marked_clusters = 0;  ///< bits set in the allocation bitmap
-    std::uint64_t free_clusters = 0;    ///< ClusterCount - marked_clusters
-    std::uint64_t bad_clusters = 0;     ///< marked in use, owned by nothing, FAT entry "bad"
-    std::uint64_t lost_clusters = 0;    ///< marked in use, owned by nothing, not bad
-    bool complete = false;              ///< every pass ran
-};
+/// What the check counted (check/summary.hpp; type "exFAT").
+using CheckSummary = check::Summary;
 
 /// Checks the exFAT volume on `device` (a whole image or a partition
 /// window), appending every problem to `out`. Read-only. Throws

@@ -97,6 +97,16 @@ BootRegion read_boot_region(const io::BlockDevice& device);
 /// bytes, or one boot region per sector size; throws only Error(io).
 bool probe(const io::BlockDevice& device);
 
+/// "the main boot region (sectors 0..11) is damaged (WHY); reading through
+/// the backup boot region (sectors 12..23)"; empty unless region.use_backup.
+std::string backup_note(const BootRegion& region);
+
+class Volume;
+/// What every reader warns about once when it opens an exFAT volume: a main
+/// boot region the backup stands in for (backup_note), an up-case table
+/// replaced by the recommended one. Empty when neither.
+std::vector<std::string> reading_problems(const Volume& volume);
+
 /// One boot-sector field for dump: its spec name, byte offset, width, value.
 struct BootField {
     std::string name;          ///< "BytesPerSectorShift"

@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "fsimg/check/finding.hpp"
+#include "fsimg/check/summary.hpp"
 #include "fsimg/core/progress.hpp"
 #include "fsimg/fat/layout.hpp"
 #include "fsimg/io/block_device.hpp"
@@ -33,19 +34,8 @@ struct CheckOptions {
     core::Progress* progress = nullptr;
 };
 
-/// What the walk counted (the parts that could be counted before a fatal finding).
-struct CheckSummary {
-    std::optional<FatType> type;
-    std::uint32_t cluster_count = 0;  ///< data clusters (CountofClusters, clamped to the FAT)
-    std::uint32_t cluster_bytes = 0;
-    std::uint64_t files = 0;
-    std::uint64_t directories = 0;    ///< including the root
-    std::uint64_t used_clusters = 0;  ///< owned by a file or directory
-    std::uint64_t free_clusters = 0;  ///< FAT entry 0
-    std::uint64_t bad_clusters = 0;   ///< FAT entry "bad"
-    std::uint64_t lost_clusters = 0;  ///< allocated, owned by nothing
-    bool complete = false;            ///< every pass ran
-};
+/// What the check counted (check/summary.hpp; type "FAT12", "FAT16" or "FAT32").
+using CheckSummary = check::Summary;
 
 /// Checks the FAT volume on `device` (a whole image or a partition window),
 /// appending every problem to `out`. Read-only. Throws Error(not_this_fs)

@@ -9,11 +9,13 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "fsimg/core/time.hpp"
 #include "fsimg/fat/structs.hpp"
 
 namespace fsimg::fat {
@@ -107,6 +109,15 @@ std::string short_name_display(const std::array<std::uint8_t, 11>& name, std::ui
 /// (the letters Windows' up-case table maps one to one). Input and output UTF-8;
 /// invalid UTF-8 is compared byte for byte.
 std::string fold_case(std::string_view utf8, bool ascii_only = false);
+
+/// The civil time of FAT date and time fields (DIR_WrtDate/DIR_WrtTime and
+/// their kin: years from 1980, two-second resolution; the local time of
+/// whoever wrote them, FAT stores no zone) [FATGEN "Date and Time Formats"];
+/// nullopt when the date is 0 or its day or month is 0 or the month past 12.
+std::optional<core::CivilTime> decode_timestamp(std::uint16_t date, std::uint16_t time) noexcept;
+/// "2024-05-01 12:34:56" from the fields, the date alone without `with_time`
+/// (DIR_LstAccDate has no time); "-" when decode_timestamp gives nullopt.
+std::string timestamp_text(std::uint16_t date, std::uint16_t time, bool with_time = true);
 
 /// The 13 UTF-16 units of one LFN entry (offsets 1, 14, 28) [FATGEN].
 std::array<char16_t, 13> lfn_units(DirEntrySpan entry) noexcept;

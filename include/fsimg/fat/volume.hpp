@@ -38,6 +38,24 @@ struct BootRegion {
     std::uint64_t device_bytes = 0;         ///< size of the device the volume was read from
 };
 
+/// True when BS_jmpBoot is a jump as the FAT specification allows it: EB xx
+/// 90 or E9 xx xx [FATGEN "Boot Sector and BPB"].
+bool has_boot_jump(const BootSector& bs) noexcept;
+
+/// A valid FAT32 backup boot sector and the byte offset it was found at.
+struct BackupBootSector {
+    std::array<std::byte, kBootSectorSize> sector{};
+    std::uint64_t offset = 0;
+};
+/// The FAT32 backup boot sector, for a volume whose sector 0 is damaged: the
+/// sector BPB_BkBootSec names, which FATGEN recommends be 6 and every
+/// formatter makes 6 (so it is looked for there, sector 0 being untrusted),
+/// for sector sizes of 512, 1024, 2048 and 4096 bytes. Accepted when it has
+/// a jump, the 55 AA signature, a FAT32-shaped BPB whose geometry derives
+/// (geometry_problem), BPB_BytsPerSec equal to the size it was found with and
+/// BPB_BkBootSec 6. Reads at most 4 sectors; nullopt when none is found.
+std::optional<BackupBootSector> find_backup_boot_sector(const io::BlockDevice& device);
+
 /// Reads sector 0 (and FSInfo, backup boot sector, the first root directory
 /// sector or cluster) with every offset checked against the device.
 /// Throws Error(not_this_fs) when sector 0 is not a FAT boot sector (no jump

@@ -47,6 +47,7 @@
 #include <string_view>
 
 #include "fsimg/check/finding.hpp"
+#include "fsimg/check/summary.hpp"
 #include "fsimg/io/block_device.hpp"
 
 namespace fsimg::ntfs {
@@ -56,21 +57,8 @@ struct CheckOptions {
     std::function<void(std::string_view path)> on_walk;
 };
 
-/// What the walk counted (the parts that could be counted before a fatal finding).
-struct CheckSummary {
-    std::uint64_t cluster_count = 0;  ///< clusters of the volume (total sectors / sectors per cluster)
-    std::uint32_t cluster_bytes = 0;  ///< bytes per cluster
-    std::uint32_t record_bytes = 0;   ///< bytes per MFT record
-    std::uint64_t records = 0;        ///< MFT records $MFT holds
-    std::uint64_t records_in_use = 0;
-    std::uint64_t files = 0;            ///< in-use base records without the directory flag
-    std::uint64_t directories = 0;      ///< in-use base records with it (the root included)
-    std::uint64_t used_clusters = 0;    ///< owned by an attribute of an in-use record
-    std::uint64_t marked_clusters = 0;  ///< bits set in $Bitmap
-    std::uint64_t free_clusters = 0;    ///< cluster_count - marked_clusters
-    std::uint64_t lost_clusters = 0;    ///< marked in $Bitmap, owned by nothing
-    bool complete = false;              ///< every pass ran
-};
+/// What the check counted (check/summary.hpp; type "NTFS").
+using CheckSummary = check::Summary;
 
 /// True when sector 0 says "NTFS    " at byte 3, or when it does not but the
 /// image's last sector (or the sector of a 1, 2 or 4 KiB-sector volume) is a

@@ -19,6 +19,8 @@
 #include <string_view>
 #include <vector>
 
+#include "fsimg/core/time.hpp"
+
 namespace fsimg::ntfs {
 
 /// Logical cluster number on the volume and virtual cluster number within an
@@ -27,6 +29,17 @@ enum class Lcn : std::uint64_t {};
 enum class Vcn : std::uint64_t {};
 
 inline constexpr std::size_t kBootSectorSize = 512;
+
+/// MFT records 0..11 are the named system files ($MFT .. $Extend) and 12..15
+/// are reserved for more (formats.md §3.2 [FLATCAP files]): the first record
+/// that can be an ordinary file or directory is 16. Listings leave the ones
+/// below out, as ntfs-3g does.
+inline constexpr std::uint64_t kFirstNonSystemRecord = 16;
+/// The first record fsimg's populate gives a user file or directory: 64,
+/// where ntfs-3g puts the first user file on a volume mkntfs made (16..23
+/// stay free and reserved, 24..26 hold $Extend's children; formats.md §3.2,
+/// §5.3 [EXP]).
+inline constexpr std::uint64_t kFirstPopulateRecord = 64;
 /// The stride of the update sequence array: always 512 bytes, whatever the
 /// sector size (ntfs-3g NTFS_BLOCK_SIZE; formats.md §3.4 [NTFS-3G; EXP]).
 inline constexpr std::size_t kFixupStride = 512;
@@ -169,8 +182,14 @@ std::vector<std::byte> build_nonresident_attribute(AttrType type, std::u16string
                                                    std::span<const DataRun> runs,
                                                    const NonResidentSizes& sizes, std::uint64_t last_vcn);
 
-/// FILETIME: 100 ns intervals since 1601-01-01 UTC [FLATCAP glossary].
+/// FILETIME: 100 ns intervals since 1601-01-01 UTC [FLATCAP glossary]; times
+/// before 1601 become 0.
 std::uint64_t filetime_from_unix(std::int64_t unix_seconds, std::uint32_t nanoseconds = 0) noexcept;
+/// The UTC civil time a FILETIME stands for, to 100 ns (the inverse of
+/// filetime_from_unix; every FILETIME in the image is read through it).
+core::CivilTime civil_from_filetime(std::uint64_t filetime) noexcept;
+/// "2023-11-14 22:13:20.1234567" (UTC, the seven digits of 100 ns).
+std::string filetime_text(std::uint64_t filetime);
 
 /// DOS-style file attribute flags ($STANDARD_INFORMATION, $FILE_NAME) [FLATCAP attributes/*].
 namespace file_attr {
@@ -218,6 +237,13 @@ inline constexpr std::uint16_t directory = 0x0002;
 inline constexpr std::uint16_t in_extend = 0x0004;
 inline constexpr std::uint16_t view_index = 0x0008;
 }  // namespace record_flag
+
+/// Attribute header flags [FLATCAP concepts/attribute_header], formats.md §3.5.
+namespace attr_flag {
+inline constexpr std::uint16_t compressed = 0x0001;
+inline constexpr std::uint16_t encrypted = 0x4000;
+inline constexpr std::uint16_t sparse = 0x8000;
+}  // namespace attr_flag
 
 /// First attribute offset of a record: after the 0x30-byte header and the
 /// update sequence array (1 + size / 512 entries), 8-aligned. 0x38 for 1 KiB.

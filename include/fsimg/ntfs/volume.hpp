@@ -217,4 +217,16 @@ private:
 /// detection for dispatch; the device may still be damaged).
 bool is_ntfs(const io::BlockDevice& device);
 
+/// A valid backup boot sector and the byte offset it was found at.
+struct BackupBootSector {
+    std::array<std::byte, kBootSectorSize> sector{};
+    std::uint64_t offset = 0;
+};
+/// The backup boot sector: the volume's last sector, which is the device's
+/// last sector for a whole volume (formats.md §3.1). Tried at the last 512,
+/// 1024, 2048 and 4096 bytes; accepted when it keeps every rule of
+/// validate_boot_sector and its own total sectors put it there. Reads at
+/// most 4 sectors; nullopt when none is found.
+std::optional<BackupBootSector> find_backup_boot_sector(const io::BlockDevice& device);
+
 }  // namespace fsimg::ntfs

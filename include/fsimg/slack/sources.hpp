@@ -1,5 +1,5 @@
 // Where the slack analyzer's tree comes from: host directories (a parallel
-// walk), FAT images (the FAT reader), and listings of "SIZE<TAB>PATH" lines
+// walk), FAT, exFAT and NTFS images (fs::View), and listings of "SIZE<TAB>PATH" lines
 // (streamed). Every source's top level goes into one root directory, as
 // several mkfs --from DIR sources do (same-named top-level directories of
 // different sources are charged as separate directories, not merged).
@@ -42,28 +42,17 @@ public:
     /// a directory.
     void add_directory(const std::filesystem::path& dir);
 
-    /// Reads the tree inside a FAT12/16/32 image (IMAGE or IMAGE@N, gzip
-    /// allowed) with fat::Volume; long names when present. An exFAT image
-    /// ("EXFAT   " at byte 3) goes to add_exfat_image, an NTFS one
-    /// ("NTFS    ") to add_ntfs_image. Throws Error(usage) naming the image
-    /// when it cannot be opened or is none of them; directories that cannot
-    /// be read (broken chains, loops) are counted in Tally::unreadable.
-    void add_fat_image(const std::string& spec);
-    /// The tree inside an exFAT image, read with exfat::Volume: entry sets
-    /// whose SetChecksum does not match are left out (as ls leaves them out)
-    /// and counted in Tally::unreadable, as are directories that cannot be
-    /// read. Throws Error(usage) when the image is not a readable exFAT volume.
-    void add_exfat_image(const std::string& spec);
-    /// The tree inside an NTFS image, read with ntfs::Volume and
-    /// ntfs/directory.hpp as fsimg ls sees it: every name but DOS-only ones
-    /// and the system files (records 0..15); a hard-linked file is charged
-    /// under each name (first_link for the first one met), symbolic links and
-    /// junctions are not charged (mkfs --from skips them by default),
-    /// alternate data streams are not charged (the model has none); sizes
-    /// are the unnamed $DATA's. Damaged directories and entries are counted
-    /// in Tally::unreadable. Throws Error(usage) when the image is not a
-    /// readable NTFS volume.
-    void add_ntfs_image(const std::string& spec);
+    /// Reads the tree inside a FAT12/16/32, exFAT or NTFS image (IMAGE or
+    /// IMAGE@N, gzip allowed) through fs::open_view, as fsimg ls sees it:
+    /// FAT long names; exFAT entry sets with a good SetChecksum; NTFS names
+    /// but DOS-only ones and system files, a hard-linked file charged under
+    /// each name (first_link for the first one met). Symbolic links and
+    /// junctions are not charged (mkfs --from skips them by default), nor are
+    /// alternate data streams (the model has none). Every problem the view
+    /// reports and every directory that cannot be read (broken chains,
+    /// loops, damaged indexes) is counted in Tally::unreadable. Throws
+    /// Error(usage) naming the image when it cannot be opened as any of them.
+    void add_image(const std::string& spec);
 
     /// Streams a listing: one "SIZE<TAB>PATH" line per file (find DIR -type f
     /// -printf '%s\t%P\n'); PATH relative, '/'-separated, a leading "./" or

@@ -1,0 +1,15 @@
+// Text from an image made safe to show: names and labels may hold any byte.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace fsimg::core {
+
+/// `s` made safe for a terminal and a one-line message: control characters
+/// (below 0x20) and DEL as \xNN (lower-case hex, "\x1b"), a backslash as
+/// "\\" so that the escaping can be told from the name; everything else
+/// (UTF-8 included) as is.
+std::string escape_name(std::string_view s);
+
+}  // namespace fsimg::core

@@ -1,0 +1,101 @@
+// The exFAT adapter: probe, view, check (adapters.hpp).
+#include <fmt/format.h>
+
+#include <array>
+#include <cstring>
+
+#include "adapters.hpp"
+#include "fsimg/core/error.hpp"
+#include "fsimg/core/text.hpp"
+#include "fsimg/exfat/check.hpp"
+#include "fsimg/exfat/volume.hpp"
+
+namespace fsimg::fs::detail {
+
+namespace {
+
+/// "EXFAT   " at byte 3 [EXFAT §3.1.2]; without it, a whole backup boot
+/// region at sector 12 (exfat::probe). The exFAT readers take the backup
+/// region themselves when the main one is damaged, so no device is patched.
+std::optional<Match> probe(const io::BlockDevice& volume, bool backups) {
+    if (!backups) {
+        if (volume.size() < 11) return std::nullopt;
+        std::array<std::byte, 11> head{};
+        volume.read_at(0, head);
+        if (std::memcmp(head.data() + 3, "EXFAT   ", 8) == 0) return Match{};
+        return std::nullopt;
+    }
+    if (exfat::probe(volume)) return Match{Certainty::backup, false, 0, {}};
+    return std::nullopt;
+}
+
+class ExfatView final : public View {
+public:
+    ExfatView(const io::BlockDevice& device, const Detection& d) : View(d), volume_(device) {}
+
+    std::vector<std::string> open_problems() const override { return exfat::reading_problems(volume_); }
+    std::optional<Entry> lookup(std::string_view path) const override {
+        auto r = volume_.lookup(path);
+        if (!r) return std::nullopt;
+        return entry(std::move(*r));
+    }
+    std::vector<Entry> list(const Entry& dir, std::vector<std::string>& problems) const override {
+        exfat::ParsedDirectory d = volume_.read_directory(std::get<exfat::FileRecord>(dir.native));
+        for (const auto& a : d.anomalies) problems.push_back(a.detail);
+        std::vector<Entry> out;
+        for (auto& r : d.files) {
+            if (!r.checksum_ok()) {
+                problems.push_back(fmt::format(
+                    "entry {} (\"{}\"): SetChecksum is 0x{:04X}, the set sums to 0x{:04X}; not used", r.index,
+                    core::escape_name(r.name), r.set_checksum, r.set_checksum_computed));
+                continue;
+            }
+            out.push_back(entry(std::move(r)));
+        }
+        return out;
+    }
+    void read(const Entry& file, const std::function<void(std::span<const std::byte>)>& sink) const override {
+        volume_.read_file(std::get<exfat::FileRecord>(file.native), sink);
+    }
+
+private:
+    Entry entry(exfat::FileRecord r) const {
+        Entry v;
+        v.name = r.name;
+        v.is_dir = r.is_directory();
+        v.is_root = r.is_root;
+        v.size = r.data_length;
+        v.id = r.first_cluster;
+        v.attributes = static_cast<std::uint8_t>(r.attributes & 0xFF);
+        v.modified = exfat::timestamp_text(r.modified);
+        v.created = exfat::timestamp_text(r.created);
+        v.accessed = exfat::timestamp_text(r.accessed, false);
+        if (const auto t = exfat::decode_timestamp(r.modified))
+            v.mtime = HostTime{t->local, t->utc_offset_minutes};
+        if (!r.is_root) {
+            v.properties.push_back({"valid_data_length", r.valid_data_length});
+            v.properties.push_back({"contiguous", r.no_fat_chain()});
+        }
+        v.native = std::move(r);
+        return v;
+    }
+
+    exfat::Volume volume_;
+};
+
+std::unique_ptr<View> open(const io::BlockDevice& volume, const Detection& d) {
+    return std::make_unique<ExfatView>(volume, d);
+}
+
+check::Summary check(const io::BlockDevice& volume, const Detection&, check::Findings& out,
+                     const CheckOptions& options) {
+    exfat::CheckOptions o;
+    o.on_walk = options.on_walk;
+    return exfat::check_volume(volume, out, o);
+}
+
+}  // namespace
+
+Adapter exfat_adapter() { return {Kind::exfat, probe, open, check}; }
+
+}  // namespace fsimg::fs::detail
