@@ -2,7 +2,8 @@
 # Corruption protocol: a clean mkfs.fat + mcopy image damaged in one precise
 # way (tests/tools/fat_damage.py) makes fsimg fsck report exactly the intended
 # finding code (errors and warnings; notes only when the note is the intended
-# code) and exit 4 (0 for warnings and notes),
+# code) and exit 4 (0 for warnings and notes; a FAT32 whose sector 0 is
+# damaged is read through its backup boot sector: fat.boot.main-damaged),
 # while the reference fsck.fat -n agrees the image is damaged (where it can
 # see the damage at all: "blind" rows are damage fsck.fat does not check).
 here=$(dirname "$0"); . "$here/../lib.sh"
@@ -29,7 +30,8 @@ print("+".join(sorted({f["code"] for f in j["findings"] if f["severity"] != "inf
 # kind               expected code                 bases              fsck.fat
 rows="
 boot-signature       fat.boot.signature            fat12,fat16        blind
-boot-geometry        fat.boot.geometry             fat16,fat32        sees
+boot-geometry        fat.boot.geometry             fat16              sees
+boot-geometry        fat.boot.main-damaged         fat32              sees
 boot-media           fat.boot.media                fat16              blind
 boot-dirty           fat.boot.dirty                fat16,fat32        sees
 boot-truncated       fat.boot.image-truncated      fat16,fat32        sees

@@ -58,7 +58,11 @@ volume() {
   read -r d m <<<"$(predicted "$1" "$2")"
   echo $(( ((d + m) * $2 * 5 / 4 >> 20) + 256 + ($2 >> 20) * 64 ))M
 }
-# compare FS CLUSTER MEASURED: prints the row; within 1% of the measured clusters
+# compare FS CLUSTER MEASURED [ORDER [EXTRA]]: prints the row; within 1% of the
+# measured clusters, and the prediction may exceed the driver by EXTRA more
+# clusters (NTFS: one index cluster per directory, because slack predicts
+# fsimg's layout, a DOS name beside each long name as Windows stores them,
+# while ntfs-3g creates names without DOS names).
 compare() {
   local p d m
   read -r d m <<<"$(predicted "$1" "$2")"
@@ -66,7 +70,7 @@ compare() {
   local diff=$(($3 - p))
   printf '%-5s %8s %-6s: predicted %7d (data %d + metadata %d), driver %7d, difference %+d clusters (%s%%)\n' \
     "$1" "$2" "${4:-sorted}" "$p" "$d" "$m" "$3" "$diff" "$(python3 -c "print(round(100.0 * $diff / $3, 3))")"
-  if python3 -c "import sys; sys.exit(0 if abs($diff) <= 0.01 * $3 else 1)"; then pass; else fail "$1 $2: $diff clusters"; fi
+  if python3 -c "import sys; sys.exit(0 if -0.01 * $3 - ${5:-0} <= $diff <= 0.01 * $3 else 1)"; then pass; else fail "$1 $2: $diff clusters"; fi
 }
 
 exfat_used() { dump.exfat "$1" 2>/dev/null | awk -F: '/Total Clusters/ {t=$2} /Free Clusters/ {f=$2} END {print t - f}'; }
@@ -106,6 +110,6 @@ for c in 512 4096 65536 cp:4096; do
   if [ $order = cp ]; then cp -r "$WORK/tree"/. "$WORK/mnt"/; else copy_sorted "$WORK/mnt"; fi || fail "copy into ntfs-3g ($c)"
   unmount
   after=$(ntfs_used "$img")
-  compare ntfs "$c" $((after - before)) "$order"
+  compare ntfs "$c" $((after - before)) "$order" "$(find "$WORK/tree" -type d | wc -l)"
 done
 finish
