@@ -29,6 +29,12 @@ Action add_ls(CLI::App& app);
 Action add_cat(CLI::App& app);
 Action add_extract(CLI::App& app);
 Action add_help(CLI::App& app);
+Action add_cp(CLI::App& app);
+Action add_rm(CLI::App& app);
+Action add_mkdir(CLI::App& app);
+Action add_mv(CLI::App& app);
+Action add_label(CLI::App& app);
+Action add_attrib(CLI::App& app);
 
 /// The whole command line: parses argv, runs the command, prints errors;
 /// returns the exit status. main() (main_entry.cpp) calls it, and so does the

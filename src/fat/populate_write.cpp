@@ -1,13 +1,13 @@
 // write_population: FAT chains, directories, file data and FSInfo of a
 // planned tree (mkfs --from).
 #include <algorithm>
-#include <ctime>
 
 #include "fsimg/core/error.hpp"
 #include "fsimg/fat/populate.hpp"
 #include "fsimg/fat/structs.hpp"
 #include "fsimg/io/stream_writer.hpp"
 #include "fsimg/source/file.hpp"
+#include "stamp.hpp"
 
 namespace fsimg::fat {
 
@@ -15,42 +15,19 @@ namespace {
 
 constexpr std::uint32_t kFatChunkEntries = 1u << 16;  ///< FAT entries encoded per write (even, for FAT12)
 
-/// Source times -> FAT fields: clamp, time zone, 2-second rounding.
-class Stamper {
+/// Source times -> FAT fields (stamp.hpp), with populate's rule for created directories.
+class NodeStamper {
 public:
-    explicit Stamper(const WriteOptions& o) : opt_(o) {}
-    FatTimestamp stamp(std::int64_t t, std::uint32_t ns = 0) const {
-        if (opt_.clamp && t >= *opt_.clamp) {
-            t = *opt_.clamp;
-            ns = 0;
-        }
-        if (opt_.local_time) {
-            const std::time_t tt = static_cast<std::time_t>(t);
-            std::tm tm{};
-            if (::localtime_r(&tt, &tm) != nullptr) t += tm.tm_gmtoff;
-        }
-        FatTimestamp ts = fat_timestamp_from_unix(t);
-        if (ts.tenth != 0 || ns != 0)
-            ts.tenth = static_cast<std::uint8_t>(std::min<unsigned>(199, ts.tenth + ns / 10000000u));
-        return ts;
-    }
+    explicit NodeStamper(const WriteOptions& o) : opt_(o), stamper_(o.clamp, o.local_time) {}
     void apply(const TreeNode& n, DirEntry& e) const {
         const std::int64_t m = n.has_times ? n.mtime : opt_.creation_time;
-        // Not the host atime: reading the tree to copy it moves that, so two
-        // builds would differ. The content's age is what is known.
-        const std::int64_t a = m;
         const std::int64_t b = n.has_times ? n.btime : opt_.creation_time;
-        const FatTimestamp wrt = stamp(m), acc = stamp(a), crt = stamp(b, n.has_times ? n.btime_ns : 0);
-        e.wrt_date = wrt.date;
-        e.wrt_time = wrt.time;
-        e.lst_acc_date = acc.date;
-        e.crt_date = crt.date;
-        e.crt_time = crt.time;
-        e.crt_time_tenth = crt.tenth;
+        stamper_.apply(e, m, b, n.has_times ? n.btime_ns : 0);
     }
 
 private:
     const WriteOptions& opt_;
+    Stamper stamper_;
 };
 
 void put_entry(const DirEntry& e, std::span<std::byte> out, std::size_t slot) {
@@ -59,8 +36,8 @@ void put_entry(const DirEntry& e, std::span<std::byte> out, std::size_t slot) {
 
 /// Encodes directory `d` into `out` (zero-filled, its whole size).
 void build_directory(const SourceTree& tree, const PopulatePlan& plan, std::uint32_t d,
-                     const Stamper& stamper, const WriteOptions& opt, std::span<const std::byte> label_entry,
-                     std::span<std::byte> out) {
+                     const NodeStamper& stamper, const WriteOptions& opt,
+                     std::span<const std::byte> label_entry, std::span<std::byte> out) {
     std::size_t slot = 0;
     const TreeNode& dir = tree.nodes[d];
     if (d != 0) {
@@ -151,7 +128,7 @@ void write_fsinfo(io::BlockDevice& dev, const Layout& layout, const PopulatePlan
 
 void write_population(io::BlockDevice& dev, const Layout& layout, const SourceTree& tree,
                       const PopulatePlan& plan, const WriteOptions& opt) {
-    const Stamper stamper(opt);
+    const NodeStamper stamper(opt);
     const bool fat32 = layout.type == FatType::fat32;
     const std::uint64_t cb = layout.cluster_bytes();
     const std::uint64_t root_at = fat32 ? layout.cluster_offset(layout.root_cluster)

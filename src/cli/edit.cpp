@@ -1,0 +1,730 @@
+// fsimg cp, rm, mkdir, mv, label, attrib: changing an existing image in
+// place (FAT12/16/32; fat/edit.hpp orders every write).
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+#include "fsimg/core/error.hpp"
+#include "fsimg/core/text.hpp"
+#include "fsimg/core/time.hpp"
+#include "fsimg/core/units.hpp"
+#include "fsimg/core/utf8_safe.hpp"
+#include "fsimg/fat/edit.hpp"
+#include "fsimg/fat/populate.hpp"
+#include "fsimg/fs/detect.hpp"
+#include "fsimg/fs/view.hpp"
+#include "fsimg/io/file_image.hpp"
+#include "fsimg/io/open.hpp"
+#include "fsimg/source/file.hpp"
+#include "fsimg/source/tree.hpp"
+#include "output.hpp"
+
+namespace fsimg::cli {
+
+namespace {
+
+/// A name or path for a line of text (control characters escaped) and for JSON (valid UTF-8).
+std::string shown(std::string_view s) { return core::escape_invalid_utf8(core::escape_name(s)); }
+std::string jtext(std::string_view s) { return core::escape_invalid_utf8(s); }
+
+/// The test-only switch that proves the write order (docs/editing.md):
+/// FSIMG_TEST_CUT_AFTER_WRITES=N ends the process with exit status 99 right
+/// after the Nth write reaches the image (no later write, no cleanup), as a
+/// crash or power cut would; FSIMG_TEST_COUNT_WRITES=1 prints how many writes
+/// a command made ("fsimg: test: N writes") so that a test can cut at each.
+class CutDevice final : public io::BlockDevice {
+public:
+    CutDevice(io::BlockDevice& inner, std::uint64_t cut_after) : inner_(inner), cut_after_(cut_after) {}
+    std::uint64_t size() const override { return inner_.size(); }
+    void read_at(std::uint64_t offset, std::span<std::byte> out) const override {
+        inner_.read_at(offset, out);
+    }
+    void write_at(std::uint64_t offset, std::span<const std::byte> in) override {
+        inner_.write_at(offset, in);
+        count();
+    }
+    void zero_range(std::uint64_t offset, std::uint64_t length) override {
+        inner_.zero_range(offset, length);
+        count();
+    }
+    std::uint64_t writes() const noexcept { return writes_; }
+
+private:
+    void count() {
+        if (++writes_ == cut_after_) ::_exit(99);
+    }
+    io::BlockDevice& inner_;
+    std::uint64_t cut_after_;
+    std::uint64_t writes_ = 0;
+};
+
+std::optional<std::uint64_t> env_number(const char* name) {
+    const char* v = std::getenv(name);
+    if (v == nullptr || *v == '\0') return std::nullopt;
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(v, &end, 10);
+    if (*end != '\0') throw Error(ErrorCode::usage, fmt::format("{}={} is not a number", name, v));
+    return n;
+}
+
+/// An image opened for changing.
+struct Session {
+    std::string spec;
+    io::OpenedVolume opened;
+    std::unique_ptr<CutDevice> cut;
+    std::unique_ptr<fat::Editor> editor;
+    nlohmann::json changes = nlohmann::json::array();
+    int status = kExitOk;
+
+    fat::Editor& ed() { return *editor; }
+    /// Ends the change: FSInfo and the clean flag (fat::Editor::finish).
+    void finish() {
+        editor->finish();
+        opened.file->sync();
+        if (env_number("FSIMG_TEST_COUNT_WRITES"))
+            fmt::print(stderr, "fsimg: test: {} writes\n", cut ? cut->writes() : 0);
+    }
+    void failed(const std::string& path, const std::string& why) {
+        fmt::print(stderr, "fsimg: error: {}: {}\n", shown(path), why);
+        status = kExitFailure;
+    }
+};
+
+Session open_session(const std::string& spec, std::string_view command) {
+    Session s;
+    s.spec = spec;
+    const auto [path, part] = io::split_image_spec(spec);
+    if (io::is_gzip_file(path)) {
+        throw Error(ErrorCode::usage,
+                    fmt::format("{} is gzip-compressed; fsimg reads such images but changes only "
+                                "uncompressed ones (gunzip it first)",
+                                path));
+    }
+    s.opened = io::open_volume(spec, true);
+    const fs::Detection d = fs::detect(s.opened.device());
+    if (d.kind != fs::Kind::fat) {
+        throw Error(ErrorCode::unsupported,
+                    fmt::format("{} holds {}; fsimg {} changes FAT12/16/32 volumes (exFAT and NTFS not yet)",
+                                spec, fs::label(d.kind), command));
+    }
+    if (d.through_backup) {
+        throw Error(ErrorCode::corrupt,
+                    fmt::format("{}: {}; fsimg changes only a volume whose main boot sector is "
+                                "sound (see fsimg fsck)",
+                                spec, d.note));
+    }
+    io::BlockDevice* dev = &s.opened.device();
+    const std::uint64_t cut_after = env_number("FSIMG_TEST_CUT_AFTER_WRITES").value_or(0);
+    if (cut_after != 0 || env_number("FSIMG_TEST_COUNT_WRITES")) {
+        s.cut = std::make_unique<CutDevice>(*dev, cut_after);
+        dev = s.cut.get();
+    }
+    fat::EditOptions o;
+    const auto epoch = core::source_date_epoch();
+    o.now = epoch.value_or(static_cast<std::int64_t>(std::time(nullptr)));
+    o.clamp = epoch;
+    io::FileImage* file = s.opened.file.get();
+    o.barrier = [file] { file->sync(); };
+    s.editor = std::make_unique<fat::Editor>(*dev, std::move(o));
+    return s;
+}
+
+/// "a/b/c" -> ("/a/b", "c"); "/" has no name.
+std::pair<std::string, std::string> split_path(const std::string& path) {
+    std::string p = fs::normalize_path(path);
+    if (p == "/") return {"/", ""};
+    const auto slash = p.rfind('/');
+    return {slash == 0 ? "/" : p.substr(0, slash), p.substr(slash + 1)};
+}
+
+/// The directory at `path`, or Error(usage) naming why it is not one.
+std::pair<fat::DirId, fat::DirRecord> directory_at(fat::Editor& ed, const std::string& path) {
+    const auto r = ed.lookup(path);
+    if (!r) throw Error(ErrorCode::usage, fmt::format("\"{}\" does not exist", shown(path)));
+    if (!r->is_root && r->kind != fat::RecordKind::directory)
+        throw Error(ErrorCode::usage, fmt::format("\"{}\" is not a directory", shown(path)));
+    return {ed.directory_of(*r), *r};
+}
+
+fat::NewEntryInfo info_now() { return {}; }
+
+// --- mkdir ---------------------------------------------------------------------------------------
+
+struct MkdirArgs {
+    std::string image;
+    std::vector<std::string> paths;
+    bool parents = false;
+    bool json = false;
+};
+
+int run_mkdir(const MkdirArgs& a) {
+    Session s = open_session(a.image, "mkdir");
+    for (const std::string& path : a.paths) {
+        try {
+            const std::string norm = fs::normalize_path(path);
+            if (norm == "/") {
+                if (!a.parents) s.failed(path, "the root directory exists");
+                continue;
+            }
+            // Walk down, creating missing parents with -p.
+            fat::DirId dir = fat::kRootDir;
+            std::string at;
+            std::size_t pos = 1;
+            while (pos <= norm.size()) {
+                const std::size_t next = std::min(norm.find('/', pos), norm.size());
+                const std::string name = norm.substr(pos, next - pos);
+                const bool last = next == norm.size();
+                at += "/" + name;
+                const auto r = s.ed().find(dir, name);
+                if (r) {
+                    if (r->kind != fat::RecordKind::directory)
+                        throw Error(ErrorCode::usage,
+                                    fmt::format("\"{}\" exists and is not a directory", at));
+                    if (last && !a.parents) throw Error(ErrorCode::usage, fmt::format("\"{}\" exists", at));
+                    dir = s.ed().directory_of(*r);
+                } else if (!last && !a.parents) {
+                    throw Error(ErrorCode::usage,
+                                fmt::format("\"{}\" does not exist (mkdir -p makes the parents)", at));
+                } else {
+                    const fat::DirRecord made = s.ed().add_directory(dir, name, info_now());
+                    dir = s.ed().directory_of(made);
+                    s.changes.push_back({{"action", "mkdir"}, {"path", jtext(at)}});
+                }
+                pos = next + 1;
+            }
+        } catch (const Error& e) {
+            if (e.code() != ErrorCode::usage && e.code() != ErrorCode::io) throw;
+            s.failed(path, e.what());
+        }
+    }
+    s.finish();
+    if (a.json) fmt::print("{}\n", nlohmann::json{{"image", a.image}, {"changes", s.changes}}.dump(2));
+    return s.status;
+}
+
+// --- rm ------------------------------------------------------------------------------------------
+
+struct RmArgs {
+    std::string image;
+    std::vector<std::string> paths;
+    bool recursive = false;
+    bool force = false;
+    bool json = false;
+};
+
+int run_rm(const RmArgs& a) {
+    Session s = open_session(a.image, "rm");
+    for (const std::string& path : a.paths) {
+        try {
+            const auto [parent, name] = split_path(path);
+            if (name.empty()) throw Error(ErrorCode::usage, "the root directory cannot be removed");
+            const auto pr = s.ed().lookup(parent);
+            std::optional<fat::DirRecord> r;
+            fat::DirId dir = fat::kRootDir;
+            if (pr && (pr->is_root || pr->kind == fat::RecordKind::directory)) {
+                dir = s.ed().directory_of(*pr);
+                r = s.ed().find(dir, name);
+            }
+            if (!r) {
+                if (!a.force) s.failed(path, "no such file or directory");
+                continue;
+            }
+            if (r->kind == fat::RecordKind::directory && !a.recursive)
+                throw Error(ErrorCode::usage, "is a directory (rm -r removes it and everything below it)");
+            s.ed().remove(dir, *r);
+            s.changes.push_back({{"action", "rm"},
+                                 {"path", jtext(fs::normalize_path(path))},
+                                 {"directory", r->kind == fat::RecordKind::directory}});
+        } catch (const Error& e) {
+            if (e.code() != ErrorCode::usage && e.code() != ErrorCode::io) throw;
+            s.failed(path, e.what());
+        }
+    }
+    s.finish();
+    if (a.json) fmt::print("{}\n", nlohmann::json{{"image", a.image}, {"changes", s.changes}}.dump(2));
+    return s.status;
+}
+
+// --- cp ------------------------------------------------------------------------------------------
+
+struct CpArgs {
+    std::string image;
+    std::vector<std::string> operands;  // SRC... DEST
+    bool recursive = false;
+    bool force = false;
+    bool preserve = false;
+    bool json = false;
+};
+
+fat::NewEntryInfo info_of(const source::TreeNode& n, bool preserve) {
+    fat::NewEntryInfo i;
+    if (preserve && n.has_times) {
+        i.mtime = n.mtime;
+        i.btime = n.btime;
+        i.btime_ns = n.btime_ns;
+    }
+    if (preserve && !n.is_dir && n.read_only) i.attributes |= fat::kAttrReadOnly;
+    return i;
+}
+
+/// A tree of one host file (a command-line operand that is not a directory).
+source::SourceTree single_file_tree(const std::string& host_path, const struct stat& st) {
+    source::SourceTree t;
+    t.nodes.resize(2);
+    t.nodes[0].is_dir = true;
+    t.nodes[0].children = {1};
+    source::TreeNode& n = t.nodes[1];
+    n.name = std::filesystem::path(host_path).filename().string();
+    n.size = static_cast<std::uint64_t>(st.st_size);
+    n.host_path = host_path;
+    n.mtime = st.st_mtim.tv_sec;
+    n.mtime_ns = static_cast<std::uint32_t>(st.st_mtim.tv_nsec);
+    n.btime = st.st_mtim.tv_sec;
+    n.atime = st.st_atim.tv_sec;
+    n.has_times = true;
+    n.read_only = ::access(host_path.c_str(), W_OK) != 0;
+    n.host_dev = static_cast<std::uint64_t>(st.st_dev);
+    n.host_ino = static_cast<std::uint64_t>(st.st_ino);
+    n.parent = 0;
+    t.files = 1;
+    t.data_bytes = n.size;
+    return t;
+}
+
+/// Copies node `i` of `tree` (and, for a directory, everything below it)
+/// into directory `dir` as `name`.
+void copy_node(Session& s, const CpArgs& a, const source::SourceTree& tree, source::SourceReader& reader,
+               std::uint32_t i, fat::DirId dir, const std::string& name, const std::string& image_path) {
+    const source::TreeNode& n = tree.nodes[i];
+    const auto existing = s.ed().find(dir, name);
+    if (!n.is_dir) {
+        const source::SourceFile f = reader.open(i);
+        if (existing) {
+            if (existing->kind == fat::RecordKind::directory)
+                throw Error(ErrorCode::usage,
+                            fmt::format("\"{}\" is a directory; a file is not copied over it", image_path));
+            if (!a.force)
+                throw Error(ErrorCode::usage, fmt::format("\"{}\" exists (cp -f replaces it)", image_path));
+            s.ed().replace_file(dir, *existing, f, info_of(n, a.preserve));
+            s.changes.push_back({{"action", "replace"}, {"path", jtext(image_path)}, {"bytes", f.size()}});
+        } else {
+            s.ed().add_file(dir, name, f, info_of(n, a.preserve));
+            s.changes.push_back({{"action", "cp"}, {"path", jtext(image_path)}, {"bytes", f.size()}});
+        }
+        return;
+    }
+    fat::DirId sub = 0;
+    if (existing) {
+        if (existing->kind != fat::RecordKind::directory)
+            throw Error(ErrorCode::usage, fmt::format("\"{}\" exists and is not a directory", image_path));
+        sub = s.ed().directory_of(*existing);
+    } else {
+        sub = s.ed().directory_of(s.ed().add_directory(dir, name, info_of(n, a.preserve)));
+        s.changes.push_back({{"action", "mkdir"}, {"path", jtext(image_path)}});
+    }
+    for (const std::uint32_t c : n.children) {
+        const std::string child_path = (image_path == "/" ? "" : image_path) + "/" + tree.nodes[c].name;
+        try {
+            copy_node(s, a, tree, reader, c, sub, tree.nodes[c].name, child_path);
+        } catch (const Error& e) {
+            if (e.code() != ErrorCode::usage) throw;  // no space, a source that changed: stop
+            s.failed(child_path, e.what());
+        }
+    }
+}
+
+int run_cp(const CpArgs& a) {
+    if (a.operands.size() < 2) throw Error(ErrorCode::usage, "cp needs SRC... DEST");
+    Session s = open_session(a.image, "cp");
+    const std::vector<std::string> sources(a.operands.begin(), a.operands.end() - 1);
+    const std::string dest = fs::normalize_path(a.operands.back());
+    const auto dest_record = s.ed().lookup(dest);
+    const bool into_dir =
+        dest_record && (dest_record->is_root || dest_record->kind == fat::RecordKind::directory);
+    if (!into_dir && sources.size() > 1)
+        throw Error(ErrorCode::usage,
+                    fmt::format("\"{}\" is not a directory (several sources need one)", dest));
+    for (const std::string& src : sources) {
+        std::string image_path;
+        try {
+            struct stat st {};
+            // A command-line operand that is a symbolic link is followed (as cp does); nothing below it is.
+            std::string host = src;
+            if (::lstat(src.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+                host = std::filesystem::canonical(src).string();
+            if (::lstat(host.c_str(), &st) != 0)
+                throw Error(ErrorCode::usage, fmt::format("cannot read {}: {}", src, std::strerror(errno)));
+            std::string name = std::filesystem::path(host).filename().string();
+            if (name.empty()) name = std::filesystem::path(host).parent_path().filename().string();
+            fat::DirId dir = fat::kRootDir;
+            if (into_dir) {
+                dir = s.ed().directory_of(*dest_record);
+                image_path = (dest == "/" ? "" : dest) + "/" + name;
+            } else {
+                const auto [parent, leaf] = split_path(dest);
+                dir = directory_at(s.ed(), parent).first;
+                name = leaf;
+                image_path = dest;
+            }
+            source::SourceTree tree;
+            if (S_ISDIR(st.st_mode)) {
+                if (!a.recursive)
+                    throw Error(ErrorCode::usage,
+                                fmt::format("{} is a directory (cp -r copies directories)", src));
+                tree = source::scan_host_trees({source::TreeSource{host, "/"}}, source::SymlinkPolicy::skip);
+                for (const std::string& w : tree.warnings) warn(w);
+                fat::check_source_tree(tree);
+                if (!tree.problems.empty()) {
+                    std::string why;
+                    for (const auto& p : tree.problems)
+                        why += fmt::format("\n  {}: {}", shown(p.path), p.reason);
+                    throw Error(ErrorCode::usage, fmt::format("{} cannot be stored on FAT:{}", src, why));
+                }
+            } else if (S_ISREG(st.st_mode)) {
+                tree = single_file_tree(host, st);
+                if (auto why = fat::Editor::name_problem(name)) throw Error(ErrorCode::usage, *why);
+            } else {
+                throw Error(ErrorCode::usage, fmt::format("{} is not a regular file or directory", src));
+            }
+            source::SourceReader reader(tree);
+            if (S_ISDIR(st.st_mode)) {
+                copy_node(s, a, tree, reader, 0, dir, name, image_path);
+            } else {
+                copy_node(s, a, tree, reader, 1, dir, name, image_path);
+            }
+        } catch (const Error& e) {
+            if (e.code() != ErrorCode::usage && e.code() != ErrorCode::io) throw;
+            s.failed(image_path.empty() ? src : image_path, e.what());
+            if (e.code() == ErrorCode::io) break;  // no space, a changed source: nothing more is tried
+        }
+    }
+    s.finish();
+    if (a.json) fmt::print("{}\n", nlohmann::json{{"image", a.image}, {"changes", s.changes}}.dump(2));
+    return s.status;
+}
+
+// --- mv ------------------------------------------------------------------------------------------
+
+struct MvArgs {
+    std::string image;
+    std::vector<std::string> operands;
+    bool force = false;
+    bool json = false;
+};
+
+int run_mv(const MvArgs& a) {
+    if (a.operands.size() < 2) throw Error(ErrorCode::usage, "mv needs SRC... DEST");
+    Session s = open_session(a.image, "mv");
+    const std::vector<std::string> sources(a.operands.begin(), a.operands.end() - 1);
+    const std::string dest = fs::normalize_path(a.operands.back());
+    for (const std::string& src : sources) {
+        try {
+            const auto [sparent, sname] = split_path(src);
+            if (sname.empty()) throw Error(ErrorCode::usage, "the root directory cannot be moved");
+            const fat::DirId from = directory_at(s.ed(), sparent).first;
+            const auto r = s.ed().find(from, sname);
+            if (!r) throw Error(ErrorCode::usage, "no such file or directory");
+            const auto d = s.ed().lookup(dest);
+            fat::DirId to = 0;
+            std::string name;
+            if (d && (d->is_root || d->kind == fat::RecordKind::directory)) {
+                const fat::DirId dd = s.ed().directory_of(*d);
+                // "mv a A" where a is a directory: DEST is the source itself, renamed in case.
+                const auto [dparent, dname] = split_path(dest);
+                if (!d->is_root && d->entry.first_cluster == r->entry.first_cluster &&
+                    r->kind == fat::RecordKind::directory && directory_at(s.ed(), dparent).first == from) {
+                    to = from;
+                    name = dname;
+                } else {
+                    to = dd;
+                    name = r->name;
+                }
+            } else {
+                const auto [dparent, dname] = split_path(dest);
+                if (dname.empty()) throw Error(ErrorCode::usage, "cannot move onto the root directory");
+                if (sources.size() > 1)
+                    throw Error(ErrorCode::usage, fmt::format("\"{}\" is not a directory", dest));
+                to = directory_at(s.ed(), dparent).first;
+                name = dname;
+            }
+            if (to == from && name == r->name) continue;  // nothing to do
+            s.ed().rename(from, *r, to, name, a.force);
+            s.changes.push_back(
+                {{"action", "mv"},
+                 {"from", jtext(fs::normalize_path(src))},
+                 {"to", jtext(to == from ? (sparent == "/" ? "" : sparent) + "/" + name : dest)}});
+        } catch (const Error& e) {
+            if (e.code() != ErrorCode::usage && e.code() != ErrorCode::io) throw;
+            s.failed(src, e.what());
+        }
+    }
+    s.finish();
+    if (a.json) fmt::print("{}\n", nlohmann::json{{"image", a.image}, {"changes", s.changes}}.dump(2));
+    return s.status;
+}
+
+// --- label ---------------------------------------------------------------------------------------
+
+struct LabelArgs {
+    std::string image;
+    std::optional<std::string> label;
+    std::string volume_id;
+    bool json = false;
+};
+
+std::uint32_t parse_volume_id(const std::string& text) {
+    std::string hex;
+    for (char c : text)
+        if (c != '-') hex.push_back(c);
+    if (hex.empty() || hex.size() > 8 || hex.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
+        throw Error(
+            ErrorCode::usage,
+            fmt::format("--volume-id {}: want up to 8 hexadecimal digits (1234ABCD or 1234-ABCD)", text));
+    return static_cast<std::uint32_t>(std::stoul(hex, nullptr, 16));
+}
+
+int run_label(const LabelArgs& a) {
+    Session s = open_session(a.image, "label");
+    const bool change = a.label.has_value() || !a.volume_id.empty();
+    if (a.label) {
+        s.ed().set_label(*a.label);
+        if (!a.label->empty()) {
+            bool lower = false;
+            for (char c : *a.label) lower = lower || (c >= 'a' && c <= 'z');
+            if (lower)
+                warn(fmt::format(
+                    "label \"{}\" has lower-case letters: Linux and macOS show it as stored, Windows "
+                    "writes labels in upper case",
+                    *a.label));
+        }
+        s.changes.push_back({{"action", "label"}, {"label", jtext(*a.label)}});
+    }
+    if (!a.volume_id.empty()) {
+        const std::uint32_t id = parse_volume_id(a.volume_id);
+        s.ed().set_volume_id(id);
+        s.changes.push_back(
+            {{"action", "volume_id"}, {"volume_id", fmt::format("{:04X}-{:04X}", id >> 16, id & 0xFFFF)}});
+    }
+    if (change) s.finish();
+    const std::uint32_t id = s.ed().volume_id();
+    const std::string label = s.ed().label();
+    if (a.json) {
+        nlohmann::json j{{"image", a.image},
+                         {"label", jtext(label)},
+                         {"volume_id", fmt::format("{:04X}-{:04X}", id >> 16, id & 0xFFFF)}};
+        if (change) j["changes"] = s.changes;
+        fmt::print("{}\n", j.dump(2));
+    } else if (!change) {
+        fmt::print("{}\n", shown(label));
+    }
+    return s.status;
+}
+
+// --- attrib --------------------------------------------------------------------------------------
+
+struct AttribArgs {
+    std::string image;
+    std::vector<std::string> rest;  // [+|-]{r,h,s,a}... PATH...
+    bool json = false;
+};
+
+std::string attr_text(std::uint8_t a) {
+    std::string t;
+    t += (a & fat::kAttrArchive) ? 'A' : '-';
+    t += (a & fat::kAttrSystem) ? 'S' : '-';
+    t += (a & fat::kAttrHidden) ? 'H' : '-';
+    t += (a & fat::kAttrReadOnly) ? 'R' : '-';
+    return t;
+}
+
+int run_attrib(const AttribArgs& a) {
+    std::uint8_t set = 0, clear = 0;
+    std::vector<std::string> paths;
+    for (const std::string& t : a.rest) {
+        if (paths.empty() && t.size() >= 2 && (t[0] == '+' || t[0] == '-')) {
+            for (std::size_t i = 1; i < t.size(); ++i) {
+                std::uint8_t bit = 0;
+                switch (t[i]) {
+                    case 'r':
+                    case 'R':
+                        bit = fat::kAttrReadOnly;
+                        break;
+                    case 'h':
+                    case 'H':
+                        bit = fat::kAttrHidden;
+                        break;
+                    case 's':
+                    case 'S':
+                        bit = fat::kAttrSystem;
+                        break;
+                    case 'a':
+                    case 'A':
+                        bit = fat::kAttrArchive;
+                        break;
+                    default:
+                        throw Error(ErrorCode::usage,
+                                    fmt::format("attrib: \"{}\": attributes are r (read-only), h (hidden), s "
+                                                "(system) and a (archive)",
+                                                t));
+                }
+                (t[0] == '+' ? set : clear) |= bit;
+            }
+        } else {
+            paths.push_back(t);
+        }
+    }
+    if (paths.empty()) throw Error(ErrorCode::usage, "attrib needs at least one PATH");
+    if (set & clear) throw Error(ErrorCode::usage, "attrib: an attribute is both set and cleared");
+    Session s = open_session(a.image, "attrib");
+    nlohmann::json listing = nlohmann::json::array();
+    for (const std::string& path : paths) {
+        try {
+            const auto [parent, name] = split_path(path);
+            if (name.empty()) throw Error(ErrorCode::usage, "the root directory has no attributes");
+            const fat::DirId dir = directory_at(s.ed(), parent).first;
+            auto r = s.ed().find(dir, name);
+            if (!r) throw Error(ErrorCode::usage, "no such file or directory");
+            if (set | clear) {
+                s.ed().set_attributes(dir, *r, set, clear);
+                r = s.ed().find(dir, name);
+                s.changes.push_back({{"action", "attrib"},
+                                     {"path", jtext(fs::normalize_path(path))},
+                                     {"attributes", attr_text(r->entry.attr)}});
+            } else if (a.json) {
+                listing.push_back(
+                    {{"path", jtext(fs::normalize_path(path))}, {"attributes", attr_text(r->entry.attr)}});
+            } else {
+                fmt::print("{}  {}\n", attr_text(r->entry.attr), shown(fs::normalize_path(path)));
+            }
+        } catch (const Error& e) {
+            if (e.code() != ErrorCode::usage && e.code() != ErrorCode::io) throw;
+            s.failed(path, e.what());
+        }
+    }
+    if (set | clear) s.finish();
+    if (a.json) {
+        nlohmann::json j{{"image", a.image}};
+        if (set | clear)
+            j["changes"] = s.changes;
+        else
+            j["entries"] = listing;
+        fmt::print("{}\n", j.dump(2));
+    }
+    return s.status;
+}
+
+constexpr const char* kImageHelp = "Image file (not .gz); IMAGE@N selects partition N";
+
+}  // namespace
+
+Action add_mkdir(CLI::App& app) {
+    auto a = std::make_shared<MkdirArgs>();
+    CLI::App* cmd = app.add_subcommand("mkdir", "Make directories in a FAT image");
+    cmd->footer("Examples:\n  fsimg mkdir card.img /DCIM\n  fsimg mkdir -p disk.img@1 /boot/overlays/extra");
+    cmd->add_option("IMAGE", a->image, kImageHelp)->required();
+    cmd->add_option("PATH", a->paths, "Directories to make")->required();
+    cmd->add_flag("-p,--parents", a->parents, "Make missing parents; an existing directory is no error");
+    cmd->add_flag("--json", a->json, "Report what changed as JSON");
+    return [a] { return run_mkdir(*a); };
+}
+
+Action add_rm(CLI::App& app) {
+    auto a = std::make_shared<RmArgs>();
+    CLI::App* cmd = app.add_subcommand("rm", "Remove files and directories from a FAT image");
+    cmd->footer("Examples:\n  fsimg rm card.img /old.log\n  fsimg rm -r -f disk.img@1 /tmp");
+    cmd->add_option("IMAGE", a->image, kImageHelp)->required();
+    cmd->add_option("PATH", a->paths, "Files (and with -r directories) to remove")->required();
+    cmd->add_flag("-r,-R,--recursive", a->recursive, "Remove directories and everything below them");
+    cmd->add_flag("-f,--force", a->force, "A path that does not exist is no error");
+    cmd->add_flag("--json", a->json, "Report what changed as JSON");
+    return [a] { return run_rm(*a); };
+}
+
+Action add_cp(CLI::App& app) {
+    auto a = std::make_shared<CpArgs>();
+    CLI::App* cmd = app.add_subcommand("cp", "Copy host files and directories into a FAT image");
+    cmd->footer(
+        "Examples:\n"
+        "  fsimg cp boot.img config.txt /\n"
+        "  fsimg cp -f boot.img new-config.txt /config.txt\n"
+        "  SOURCE_DATE_EPOCH=0 fsimg cp -r disk.img@1 overlays /boot");
+    cmd->add_option("IMAGE", a->image, kImageHelp)->required();
+    cmd->add_option("SRC_DEST", a->operands,
+                    "Host files or directories, then the image directory or new name")
+        ->required()
+        ->expected(2, -1);
+    cmd->add_flag("-r,-R,--recursive", a->recursive, "Copy directories and everything below them");
+    cmd->add_flag("-f,--force", a->force, "Replace existing files");
+    cmd->add_flag(
+        "-p,--preserve", a->preserve,
+        "Keep the source's modification and creation times (else now or SOURCE_DATE_EPOCH), and read-only");
+    cmd->add_flag("--json", a->json, "Report what changed as JSON");
+    return [a] { return run_cp(*a); };
+}
+
+Action add_mv(CLI::App& app) {
+    auto a = std::make_shared<MvArgs>();
+    CLI::App* cmd = app.add_subcommand("mv", "Rename or move files and directories inside a FAT image");
+    cmd->footer(
+        "Examples:\n  fsimg mv card.img /readme.txt /README.TXT\n  fsimg mv disk.img@1 /a.txt /b.txt "
+        "/archive");
+    cmd->add_option("IMAGE", a->image, kImageHelp)->required();
+    cmd->add_option("SRC_DEST", a->operands, "Paths in the image, then the destination directory or new name")
+        ->required()
+        ->expected(2, -1);
+    cmd->add_flag("-f,--force", a->force, "Replace an existing file of the destination name");
+    cmd->add_flag("--json", a->json, "Report what changed as JSON");
+    return [a] { return run_mv(*a); };
+}
+
+Action add_label(CLI::App& app) {
+    auto a = std::make_shared<LabelArgs>();
+    CLI::App* cmd = app.add_subcommand("label", "Show or set the label and serial number of a FAT image");
+    cmd->footer(
+        "Examples:\n  fsimg label card.img\n  fsimg label card.img BOOT --volume-id 1234-ABCD\n  fsimg label "
+        "card.img ''");
+    cmd->add_option("IMAGE", a->image, kImageHelp)->required();
+    cmd->add_option("NEW", a->label, "The new label (up to 11 ASCII characters; '' removes it)");
+    cmd->add_option("--volume-id", a->volume_id, "The new volume serial number (8 hex digits)");
+    cmd->add_flag("--json", a->json, "Print the label and serial (and what changed) as JSON");
+    return [a] { return run_label(*a); };
+}
+
+Action add_attrib(CLI::App& app) {
+    auto a = std::make_shared<AttribArgs>();
+    CLI::App* cmd = app.add_subcommand("attrib", "Show or change the attributes of files in a FAT image");
+    cmd->footer(
+        "Examples:\n  fsimg attrib card.img /boot.ini\n  fsimg attrib card.img +r +h /boot.ini\n  fsimg "
+        "attrib card.img -a /data/log.txt");
+    cmd->add_flag("--json", a->json, "Report as JSON");
+    cmd->add_option("IMAGE", a->image, kImageHelp)->required();
+    cmd->add_option("CHANGES_PATHS", a->rest, "[+|-]{r,h,s,a}... then PATH...");
+    // -a, -h, -r, -s after IMAGE are attribute changes (as mattrib has them), not options.
+    cmd->set_help_flag("--help", "Print this help message and exit");
+    cmd->prefix_command();
+    return [a, cmd] {
+        AttribArgs args = *a;
+        for (const std::string& x : cmd->remaining()) {
+            if (x == "--json") {
+                args.json = true;
+            } else {
+                args.rest.push_back(x);
+            }
+        }
+        return run_attrib(args);
+    };
+}
+
+}  // namespace fsimg::cli

@@ -1,0 +1,934 @@
+// fat/edit.hpp: changing an existing FAT volume, every write ordered so
+// that a cut after it leaves the volume consistent (see the header).
+#include "fsimg/fat/edit.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <unordered_set>
+
+#include "fsimg/core/bytes.hpp"
+#include "fsimg/core/error.hpp"
+#include "fsimg/core/units.hpp"
+#include "fsimg/core/utf.hpp"
+#include "fsimg/fat/names.hpp"
+#include "fsimg/fat/structs.hpp"
+#include "stamp.hpp"
+
+namespace fsimg::fat {
+
+namespace {
+
+constexpr std::size_t kWindowBytes = 65536;
+constexpr std::size_t kMaxWindows = 64;  // 4 MiB of FAT at most
+constexpr std::uint8_t kDeleted = 0xE5;
+constexpr std::uint8_t kSettableAttributes = kAttrReadOnly | kAttrHidden | kAttrSystem | kAttrArchive;
+constexpr std::size_t kDataChunk = 1 << 20;
+
+std::uint32_t clean_bit(FatType t) noexcept {
+    return t == FatType::fat16 ? 0x8000u : t == FatType::fat32 ? 0x08000000u : 0u;
+}
+
+/// Where a directory's entries lie on the device.
+struct DirPlace {
+    bool fixed = false;                   ///< the FAT12/16 root region
+    std::uint64_t fixed_offset = 0;       ///< its byte offset
+    std::vector<std::uint32_t> clusters;  ///< the chain, in order (not fixed)
+    std::uint32_t entries = 0;            ///< entries the region or chain holds
+};
+
+}  // namespace
+
+struct Editor::Impl {
+    io::BlockDevice& dev;
+    EditOptions opt;
+    Layout L;
+    BootSector boot;
+    Stamper stamper;
+    mutable std::unique_ptr<Volume> vol;
+
+    std::map<std::uint64_t, std::vector<std::byte>> windows;             // FAT copy 0, by window
+    std::map<std::uint64_t, std::pair<std::size_t, std::size_t>> dirty;  // window -> [lo, hi)
+    bool began = false;
+    bool was_clean = false;
+    std::uint64_t allocated = 0;
+    std::uint64_t freed = 0;
+    std::uint32_t hint = 2;
+
+    Impl(io::BlockDevice& d, EditOptions o) : dev(d), opt(std::move(o)), stamper(opt.clamp, opt.local_time) {
+        const BootRegion br = read_boot_region(dev);
+        if (!br.layout) {
+            throw Error(ErrorCode::corrupt,
+                        fmt::format("the boot sector's geometry cannot be derived ({}); fsimg does not "
+                                    "change such a volume",
+                                    br.problem.value_or("unknown")));
+        }
+        L = *br.layout;
+        boot = br.boot;
+        const std::uint64_t fat_end = L.first_fat_sector * L.bytes_per_sector + L.num_fats * L.fat_bytes();
+        if (fat_end > dev.size() || L.volume_bytes() > dev.size()) {
+            throw Error(
+                ErrorCode::corrupt,
+                fmt::format("the volume claims {} bytes but the image holds {}; fsimg does not change "
+                            "a truncated volume",
+                            std::max(fat_end, L.volume_bytes()), dev.size()));
+        }
+        if (L.type == FatType::fat32 && br.fsinfo && br.fsinfo->next_free >= 2 &&
+            br.fsinfo->next_free <= L.cluster_count + 1)
+            hint = br.fsinfo->next_free;
+    }
+
+    const Volume& volume() const {
+        if (!vol) vol = std::make_unique<Volume>(dev);
+        return *vol;
+    }
+    std::uint32_t max_cluster() const { return volume().max_cluster(); }
+    std::uint64_t fat_base(unsigned copy) const {
+        return L.first_fat_sector * L.bytes_per_sector + std::uint64_t(copy) * L.fat_bytes();
+    }
+
+    // --- FAT entries through the window cache ---------------------------------------------------
+    std::vector<std::byte>& window(std::uint64_t w) {
+        if (auto it = windows.find(w); it != windows.end()) return it->second;
+        if (windows.size() >= kMaxWindows) {
+            flush_fat();
+            windows.clear();
+        }
+        const std::uint64_t at = w * kWindowBytes;
+        std::vector<std::byte> bytes(
+            static_cast<std::size_t>(std::min<std::uint64_t>(kWindowBytes, L.fat_bytes() - at)));
+        dev.read_at(fat_base(0) + at, bytes);
+        return windows.emplace(w, std::move(bytes)).first->second;
+    }
+    std::uint8_t byte_at(std::uint64_t off) {
+        return std::to_integer<std::uint8_t>(window(off / kWindowBytes)[off % kWindowBytes]);
+    }
+    void set_byte(std::uint64_t off, std::uint8_t b) {
+        const std::uint64_t w = off / kWindowBytes;
+        const std::size_t i = off % kWindowBytes;
+        window(w)[i] = std::byte{b};
+        auto [it, fresh] = dirty.try_emplace(w, i, i + 1);
+        if (!fresh) {
+            it->second.first = std::min(it->second.first, i);
+            it->second.second = std::max(it->second.second, i + 1);
+        }
+    }
+    std::uint32_t entry(std::uint32_t n) {
+        switch (L.type) {
+            case FatType::fat12: {
+                const std::uint64_t o = n + n / 2;
+                const std::uint32_t v = byte_at(o) | (std::uint32_t(byte_at(o + 1)) << 8);
+                return (n & 1) ? v >> 4 : v & 0xFFF;
+            }
+            case FatType::fat16:
+                return byte_at(2ull * n) | (std::uint32_t(byte_at(2ull * n + 1)) << 8);
+            default: {
+                const std::uint64_t o = 4ull * n;
+                return (byte_at(o) | (std::uint32_t(byte_at(o + 1)) << 8) |
+                        (std::uint32_t(byte_at(o + 2)) << 16) | (std::uint32_t(byte_at(o + 3)) << 24)) &
+                       kFat32Mask;
+            }
+        }
+    }
+    void set_entry(std::uint32_t n, std::uint32_t v) {
+        switch (L.type) {
+            case FatType::fat12: {
+                const std::uint64_t o = n + n / 2;
+                if (n & 1) {
+                    set_byte(o, static_cast<std::uint8_t>((byte_at(o) & 0x0F) | ((v << 4) & 0xF0)));
+                    set_byte(o + 1, static_cast<std::uint8_t>(v >> 4));
+                } else {
+                    set_byte(o, static_cast<std::uint8_t>(v));
+                    set_byte(o + 1, static_cast<std::uint8_t>((byte_at(o + 1) & 0xF0) | ((v >> 8) & 0x0F)));
+                }
+                break;
+            }
+            case FatType::fat16:
+                set_byte(2ull * n, static_cast<std::uint8_t>(v));
+                set_byte(2ull * n + 1, static_cast<std::uint8_t>(v >> 8));
+                break;
+            default: {
+                const std::uint64_t o = 4ull * n;
+                set_byte(o, static_cast<std::uint8_t>(v));
+                set_byte(o + 1, static_cast<std::uint8_t>(v >> 8));
+                set_byte(o + 2, static_cast<std::uint8_t>(v >> 16));
+                // The top 4 bits are reserved: kept as they are [FATGEN].
+                set_byte(o + 3, static_cast<std::uint8_t>((byte_at(o + 3) & 0xF0) | ((v >> 24) & 0x0F)));
+            }
+        }
+    }
+    /// Writes every changed byte range into every FAT copy, copy 1 first.
+    void flush_fat() {
+        if (dirty.empty()) return;
+        for (unsigned c = 0; c < L.num_fats; ++c) {
+            for (const auto& [w, range] : dirty) {
+                const auto& bytes = windows.at(w);
+                dev.write_at(
+                    fat_base(c) + w * kWindowBytes + range.first,
+                    std::span<const std::byte>(bytes).subspan(range.first, range.second - range.first));
+            }
+        }
+        dirty.clear();
+        vol.reset();
+    }
+
+    // --- begin / finish -----------------------------------------------------------------------
+    void begin() {
+        if (began) return;
+        began = true;
+        const std::uint32_t bit = clean_bit(L.type);
+        if (bit == 0) return;
+        const std::uint32_t fat1 = entry(1);
+        was_clean = (fat1 & bit) != 0;
+        if (was_clean) {
+            set_entry(1, fat1 & ~bit);
+            flush_fat();
+        }
+    }
+
+    // --- allocation ---------------------------------------------------------------------------
+    /// n free clusters, one run if the volume has one that long (next-fit
+    /// from `near`), else the first free ones found. Nothing is written.
+    /// Throws Error(io) when the volume has fewer than n free clusters.
+    std::vector<ClusterRun> find_free(std::uint64_t n, std::uint32_t near) {
+        std::vector<ClusterRun> out;
+        if (n == 0) return out;
+        const std::uint32_t first = 2, last = max_cluster();
+        if (near < first || near > last) near = first;
+        std::uint64_t free_seen = 0;
+        std::uint32_t run_start = 0, run_len = 0;
+        // Pass 1: a run of n, from `near` to the end, then from the start up to `near`.
+        for (int pass = 0; pass < 2; ++pass) {
+            const std::uint32_t lo = pass == 0 ? near : first, hi = pass == 0 ? last : near - 1;
+            run_len = 0;
+            for (std::uint64_t c = lo; c <= hi && c >= first; ++c) {
+                if (entry(static_cast<std::uint32_t>(c)) == 0) {
+                    ++free_seen;
+                    if (run_len == 0) run_start = static_cast<std::uint32_t>(c);
+                    if (++run_len == n) return {ClusterRun{run_start, run_len}};
+                } else {
+                    run_len = 0;
+                }
+            }
+        }
+        if (free_seen < n) {
+            throw Error(
+                ErrorCode::io,
+                fmt::format("no space left on the volume: {} clusters of {} bytes are needed, {} are free", n,
+                            L.cluster_bytes(), free_seen));
+        }
+        // Pass 2: fragments, next-fit.
+        std::uint64_t got = 0;
+        for (std::uint64_t k = 0; k < std::uint64_t(last - first + 1) && got < n; ++k) {
+            const auto c = static_cast<std::uint32_t>(first + (near - first + k) % (last - first + 1));
+            if (entry(c) != 0) continue;
+            if (!out.empty() && out.back().first + out.back().count == c) {
+                ++out.back().count;
+            } else {
+                out.push_back(ClusterRun{c, 1});
+            }
+            ++got;
+        }
+        return out;
+    }
+    /// Links the runs into one chain ending in end-of-chain (FAT cache only).
+    void set_chain(const std::vector<ClusterRun>& runs) {
+        const std::uint32_t eoc = end_of_chain(L.type);
+        for (std::size_t r = 0; r < runs.size(); ++r) {
+            for (std::uint32_t i = 0; i < runs[r].count; ++i) {
+                const std::uint32_t c = runs[r].first + i;
+                std::uint32_t next = c + 1;
+                if (i + 1 == runs[r].count) next = r + 1 < runs.size() ? runs[r + 1].first : eoc;
+                set_entry(c, next);
+            }
+        }
+        for (const auto& r : runs) allocated += r.count;
+        if (!runs.empty()) {
+            const ClusterRun& back = runs.back();
+            hint = back.first + back.count <= max_cluster() ? back.first + back.count : 2;
+        }
+    }
+    /// Frees a chain (FAT cache only; the caller flushes), following it
+    /// through the cache: each entry is zeroed as it is passed, so a loop
+    /// or a second chain joining this one ends the walk.
+    void free_chain(std::uint32_t first_cluster) {
+        const std::uint32_t last = max_cluster();
+        std::uint32_t c = first_cluster;
+        for (std::uint64_t steps = 0; c >= 2 && c <= last && steps <= last; ++steps) {
+            const std::uint32_t v = entry(c);
+            if (v == 0 || v == bad_cluster(L.type)) break;  // never free a bad cluster
+            set_entry(c, 0);
+            ++freed;
+            c = v;
+        }
+    }
+
+    // --- directories --------------------------------------------------------------------------
+    DirPlace place_of(DirId d) const {
+        DirPlace p;
+        if (d == kRootDir && L.type != FatType::fat32) {
+            p.fixed = true;
+            p.fixed_offset = L.first_root_dir_sector * L.bytes_per_sector;
+            p.entries = L.root_entry_count;
+            return p;
+        }
+        const std::uint32_t first = d == kRootDir ? L.root_cluster : d;
+        const std::uint64_t max_clusters =
+            core::div_ceil(std::uint64_t(kMaxDirEntries) * kDirEntrySize, L.cluster_bytes());
+        const Chain c = volume().follow_chain(first, max_clusters);
+        if (c.clusters == 0 || c.end == ChainEnd::loop || c.end == ChainEnd::invalid) {
+            throw Error(
+                ErrorCode::corrupt,
+                fmt::format("the directory at cluster {} has a broken cluster chain; run fsimg fsck", first));
+        }
+        for (const auto& run : c.runs)
+            for (std::uint32_t i = 0; i < run.count; ++i) p.clusters.push_back(run.first + i);
+        p.entries = static_cast<std::uint32_t>(p.clusters.size() * (L.cluster_bytes() / kDirEntrySize));
+        return p;
+    }
+    std::uint64_t entry_offset(const DirPlace& p, std::uint32_t i) const {
+        if (p.fixed) return p.fixed_offset + std::uint64_t(i) * kDirEntrySize;
+        const std::uint32_t per = L.cluster_bytes() / kDirEntrySize;
+        return L.cluster_offset(p.clusters.at(i / per)) + std::uint64_t(i % per) * kDirEntrySize;
+    }
+    /// Entries [first, first+count) lie in consecutive device bytes.
+    bool consecutive(const DirPlace& p, std::uint32_t first, std::uint32_t count) const {
+        if (p.fixed || count <= 1) return true;
+        const std::uint32_t per = L.cluster_bytes() / kDirEntrySize;
+        for (std::uint32_t k = first / per; k < (first + count - 1) / per; ++k)
+            if (p.clusters[k + 1] != p.clusters[k] + 1) return false;
+        return true;
+    }
+    /// Writes `bytes` (whole entries) at entry `first` of a directory: one
+    /// write per run of consecutive device bytes, the last run first.
+    void write_entries(const DirPlace& p, std::uint32_t first, std::span<const std::byte> bytes) {
+        const auto count = static_cast<std::uint32_t>(bytes.size() / kDirEntrySize);
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> segments;  // (first entry, count)
+        for (std::uint32_t i = 0; i < count; ++i) {
+            if (!segments.empty() &&
+                entry_offset(p, first + i) == entry_offset(p, first + i - 1) + kDirEntrySize) {
+                ++segments.back().second;
+            } else {
+                segments.emplace_back(first + i, 1);
+            }
+        }
+        for (auto it = segments.rbegin(); it != segments.rend(); ++it) {
+            dev.write_at(entry_offset(p, it->first),
+                         bytes.subspan(std::size_t(it->first - first) * kDirEntrySize,
+                                       std::size_t(it->second) * kDirEntrySize));
+        }
+    }
+    std::vector<std::byte> raw(DirId d) const { return volume().read_directory_bytes(d); }
+
+    /// Where `need` new entries go in directory d: a run of deleted entries
+    /// before the end-of-directory mark that lies in consecutive bytes, else
+    /// at the mark (the directory grown when the entries after it are too
+    /// few). Writes the zero entry after the run when one is needed, and the
+    /// new clusters; returns the first entry index.
+    std::uint32_t make_room(DirId d, std::uint32_t need) {
+        DirPlace p = place_of(d);
+        const std::vector<std::byte> bytes = raw(d);
+        const auto total =
+            static_cast<std::uint32_t>(std::min<std::size_t>(bytes.size() / kDirEntrySize, p.entries));
+        auto first_byte = [&](std::uint32_t i) {
+            return std::to_integer<std::uint8_t>(bytes[std::size_t(i) * kDirEntrySize]);
+        };
+        std::uint32_t end = 0;
+        while (end < total && first_byte(end) != 0) ++end;
+        // Deleted entries before the mark.
+        for (std::uint32_t i = 0; i < end;) {
+            if (first_byte(i) != kDeleted) {
+                ++i;
+                continue;
+            }
+            std::uint32_t j = i;
+            while (j < end && first_byte(j) == kDeleted) ++j;
+            for (std::uint32_t s = i; s + need <= j; ++s)
+                if (consecutive(p, s, need)) return s;
+            i = j;
+        }
+        if (total - end < need) {
+            if (p.fixed) {
+                throw Error(
+                    ErrorCode::io,
+                    fmt::format("no space left in the root directory: a {} root holds {} entries and "
+                                "{} are in use (FAT32 has no such limit)",
+                                L.type == FatType::fat12 ? "FAT12" : "FAT16", L.root_entry_count, end));
+            }
+            const std::uint32_t per = L.cluster_bytes() / kDirEntrySize;
+            const std::uint32_t more = (need - (total - end) + per - 1) / per;
+            if (std::uint64_t(p.entries) + std::uint64_t(more) * per > kMaxDirEntries) {
+                throw Error(ErrorCode::io,
+                            fmt::format("no space left in the directory: a FAT directory holds "
+                                        "at most {} entries",
+                                        kMaxDirEntries));
+            }
+            grow(p, more);
+            p = place_of(d);
+        } else if (end + need < total && first_byte(end + need) != 0) {
+            // Bytes past the mark that are not zero would become entries once the mark moves.
+            const std::array<std::byte, kDirEntrySize> zero{};
+            dev.write_at(entry_offset(p, end + need), zero);
+        }
+        return end;
+    }
+    /// Adds `more` zeroed clusters to a directory's chain: clusters zeroed,
+    /// their chain written, then linked from the last cluster.
+    void grow(const DirPlace& p, std::uint32_t more) {
+        const std::uint32_t last = p.clusters.back();
+        const auto runs = find_free(more, last + 1);
+        for (const auto& r : runs)
+            dev.zero_range(L.cluster_offset(r.first), std::uint64_t(r.count) * L.cluster_bytes());
+        set_chain(runs);
+        flush_fat();
+        set_entry(last, runs.front().first);
+        flush_fat();
+    }
+
+    /// The entry set (LFN entries, then the short entry) for `name` in
+    /// directory d, with short entry fields from `base`. `self`: the entry
+    /// index of a record being renamed (its own names do not collide).
+    std::vector<std::byte> entry_set(DirId d, std::string_view name, DirEntry base,
+                                     std::optional<std::uint32_t> self) const {
+        if (auto why = long_name_problem(name))
+            throw Error(ErrorCode::usage, fmt::format("\"{}\": {}", name, *why));
+        const std::u16string name16 = core::utf8_to_utf16(name);
+        const std::u16string key = case_fold_key(name16);
+        ShortNameAllocator alloc;
+        for (const DirRecord& r : volume().read_directory(d).records) {
+            if (r.kind == RecordKind::volume_label) continue;
+            if (self && r.index == *self) continue;
+            alloc.reserve(r.entry.name);
+            if (r.kind == RecordKind::dot || r.kind == RecordKind::dotdot) continue;
+            const std::u16string shortkey = case_fold_key(core::utf8_to_utf16(r.short_name_raw));
+            if ((r.has_long_name && case_fold_key(r.long_name) == key) || shortkey == key) {
+                throw Error(ErrorCode::usage, fmt::format("\"{}\" already exists (as \"{}\")", name, r.name));
+            }
+        }
+        bool lfn = true;
+        if (auto plain = plain_short_name(name16); plain && !alloc.contains(plain->name)) {
+            base.name = plain->name;
+            base.nt_res = plain->nt_case;
+            lfn = false;
+        } else {
+            base.name = alloc.generate(name16);
+            base.nt_res = 0;
+        }
+        const std::uint32_t lfns = lfn ? lfn_entry_count(name16.size()) : 0;
+        std::vector<std::byte> out(std::size_t(lfns + 1) * kDirEntrySize);
+        if (lfn)
+            encode_lfn_entries(name16, lfn_checksum(base.name),
+                               std::span(out).first(std::size_t(lfns) * kDirEntrySize));
+        encode_dir_entry(base,
+                         std::span(out).subspan(std::size_t(lfns) * kDirEntrySize).first<kDirEntrySize>());
+        return out;
+    }
+    /// Writes an entry set into directory d; returns the short entry's index.
+    std::uint32_t add_entries(DirId d, std::span<const std::byte> set) {
+        const auto need = static_cast<std::uint32_t>(set.size() / kDirEntrySize);
+        const std::uint32_t at = make_room(d, need);
+        write_entries(place_of(d), at, set);
+        vol.reset();
+        return at + need - 1;
+    }
+    /// Marks a record's entries deleted.
+    void delete_entries(DirId d, const DirRecord& r) {
+        const DirPlace p = place_of(d);
+        const std::vector<std::byte> bytes = raw(d);
+        std::vector<std::byte> set(bytes.begin() + std::ptrdiff_t(r.first_index) * kDirEntrySize,
+                                   bytes.begin() + std::ptrdiff_t(r.index + 1) * kDirEntrySize);
+        for (std::size_t i = 0; i < set.size(); i += kDirEntrySize) set[i] = std::byte{kDeleted};
+        write_entries(p, r.first_index, set);  // the short entry's run first: the name goes at once
+        vol.reset();
+    }
+    /// A rename inside one directory as ONE write: the old entries marked
+    /// deleted and the new set written within one span of consecutive device
+    /// bytes (the entries in between rewritten as they are). False when no
+    /// such span exists; the caller then writes the new set and deletes the
+    /// old one after it.
+    bool rename_in_one_write(DirId d, const DirRecord& r, std::span<const std::byte> set) {
+        const DirPlace p = place_of(d);
+        std::vector<std::byte> bytes = raw(d);
+        const auto total =
+            static_cast<std::uint32_t>(std::min<std::size_t>(bytes.size() / kDirEntrySize, p.entries));
+        if (r.index >= total) return false;
+        auto first_byte = [&](std::uint32_t i) {
+            return std::to_integer<std::uint8_t>(bytes[std::size_t(i) * kDirEntrySize]);
+        };
+        for (std::uint32_t i = r.first_index; i <= r.index; ++i)
+            bytes[std::size_t(i) * kDirEntrySize] = std::byte{kDeleted};
+        const auto need = static_cast<std::uint32_t>(set.size() / kDirEntrySize);
+        std::uint32_t end = 0;
+        while (end < total && first_byte(end) != 0) ++end;
+        for (std::uint32_t s = 0; s <= end && s + need <= total; ++s) {
+            bool free = true;
+            for (std::uint32_t k = s; k < s + need && free; ++k) free = k >= end || first_byte(k) == kDeleted;
+            if (!free) continue;
+            const bool terminator = s + need > end && s + need < total && first_byte(s + need) != 0;
+            const std::uint32_t lo = std::min(s, r.first_index);
+            const std::uint32_t hi = std::max({s + need + (terminator ? 1u : 0u), r.index + 1});
+            if (!consecutive(p, lo, hi - lo)) continue;
+            std::copy(set.begin(), set.end(), bytes.begin() + std::ptrdiff_t(s) * kDirEntrySize);
+            if (terminator)
+                std::fill_n(bytes.begin() + std::ptrdiff_t(s + need) * kDirEntrySize, kDirEntrySize,
+                            std::byte{0});
+            dev.write_at(entry_offset(p, lo),
+                         std::span<const std::byte>(bytes).subspan(std::size_t(lo) * kDirEntrySize,
+                                                                   std::size_t(hi - lo) * kDirEntrySize));
+            vol.reset();
+            return true;
+        }
+        return false;
+    }
+    /// Rewrites the short entry of record r of directory d.
+    void rewrite_short_entry(DirId d, const DirRecord& r, const DirEntry& e) {
+        std::array<std::byte, kDirEntrySize> b{};
+        encode_dir_entry(e, b);
+        dev.write_at(entry_offset(place_of(d), r.index), b);
+        vol.reset();
+    }
+    DirEntry stamped(const NewEntryInfo& info, std::uint8_t attr) const {
+        DirEntry e;
+        e.attr = attr;
+        stamper.apply(e, info.mtime.value_or(opt.now), info.btime.value_or(opt.now),
+                      info.btime ? info.btime_ns : 0);
+        return e;
+    }
+    std::optional<DirRecord> record_at(DirId d, std::uint32_t index) const {
+        for (const DirRecord& r : volume().read_directory(d).records)
+            if (r.index == index) return r;
+        return std::nullopt;
+    }
+    /// The parent of directory d (its ".." entry; kRootDir for the root and
+    /// for directories in the root).
+    DirId parent_of(DirId d) const {
+        if (d == kRootDir) return kRootDir;
+        for (const DirRecord& r : volume().read_directory(d).records)
+            if (r.kind == RecordKind::dotdot)
+                return r.entry.first_cluster == L.root_cluster && L.type == FatType::fat32
+                           ? kRootDir
+                           : r.entry.first_cluster;
+        return kRootDir;
+    }
+    /// Sets the modification time of directory d's entry in its parent.
+    void touch(DirId d) {
+        if (d == kRootDir) return;
+        const DirId parent = parent_of(d);
+        for (const DirRecord& r : volume().read_directory(parent).records) {
+            if (r.kind != RecordKind::directory || r.entry.first_cluster != d) continue;
+            DirEntry e = r.entry;
+            const FatTimestamp t = stamper.stamp(opt.now);
+            if (e.wrt_date == t.date && e.wrt_time == t.time) return;
+            e.wrt_date = t.date;
+            e.wrt_time = t.time;
+            e.lst_acc_date = t.date;
+            rewrite_short_entry(parent, r, e);
+            return;
+        }
+    }
+
+    /// Writes a file's bytes into the runs (holes and the last cluster's tail as zeros).
+    void write_data(const std::vector<ClusterRun>& runs, const source::SourceFile& data) {
+        const std::vector<source::Segment> segments = data.segments();
+        std::vector<std::byte> buf;
+        std::uint64_t file_off = 0;
+        const std::uint64_t cb = L.cluster_bytes();
+        for (const auto& run : runs) {
+            const std::uint64_t dev_at = L.cluster_offset(run.first);
+            const std::uint64_t len = run.count * cb;
+            // Within [file_off, file_off + len): data segments read and written, the rest zeroed.
+            std::uint64_t pos = file_off;
+            const std::uint64_t stop = file_off + len;
+            for (const source::Segment& s : segments) {
+                const std::uint64_t s0 = std::max(s.offset, pos), s1 = std::min(s.offset + s.length, stop);
+                if (s1 <= s0) continue;
+                if (s0 > pos) dev.zero_range(dev_at + (pos - file_off), s0 - pos);
+                for (std::uint64_t at = s0; at < s1; at += kDataChunk) {
+                    const std::uint64_t n = std::min<std::uint64_t>(kDataChunk, s1 - at);
+                    buf.resize(static_cast<std::size_t>(n));
+                    data.read_at(at, buf);
+                    dev.write_at(dev_at + (at - file_off), buf);
+                }
+                pos = s1;
+            }
+            if (pos < stop) dev.zero_range(dev_at + (pos - file_off), stop - pos);
+            file_off = stop;
+        }
+        data.finish();
+    }
+    /// Allocates and writes a file's data and its chain (flushed); returns the
+    /// first cluster (0 for an empty file).
+    std::uint32_t store_data(const source::SourceFile& data) {
+        if (data.size() > 0xFFFFFFFFull) {
+            throw Error(ErrorCode::usage,
+                        fmt::format("{} is {} bytes; a FAT file holds at most 4,294,967,295 bytes",
+                                    data.path(), data.size()));
+        }
+        const std::uint64_t n = core::div_ceil(data.size(), std::uint64_t(L.cluster_bytes()));
+        if (n == 0) return 0;
+        const auto runs = find_free(n, hint);
+        write_data(runs, data);
+        set_chain(runs);
+        flush_fat();
+        return runs.front().first;
+    }
+
+    void collect_below(std::uint32_t first_cluster, std::vector<std::uint32_t>& chains,
+                       std::unordered_set<std::uint32_t>& seen) const {
+        std::vector<std::uint32_t> stack{first_cluster};
+        while (!stack.empty()) {
+            const std::uint32_t d = stack.back();
+            stack.pop_back();
+            for (const DirRecord& r : volume().read_directory(d).records) {
+                if (r.kind == RecordKind::file) {
+                    if (r.entry.first_cluster != 0) chains.push_back(r.entry.first_cluster);
+                } else if (r.kind == RecordKind::directory) {
+                    const std::uint32_t c = r.entry.first_cluster;
+                    if (volume().is_cluster(c) && seen.insert(c).second) {
+                        chains.push_back(c);
+                        stack.push_back(c);
+                    }
+                }
+            }
+        }
+    }
+};
+
+Editor::Editor(io::BlockDevice& device, EditOptions options)
+    : impl_(std::make_unique<Impl>(device, std::move(options))) {}
+Editor::~Editor() = default;
+
+const Layout& Editor::layout() const noexcept { return impl_->L; }
+const Volume& Editor::volume() const { return impl_->volume(); }
+std::uint64_t Editor::allocated_clusters() const noexcept { return impl_->allocated; }
+std::uint64_t Editor::freed_clusters() const noexcept { return impl_->freed; }
+
+std::optional<DirRecord> Editor::lookup(std::string_view path) const { return volume().lookup(path); }
+
+DirId Editor::directory_of(const DirRecord& dir) const {
+    if (dir.is_root) return kRootDir;
+    if (dir.kind != RecordKind::directory)
+        throw Error(ErrorCode::usage, fmt::format("\"{}\" is not a directory", dir.name));
+    const std::uint32_t c = dir.entry.first_cluster;
+    if (impl_->L.type == FatType::fat32 && c == impl_->L.root_cluster) return kRootDir;
+    if (!volume().is_cluster(c))
+        throw Error(
+            ErrorCode::corrupt,
+            fmt::format("directory \"{}\" has no valid first cluster ({}); run fsimg fsck", dir.name, c));
+    return c;
+}
+
+std::vector<DirRecord> Editor::list(DirId dir) const { return volume().read_directory(dir).records; }
+
+std::optional<DirRecord> Editor::find(DirId dir, std::string_view name) const {
+    const std::u16string key = case_fold_key(core::utf8_to_utf16(name));
+    for (const DirRecord& r : list(dir)) {
+        if (r.kind != RecordKind::file && r.kind != RecordKind::directory) continue;
+        if ((r.has_long_name && case_fold_key(r.long_name) == key) ||
+            case_fold_key(core::utf8_to_utf16(r.short_name_raw)) == key)
+            return r;
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> Editor::name_problem(std::string_view name) { return long_name_problem(name); }
+
+DirRecord Editor::add_file(DirId dir, std::string_view name, const source::SourceFile& data,
+                           const NewEntryInfo& info) {
+    Impl& m = *impl_;
+    DirEntry e = m.stamped(info, static_cast<std::uint8_t>(info.attributes & ~kAttrDirectory));
+    (void)m.entry_set(dir, name, e, std::nullopt);  // name checks before anything is written
+    m.begin();
+    const std::uint32_t first = m.store_data(data);
+    e.first_cluster = first;
+    e.file_size = static_cast<std::uint32_t>(data.size());
+    std::uint32_t at = 0;
+    try {
+        at = m.add_entries(dir, m.entry_set(dir, name, e, std::nullopt));
+    } catch (...) {
+        if (first != 0) {  // the directory could not take the entry: its clusters are not left lost
+            m.free_chain(first);
+            m.flush_fat();
+        }
+        throw;
+    }
+    m.touch(dir);
+    return *m.record_at(dir, at);
+}
+
+void Editor::replace_file(DirId dir, const DirRecord& existing, const source::SourceFile& data,
+                          const NewEntryInfo& info) {
+    Impl& m = *impl_;
+    if (existing.kind != RecordKind::file)
+        throw Error(ErrorCode::usage, fmt::format("\"{}\" is not a file", existing.name));
+    m.begin();
+    const std::uint32_t first = m.store_data(data);
+    DirEntry e = existing.entry;
+    const DirEntry t = m.stamped(info, e.attr);
+    e.wrt_date = t.wrt_date;
+    e.wrt_time = t.wrt_time;
+    e.lst_acc_date = t.lst_acc_date;
+    e.attr |= kAttrArchive;
+    e.first_cluster = first;
+    e.file_size = static_cast<std::uint32_t>(data.size());
+    m.rewrite_short_entry(dir, existing, e);
+    if (existing.entry.first_cluster != 0) {
+        m.free_chain(existing.entry.first_cluster);
+        m.flush_fat();
+    }
+    m.touch(dir);
+}
+
+DirRecord Editor::add_directory(DirId dir, std::string_view name, const NewEntryInfo& info) {
+    Impl& m = *impl_;
+    DirEntry e = m.stamped(
+        info,
+        static_cast<std::uint8_t>((info.attributes & kSettableAttributes & ~kAttrArchive) | kAttrDirectory));
+    (void)m.entry_set(dir, name, e, std::nullopt);
+    m.begin();
+    const auto runs = m.find_free(1, m.hint);
+    const std::uint32_t c = runs.front().first;
+    // The new directory's cluster: "." and ".." (".." of a directory in the root is 0 [FATGEN]).
+    std::vector<std::byte> cluster(m.L.cluster_bytes());
+    DirEntry dot = e;
+    dot.name.fill(' ');
+    dot.name[0] = '.';
+    dot.nt_res = 0;
+    dot.first_cluster = c;
+    encode_dir_entry(dot, std::span(cluster).first<kDirEntrySize>());
+    DirEntry dotdot = dot;
+    dotdot.name[1] = '.';
+    dotdot.first_cluster = dir;
+    encode_dir_entry(dotdot, std::span(cluster).subspan(kDirEntrySize).first<kDirEntrySize>());
+    m.dev.write_at(m.L.cluster_offset(c), cluster);
+    m.set_chain(runs);
+    m.flush_fat();
+    e.first_cluster = c;
+    std::uint32_t at = 0;
+    try {
+        at = m.add_entries(dir, m.entry_set(dir, name, e, std::nullopt));
+    } catch (...) {
+        m.free_chain(c);
+        m.flush_fat();
+        throw;
+    }
+    m.touch(dir);
+    return *m.record_at(dir, at);
+}
+
+void Editor::remove(DirId dir, const DirRecord& r) {
+    Impl& m = *impl_;
+    if (r.is_root || (r.kind != RecordKind::file && r.kind != RecordKind::directory))
+        throw Error(ErrorCode::usage, fmt::format("\"{}\" cannot be removed", r.name));
+    std::vector<std::uint32_t> chains;
+    if (r.kind == RecordKind::directory && m.volume().is_cluster(r.entry.first_cluster)) {
+        std::unordered_set<std::uint32_t> seen{r.entry.first_cluster};
+        chains.push_back(r.entry.first_cluster);
+        m.collect_below(r.entry.first_cluster, chains, seen);  // before any write: a broken subtree refuses
+    } else if (r.entry.first_cluster != 0) {
+        chains.push_back(r.entry.first_cluster);
+    }
+    m.begin();
+    m.delete_entries(dir, r);
+    std::unordered_set<std::uint32_t> done;
+    for (const std::uint32_t c : chains)
+        if (done.insert(c).second) m.free_chain(c);
+    m.flush_fat();
+    m.touch(dir);
+}
+
+void Editor::rename(DirId from, const DirRecord& r, DirId to, std::string_view new_name, bool replace) {
+    Impl& m = *impl_;
+    if (r.is_root || (r.kind != RecordKind::file && r.kind != RecordKind::directory))
+        throw Error(ErrorCode::usage, fmt::format("\"{}\" cannot be renamed", r.name));
+    const bool is_dir = r.kind == RecordKind::directory;
+    if (is_dir) {  // not into itself or below itself
+        std::unordered_set<DirId> seen;
+        for (DirId d = to; d != kRootDir && seen.insert(d).second; d = m.parent_of(d)) {
+            if (d == r.entry.first_cluster)
+                throw Error(ErrorCode::usage, fmt::format("cannot move \"{}\" into itself", r.name));
+        }
+    }
+    std::optional<DirRecord> target = find(to, new_name);
+    if (target && from == to && target->index == r.index) target.reset();  // a case-only rename
+    if (target) {
+        if (!replace) throw Error(ErrorCode::usage, fmt::format("\"{}\" already exists", target->name));
+        if (target->kind != RecordKind::file || is_dir)
+            throw Error(ErrorCode::usage,
+                        fmt::format("\"{}\" exists and is {}; it is not replaced", target->name,
+                                    target->kind == RecordKind::directory ? "a directory" : "not a file"));
+        // The target's short entry takes the source's data, then the source goes, then the old data.
+        m.begin();
+        DirEntry e = target->entry;
+        e.first_cluster = r.entry.first_cluster;
+        e.file_size = r.entry.file_size;
+        e.attr = r.entry.attr;
+        e.wrt_date = r.entry.wrt_date;
+        e.wrt_time = r.entry.wrt_time;
+        m.rewrite_short_entry(to, *target, e);
+        m.delete_entries(from, *m.record_at(from, r.index));
+        if (target->entry.first_cluster != 0 && target->entry.first_cluster != r.entry.first_cluster) {
+            m.free_chain(target->entry.first_cluster);
+            m.flush_fat();
+        }
+        m.touch(from);
+        if (to != from) m.touch(to);
+        return;
+    }
+    const std::vector<std::byte> set =
+        m.entry_set(to, new_name, r.entry, from == to ? std::optional(r.index) : std::nullopt);
+    m.begin();
+    if (from == to && m.rename_in_one_write(from, r, set)) {
+        m.touch(from);
+        return;
+    }
+    m.add_entries(to, set);
+    if (is_dir && from != to) {  // ".." names the new parent
+        const std::uint32_t c = r.entry.first_cluster;
+        for (const DirRecord& d : m.volume().read_directory(c).records) {
+            if (d.kind != RecordKind::dotdot) continue;
+            DirEntry e = d.entry;
+            e.first_cluster = to;
+            m.rewrite_short_entry(c, d, e);
+            break;
+        }
+    }
+    const auto old = m.record_at(from, r.index);
+    if (old) m.delete_entries(from, *old);
+    m.touch(from);
+    if (to != from) m.touch(to);
+}
+
+void Editor::set_attributes(DirId dir, const DirRecord& r, std::uint8_t set, std::uint8_t clear) {
+    Impl& m = *impl_;
+    if (r.is_root || (r.kind != RecordKind::file && r.kind != RecordKind::directory))
+        throw Error(ErrorCode::usage, fmt::format("\"{}\" has no attributes to change", r.name));
+    DirEntry e = r.entry;
+    const auto attr =
+        static_cast<std::uint8_t>((e.attr | (set & kSettableAttributes)) & ~(clear & kSettableAttributes));
+    if (attr == e.attr) return;
+    e.attr = attr;
+    m.begin();
+    m.rewrite_short_entry(dir, r, e);
+}
+
+namespace {
+/// The 11-byte label field: validated as normalize_volume_label does, case kept, space padded.
+std::string label_field(std::string_view label) {
+    (void)normalize_volume_label(label);  // throws for what FAT labels cannot hold
+    std::string out(label);
+    out.resize(11, ' ');
+    return out;
+}
+std::string trim_label(std::string s) {
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\0')) s.pop_back();
+    return s;
+}
+}  // namespace
+
+std::string Editor::label() const {
+    for (const DirRecord& r : list(kRootDir)) {
+        if (r.kind == RecordKind::volume_label) {
+            const std::string raw(r.entry.name.begin(), r.entry.name.end());
+            const std::string t = trim_label(oem_text(raw));
+            return t == "NO NAME" ? std::string() : t;
+        }
+    }
+    if (impl_->boot.boot_signature != 0x29) return {};
+    const std::string t = trim_label(oem_text(impl_->boot.volume_label));
+    return t == "NO NAME" ? std::string() : t;
+}
+
+void Editor::set_label(std::string_view label) {
+    Impl& m = *impl_;
+    const std::string field = label.empty() ? std::string("NO NAME    ") : label_field(label);
+    m.begin();
+    std::optional<DirRecord> entry;
+    for (const DirRecord& r : list(kRootDir)) {
+        if (r.kind == RecordKind::volume_label) {
+            entry = r;
+            break;
+        }
+    }
+    if (label.empty()) {
+        if (entry) m.delete_entries(kRootDir, *entry);
+    } else if (entry) {
+        DirEntry e = entry->entry;
+        std::copy(field.begin(), field.end(), e.name.begin());
+        m.rewrite_short_entry(kRootDir, *entry, e);
+    } else {
+        DirEntry e = m.stamped(NewEntryInfo{}, kAttrVolumeId);
+        std::copy(field.begin(), field.end(), e.name.begin());
+        std::array<std::byte, kDirEntrySize> b{};
+        encode_dir_entry(e, b);
+        m.add_entries(kRootDir, b);
+    }
+    if (m.boot.boot_signature == 0x29) {
+        const std::size_t off = m.L.type == FatType::fat32 ? off::VolLab32 : off::VolLab16;
+        const auto bytes = std::as_bytes(std::span(field.data(), 11));
+        m.dev.write_at(off, bytes);
+        if (m.L.type == FatType::fat32 && m.L.backup_boot_sector != 0)
+            m.dev.write_at(std::uint64_t(m.L.backup_boot_sector) * m.L.bytes_per_sector + off, bytes);
+        m.boot.volume_label = field;
+    }
+    m.vol.reset();
+}
+
+std::uint32_t Editor::volume_id() const noexcept { return impl_->boot.volume_id; }
+
+void Editor::set_volume_id(std::uint32_t id) {
+    Impl& m = *impl_;
+    if (m.boot.boot_signature != 0x29) {
+        throw Error(ErrorCode::unsupported,
+                    "the boot sector has no extended boot signature (0x29), so it holds no "
+                    "volume serial number");
+    }
+    m.begin();
+    const std::size_t off = m.L.type == FatType::fat32 ? off::VolID32 : off::VolID16;
+    std::array<std::byte, 4> b{};
+    core::store_le32(b, 0, id);
+    m.dev.write_at(off, b);
+    if (m.L.type == FatType::fat32 && m.L.backup_boot_sector != 0)
+        m.dev.write_at(std::uint64_t(m.L.backup_boot_sector) * m.L.bytes_per_sector + off, b);
+    m.boot.volume_id = id;
+    m.vol.reset();
+}
+
+void Editor::finish() {
+    Impl& m = *impl_;
+    if (!m.began) return;
+    m.flush_fat();
+    if (m.L.type == FatType::fat32 && m.L.fsinfo_sector != 0 && m.L.fsinfo_sector != 0xFFFF &&
+        m.L.fsinfo_sector < m.L.reserved_sectors) {
+        std::vector<std::uint64_t> sectors{m.L.fsinfo_sector};
+        if (m.L.backup_boot_sector != 0 && m.L.backup_boot_sector + m.L.fsinfo_sector < m.L.reserved_sectors)
+            sectors.push_back(m.L.backup_boot_sector + m.L.fsinfo_sector);
+        for (const std::uint64_t s : sectors) {
+            std::array<std::byte, kBootSectorSize> sector{};
+            m.dev.read_at(s * m.L.bytes_per_sector, sector);
+            FsInfo info = decode_fsinfo(sector);
+            if (info.lead_signature != kFsInfoLeadSig || info.struct_signature != kFsInfoStrucSig) continue;
+            if (info.free_count != kFsInfoUnknown) {
+                const std::int64_t v =
+                    std::int64_t(info.free_count) + std::int64_t(m.freed) - std::int64_t(m.allocated);
+                info.free_count = v < 0 || v > std::int64_t(m.L.cluster_count)
+                                      ? kFsInfoUnknown
+                                      : static_cast<std::uint32_t>(v);
+            }
+            info.next_free = m.hint;
+            encode_fsinfo(info, sector);
+            m.dev.write_at(s * m.L.bytes_per_sector, sector);
+        }
+    }
+    if (m.was_clean) {
+        if (m.opt.barrier) m.opt.barrier();
+        m.set_entry(1, m.entry(1) | clean_bit(m.L.type));
+        m.flush_fat();
+    }
+    m.began = false;
+    m.was_clean = false;
+    m.allocated = m.freed = 0;
+}
+
+}  // namespace fsimg::fat
