@@ -96,6 +96,23 @@ struct Session {
         if (env_number("FSIMG_TEST_COUNT_WRITES"))
             fmt::print(stderr, "fsimg: test: {} writes\n", cut ? cut->writes() : 0);
     }
+    /// Runs the change of one path: a usage or I/O error is reported naming
+    /// the path, makes the exit status 1, and the other paths go on.
+    template <typename Change>
+    void each(const std::string& path, Change&& change) {
+        try {
+            change();
+        } catch (const Error& e) {
+            if (e.code() != ErrorCode::usage && e.code() != ErrorCode::io) throw;
+            failed(path, e.what());
+        }
+    }
+    /// finish(), then with --json what changed; returns the exit status.
+    int done(bool json) {
+        finish();
+        if (json) fmt::print("{}\n", nlohmann::json{{"image", spec}, {"changes", changes}}.dump(2));
+        return status;
+    }
     void failed(const std::string& path, const std::string& why) {
         fmt::print(stderr, "fsimg: error: {}: {}\n", shown(path), why);
         status = kExitFailure;
@@ -172,11 +189,11 @@ struct MkdirArgs {
 int run_mkdir(const MkdirArgs& a) {
     Session s = open_session(a.image, "mkdir");
     for (const std::string& path : a.paths) {
-        try {
+        s.each(path, [&] {
             const std::string norm = fs::normalize_path(path);
             if (norm == "/") {
                 if (!a.parents) s.failed(path, "the root directory exists");
-                continue;
+                return;
             }
             // Walk down, creating missing parents with -p.
             fat::DirId dir = fat::kRootDir;
@@ -204,14 +221,9 @@ int run_mkdir(const MkdirArgs& a) {
                 }
                 pos = next + 1;
             }
-        } catch (const Error& e) {
-            if (e.code() != ErrorCode::usage && e.code() != ErrorCode::io) throw;
-            s.failed(path, e.what());
-        }
+        });
     }
-    s.finish();
-    if (a.json) fmt::print("{}\n", nlohmann::json{{"image", a.image}, {"changes", s.changes}}.dump(2));
-    return s.status;
+    return s.done(a.json);
 }
 
 // --- rm ------------------------------------------------------------------------------------------
@@ -227,7 +239,7 @@ struct RmArgs {
 int run_rm(const RmArgs& a) {
     Session s = open_session(a.image, "rm");
     for (const std::string& path : a.paths) {
-        try {
+        s.each(path, [&] {
             const auto [parent, name] = split_path(path);
             if (name.empty()) throw Error(ErrorCode::usage, "the root directory cannot be removed");
             const auto pr = s.ed().lookup(parent);
@@ -239,7 +251,7 @@ int run_rm(const RmArgs& a) {
             }
             if (!r) {
                 if (!a.force) s.failed(path, "no such file or directory");
-                continue;
+                return;
             }
             if (r->kind == fat::RecordKind::directory && !a.recursive)
                 throw Error(ErrorCode::usage, "is a directory (rm -r removes it and everything below it)");
@@ -247,14 +259,9 @@ int run_rm(const RmArgs& a) {
             s.changes.push_back({{"action", "rm"},
                                  {"path", jtext(fs::normalize_path(path))},
                                  {"directory", r->kind == fat::RecordKind::directory}});
-        } catch (const Error& e) {
-            if (e.code() != ErrorCode::usage && e.code() != ErrorCode::io) throw;
-            s.failed(path, e.what());
-        }
+        });
     }
-    s.finish();
-    if (a.json) fmt::print("{}\n", nlohmann::json{{"image", a.image}, {"changes", s.changes}}.dump(2));
-    return s.status;
+    return s.done(a.json);
 }
 
 // --- cp ------------------------------------------------------------------------------------------
@@ -410,9 +417,7 @@ int run_cp(const CpArgs& a) {
             if (e.code() == ErrorCode::io) break;  // no space, a changed source: nothing more is tried
         }
     }
-    s.finish();
-    if (a.json) fmt::print("{}\n", nlohmann::json{{"image", a.image}, {"changes", s.changes}}.dump(2));
-    return s.status;
+    return s.done(a.json);
 }
 
 // --- mv ------------------------------------------------------------------------------------------
@@ -430,7 +435,7 @@ int run_mv(const MvArgs& a) {
     const std::vector<std::string> sources(a.operands.begin(), a.operands.end() - 1);
     const std::string dest = fs::normalize_path(a.operands.back());
     for (const std::string& src : sources) {
-        try {
+        s.each(src, [&] {
             const auto [sparent, sname] = split_path(src);
             if (sname.empty()) throw Error(ErrorCode::usage, "the root directory cannot be moved");
             const fat::DirId from = directory_at(s.ed(), sparent).first;
@@ -459,20 +464,15 @@ int run_mv(const MvArgs& a) {
                 to = directory_at(s.ed(), dparent).first;
                 name = dname;
             }
-            if (to == from && name == r->name) continue;  // nothing to do
+            if (to == from && name == r->name) return;  // nothing to do
             s.ed().rename(from, *r, to, name, a.force);
             s.changes.push_back(
                 {{"action", "mv"},
                  {"from", jtext(fs::normalize_path(src))},
                  {"to", jtext(to == from ? (sparent == "/" ? "" : sparent) + "/" + name : dest)}});
-        } catch (const Error& e) {
-            if (e.code() != ErrorCode::usage && e.code() != ErrorCode::io) throw;
-            s.failed(src, e.what());
-        }
+        });
     }
-    s.finish();
-    if (a.json) fmt::print("{}\n", nlohmann::json{{"image", a.image}, {"changes", s.changes}}.dump(2));
-    return s.status;
+    return s.done(a.json);
 }
 
 // --- label ---------------------------------------------------------------------------------------
@@ -553,7 +553,10 @@ int run_attrib(const AttribArgs& a) {
     std::uint8_t set = 0, clear = 0;
     std::vector<std::string> paths;
     for (const std::string& t : a.rest) {
-        if (paths.empty() && t.size() >= 2 && (t[0] == '+' || t[0] == '-')) {
+        // Every +x / -x word is a change wherever it stands (CLI11 hands over
+        // what it takes for options apart from the rest); a path that looks
+        // like one is written with its leading "/".
+        if (t.size() >= 2 && (t[0] == '+' || t[0] == '-') && t[1] != '/') {
             for (std::size_t i = 1; i < t.size(); ++i) {
                 std::uint8_t bit = 0;
                 switch (t[i]) {
@@ -590,7 +593,7 @@ int run_attrib(const AttribArgs& a) {
     Session s = open_session(a.image, "attrib");
     nlohmann::json listing = nlohmann::json::array();
     for (const std::string& path : paths) {
-        try {
+        s.each(path, [&] {
             const auto [parent, name] = split_path(path);
             if (name.empty()) throw Error(ErrorCode::usage, "the root directory has no attributes");
             const fat::DirId dir = directory_at(s.ed(), parent).first;
@@ -608,10 +611,7 @@ int run_attrib(const AttribArgs& a) {
             } else {
                 fmt::print("{}  {}\n", attr_text(r->entry.attr), shown(fs::normalize_path(path)));
             }
-        } catch (const Error& e) {
-            if (e.code() != ErrorCode::usage && e.code() != ErrorCode::io) throw;
-            s.failed(path, e.what());
-        }
+        });
     }
     if (set | clear) s.finish();
     if (a.json) {
