@@ -2,6 +2,7 @@
 // place (FAT12/16/32; fat/edit.hpp orders every write).
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,9 +21,12 @@
 #include "fsimg/core/text.hpp"
 #include "fsimg/core/time.hpp"
 #include "fsimg/core/units.hpp"
+#include "fsimg/core/utf.hpp"
 #include "fsimg/core/utf8_safe.hpp"
 #include "fsimg/fat/edit.hpp"
+#include "fsimg/fat/names.hpp"
 #include "fsimg/fat/populate.hpp"
+#include "fsimg/fat/structs.hpp"
 #include "fsimg/fs/detect.hpp"
 #include "fsimg/fs/view.hpp"
 #include "fsimg/io/file_image.hpp"
@@ -88,9 +92,26 @@ struct Session {
     nlohmann::json changes = nlohmann::json::array();
     int status = kExitOk;
 
+    bool finished = false;
+
+    Session() = default;
+    Session(Session&&) = default;
+    Session& operator=(Session&&) = delete;
+    /// A command that stops on an error still ends the change (the writes
+    /// before it left the volume consistent): FSInfo and the clean bit.
+    ~Session() {
+        if (editor && !finished) {
+            try {
+                editor->finish();
+                opened.file->sync();
+            } catch (const std::exception&) {  // the error that stopped the command is the one reported
+            }
+        }
+    }
     fat::Editor& ed() { return *editor; }
     /// Ends the change: FSInfo and the clean flag (fat::Editor::finish).
     void finish() {
+        finished = true;
         editor->finish();
         opened.file->sync();
         if (env_number("FSIMG_TEST_COUNT_WRITES"))
@@ -130,6 +151,12 @@ Session open_session(const std::string& spec, std::string_view command) {
                                 path));
     }
     s.opened = io::open_volume(spec, true);
+    // One writer at a time: two commands changing one image at once would allocate the same clusters.
+    if (::flock(s.opened.file->descriptor(), LOCK_EX | LOCK_NB) != 0) {
+        throw Error(errno == EWOULDBLOCK ? ErrorCode::refused : ErrorCode::io,
+                    fmt::format("{} is being changed by another process (it holds a lock on the file): {}",
+                                path, std::strerror(errno)));
+    }
     const fs::Detection d = fs::detect(s.opened.device());
     if (d.kind != fs::Kind::fat) {
         throw Error(ErrorCode::unsupported,
@@ -177,6 +204,12 @@ std::pair<fat::DirId, fat::DirRecord> directory_at(fat::Editor& ed, const std::s
 
 fat::NewEntryInfo info_now() { return {}; }
 
+/// Names Windows programs cannot open (CON, AUX.TXT...) are stored with a warning, as mkfs --from does.
+void warn_device_name(const std::string& name) {
+    if (fat::is_windows_device_name(core::utf8_to_utf16(name)))
+        warn(fmt::format("\"{}\" is a Windows device name: Windows programs cannot open it", shown(name)));
+}
+
 // --- mkdir ---------------------------------------------------------------------------------------
 
 struct MkdirArgs {
@@ -194,6 +227,15 @@ int run_mkdir(const MkdirArgs& a) {
             if (norm == "/") {
                 if (!a.parents) s.failed(path, "the root directory exists");
                 return;
+            }
+            // Every component is checked before anything is made ("." and ".." are not names here).
+            for (std::size_t b = 1; b <= norm.size();) {
+                const std::size_t e = std::min(norm.find('/', b), norm.size());
+                const std::string c = norm.substr(b, e - b);
+                if (auto why = fat::Editor::name_problem(c))
+                    throw Error(ErrorCode::usage, fmt::format("\"{}\": {}", c, *why));
+                warn_device_name(c);
+                b = e + 1;
             }
             // Walk down, creating missing parents with -p.
             fat::DirId dir = fat::kRootDir;
@@ -301,7 +343,8 @@ source::SourceTree single_file_tree(const std::string& host_path, const struct s
     n.btime = st.st_mtim.tv_sec;
     n.atime = st.st_atim.tv_sec;
     n.has_times = true;
-    n.read_only = ::access(host_path.c_str(), W_OK) != 0;
+    n.read_only =
+        (st.st_mode & 0222) == 0;  // as the tree scan decides it (not access(2): root may write anything)
     n.host_dev = static_cast<std::uint64_t>(st.st_dev);
     n.host_ino = static_cast<std::uint64_t>(st.st_ino);
     n.parent = 0;
@@ -363,18 +406,32 @@ int run_cp(const CpArgs& a) {
     if (!into_dir && sources.size() > 1)
         throw Error(ErrorCode::usage,
                     fmt::format("\"{}\" is not a directory (several sources need one)", dest));
+    if (!into_dir && a.operands.back().size() > 1 && a.operands.back().back() == '/')
+        throw Error(ErrorCode::usage, fmt::format("\"{}\" is not a directory", a.operands.back()));
     for (const std::string& src : sources) {
         std::string image_path;
         try {
-            struct stat st {};
-            // A command-line operand that is a symbolic link is followed (as cp does); nothing below it is.
+            // The operand's own name, also for a symbolic link (followed: its target's content is copied, as
+            // cp does).
+            std::string trimmed = src;
+            while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+            std::string name = std::filesystem::path(trimmed).filename().string();
             std::string host = src;
-            if (::lstat(src.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
-                host = std::filesystem::canonical(src).string();
+            struct stat st {};
+            if (::lstat(src.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+                char resolved[PATH_MAX];
+                if (::realpath(src.c_str(), resolved) == nullptr)
+                    throw Error(ErrorCode::usage, fmt::format("{} is a symbolic link to nothing ({})", src,
+                                                              std::strerror(errno)));
+                host = resolved;
+            }
             if (::lstat(host.c_str(), &st) != 0)
                 throw Error(ErrorCode::usage, fmt::format("cannot read {}: {}", src, std::strerror(errno)));
-            std::string name = std::filesystem::path(host).filename().string();
-            if (name.empty()) name = std::filesystem::path(host).parent_path().filename().string();
+            if (name.empty() || name == "." || name == "..") {
+                char resolved[PATH_MAX];
+                if (::realpath(host.c_str(), resolved) != nullptr)
+                    name = std::filesystem::path(resolved).filename().string();
+            }
             fat::DirId dir = fat::kRootDir;
             if (into_dir) {
                 dir = s.ed().directory_of(*dest_record);
@@ -391,8 +448,8 @@ int run_cp(const CpArgs& a) {
                     throw Error(ErrorCode::usage,
                                 fmt::format("{} is a directory (cp -r copies directories)", src));
                 tree = source::scan_host_trees({source::TreeSource{host, "/"}}, source::SymlinkPolicy::skip);
-                for (const std::string& w : tree.warnings) warn(w);
                 fat::check_source_tree(tree);
+                for (const std::string& w : tree.warnings) warn(w);
                 if (!tree.problems.empty()) {
                     std::string why;
                     for (const auto& p : tree.problems)
@@ -402,6 +459,7 @@ int run_cp(const CpArgs& a) {
             } else if (S_ISREG(st.st_mode)) {
                 tree = single_file_tree(host, st);
                 if (auto why = fat::Editor::name_problem(name)) throw Error(ErrorCode::usage, *why);
+                warn_device_name(name);
             } else {
                 throw Error(ErrorCode::usage, fmt::format("{} is not a regular file or directory", src));
             }
@@ -459,12 +517,16 @@ int run_mv(const MvArgs& a) {
             } else {
                 const auto [dparent, dname] = split_path(dest);
                 if (dname.empty()) throw Error(ErrorCode::usage, "cannot move onto the root directory");
+                if (a.operands.back().size() > 1 && a.operands.back().back() == '/')
+                    throw Error(ErrorCode::usage,
+                                fmt::format("\"{}\" is not a directory", a.operands.back()));
                 if (sources.size() > 1)
                     throw Error(ErrorCode::usage, fmt::format("\"{}\" is not a directory", dest));
                 to = directory_at(s.ed(), dparent).first;
                 name = dname;
             }
             if (to == from && name == r->name) return;  // nothing to do
+            warn_device_name(name);
             s.ed().rename(from, *r, to, name, a.force);
             s.changes.push_back(
                 {{"action", "mv"},
@@ -480,24 +542,28 @@ int run_mv(const MvArgs& a) {
 struct LabelArgs {
     std::string image;
     std::optional<std::string> label;
-    std::string volume_id;
+    std::optional<std::string> volume_id;
     bool json = false;
 };
 
+/// "1234ABCD" or "1234-ABCD" (as fatlabel -i and mkfs.fat -i take it, the dash as ls and dump show it).
 std::uint32_t parse_volume_id(const std::string& text) {
-    std::string hex;
-    for (char c : text)
-        if (c != '-') hex.push_back(c);
-    if (hex.empty() || hex.size() > 8 || hex.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
+    const bool dashed = text.size() == 9 && text[4] == '-';
+    const std::string hex = dashed ? text.substr(0, 4) + text.substr(5) : text;
+    if (hex.size() != 8 || hex.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
         throw Error(
             ErrorCode::usage,
-            fmt::format("--volume-id {}: want up to 8 hexadecimal digits (1234ABCD or 1234-ABCD)", text));
+            fmt::format("--volume-id \"{}\": want 8 hexadecimal digits, 1234ABCD or 1234-ABCD", text));
     return static_cast<std::uint32_t>(std::stoul(hex, nullptr, 16));
 }
 
 int run_label(const LabelArgs& a) {
+    // Everything given is checked before anything is written.
+    const bool set_id = a.volume_id.has_value();
+    const std::uint32_t new_id = set_id ? parse_volume_id(*a.volume_id) : 0;
+    if (a.label && !a.label->empty()) (void)fat::normalize_volume_label(*a.label);
     Session s = open_session(a.image, "label");
-    const bool change = a.label.has_value() || !a.volume_id.empty();
+    const bool change = a.label.has_value() || set_id;
     if (a.label) {
         s.ed().set_label(*a.label);
         if (!a.label->empty()) {
@@ -511,8 +577,8 @@ int run_label(const LabelArgs& a) {
         }
         s.changes.push_back({{"action", "label"}, {"label", jtext(*a.label)}});
     }
-    if (!a.volume_id.empty()) {
-        const std::uint32_t id = parse_volume_id(a.volume_id);
+    if (set_id) {
+        const std::uint32_t id = new_id;
         s.ed().set_volume_id(id);
         s.changes.push_back(
             {{"action", "volume_id"}, {"volume_id", fmt::format("{:04X}-{:04X}", id >> 16, id & 0xFFFF)}});

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "fsimg/core/bytes.hpp"
@@ -55,6 +57,7 @@ struct Editor::Impl {
     std::uint64_t allocated = 0;
     std::uint64_t freed = 0;
     std::uint32_t hint = 2;
+    std::uint32_t last = 0;  ///< the highest cluster number (Volume::max_cluster)
 
     Impl(io::BlockDevice& d, EditOptions o) : dev(d), opt(std::move(o)), stamper(opt.clamp, opt.local_time) {
         const BootRegion br = read_boot_region(dev);
@@ -74,6 +77,7 @@ struct Editor::Impl {
                             "a truncated volume",
                             std::max(fat_end, L.volume_bytes()), dev.size()));
         }
+        last = Volume(dev, br).max_cluster();
         if (L.type == FatType::fat32 && br.fsinfo && br.fsinfo->next_free >= 2 &&
             br.fsinfo->next_free <= L.cluster_count + 1)
             hint = br.fsinfo->next_free;
@@ -83,7 +87,7 @@ struct Editor::Impl {
         if (!vol) vol = std::make_unique<Volume>(dev);
         return *vol;
     }
-    std::uint32_t max_cluster() const { return volume().max_cluster(); }
+    std::uint32_t max_cluster() const { return last; }
     std::uint64_t fat_base(unsigned copy) const {
         return L.first_fat_sector * L.bytes_per_sector + std::uint64_t(copy) * L.fat_bytes();
     }
@@ -265,7 +269,47 @@ struct Editor::Impl {
     }
 
     // --- directories --------------------------------------------------------------------------
-    DirPlace place_of(DirId d) const {
+    //
+    // Each directory touched is read once into `dirs` (its place on the device, its entries and an
+    // index of its names) and every write to it goes through write_dir(), which updates the copy:
+    // adding N files to a directory costs N writes, not N reads of a growing directory.
+
+    struct CachedDir {
+        DirPlace place;
+        std::vector<std::byte> bytes;  ///< place.entries entries
+        std::uint32_t end = 0;         ///< the end-of-directory mark (the first 0x00 entry), or entries
+        bool indexed = false;
+        /// Case-fold keys of every live file and directory name, long and short -> (first_index, index).
+        std::unordered_map<std::u16string, std::pair<std::uint32_t, std::uint32_t>> names;
+        std::unordered_set<std::string> short_names;  ///< DIR_Name of every live short entry
+    };
+    mutable std::map<DirId, CachedDir> dirs;
+    std::set<DirId> touched;
+
+    /// The clusters of a chain, through the FAT cache: at most `max` of them;
+    /// Error(corrupt) when it loops or its first cluster is not one.
+    std::vector<std::uint32_t> chain(std::uint32_t first, std::uint64_t max) {
+        std::vector<std::uint32_t> out;
+        std::unordered_set<std::uint32_t> seen;
+        const std::uint32_t eoc_min = end_of_chain(L.type) & ~7u;
+        for (std::uint32_t c = first; c >= 2 && c <= last && out.size() < max;) {
+            if (!seen.insert(c).second)
+                throw Error(
+                    ErrorCode::corrupt,
+                    fmt::format("the directory at cluster {} has a cluster chain that loops; run fsimg fsck",
+                                first));
+            out.push_back(c);
+            const std::uint32_t v = entry(c);
+            if (v >= eoc_min || v < 2 || v > last) break;  // end of chain (a broken link ends it too)
+            c = v;
+        }
+        if (out.empty())
+            throw Error(
+                ErrorCode::corrupt,
+                fmt::format("the directory at cluster {} has no valid first cluster; run fsimg fsck", first));
+        return out;
+    }
+    DirPlace place_of(DirId d) {
         DirPlace p;
         if (d == kRootDir && L.type != FatType::fat32) {
             p.fixed = true;
@@ -273,20 +317,79 @@ struct Editor::Impl {
             p.entries = L.root_entry_count;
             return p;
         }
-        const std::uint32_t first = d == kRootDir ? L.root_cluster : d;
-        const std::uint64_t max_clusters =
-            core::div_ceil(std::uint64_t(kMaxDirEntries) * kDirEntrySize, L.cluster_bytes());
-        const Chain c = volume().follow_chain(first, max_clusters);
-        if (c.clusters == 0 || c.end == ChainEnd::loop || c.end == ChainEnd::invalid) {
-            throw Error(
-                ErrorCode::corrupt,
-                fmt::format("the directory at cluster {} has a broken cluster chain; run fsimg fsck", first));
-        }
-        for (const auto& run : c.runs)
-            for (std::uint32_t i = 0; i < run.count; ++i) p.clusters.push_back(run.first + i);
+        p.clusters = chain(d == kRootDir ? L.root_cluster : d,
+                           core::div_ceil(std::uint64_t(kMaxDirEntries) * kDirEntrySize, L.cluster_bytes()));
         p.entries = static_cast<std::uint32_t>(p.clusters.size() * (L.cluster_bytes() / kDirEntrySize));
         return p;
     }
+    static std::uint32_t end_mark(const std::vector<std::byte>& bytes, std::uint32_t from = 0) {
+        const auto n = static_cast<std::uint32_t>(bytes.size() / kDirEntrySize);
+        std::uint32_t i = from;
+        while (i < n && bytes[std::size_t(i) * kDirEntrySize] != std::byte{0}) ++i;
+        return i;
+    }
+    CachedDir& dir(DirId d) {
+        if (auto it = dirs.find(d); it != dirs.end()) return it->second;
+        CachedDir c;
+        c.place = place_of(d);
+        c.bytes.resize(std::size_t(c.place.entries) * kDirEntrySize);
+        if (c.place.fixed) {
+            dev.read_at(c.place.fixed_offset, c.bytes);
+        } else {
+            const std::size_t cb = L.cluster_bytes();
+            for (std::size_t k = 0; k < c.place.clusters.size();) {  // runs of adjacent clusters in one read
+                std::size_t n = 1;
+                while (k + n < c.place.clusters.size() && c.place.clusters[k + n] == c.place.clusters[k] + n)
+                    ++n;
+                dev.read_at(L.cluster_offset(c.place.clusters[k]),
+                            std::span(c.bytes).subspan(k * cb, n * cb));
+                k += n;
+            }
+        }
+        c.end = end_mark(c.bytes);
+        return dirs.emplace(d, std::move(c)).first->second;
+    }
+    static std::u16string key_of(std::string_view utf8) { return case_fold_key(core::utf8_to_utf16(utf8)); }
+    CachedDir& indexed(DirId d) {
+        CachedDir& c = dir(d);
+        if (c.indexed) return c;
+        c.names.clear();
+        c.short_names.clear();
+        for (const DirRecord& r :
+             parse_directory(std::span(c.bytes).first(std::size_t(c.end) * kDirEntrySize)).records)
+            add_to_index(c, r);
+        c.indexed = true;
+        return c;
+    }
+    static void add_to_index(CachedDir& c, const DirRecord& r) {
+        if (r.kind == RecordKind::volume_label) return;
+        c.short_names.insert(std::string(r.entry.name.begin(), r.entry.name.end()));
+        if (r.kind != RecordKind::file && r.kind != RecordKind::directory) return;
+        const std::pair<std::uint32_t, std::uint32_t> at{r.first_index, r.index};
+        if (r.has_long_name) c.names.try_emplace(case_fold_key(r.long_name), at);
+        c.names.try_emplace(key_of(r.short_name_raw), at);
+    }
+    /// The record whose entries are [first, index] of directory d.
+    DirRecord record_of(DirId d, std::uint32_t first, std::uint32_t index) {
+        const CachedDir& c = dir(d);
+        const auto slice = std::span(c.bytes).subspan(std::size_t(first) * kDirEntrySize,
+                                                      std::size_t(index - first + 1) * kDirEntrySize);
+        ParsedDirectory p = parse_directory(slice);
+        if (p.records.empty())
+            throw Error(ErrorCode::corrupt,
+                        fmt::format("no entry at index {} of the directory at cluster {}", index, d));
+        DirRecord r = p.records.back();
+        r.first_index += first;
+        r.index += first;
+        return r;
+    }
+    std::optional<DirRecord> find_in(DirId d, std::string_view name) {
+        CachedDir& c = indexed(d);
+        const auto it = c.names.find(key_of(name));
+        if (it == c.names.end()) return std::nullopt;
+        return record_of(d, it->second.first, it->second.second);
+    }
+
     std::uint64_t entry_offset(const DirPlace& p, std::uint32_t i) const {
         if (p.fixed) return p.fixed_offset + std::uint64_t(i) * kDirEntrySize;
         const std::uint32_t per = L.cluster_bytes() / kDirEntrySize;
@@ -300,26 +403,31 @@ struct Editor::Impl {
             if (p.clusters[k + 1] != p.clusters[k] + 1) return false;
         return true;
     }
-    /// Writes `bytes` (whole entries) at entry `first` of a directory: one
-    /// write per run of consecutive device bytes, the last run first.
-    void write_entries(const DirPlace& p, std::uint32_t first, std::span<const std::byte> bytes) {
+    /// Writes `bytes` (whole entries) at entry `first` of directory d and
+    /// into its cached copy: one write per run of consecutive device bytes,
+    /// the last run first (so a set placed at the end-of-directory mark
+    /// becomes visible with its first bytes, written last).
+    void write_dir(DirId d, std::uint32_t first, std::span<const std::byte> bytes) {
+        CachedDir& c = dir(d);
         const auto count = static_cast<std::uint32_t>(bytes.size() / kDirEntrySize);
         std::vector<std::pair<std::uint32_t, std::uint32_t>> segments;  // (first entry, count)
         for (std::uint32_t i = 0; i < count; ++i) {
             if (!segments.empty() &&
-                entry_offset(p, first + i) == entry_offset(p, first + i - 1) + kDirEntrySize) {
+                entry_offset(c.place, first + i) == entry_offset(c.place, first + i - 1) + kDirEntrySize) {
                 ++segments.back().second;
             } else {
                 segments.emplace_back(first + i, 1);
             }
         }
         for (auto it = segments.rbegin(); it != segments.rend(); ++it) {
-            dev.write_at(entry_offset(p, it->first),
+            dev.write_at(entry_offset(c.place, it->first),
                          bytes.subspan(std::size_t(it->first - first) * kDirEntrySize,
                                        std::size_t(it->second) * kDirEntrySize));
         }
+        std::copy(bytes.begin(), bytes.end(), c.bytes.begin() + std::ptrdiff_t(first) * kDirEntrySize);
+        c.end = end_mark(c.bytes, std::min(c.end, first));  // only zero entries are written past the mark
+        vol.reset();
     }
-    std::vector<std::byte> raw(DirId d) const { return volume().read_directory_bytes(d); }
 
     /// Where `need` new entries go in directory d: a run of deleted entries
     /// before the end-of-directory mark that lies in consecutive bytes, else
@@ -327,17 +435,12 @@ struct Editor::Impl {
     /// few). Writes the zero entry after the run when one is needed, and the
     /// new clusters; returns the first entry index.
     std::uint32_t make_room(DirId d, std::uint32_t need) {
-        DirPlace p = place_of(d);
-        const std::vector<std::byte> bytes = raw(d);
-        const auto total =
-            static_cast<std::uint32_t>(std::min<std::size_t>(bytes.size() / kDirEntrySize, p.entries));
+        CachedDir& c = dir(d);
         auto first_byte = [&](std::uint32_t i) {
-            return std::to_integer<std::uint8_t>(bytes[std::size_t(i) * kDirEntrySize]);
+            return std::to_integer<std::uint8_t>(c.bytes[std::size_t(i) * kDirEntrySize]);
         };
-        std::uint32_t end = 0;
-        while (end < total && first_byte(end) != 0) ++end;
-        // Deleted entries before the mark.
-        for (std::uint32_t i = 0; i < end;) {
+        const std::uint32_t total = c.place.entries, end = c.end;
+        for (std::uint32_t i = 0; i < end;) {  // deleted entries before the mark
             if (first_byte(i) != kDeleted) {
                 ++i;
                 continue;
@@ -345,11 +448,11 @@ struct Editor::Impl {
             std::uint32_t j = i;
             while (j < end && first_byte(j) == kDeleted) ++j;
             for (std::uint32_t s = i; s + need <= j; ++s)
-                if (consecutive(p, s, need)) return s;
+                if (consecutive(c.place, s, need)) return s;
             i = j;
         }
         if (total - end < need) {
-            if (p.fixed) {
+            if (c.place.fixed) {
                 throw Error(
                     ErrorCode::io,
                     fmt::format("no space left in the root directory: a {} root holds {} entries and "
@@ -358,60 +461,71 @@ struct Editor::Impl {
             }
             const std::uint32_t per = L.cluster_bytes() / kDirEntrySize;
             const std::uint32_t more = (need - (total - end) + per - 1) / per;
-            if (std::uint64_t(p.entries) + std::uint64_t(more) * per > kMaxDirEntries) {
+            if (std::uint64_t(total) + std::uint64_t(more) * per > kMaxDirEntries) {
                 throw Error(ErrorCode::io,
                             fmt::format("no space left in the directory: a FAT directory holds "
                                         "at most {} entries",
                                         kMaxDirEntries));
             }
-            grow(p, more);
-            p = place_of(d);
+            grow(d, more);
         } else if (end + need < total && first_byte(end + need) != 0) {
             // Bytes past the mark that are not zero would become entries once the mark moves.
             const std::array<std::byte, kDirEntrySize> zero{};
-            dev.write_at(entry_offset(p, end + need), zero);
+            write_dir(d, end + need, zero);
         }
         return end;
     }
     /// Adds `more` zeroed clusters to a directory's chain: clusters zeroed,
     /// their chain written, then linked from the last cluster.
-    void grow(const DirPlace& p, std::uint32_t more) {
-        const std::uint32_t last = p.clusters.back();
-        const auto runs = find_free(more, last + 1);
+    void grow(DirId d, std::uint32_t more) {
+        CachedDir& c = dir(d);
+        const std::uint32_t last_cluster = c.place.clusters.back();
+        const auto runs = find_free(more, last_cluster + 1);
         for (const auto& r : runs)
             dev.zero_range(L.cluster_offset(r.first), std::uint64_t(r.count) * L.cluster_bytes());
         set_chain(runs);
         flush_fat();
-        set_entry(last, runs.front().first);
+        set_entry(last_cluster, runs.front().first);
         flush_fat();
+        for (const auto& r : runs)
+            for (std::uint32_t i = 0; i < r.count; ++i) c.place.clusters.push_back(r.first + i);
+        c.place.entries =
+            static_cast<std::uint32_t>(c.place.clusters.size() * (L.cluster_bytes() / kDirEntrySize));
+        c.bytes.resize(std::size_t(c.place.entries) * kDirEntrySize, std::byte{0});
     }
 
     /// The entry set (LFN entries, then the short entry) for `name` in
-    /// directory d, with short entry fields from `base`. `self`: the entry
-    /// index of a record being renamed (its own names do not collide).
-    std::vector<std::byte> entry_set(DirId d, std::string_view name, DirEntry base,
-                                     std::optional<std::uint32_t> self) const {
+    /// directory d, with short entry fields from `base`. `self`: the record
+    /// being renamed (its own names do not collide).
+    std::vector<std::byte> entry_set(DirId d, std::string_view name, DirEntry base, const DirRecord* self) {
         if (auto why = long_name_problem(name))
             throw Error(ErrorCode::usage, fmt::format("\"{}\": {}", name, *why));
         const std::u16string name16 = core::utf8_to_utf16(name);
-        const std::u16string key = case_fold_key(name16);
-        ShortNameAllocator alloc;
-        for (const DirRecord& r : volume().read_directory(d).records) {
-            if (r.kind == RecordKind::volume_label) continue;
-            if (self && r.index == *self) continue;
-            alloc.reserve(r.entry.name);
-            if (r.kind == RecordKind::dot || r.kind == RecordKind::dotdot) continue;
-            const std::u16string shortkey = case_fold_key(core::utf8_to_utf16(r.short_name_raw));
-            if ((r.has_long_name && case_fold_key(r.long_name) == key) || shortkey == key) {
-                throw Error(ErrorCode::usage, fmt::format("\"{}\" already exists (as \"{}\")", name, r.name));
-            }
+        CachedDir& c = indexed(d);
+        if (const auto it = c.names.find(case_fold_key(name16));
+            it != c.names.end() && !(self && it->second.second == self->index)) {
+            const DirRecord other = record_of(d, it->second.first, it->second.second);
+            throw Error(ErrorCode::usage, fmt::format("\"{}\" already exists (as \"{}\")", name, other.name));
         }
+        const std::string own =
+            self ? std::string(self->entry.name.begin(), self->entry.name.end()) : std::string();
+        auto taken = [&](const ShortName& n) {
+            const std::string k(n.begin(), n.end());
+            return c.short_names.count(k) != 0 && k != own;
+        };
         bool lfn = true;
-        if (auto plain = plain_short_name(name16); plain && !alloc.contains(plain->name)) {
+        if (auto plain = plain_short_name(name16); plain && !taken(plain->name)) {
             base.name = plain->name;
             base.nt_res = plain->nt_case;
             lfn = false;
         } else {
+            ShortNameAllocator alloc;
+            for (const std::string& k : c.short_names) {
+                if (k == own) continue;
+                ShortName n{};
+                std::copy(k.begin(), k.end(), n.begin());
+                alloc.reserve(n);
+            }
             base.name = alloc.generate(name16);
             base.nt_res = 0;
         }
@@ -424,23 +538,26 @@ struct Editor::Impl {
                          std::span(out).subspan(std::size_t(lfns) * kDirEntrySize).first<kDirEntrySize>());
         return out;
     }
-    /// Writes an entry set into directory d; returns the short entry's index.
-    std::uint32_t add_entries(DirId d, std::span<const std::byte> set) {
+    /// Writes an entry set into directory d; returns its record.
+    DirRecord add_entries(DirId d, std::span<const std::byte> set) {
         const auto need = static_cast<std::uint32_t>(set.size() / kDirEntrySize);
         const std::uint32_t at = make_room(d, need);
-        write_entries(place_of(d), at, set);
-        vol.reset();
-        return at + need - 1;
+        write_dir(d, at, set);
+        const DirRecord r = record_of(d, at, at + need - 1);
+        CachedDir& c = dir(d);
+        if (c.indexed) add_to_index(c, r);
+        touched.insert(d);
+        return r;
     }
     /// Marks a record's entries deleted.
     void delete_entries(DirId d, const DirRecord& r) {
-        const DirPlace p = place_of(d);
-        const std::vector<std::byte> bytes = raw(d);
-        std::vector<std::byte> set(bytes.begin() + std::ptrdiff_t(r.first_index) * kDirEntrySize,
-                                   bytes.begin() + std::ptrdiff_t(r.index + 1) * kDirEntrySize);
+        CachedDir& c = dir(d);
+        std::vector<std::byte> set(c.bytes.begin() + std::ptrdiff_t(r.first_index) * kDirEntrySize,
+                                   c.bytes.begin() + std::ptrdiff_t(r.index + 1) * kDirEntrySize);
         for (std::size_t i = 0; i < set.size(); i += kDirEntrySize) set[i] = std::byte{kDeleted};
-        write_entries(p, r.first_index, set);  // the short entry's run first: the name goes at once
-        vol.reset();
+        write_dir(d, r.first_index, set);  // the short entry's run first: the name goes at once
+        c.indexed = false;
+        touched.insert(d);
     }
     /// A rename inside one directory as ONE write: the old entries marked
     /// deleted and the new set written within one span of consecutive device
@@ -448,10 +565,9 @@ struct Editor::Impl {
     /// such span exists; the caller then writes the new set and deletes the
     /// old one after it.
     bool rename_in_one_write(DirId d, const DirRecord& r, std::span<const std::byte> set) {
-        const DirPlace p = place_of(d);
-        std::vector<std::byte> bytes = raw(d);
-        const auto total =
-            static_cast<std::uint32_t>(std::min<std::size_t>(bytes.size() / kDirEntrySize, p.entries));
+        CachedDir& c = dir(d);
+        std::vector<std::byte> bytes = c.bytes;
+        const std::uint32_t total = c.place.entries;
         if (r.index >= total) return false;
         auto first_byte = [&](std::uint32_t i) {
             return std::to_integer<std::uint8_t>(bytes[std::size_t(i) * kDirEntrySize]);
@@ -459,8 +575,7 @@ struct Editor::Impl {
         for (std::uint32_t i = r.first_index; i <= r.index; ++i)
             bytes[std::size_t(i) * kDirEntrySize] = std::byte{kDeleted};
         const auto need = static_cast<std::uint32_t>(set.size() / kDirEntrySize);
-        std::uint32_t end = 0;
-        while (end < total && first_byte(end) != 0) ++end;
+        const std::uint32_t end = c.end;
         for (std::uint32_t s = 0; s <= end && s + need <= total; ++s) {
             bool free = true;
             for (std::uint32_t k = s; k < s + need && free; ++k) free = k >= end || first_byte(k) == kDeleted;
@@ -468,15 +583,16 @@ struct Editor::Impl {
             const bool terminator = s + need > end && s + need < total && first_byte(s + need) != 0;
             const std::uint32_t lo = std::min(s, r.first_index);
             const std::uint32_t hi = std::max({s + need + (terminator ? 1u : 0u), r.index + 1});
-            if (!consecutive(p, lo, hi - lo)) continue;
+            if (!consecutive(c.place, lo, hi - lo)) continue;
             std::copy(set.begin(), set.end(), bytes.begin() + std::ptrdiff_t(s) * kDirEntrySize);
             if (terminator)
                 std::fill_n(bytes.begin() + std::ptrdiff_t(s + need) * kDirEntrySize, kDirEntrySize,
                             std::byte{0});
-            dev.write_at(entry_offset(p, lo),
-                         std::span<const std::byte>(bytes).subspan(std::size_t(lo) * kDirEntrySize,
-                                                                   std::size_t(hi - lo) * kDirEntrySize));
-            vol.reset();
+            write_dir(d, lo,
+                      std::span<const std::byte>(bytes).subspan(std::size_t(lo) * kDirEntrySize,
+                                                                std::size_t(hi - lo) * kDirEntrySize));
+            c.indexed = false;
+            touched.insert(d);
             return true;
         }
         return false;
@@ -485,8 +601,8 @@ struct Editor::Impl {
     void rewrite_short_entry(DirId d, const DirRecord& r, const DirEntry& e) {
         std::array<std::byte, kDirEntrySize> b{};
         encode_dir_entry(e, b);
-        dev.write_at(entry_offset(place_of(d), r.index), b);
-        vol.reset();
+        write_dir(d, r.index, b);
+        dir(d).indexed = false;
     }
     DirEntry stamped(const NewEntryInfo& info, std::uint8_t attr) const {
         DirEntry e;
@@ -495,37 +611,45 @@ struct Editor::Impl {
                       info.btime ? info.btime_ns : 0);
         return e;
     }
-    std::optional<DirRecord> record_at(DirId d, std::uint32_t index) const {
-        for (const DirRecord& r : volume().read_directory(d).records)
-            if (r.index == index) return r;
-        return std::nullopt;
-    }
     /// The parent of directory d (its ".." entry; kRootDir for the root and
     /// for directories in the root).
-    DirId parent_of(DirId d) const {
+    DirId parent_of(DirId d) {
         if (d == kRootDir) return kRootDir;
-        for (const DirRecord& r : volume().read_directory(d).records)
-            if (r.kind == RecordKind::dotdot)
-                return r.entry.first_cluster == L.root_cluster && L.type == FatType::fat32
-                           ? kRootDir
-                           : r.entry.first_cluster;
-        return kRootDir;
+        const CachedDir& c = dir(d);
+        if (c.bytes.size() < 2 * kDirEntrySize) return kRootDir;
+        const DirEntry dd =
+            decode_dir_entry(std::span(c.bytes).subspan(kDirEntrySize).first<kDirEntrySize>());
+        if (dd.name[0] != '.' || dd.name[1] != '.') return kRootDir;
+        const std::uint32_t p = dd.first_cluster;
+        return (L.type == FatType::fat32 && p == L.root_cluster) || p < 2 || p > last ? kRootDir : p;
     }
-    /// Sets the modification time of directory d's entry in its parent.
-    void touch(DirId d) {
-        if (d == kRootDir) return;
-        const DirId parent = parent_of(d);
-        for (const DirRecord& r : volume().read_directory(parent).records) {
-            if (r.kind != RecordKind::directory || r.entry.first_cluster != d) continue;
-            DirEntry e = r.entry;
-            const FatTimestamp t = stamper.stamp(opt.now);
-            if (e.wrt_date == t.date && e.wrt_time == t.time) return;
-            e.wrt_date = t.date;
-            e.wrt_time = t.time;
-            e.lst_acc_date = t.date;
-            rewrite_short_entry(parent, r, e);
-            return;
+    /// Sets the modification time of each changed directory's entry in its parent.
+    void touch_changed() {
+        const FatTimestamp t = stamper.stamp(opt.now);
+        for (const DirId d : touched) {
+            if (d == kRootDir) continue;
+            const DirId parent = parent_of(d);
+            CachedDir& c = dir(parent);
+            for (std::uint32_t i = 0; i < c.end; ++i) {
+                const auto raw = std::span<const std::byte>(c.bytes)
+                                     .subspan(std::size_t(i) * kDirEntrySize)
+                                     .first<kDirEntrySize>();
+                const DirEntry e = decode_dir_entry(raw);
+                if (e.name[0] == kDeleted || e.attr == kAttrLongName || !(e.attr & kAttrDirectory) ||
+                    e.first_cluster != d || e.name[0] == '.')
+                    continue;
+                if (e.wrt_date == t.date && e.wrt_time == t.time) break;
+                DirEntry n = e;
+                n.wrt_date = t.date;
+                n.wrt_time = t.time;
+                n.lst_acc_date = t.date;
+                std::array<std::byte, kDirEntrySize> b{};
+                encode_dir_entry(n, b);
+                write_dir(parent, i, b);
+                break;
+            }
         }
+        touched.clear();
     }
 
     /// Writes a file's bytes into the runs (holes and the last cluster's tail as zeros).
@@ -612,24 +736,20 @@ DirId Editor::directory_of(const DirRecord& dir) const {
         throw Error(ErrorCode::usage, fmt::format("\"{}\" is not a directory", dir.name));
     const std::uint32_t c = dir.entry.first_cluster;
     if (impl_->L.type == FatType::fat32 && c == impl_->L.root_cluster) return kRootDir;
-    if (!volume().is_cluster(c))
+    if (c < 2 || c > impl_->last)
         throw Error(
             ErrorCode::corrupt,
             fmt::format("directory \"{}\" has no valid first cluster ({}); run fsimg fsck", dir.name, c));
     return c;
 }
 
-std::vector<DirRecord> Editor::list(DirId dir) const { return volume().read_directory(dir).records; }
+std::vector<DirRecord> Editor::list(DirId dir) const {
+    const auto& c = impl_->dir(dir);
+    return parse_directory(std::span(c.bytes).first(std::size_t(c.end) * kDirEntrySize)).records;
+}
 
 std::optional<DirRecord> Editor::find(DirId dir, std::string_view name) const {
-    const std::u16string key = case_fold_key(core::utf8_to_utf16(name));
-    for (const DirRecord& r : list(dir)) {
-        if (r.kind != RecordKind::file && r.kind != RecordKind::directory) continue;
-        if ((r.has_long_name && case_fold_key(r.long_name) == key) ||
-            case_fold_key(core::utf8_to_utf16(r.short_name_raw)) == key)
-            return r;
-    }
-    return std::nullopt;
+    return impl_->find_in(dir, name);
 }
 
 std::optional<std::string> Editor::name_problem(std::string_view name) { return long_name_problem(name); }
@@ -638,14 +758,13 @@ DirRecord Editor::add_file(DirId dir, std::string_view name, const source::Sourc
                            const NewEntryInfo& info) {
     Impl& m = *impl_;
     DirEntry e = m.stamped(info, static_cast<std::uint8_t>(info.attributes & ~kAttrDirectory));
-    (void)m.entry_set(dir, name, e, std::nullopt);  // name checks before anything is written
+    (void)m.entry_set(dir, name, e, nullptr);  // name checks before anything is written
     m.begin();
     const std::uint32_t first = m.store_data(data);
     e.first_cluster = first;
     e.file_size = static_cast<std::uint32_t>(data.size());
-    std::uint32_t at = 0;
     try {
-        at = m.add_entries(dir, m.entry_set(dir, name, e, std::nullopt));
+        return m.add_entries(dir, m.entry_set(dir, name, e, nullptr));
     } catch (...) {
         if (first != 0) {  // the directory could not take the entry: its clusters are not left lost
             m.free_chain(first);
@@ -653,8 +772,6 @@ DirRecord Editor::add_file(DirId dir, std::string_view name, const source::Sourc
         }
         throw;
     }
-    m.touch(dir);
-    return *m.record_at(dir, at);
 }
 
 void Editor::replace_file(DirId dir, const DirRecord& existing, const source::SourceFile& data,
@@ -677,7 +794,7 @@ void Editor::replace_file(DirId dir, const DirRecord& existing, const source::So
         m.free_chain(existing.entry.first_cluster);
         m.flush_fat();
     }
-    m.touch(dir);
+    m.touched.insert(dir);
 }
 
 DirRecord Editor::add_directory(DirId dir, std::string_view name, const NewEntryInfo& info) {
@@ -685,7 +802,7 @@ DirRecord Editor::add_directory(DirId dir, std::string_view name, const NewEntry
     DirEntry e = m.stamped(
         info,
         static_cast<std::uint8_t>((info.attributes & kSettableAttributes & ~kAttrArchive) | kAttrDirectory));
-    (void)m.entry_set(dir, name, e, std::nullopt);
+    (void)m.entry_set(dir, name, e, nullptr);
     m.begin();
     const auto runs = m.find_free(1, m.hint);
     const std::uint32_t c = runs.front().first;
@@ -705,16 +822,13 @@ DirRecord Editor::add_directory(DirId dir, std::string_view name, const NewEntry
     m.set_chain(runs);
     m.flush_fat();
     e.first_cluster = c;
-    std::uint32_t at = 0;
     try {
-        at = m.add_entries(dir, m.entry_set(dir, name, e, std::nullopt));
+        return m.add_entries(dir, m.entry_set(dir, name, e, nullptr));
     } catch (...) {
         m.free_chain(c);
         m.flush_fat();
         throw;
     }
-    m.touch(dir);
-    return *m.record_at(dir, at);
 }
 
 void Editor::remove(DirId dir, const DirRecord& r) {
@@ -722,12 +836,24 @@ void Editor::remove(DirId dir, const DirRecord& r) {
     if (r.is_root || (r.kind != RecordKind::file && r.kind != RecordKind::directory))
         throw Error(ErrorCode::usage, fmt::format("\"{}\" cannot be removed", r.name));
     std::vector<std::uint32_t> chains;
-    if (r.kind == RecordKind::directory && m.volume().is_cluster(r.entry.first_cluster)) {
-        std::unordered_set<std::uint32_t> seen{r.entry.first_cluster};
-        chains.push_back(r.entry.first_cluster);
-        m.collect_below(r.entry.first_cluster, chains, seen);  // before any write: a broken subtree refuses
-    } else if (r.entry.first_cluster != 0) {
-        chains.push_back(r.entry.first_cluster);
+    const std::uint32_t first = r.entry.first_cluster;
+    if (r.kind == RecordKind::directory && first >= 2 && first <= m.last) {
+        std::unordered_set<std::uint32_t> seen{first};
+        chains.push_back(first);
+        m.collect_below(first, chains, seen);  // before any write: a broken subtree refuses
+        // A directory below that is the one holding the entry or one of its ancestors (a loop in a
+        // damaged image) would free directories outside what is removed.
+        std::unordered_set<DirId> up;
+        for (DirId d = dir; up.insert(d).second && d != kRootDir; d = m.parent_of(d)) {
+            if (seen.count(d) != 0)
+                throw Error(
+                    ErrorCode::corrupt,
+                    fmt::format("\"{}\" holds a directory entry leading back to a directory above it (a "
+                                "loop); nothing was removed: run fsimg fsck",
+                                r.name));
+        }
+    } else if (first != 0) {
+        chains.push_back(first);
     }
     m.begin();
     m.delete_entries(dir, r);
@@ -735,7 +861,10 @@ void Editor::remove(DirId dir, const DirRecord& r) {
     for (const std::uint32_t c : chains)
         if (done.insert(c).second) m.free_chain(c);
     m.flush_fat();
-    m.touch(dir);
+    for (const std::uint32_t c : chains) {  // freed directories are no longer cached or touched
+        m.dirs.erase(c);
+        m.touched.erase(c);
+    }
 }
 
 void Editor::rename(DirId from, const DirRecord& r, DirId to, std::string_view new_name, bool replace) {
@@ -754,10 +883,13 @@ void Editor::rename(DirId from, const DirRecord& r, DirId to, std::string_view n
     if (target && from == to && target->index == r.index) target.reset();  // a case-only rename
     if (target) {
         if (!replace) throw Error(ErrorCode::usage, fmt::format("\"{}\" already exists", target->name));
-        if (target->kind != RecordKind::file || is_dir)
+        if (target->kind != RecordKind::file)
             throw Error(ErrorCode::usage,
-                        fmt::format("\"{}\" exists and is {}; it is not replaced", target->name,
-                                    target->kind == RecordKind::directory ? "a directory" : "not a file"));
+                        fmt::format("\"{}\" exists and is a directory; it is not replaced", target->name));
+        if (is_dir)
+            throw Error(ErrorCode::usage,
+                        fmt::format("\"{}\" is a directory; it does not replace the file \"{}\"", r.name,
+                                    target->name));
         // The target's short entry takes the source's data, then the source goes, then the old data.
         m.begin();
         DirEntry e = target->entry;
@@ -767,37 +899,28 @@ void Editor::rename(DirId from, const DirRecord& r, DirId to, std::string_view n
         e.wrt_date = r.entry.wrt_date;
         e.wrt_time = r.entry.wrt_time;
         m.rewrite_short_entry(to, *target, e);
-        m.delete_entries(from, *m.record_at(from, r.index));
+        m.delete_entries(from, m.record_of(from, r.first_index, r.index));
         if (target->entry.first_cluster != 0 && target->entry.first_cluster != r.entry.first_cluster) {
             m.free_chain(target->entry.first_cluster);
             m.flush_fat();
         }
-        m.touch(from);
-        if (to != from) m.touch(to);
+        m.touched.insert(to);
         return;
     }
-    const std::vector<std::byte> set =
-        m.entry_set(to, new_name, r.entry, from == to ? std::optional(r.index) : std::nullopt);
+    const std::vector<std::byte> set = m.entry_set(to, new_name, r.entry, from == to ? &r : nullptr);
     m.begin();
-    if (from == to && m.rename_in_one_write(from, r, set)) {
-        m.touch(from);
-        return;
-    }
+    if (from == to && m.rename_in_one_write(from, r, set)) return;
     m.add_entries(to, set);
     if (is_dir && from != to) {  // ".." names the new parent
         const std::uint32_t c = r.entry.first_cluster;
-        for (const DirRecord& d : m.volume().read_directory(c).records) {
-            if (d.kind != RecordKind::dotdot) continue;
-            DirEntry e = d.entry;
+        const DirRecord dd = m.record_of(c, 1, 1);
+        if (dd.kind == RecordKind::dotdot) {
+            DirEntry e = dd.entry;
             e.first_cluster = to;
-            m.rewrite_short_entry(c, d, e);
-            break;
+            m.rewrite_short_entry(c, dd, e);
         }
     }
-    const auto old = m.record_at(from, r.index);
-    if (old) m.delete_entries(from, *old);
-    m.touch(from);
-    if (to != from) m.touch(to);
+    m.delete_entries(from, m.record_of(from, r.first_index, r.index));
 }
 
 void Editor::set_attributes(DirId dir, const DirRecord& r, std::uint8_t set, std::uint8_t clear) {
@@ -898,6 +1021,7 @@ void Editor::set_volume_id(std::uint32_t id) {
 void Editor::finish() {
     Impl& m = *impl_;
     if (!m.began) return;
+    m.touch_changed();
     m.flush_fat();
     if (m.L.type == FatType::fat32 && m.L.fsinfo_sector != 0 && m.L.fsinfo_sector != 0xFFFF &&
         m.L.fsinfo_sector < m.L.reserved_sectors) {

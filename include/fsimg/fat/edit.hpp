@@ -26,11 +26,17 @@
 // deleted and the new set written within one span of consecutive bytes (the
 // entries between rewritten as they are). One case is not atomic: moving an
 // entry to another directory (or a rename in one directory where no such
-// span exists: the directory's clusters are not adjacent) writes the new
-// entry before it removes the old one, so a cut between the two leaves both
+// span exists: the directory's clusters are not adjacent; and mv -f onto an
+// existing file, whose short entry takes the moved file's clusters first)
+// writes the new entry before it removes the old one, so a cut between the two leaves both
 // names pointing at the same clusters (fsck reports a cross-link; both names
 // read the file). This is the order the Linux vfat driver uses
 // (fs/fat/namei_vfat.c vfat_rename).
+//
+// The volume is assumed consistent (fsimg fsck first on one from elsewhere):
+// a file cross-linked with another, or a directory reachable through two
+// entries, shares clusters that removing one of them frees. A loop back to
+// an ancestor is found and refused by remove().
 //
 // Cost follows the change, not the volume: FAT entries are read through a
 // small window cache (at most kFatCacheWindows x 64 KiB) and written back as
