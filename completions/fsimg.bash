@@ -14,6 +14,12 @@ _fsimg_options() {
         extract) echo "-C --directory --force --force-crosslinked --utc --streams -v --verbose --codepage -q --quiet --progress -h --help" ;;
         slack) echo "--from-list -t --type -c --cluster --volume-size --tolerance --json --csv -o --output
                      --chart --top --verify --threads --codepage -q --quiet --progress -h --help" ;;
+        cp) echo "-r -R --recursive -f --force -p --preserve --json -q --quiet --codepage -h --help" ;;
+        rm) echo "-r -R --recursive -f --force --json -q --quiet --codepage -h --help" ;;
+        mkdir) echo "-p --parents --json -q --quiet --codepage -h --help" ;;
+        mv) echo "-f --force --json -q --quiet --codepage -h --help" ;;
+        label) echo "--volume-id --json -q --quiet --codepage -h --help" ;;
+        attrib) echo "--json -q --quiet --codepage --help" ;;
         help) echo "-h --help" ;;
     esac
 }
@@ -21,7 +27,7 @@ _fsimg_options() {
 _fsimg() {
     local cur prev words cword
     _init_completion || return
-    local commands="mkfs dump fsck slack ls cat extract help"
+    local commands="mkfs dump fsck slack ls cat extract cp rm mkdir mv label attrib help"
     local cmd="" i
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
@@ -50,6 +56,7 @@ _fsimg() {
         --mft-record-size) COMPREPLY=($(compgen -W "1024 4096" -- "$cur")); return ;;
         --symlinks) COMPREPLY=($(compgen -W "skip follow error" -- "$cur")); return ;;
         --what) COMPREPLY=($(compgen -W "boot fat bitmap dir extents mft index" -- "$cur")); return ;;
+        --codepage) COMPREPLY=($(compgen -W "437 850" -- "$cur")); return ;;
         -c | --cluster-size | --cluster)
             COMPREPLY=($(compgen -W "512 1K 2K 4K 8K 16K 32K 64K 128K 256K 1M" -- "$cur"))
             return ;;
@@ -59,6 +66,21 @@ _fsimg() {
             _filedir -d
             return ;;
     esac
+    # attrib: after IMAGE, -a -h -r -s (and +a...) are attribute changes, not options.
+    if [[ $cmd == attrib && ($cur == -* || $cur == +*) ]]; then
+        local j seen=0
+        for ((j = i + 1; j < cword; j++)); do
+            case ${words[j]} in
+                --codepage) ((j++)) ;;
+                -*) ;;
+                *) seen=1; break ;;
+            esac
+        done
+        if ((seen)); then
+            COMPREPLY=($(compgen -W "+r -r +h -h +s -s +a -a --json -q --quiet --codepage" -- "$cur"))
+            return
+        fi
+    fi
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$(_fsimg_options "$cmd")" -- "$cur"))
         return
