@@ -14,7 +14,7 @@ SetChecksum (and NameHash) recomputed, a chain damage first turns the file
 into a FAT chain (flag cleared, FAT entries written), which is valid by
 itself. Prints what it changed.
 
-Facts: ../shared/docs/formats.md §2 [EXFAT §3.1, §3.4, §4.1, §6-7].
+Facts: docs/formats.md §2 [EXFAT §3.1, §3.4, §4.1, §6-7].
 """
 import struct
 import sys

@@ -16,7 +16,7 @@ too when the mirror holds it (so that only the intended rule breaks); a
 changed boot-sector field is written to both boot sectors unless the kind is
 about one of them. Prints what it changed.
 
-Facts: ../shared/docs/formats.md §3 (boot sector §3.1, FILE records and
+Facts: docs/formats.md §3 (boot sector §3.1, FILE records and
 fixups §3.4, attributes §3.5, runlists §3.6, $FILE_NAME §3.7, indexes §3.8).
 """
 import struct

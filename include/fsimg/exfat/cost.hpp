@@ -4,7 +4,7 @@
 // allocation, cluster for cluster, as for FAT (fat/cost.hpp); slack --verify
 // and tests/unit/exfat_populate_test.cpp check it.
 //
-// Facts: ../shared/docs/formats.md §5.1-5.2 (cost model, [EXP] with
+// Facts: docs/formats.md §5.1-5.2 (cost model, [EXP] with
 // exfat-fuse), §2.5 (directory entry sets, name rules, 256 MiB directories),
 // §2.10 (limits), §2.11 (mkfs.exfat writes label, bitmap and up-case entries
 // in the root: 96 bytes; exfat/format.hpp build_root_entries does the same).

@@ -6,7 +6,7 @@
 // structural problem of an entry set is reported as an anomaly, never thrown.
 // Facts: [EXFAT §6.2-6.4 (entry types, generic primary/secondary templates,
 // SetChecksum), §7.4 (File), §7.6 (Stream Extension, NameHash), §7.7 (File
-// Name), §8.2 (unknown entries)]; ../shared/docs/formats.md §2.5, §2.8.
+// Name), §8.2 (unknown entries)]; docs/formats.md §2.5, §2.8.
 #pragma once
 
 #include <cstddef>

@@ -4,7 +4,7 @@
 //
 // Facts: [EXFAT §6.3 (generic primary, SetChecksum), §7.4 (File entry,
 // FileAttributes, timestamps, 10msIncrement, UtcOffset), §7.6 (Stream
-// Extension, NameHash), §7.7 (File Name)]; ../shared/docs/formats.md §2.5,
+// Extension, NameHash), §7.7 (File Name)]; docs/formats.md §2.5,
 // §2.8.
 #pragma once
 

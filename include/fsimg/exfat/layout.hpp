@@ -2,7 +2,7 @@
 // where every region goes. Pure: no I/O, no clock. Used by mkfs (format),
 // and meant for fsck (what a boot sector should say), dump and slack.
 //
-// Facts: ../shared/docs/formats.md §2.1-2.2 (regions and field ranges,
+// Facts: docs/formats.md §2.1-2.2 (regions and field ranges,
 // [EXFAT §2, §3.1.5-3.1.10]), §2.10 (limits), §2.11 (default cluster sizes
 // of Windows and mkfs.exfat, alignment). Our defaults: docs/exfat-defaults.md.
 #pragma once

@@ -25,7 +25,7 @@
 // used are exactly what exfat/cost.hpp predicts (tree_usage) and what
 // `slack` reports for exFAT.
 //
-// Facts: ../shared/docs/formats.md §2.4-2.8 (FAT, entry sets, bitmap,
+// Facts: docs/formats.md §2.4-2.8 (FAT, entry sets, bitmap,
 // up-case table, timestamps), §5.1-5.2 (cost model).
 #pragma once
 

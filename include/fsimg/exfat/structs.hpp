@@ -4,7 +4,7 @@
 //
 // Offsets and names follow Microsoft's "exFAT file system specification"
 // (2019) [EXFAT], section numbers given per record; see also
-// ../shared/docs/formats.md §2. Decoding never judges values: validation is
+// docs/formats.md §2. Decoding never judges values: validation is
 // validate_boot_sector(), a separate step.
 #pragma once
 

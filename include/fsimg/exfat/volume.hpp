@@ -5,7 +5,7 @@
 // every offset is checked against the device before reading, every chain walk
 // is bounded and detects loops, memory is bounded by what the image holds.
 //
-// Facts: ../shared/docs/formats.md §2.1-2.7 [EXFAT §2-4, §6-7].
+// Facts: docs/formats.md §2.1-2.7 [EXFAT §2-4, §6-7].
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 // populate allocates exactly this, and the slack analyzer predicts with it:
 // both call these functions, so prediction == allocation, cluster for cluster.
 //
-// Facts: ../shared/docs/formats.md §5.1-5.2 (cost model, [EXP] on mkfs.fat +
+// Facts: docs/formats.md §5.1-5.2 (cost model, [EXP] on mkfs.fat +
 // mtools images), §1.7 (root directory), §1.8 (65,536 entries per directory),
 // §1.11 (4 GiB - 1 per file).
 #pragma once

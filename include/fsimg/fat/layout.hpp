@@ -2,7 +2,7 @@
 // region goes. Pure: no I/O, no clock. Used by mkfs (format), fsck (what a
 // boot sector should say), dump and slack.
 //
-// Facts: ../shared/docs/formats.md §1.1-1.4 (layout, type determination and
+// Facts: docs/formats.md §1.1-1.4 (layout, type determination and
 // the driver traps), §1.12 (default cluster tables of Windows and mkfs.fat).
 #pragma once
 

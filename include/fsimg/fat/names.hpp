@@ -1,7 +1,7 @@
 // FAT long and short (8.3) names: validation, when an LFN is needed, short
 // name generation, LFN entry encoding. Pure: no I/O.
 //
-// Facts: ../shared/docs/formats.md §1.8-1.11 [FATGEN "FAT Long Directory
+// Facts: docs/formats.md §1.8-1.11 [FATGEN "FAT Long Directory
 // Entries", "Name Matching in Short and Long Names", basis-name and
 // numeric-tail algorithms; LINUX-VFAT; WIKI-83].
 //

@@ -16,7 +16,7 @@
 // therefore contiguous, and the used clusters are exactly what fat/cost.hpp
 // predicts (tree_usage()).
 //
-// Facts: ../shared/docs/formats.md §1.5-1.11 (FAT entries, FSInfo, root and
+// Facts: docs/formats.md §1.5-1.11 (FAT entries, FSInfo, root and
 // directory entries, LFN, short names), §5.1-5.2 (cost model).
 #pragma once
 

@@ -1,7 +1,7 @@
 // FAT12/16/32 on-disk records: boot sector (BPB), FSInfo, directory entries.
 //
 // Offsets and names follow Microsoft's "FAT: General Overview of On-Disk
-// Format" v1.03 [FATGEN]; see ../shared/docs/formats.md §1.2, §1.5-1.9.
+// Format" v1.03 [FATGEN]; see docs/formats.md §1.2, §1.5-1.9.
 // Decoding never judges values: validation is a separate step.
 #pragma once
 

@@ -1,6 +1,6 @@
 // MBR and GPT partition tables: writing one partition, reading any table.
 //
-// Facts: ../shared/docs/formats.md §4 (MBR layout; GPT per the UEFI spec,
+// Facts: docs/formats.md §4 (MBR layout; GPT per the UEFI spec,
 // checked against sgdisk/sfdisk output).
 #pragma once
 

@@ -3,7 +3,7 @@
 // and resolving absolute paths case-insensitively through the volume's
 // $UpCase. The base of ls/cat/extract and of fsck's index checks (issue 8).
 //
-// Facts: ../shared/docs/formats.md §3.8 (index root, node header, index
+// Facts: docs/formats.md §3.8 (index root, node header, index
 // entries, INDX blocks, sub-node VCN in an entry's last 8 bytes when flag
 // 0x01 is set, last entry flag 0x02, VCN units of index_block_vcns), §3.7
 // ($FILE_NAME, namespaces), §3.2 (record 5 the root, record 10 $UpCase),

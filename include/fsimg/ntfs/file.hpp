@@ -5,7 +5,7 @@
 // same for $MFT itself while the volume opens; this is the general form for
 // any file once the volume is open.
 //
-// Facts: ../shared/docs/formats.md §3.5 (attribute headers), §3.6
+// Facts: docs/formats.md §3.5 (attribute headers), §3.6
 // (runlists); the attribute list [FLATCAP attributes/attribute_list]: one
 // entry per attribute extent, naming its type, name, starting VCN and the
 // record holding it; an extension record's header names its base record

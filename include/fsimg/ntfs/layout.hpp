@@ -1,7 +1,7 @@
 // NTFS geometry: volume size + sector size + cluster size + MFT record size
 // -> where every system file goes. Pure: no I/O, no clock.
 //
-// Facts: ../shared/docs/formats.md §3.1 (field encodings, cluster limits),
+// Facts: docs/formats.md §3.1 (field encodings, cluster limits),
 // §3.3 (what mkntfs creates and where: $MFT at max(after its bitmap, 16 KiB),
 // $MFTMirr in the middle, $LogFile after it and sized by volume size, the
 // 12.5 % MFT zone), §3.9 ($Bitmap), §3.10 (default cluster sizes), §3.9 limits

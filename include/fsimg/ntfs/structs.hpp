@@ -3,7 +3,7 @@
 // runlists (mapping pairs), $STANDARD_INFORMATION, $FILE_NAME, index entries,
 // index roots and INDX blocks, and $I30 collation through $UpCase.
 //
-// NTFS has no public specification. Facts come from ../shared/docs/formats.md
+// NTFS has no public specification. Facts come from docs/formats.md
 // §3 (tags [FLATCAP] = Linux-NTFS documentation, [NTFS-3G] = ntfs-3g source,
 // [EXP] = experiments with mkntfs 2022.10.3) and were checked against the
 // output of mkntfs and against independent readers (check-image).

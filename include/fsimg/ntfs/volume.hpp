@@ -12,7 +12,7 @@
 // fsimg::Error(corrupt) naming the MFT record, the attribute and the byte
 // offset on the device (the volume).
 //
-// Facts: ../shared/docs/formats.md §3.1 (boot sector), §3.4 (FILE record,
+// Facts: docs/formats.md §3.1 (boot sector), §3.4 (FILE record,
 // fixups), §3.5 (attribute headers), §3.6 (runlists) [FLATCAP, NTFS-3G, EXP].
 #pragma once
 

@@ -11,7 +11,7 @@
 // 80 resident bytes out of the record and moves small indexes to blocks a
 // little earlier; docs/slack.md gives the difference.
 //
-// Facts: ../shared/docs/formats.md §5.1-5.4 ([EXP] ntfs-3g), §3.3 (what
+// Facts: docs/formats.md §5.1-5.4 ([EXP] ntfs-3g), §3.3 (what
 // mkntfs creates, $LogFile sizes, used space after mkntfs), §3.8 (index
 // entries, B-tree fill), §3.10 (default cluster sizes). Checks: the §5.5
 // worked examples (67 clusters at 4 KiB, 13 at 64 KiB) and the six "used
