@@ -33,6 +33,7 @@
 #include "fsimg/io/open.hpp"
 #include "fsimg/source/file.hpp"
 #include "fsimg/source/tree.hpp"
+#include "mkfs_common.hpp"
 #include "output.hpp"
 
 namespace fsimg::cli {
@@ -103,7 +104,6 @@ struct Session {
         if (editor && !finished) {
             try {
                 editor->finish();
-                opened.file->sync();
             } catch (const std::exception&) {  // the error that stopped the command is the one reported
             }
         }
@@ -112,8 +112,7 @@ struct Session {
     /// Ends the change: FSInfo and the clean flag (fat::Editor::finish).
     void finish() {
         finished = true;
-        editor->finish();
-        opened.file->sync();
+        editor->finish();  // one fsync, before the clean bit (EditOptions::barrier)
         if (env_number("FSIMG_TEST_COUNT_WRITES"))
             fmt::print(stderr, "fsimg: test: {} writes\n", cut ? cut->writes() : 0);
     }
@@ -202,8 +201,6 @@ std::pair<fat::DirId, fat::DirRecord> directory_at(fat::Editor& ed, const std::s
     return {ed.directory_of(*r), *r};
 }
 
-fat::NewEntryInfo info_now() { return {}; }
-
 /// Names Windows programs cannot open (CON, AUX.TXT...) are stored with a warning, as mkfs --from does.
 void warn_device_name(const std::string& name) {
     if (fat::is_windows_device_name(core::utf8_to_utf16(name)))
@@ -257,7 +254,7 @@ int run_mkdir(const MkdirArgs& a) {
                     throw Error(ErrorCode::usage,
                                 fmt::format("\"{}\" does not exist (mkdir -p makes the parents)", at));
                 } else {
-                    const fat::DirRecord made = s.ed().add_directory(dir, name, info_now());
+                    const fat::DirRecord made = s.ed().add_directory(dir, name, fat::NewEntryInfo{});
                     dir = s.ed().directory_of(made);
                     s.changes.push_back({{"action", "mkdir"}, {"path", jtext(at)}});
                 }
@@ -546,19 +543,8 @@ struct LabelArgs {
     bool json = false;
 };
 
-/// "1234ABCD" or "1234-ABCD" (as fatlabel -i and mkfs.fat -i take it, the dash as ls and dump show it).
-std::uint32_t parse_volume_id(const std::string& text) {
-    const bool dashed = text.size() == 9 && text[4] == '-';
-    const std::string hex = dashed ? text.substr(0, 4) + text.substr(5) : text;
-    if (hex.size() != 8 || hex.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
-        throw Error(
-            ErrorCode::usage,
-            fmt::format("--volume-id \"{}\": want 8 hexadecimal digits, 1234ABCD or 1234-ABCD", text));
-    return static_cast<std::uint32_t>(std::stoul(hex, nullptr, 16));
-}
-
 int run_label(const LabelArgs& a) {
-    // Everything given is checked before anything is written.
+    // Everything given is checked before anything is written (--volume-id as mkfs takes it).
     const bool set_id = a.volume_id.has_value();
     const std::uint32_t new_id = set_id ? parse_volume_id(*a.volume_id) : 0;
     if (a.label && !a.label->empty()) (void)fat::normalize_volume_label(*a.label);

@@ -652,7 +652,10 @@ struct Editor::Impl {
         touched.clear();
     }
 
-    /// Writes a file's bytes into the runs (holes and the last cluster's tail as zeros).
+    /// Writes a file's bytes into the runs, holes and the last cluster's tail
+    /// as zeros. The device is cut into pieces of at most kDataChunk bytes,
+    /// each written once: its data segments read into a zeroed buffer, so a
+    /// small file is one write (holes the size of a whole piece are punched).
     void write_data(const std::vector<ClusterRun>& runs, const source::SourceFile& data) {
         const std::vector<source::Segment> segments = data.segments();
         std::vector<std::byte> buf;
@@ -660,23 +663,24 @@ struct Editor::Impl {
         const std::uint64_t cb = L.cluster_bytes();
         for (const auto& run : runs) {
             const std::uint64_t dev_at = L.cluster_offset(run.first);
-            const std::uint64_t len = run.count * cb;
-            // Within [file_off, file_off + len): data segments read and written, the rest zeroed.
-            std::uint64_t pos = file_off;
-            const std::uint64_t stop = file_off + len;
-            for (const source::Segment& s : segments) {
-                const std::uint64_t s0 = std::max(s.offset, pos), s1 = std::min(s.offset + s.length, stop);
-                if (s1 <= s0) continue;
-                if (s0 > pos) dev.zero_range(dev_at + (pos - file_off), s0 - pos);
-                for (std::uint64_t at = s0; at < s1; at += kDataChunk) {
-                    const std::uint64_t n = std::min<std::uint64_t>(kDataChunk, s1 - at);
-                    buf.resize(static_cast<std::size_t>(n));
-                    data.read_at(at, buf);
-                    dev.write_at(dev_at + (at - file_off), buf);
+            const std::uint64_t stop = file_off + run.count * cb;
+            for (std::uint64_t at = file_off; at < stop; at += kDataChunk) {
+                const std::uint64_t end = std::min<std::uint64_t>(stop, at + kDataChunk);
+                buf.assign(static_cast<std::size_t>(end - at), std::byte{0});
+                bool any = false;
+                for (const source::Segment& s : segments) {
+                    const std::uint64_t s0 = std::max(s.offset, at), s1 = std::min(s.offset + s.length, end);
+                    if (s1 <= s0) continue;
+                    data.read_at(s0, std::span(buf).subspan(static_cast<std::size_t>(s0 - at),
+                                                            static_cast<std::size_t>(s1 - s0)));
+                    any = true;
                 }
-                pos = s1;
+                if (any) {
+                    dev.write_at(dev_at + (at - file_off), buf);
+                } else {
+                    dev.zero_range(dev_at + (at - file_off), end - at);
+                }
             }
-            if (pos < stop) dev.zero_range(dev_at + (pos - file_off), stop - pos);
             file_off = stop;
         }
         data.finish();
@@ -1045,8 +1049,8 @@ void Editor::finish() {
             m.dev.write_at(s * m.L.bytes_per_sector, sector);
         }
     }
+    if (m.opt.barrier) m.opt.barrier();  // the change is durable before the bit that closes it
     if (m.was_clean) {
-        if (m.opt.barrier) m.opt.barrier();
         m.set_entry(1, m.entry(1) | clean_bit(m.L.type));
         m.flush_fat();
     }

@@ -69,9 +69,10 @@ struct EditOptions {
     std::int64_t now = 0;               ///< Unix seconds: created entries, touched directories
     std::optional<std::int64_t> clamp;  ///< SOURCE_DATE_EPOCH: no timestamp is later than this
     bool local_time = false;            ///< store local time instead of UTC
-    /// Called by finish() before the clean-shutdown bit is set (the image
-    /// file's fsync), so that the bit never reaches the disk before the
-    /// change it closes. May be empty.
+    /// Called once by finish() after the last change and before the
+    /// clean-shutdown bit is set (the image file's fsync), so that the bit
+    /// never reaches the disk before the change it closes; the bit itself is
+    /// left to the page cache (lost, the volume only reads as dirty). May be empty.
     std::function<void()> barrier;
 };
 
