@@ -44,13 +44,13 @@ void check_summary(Context& c) {
         std::string list;
         for (auto f : firsts) list += (list.empty() ? "" : ", ") + std::to_string(f);
         const std::uint64_t chains = std::max<std::uint64_t>(heads, 1);
-        c.out.add(
-            "fat.chain.lost", at_cluster(c, firsts.front(), fmt::format("cluster {}", firsts.front())),
-            fmt::format("{} in {} chain{} {} allocated in the FAT but belong to no file or directory "
-                        "(chain{} starting at cluster {}{})",
-                        clusters_text(c, lost), chains, chains == 1 ? "" : "s", lost == 1 ? "is" : "are",
-                        chains == 1 ? "" : "s", list, chains > firsts.size() ? ", ..." : ""),
-            lost);
+        c.out.add("fat.chain.lost", at_cluster(c, firsts.front(), fmt::format("cluster {}", firsts.front())),
+                  fmt::format("{} in {} chain{} {} allocated in the FAT but {} to no file or directory "
+                              "(chain{} starting at cluster {}{})",
+                              clusters_text(c, lost), chains, chains == 1 ? "" : "s",
+                              lost == 1 ? "is" : "are", lost == 1 ? "belongs" : "belong",
+                              chains == 1 ? "" : "s", list, chains > firsts.size() ? ", ..." : ""),
+                  lost);
     }
     if (c.layout().type != FatType::fat32 || !c.boot.fsinfo) return;
     const FsInfo& fi = *c.boot.fsinfo;
