@@ -18,6 +18,6 @@ int main(int argc, char** argv) {
         const std::vector<char> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
         LLVMFuzzerTestOneInput(reinterpret_cast<const std::uint8_t*>(data.data()), data.size());
     }
-    std::printf("%d inputs replayed\n", argc - 1);
+    std::fprintf(stderr, "%d inputs replayed\n", argc - 1);  // stderr: a target may silence stdout
     return 0;
 }
