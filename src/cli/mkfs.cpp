@@ -68,7 +68,36 @@ std::uint8_t mbr_type_for(fat::FatType t) {
     return 0x0C;
 }
 
+/// Refuses options that would do nothing for the chosen type or mode, so a
+/// typo or a misunderstanding is not silently ignored (issue 21): the
+/// filesystem-specific options, the --from options without --from, --free
+/// with a fixed size. Throws Error(usage).
+void refuse_idle_options(const MkfsArgs& a) {
+    if (!a.mft_record_size.empty() && a.type != "ntfs")
+        throw Error(ErrorCode::usage, "--mft-record-size is only for -t ntfs");
+    if (!a.align.empty() && a.type != "exfat") throw Error(ErrorCode::usage, "--align is only for -t exfat");
+    const PopulateArgs& p = a.populate;
+    if (p.from.empty()) {
+        const char* idle = p.local_time       ? "--local-time"
+                           : p.dot_hidden     ? "--dot-hidden"
+                           : p.rename         ? "--rename"
+                           : p.symlinks_given ? "--symlinks"
+                           : p.free_given     ? "--free"
+                                              : nullptr;
+        if (idle != nullptr)
+            throw Error(
+                ErrorCode::usage,
+                fmt::format("{} only applies to files copied with --from DIR; there is no --from", idle));
+    } else if (p.free_given && !a.size.empty() && a.size != "auto") {
+        throw Error(ErrorCode::usage,
+                    fmt::format("--free is the room left when the size follows the tree (no -s, or -s auto); "
+                                "with -s {} the free space is what the tree leaves",
+                                a.size));
+    }
+}
+
 int run_mkfs(const MkfsArgs& a) {
+    refuse_idle_options(a);
     if (a.sector_size != 512 && a.sector_size != 1024 && a.sector_size != 2048 && a.sector_size != 4096) {
         throw Error(
             ErrorCode::usage,
@@ -161,8 +190,6 @@ int run_mkfs(const MkfsArgs& a) {
                               a.volume_id, a.mft_record_size, a.partition_table, a.explain, a.quiet, a.gzip,
                               refusal, &a.populate, auto_size});
     }
-    if (!a.mft_record_size.empty()) throw Error(ErrorCode::usage, "--mft-record-size is only for -t ntfs");
-    if (!a.align.empty()) throw Error(ErrorCode::usage, "--align is only for -t exfat");
 
     // --from: read the trees before anything is created; every problem stops here.
     std::optional<fat::SourceTree> tree;

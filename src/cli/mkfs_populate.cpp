@@ -60,9 +60,10 @@ void add_populate_options(CLI::App* cmd, PopulateArgs& args) {
     cmd->add_option("--symlinks", args.symlinks,
                     "--from: symbolic links: skip (default, with a warning), "
                     "follow, error, or store (NTFS: relative links as reparse points)")
-        ->check(CLI::IsMember({"skip", "follow", "error", "store"}));
-    cmd->add_option("--free", args.free,
-                    "--from with -s auto: free space to leave in the image (default 1M)");
+        ->check(CLI::IsMember({"skip", "follow", "error", "store"}))
+        ->each([&args](const std::string&) { args.symlinks_given = true; });
+    cmd->add_option("--free", args.free, "--from with -s auto: free space to leave in the image (default 1M)")
+        ->each([&args](const std::string&) { args.free_given = true; });
 }
 
 bool wants_auto_size(const PopulateArgs& args, const std::string& size) {

@@ -24,8 +24,10 @@ struct PopulateArgs {
     bool dot_hidden = false;
     bool rename = false;
     std::string symlinks = "skip";
-    std::string free = "1M";  ///< -s auto: free space to leave
-    std::string image;        ///< the image being written: left out of the trees when inside one
+    std::string free = "1M";      ///< -s auto: free space to leave
+    bool symlinks_given = false;  ///< --symlinks was on the command line
+    bool free_given = false;      ///< --free was on the command line
+    std::string image;            ///< the image being written: left out of the trees when inside one
 };
 
 /// Adds --from, --local-time, --dot-hidden, --symlinks, --free to mkfs.

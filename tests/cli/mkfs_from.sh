@@ -50,6 +50,17 @@ done
 cmp -s r1.img r4.img && fail "volume ID did not change the image" || pass
 rm -rf r?.img copy
 
+# --- Options that would do nothing for the type or mode are refused (issue 21),
+# before anything is written: each names itself.
+expect_refusal "--mft-record-size for exfat" "--mft-record-size is only for -t ntfs" -- -t exfat -s 8M --mft-record-size 4096 idle.img
+expect_refusal "--align for ntfs" "--align is only for -t exfat" -- -t ntfs -s 8M --align 1M idle.img
+expect_refusal "--mft-record-size for fat" "--mft-record-size is only for -t ntfs" -- -t fat32 -s 64M --mft-record-size 1024 idle.img
+for o in --local-time --dot-hidden --rename "--symlinks follow" "--free 4M"; do
+  # shellcheck disable=SC2086
+  expect_refusal "$o without --from" "${o%% *} only applies to files copied with --from" -- -t fat -s 8M $o idle.img
+done
+expect_refusal "--free with -s" "--free is the room left when the size follows the tree" -- -t exfat -s 8M --free 4M --from tree idle.img
+
 # --- -s auto (and no -s) with --free; an explicit -s is used as given.
 out=$("$FSIMG" mkfs -t fat -c 4K -s auto --free 10M --from tree a.img 2>&1) || fail "-s auto: $out"
 free=$(fsck.fat -n a.img | sed -n 's/.* files, \([0-9]*\)\/\([0-9]*\) clusters$/\2 - \1/p')
