@@ -280,9 +280,12 @@ constexpr std::array kCodes = {
     CodeInfo{"ntfs.mft.unreadable", S::fatal, true,
              "$MFT cannot be opened: record 0 is damaged or its $DATA runlist is unusable"},
     CodeInfo{"ntfs.mftmirr.differs", S::error, true,
-             "$MFTMirr's copy of the first records of $MFT differs from them"},
+             "$MFTMirr's copy of records 0-3 of $MFT (those Windows keeps in sync) differs from them"},
     CodeInfo{"ntfs.mftmirr.location", S::error, true,
              "the boot sector's $MFTMirr LCN is not where $MFTMirr's $DATA starts"},
+    CodeInfo{
+        "ntfs.mftmirr.stale", S::warning, true,
+        "$MFTMirr's copy of a record 4-15 differs from $MFT: valid for Windows, refused by ntfs-3g's mount"},
     CodeInfo{"ntfs.mftmirr.unreadable", S::error, true,
              "$MFTMirr has no usable $DATA or holds fewer records than it must mirror"},
     CodeInfo{"ntfs.record.baad", S::error, true,

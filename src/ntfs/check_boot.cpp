@@ -163,16 +163,27 @@ void check_mirror(Context& c) {
         c.out.add("ntfs.mftmirr.location", at_record(c, 1, "$DATA"),
                   fmt::format("the boot sector puts $MFTMirr at LCN {}, its $DATA starts at LCN {}",
                               b.mftmirr_lcn, static_cast<std::uint64_t>(*data->runs.front().lcn)));
-    // ntfs-3g (volume.c): the mirror holds 4 records, or one cluster's worth when that is more.
-    const std::uint64_t want = c.g.cluster_bytes <= 4 * rs ? 4 : c.g.cluster_bytes / rs;
+    // What the mirror is read for (docs/formats.md §5): the first 4 records
+    // are the ones Windows keeps in sync and the Linux ntfs driver
+    // (super.c: "Windows only keeps in sync and cares about the consistency
+    // of the first four mft records") requires; a mirror holding fewer is
+    // unusable. mkntfs sizes it to 4 records or one cluster's worth, and
+    // ntfs-3g since 2017.3.23 (volume.c, "Windows 10 does not update the
+    // full $MFTMirr any more") compares the records the mirror holds up to
+    // record 15 and refuses to mount when one differs: measured here with
+    // ntfs-3g 2022.10.3 (ntfsfix -n fails on record 9, passes on record 20).
+    constexpr std::uint64_t kSynced = 4;      // kept in sync by Windows
+    constexpr std::uint64_t kNtfs3gMax = 16;  // FILE_first_user
+    const std::uint64_t cluster_worth = c.g.cluster_bytes <= kSynced * rs ? kSynced : c.g.cluster_bytes / rs;
     const std::uint64_t have = std::min<std::uint64_t>(data->data_size / rs, c.records);
-    if (have < std::min<std::uint64_t>(want, c.records)) {
+    const std::uint64_t required = std::min<std::uint64_t>(kSynced, c.records);
+    if (have < required) {
         c.out.add("ntfs.mftmirr.unreadable", at_record(c, 1, "$DATA"),
-                  fmt::format("$MFTMirr holds {} records, it must mirror the first {}", have, want));
+                  fmt::format("$MFTMirr holds {} records, it must mirror the first {}", have, required));
     }
     std::vector<std::byte> a(rs), m(rs);
-    std::vector<std::uint64_t> differ;
-    for (std::uint64_t n = 0; n < std::min(want, have); ++n) {
+    std::vector<std::uint64_t> differ, stale;
+    for (std::uint64_t n = 0; n < std::min({cluster_worth, have, kNtfs3gMax}); ++n) {
         bool ok_m = true;
         try {
             c.vol->read_stream(*data, n * rs, m);
@@ -181,6 +192,7 @@ void check_mirror(Context& c) {
             ok_m = false;
         }
         if (!ok_m) {
+            if (n >= kSynced) break;  // past what must be mirrored
             c.out.add("ntfs.mftmirr.unreadable", at_record(c, 1, "$DATA"),
                       fmt::format("$MFTMirr's copy of record {} cannot be read", n));
             return;
@@ -195,7 +207,14 @@ void check_mirror(Context& c) {
             } catch (const Error&) {
             }
         }
-        if (a != m) differ.push_back(n);
+        // Only the bytes in use of $MFT's record, as ntfs-3g compares
+        // (ntfs_mft_record_get_data_size): the slack after them may differ.
+        std::size_t used = rs;
+        if (std::memcmp(a.data(), "FILE", 4) == 0) {
+            const std::uint32_t in_use = core::load_le32(a, 0x18);
+            if (in_use >= 0x30 && in_use <= rs) used = in_use;
+        }
+        if (std::memcmp(a.data(), m.data(), used) != 0) (n < kSynced ? differ : stale).push_back(n);
     }
     if (!differ.empty())
         c.out.add(
@@ -203,6 +222,14 @@ void check_mirror(Context& c) {
             fmt::format("$MFTMirr's copy of record{} {} differ{} from $MFT", differ.size() == 1 ? "" : "s",
                         first_list(differ, differ.size()), differ.size() == 1 ? "s" : ""),
             differ.size());
+    if (!stale.empty())
+        c.out.add("ntfs.mftmirr.stale", at_record(c, 1, "$DATA"),
+                  fmt::format("$MFTMirr's copy of record{} {} differ{} from $MFT: Windows keeps only records "
+                              "0-3 in sync, but ntfs-3g compares up to record 15 and refuses to mount "
+                              "(ntfsfix rewrites the mirror)",
+                              stale.size() == 1 ? "" : "s", first_list(stale, stale.size()),
+                              stale.size() == 1 ? "s" : ""),
+                  stale.size());
 }
 
 }  // namespace fsimg::ntfs::detail

@@ -250,3 +250,70 @@ TEST_CASE("ntfs check: random damage never crashes, hangs or throws", "[ntfs_che
     }
     SUCCEED("no crash");
 }
+
+TEST_CASE("ntfs check: $MFTMirr is judged on what Windows keeps in sync (issue 21)",
+          "[ntfs_check][mftmirr]") {
+    // 64 KiB clusters: the mirror holds 64 records (as mkntfs writes it).
+    // Windows keeps records 0-3 in sync; ntfs-3g 2022.10.3 compares up to
+    // record 15 (ntfsfix -n fails on record 9, passes on record 20); the
+    // bytes after a record's bytes in use are not compared (ntfs-3g
+    // memcmp()s ntfs_mft_record_get_data_size() bytes).
+    io::MemoryImage img = formatted(64u << 20, 65536);
+    const Volume v(img);
+    const std::uint32_t rs = v.geometry().mft_record_bytes;
+    const std::uint64_t mirr = v.boot().mftmirr_lcn * v.geometry().cluster_bytes;
+    const auto bump = [&](std::uint64_t at) {
+        std::array<std::byte, 1> b{};
+        img.read_at(at, b);
+        b[0] ^= std::byte{0x5A};
+        img.write_at(at, b);
+    };
+    REQUIRE(codes_of(img).empty());
+    SECTION("record 2 differs: an error") {
+        bump(mirr + 2 * rs + 8);  // its LSN
+        CHECK(codes_of(img) == std::set<std::string>{"ntfs.mftmirr.differs"});
+    }
+    SECTION("record 9 differs: ntfs-3g refuses to mount, Windows does not care") {
+        bump(mirr + 9 * rs + 8);
+        check::Findings f;
+        check_volume(img, f);
+        REQUIRE(f.size() == 1);
+        CHECK(f.all()[0].code == "ntfs.mftmirr.stale");
+        CHECK(f.all()[0].severity == check::Severity::warning);
+    }
+    SECTION("record 20 differs: compared by no one") {
+        bump(mirr + 20 * rs + 8);
+        CHECK(codes_of(img).empty());
+    }
+    SECTION("the bytes after record 2's bytes in use differ") {
+        std::vector<std::byte> r(rs);
+        img.read_at(mirr + 2 * rs, r);
+        const std::uint32_t in_use = core::load_le32(r, 0x18);
+        REQUIRE(in_use + 16 < 510);  // before the first fixup position
+        bump(mirr + 2 * rs + in_use + 8);
+        CHECK(codes_of(img).empty());
+    }
+    SECTION("a mirror holding only records 0-3 with 64 KiB clusters") {
+        // $MFTMirr's $DATA (both copies of record 1): data size and
+        // initialized size of 4 records.
+        edit_record(img, 1, [&](std::vector<std::byte>& r) {
+            std::size_t pos = core::load_le16(r, 0x14);
+            while (core::load_le32(r, pos) != static_cast<std::uint32_t>(AttrType::data))
+                pos += core::load_le32(r, pos + 4);
+            REQUIRE(r[pos + 8] == std::byte{1});  // non-resident
+            core::store_le64(r, pos + 0x30, 4 * rs);
+            core::store_le64(r, pos + 0x38, 4 * rs);
+        });
+        CHECK(codes_of(img).empty());
+        SECTION("and only 3") {
+            edit_record(img, 1, [&](std::vector<std::byte>& r) {
+                std::size_t pos = core::load_le16(r, 0x14);
+                while (core::load_le32(r, pos) != static_cast<std::uint32_t>(AttrType::data))
+                    pos += core::load_le32(r, pos + 4);
+                core::store_le64(r, pos + 0x30, 3 * rs);
+                core::store_le64(r, pos + 0x38, 3 * rs);
+            });
+            CHECK(codes_of(img) == std::set<std::string>{"ntfs.mftmirr.unreadable"});
+        }
+    }
+}
