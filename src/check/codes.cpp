@@ -179,8 +179,9 @@ constexpr std::array kCodes = {
     CodeInfo{"fat.label.duplicate", S::error, true, "the root directory holds more than one volume label"},
     CodeInfo{"fat.label.invalid", S::error, true,
              "a volume label is empty, starts with a space, or has characters labels may not have"},
-    CodeInfo{"fat.label.mismatch", S::error, true,
-             "the boot-sector label and the root-directory label disagree"},
+    CodeInfo{"fat.label.mismatch", S::info, true,
+             "the boot-sector copy of the label (BS_VolLab) differs from the root-directory label, the one "
+             "Windows, Linux and macOS show"},
     CodeInfo{"fat.label.outside-root", S::error, true, "a volume-label entry outside the root directory"},
     CodeInfo{"fat.lfn.checksum", S::error, true,
              "a long-name entry's checksum does not match its short entry"},

@@ -197,15 +197,20 @@ void check_labels(Context& c, const ParsedDirectory& root) {
         } else {
             c.out.add("fat.label.mismatch", boot_loc,
                       fmt::format("the boot sector has the label \"{}\" but the root directory has no "
-                                  "volume-label entry",
+                                  "volume-label entry; Windows shows no label, Linux shows the boot-sector "
+                                  "copy",
                                   label_text(boot, true)));
         }
         return;
     }
     if (root_text == boot) return;
     if (boot == no_name && root_text == no_name) return;
+    // Windows format and Explorer write the label to the root directory and
+    // may leave BS_VolLab "NO NAME"; the root entry is what Windows, Linux
+    // (vfat and blkid) and macOS show, so a differing copy is a note.
     c.out.add("fat.label.mismatch", boot_loc,
-              fmt::format("the boot sector says \"{}\" but the root directory's label is \"{}\"",
+              fmt::format("the boot sector's copy of the label is \"{}\"; the root directory's label \"{}\" "
+                          "is the one Windows, Linux and macOS show",
                           label_text(boot, true), label_text(root_text, true)));
 }
 

@@ -350,3 +350,39 @@ TEST_CASE("OEM bytes of labels are decoded through code page 850") {
     CHECK(fsimg::fat::oem_text("MSWIN4.1") == "MSWIN4.1");
     CHECK(fsimg::core::is_valid_utf8(fsimg::fat::oem_text(std::string("\x80\xFF\x01", 3))));
 }
+
+TEST_CASE("a boot-sector label copy that differs from the root label is a note", "[check][label]") {
+    // Windows format/Explorer write the label to the root directory and may
+    // leave BS_VolLab "NO NAME"; Windows, the Linux vfat driver and macOS show
+    // the root entry. fsck.fat 4.2 -n on these bytes: "There is no label in
+    // boot sector, but there is volume label 'TEST' stored in root directory"
+    // and it offers to copy the root label to the boot sector.
+    const FatType type = GENERATE(FatType::fat16, FatType::fat32);
+    TestVolume v(type == FatType::fat16 ? 16u << 20 : 40u << 20, type, 1024);
+    const std::size_t at = type == FatType::fat32 ? off::VolLab32 : off::VolLab16;
+    const auto put = [&](const char* s11) {
+        std::array<std::byte, 11> b{};
+        for (int i = 0; i < 11; ++i) b[i] = std::byte(s11[i]);
+        v.dev.write_at(at, b);
+    };
+    const auto severity_of = [&](std::string_view code) {
+        check::Findings f;
+        check_volume(v.dev, f);
+        for (const auto& x : f.all())
+            if (x.code == code) return std::optional<check::Severity>(x.severity);
+        return std::optional<check::Severity>();
+    };
+    CHECK(severity_of("fat.label.mismatch") == std::nullopt);
+    put("NO NAME    ");
+    CHECK(v.codes() == Codes{});
+    CHECK(severity_of("fat.label.mismatch") == check::Severity::info);
+    put("OTHER      ");
+    CHECK(v.codes() == Codes{});
+    CHECK(severity_of("fat.label.mismatch") == check::Severity::info);
+    // An invalid label stays an error, in the root directory or the boot sector.
+    put("BAD?NAME   ");
+    CHECK(v.codes() == Codes{});  // with a root label, the boot copy is only compared
+    std::array<std::byte, 1> q{std::byte{'?'}};
+    v.dev.write_at(v.root_slot_offset(0) + 1, q);
+    CHECK(v.codes() == Codes{"fat.label.invalid"});
+}
