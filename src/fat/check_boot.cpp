@@ -12,7 +12,16 @@ namespace {
 void check_fsinfo_and_backup(Context& c) {
     const BootSector& bs = c.boot.boot;
     const Layout& l = c.layout();
-    if (bs.fsinfo_sector == 0 || bs.fsinfo_sector == 0xFFFF || bs.fsinfo_sector >= l.reserved_sectors) {
+    if (bs.fsinfo_sector == 0 || bs.fsinfo_sector == 0xFFFF) {
+        // "No FSInfo sector": fsck.fat 4.2 says "No FSINFO sector" and exits
+        // 0, the Linux driver reads sector 1 for a 0 and ignores a bad
+        // signature there; the FSInfo counts are only hints [FATGEN "FAT32
+        // FSInfo Sector Structure"].
+        c.out.add("fat.fsinfo.none", at_sector(0, l.bytes_per_sector, "boot sector BPB_FSInfo"),
+                  fmt::format("BPB_FSInfo is {}: the volume has no FSInfo sector, so no free-cluster count "
+                              "or next-free hint",
+                              bs.fsinfo_sector == 0 ? "0" : "0xFFFF"));
+    } else if (bs.fsinfo_sector >= l.reserved_sectors) {
         c.out.add("fat.fsinfo.location", at_sector(0, l.bytes_per_sector, "boot sector BPB_FSInfo"),
                   fmt::format("BPB_FSInfo is {}, must be a sector of the reserved region (1..{})",
                               bs.fsinfo_sector, l.reserved_sectors - 1));

@@ -77,6 +77,7 @@ dir-too-deep         fat.dir.too-deep              fat16,fat32        blind
 dir-too-large        fat.dir.too-large             fat16,fat32        blind
 fat-hard-error       fat.fat.hard-error            fat16,fat32        blind
 fsinfo-location      fat.fsinfo.location           fat32              sees
+fsinfo-none          fat.fsinfo.none               fat32              sees
 fsinfo-next-free     fat.fsinfo.next-free          fat32              blind
 label-duplicate      fat.label.duplicate           fat16,fat32        blind
 label-outside-root   fat.label.outside-root        fat16,fat32        blind
@@ -93,7 +94,7 @@ rows="$rows$rows_consequences"
 want_rc_of() {
   case "$1" in
     fat.fsinfo.free-count | fat.boot.backup-dirty-only | fat.boot.backup-missing | fat.fat.hard-error | \
-      fat.fsinfo.next-free | fat.label.mismatch) echo 0 ;;
+      fat.fsinfo.next-free | fat.fsinfo.none | fat.label.mismatch) echo 0 ;;
     *) echo 4 ;;
   esac
 }

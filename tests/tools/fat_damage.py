@@ -568,8 +568,15 @@ def kinds():
 
     @kind
     def fsinfo_location(v):
+        reserved = struct.unpack("<H", v.read(14, 2))[0]
+        v.boot_write(48, struct.pack("<H", reserved + 8))
+        return f"BPB_FSInfo = {reserved + 8}, past the {reserved} reserved sectors"
+
+    @kind
+    def fsinfo_none(v):
+        # fsck.fat 4.2 -n: "No FSINFO sector / Not automatically creating it", exit 0.
         v.boot_write(48, struct.pack("<H", 0))
-        return "BPB_FSInfo = 0"
+        return "BPB_FSInfo = 0 (no FSInfo sector)"
 
     @kind
     def fsinfo_next_free(v):

@@ -386,3 +386,30 @@ TEST_CASE("a boot-sector label copy that differs from the root label is a note",
     v.dev.write_at(v.root_slot_offset(0) + 1, q);
     CHECK(v.codes() == Codes{"fat.label.invalid"});
 }
+
+TEST_CASE("BPB_FSInfo 0 or 0xFFFF means no FSInfo sector: a warning", "[check][fsinfo]") {
+    // fsck.fat 4.2 -n with BPB_FSInfo = 0: "No FSINFO sector / Not
+    // automatically creating it", exit 0; the Linux driver reads sector 1 for
+    // a 0 (fs/fat/inode.c) and only logs a bad signature there.
+    TestVolume v(40u << 20, FatType::fat32, 512);
+    const auto set_fsinfo = [&](std::uint16_t n) {
+        std::array<std::byte, 2> b{};
+        core::store_le16(b, 0, n);
+        v.dev.write_at(off::FSInfo, b);
+        v.dev.write_at(std::uint64_t(v.layout.backup_boot_sector) * v.layout.bytes_per_sector + off::FSInfo,
+                       b);
+    };
+    set_fsinfo(0);
+    CHECK(v.codes() == Codes{"fat.fsinfo.none"});
+    set_fsinfo(0xFFFF);
+    CHECK(v.codes() == Codes{"fat.fsinfo.none"});
+    {
+        check::Findings f;
+        check_volume(v.dev, f);
+        CHECK(check::fsck_exit_for(f) == check::kFsckClean);
+    }
+    // A sector past the reserved region is still an error: a driver that
+    // follows it reads a FAT sector as FSInfo.
+    set_fsinfo(static_cast<std::uint16_t>(v.layout.reserved_sectors + 3));
+    CHECK(v.codes() == Codes{"fat.fsinfo.location"});
+}
