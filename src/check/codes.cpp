@@ -115,7 +115,11 @@ constexpr std::array kCodes = {
     CodeInfo{"exfat.upcase.invalid", S::error, false,
              "the up-case table cannot be read or does not expand to 65,536 mappings"},
     CodeInfo{"exfat.upcase.missing", S::error, false, "the root directory has no Up-case Table entry"},
-    CodeInfo{"fat.boot.backup-differs", S::error, true, "FAT32 backup boot sector differs from sector 0"},
+    CodeInfo{"fat.boot.backup-boot-code", S::info, false,
+             "FAT32 backup boot sector differs from sector 0 only in boot code (jump, OEM name, "
+             "BS_BootCode32)"},
+    CodeInfo{"fat.boot.backup-differs", S::error, true,
+             "FAT32 backup boot sector differs from sector 0 in BPB fields"},
     CodeInfo{"fat.boot.backup-dirty-only", S::info, false,
              "FAT32 backup boot sector differs from sector 0 only in the dirty flag (BS_Reserved1)"},
     CodeInfo{"fat.boot.backup-missing", S::warning, false,

@@ -235,9 +235,19 @@ def kinds():
 
     @kind
     def boot_backup_differs(v):
-        at = 6 * v.bps + 3
-        v.write(at, b"XXXXXXXX")
-        return "backup boot sector OEM name changed"
+        at = 6 * v.bps + 0x18
+        (n,) = struct.unpack("<H", v.read(at, 2))
+        v.write(at, struct.pack("<H", n ^ 0x3F))
+        return "backup boot sector BPB_SecPerTrk changed"
+
+    @kind
+    def boot_backup_boot_code(v):
+        # What a boot-loader installer leaves: sector 0's jump, OEM name and
+        # boot code rewritten, the backup as mkfs.fat wrote it. fsck.fat 4.2
+        # -n: "This is mostly harmless", exit 0.
+        v.write(3, b"SYSLINUX")
+        v.write(0x100, b"\xfa\x31\xc0\x8e\xd8")
+        return "sector 0 OEM name and boot code rewritten, backup unchanged"
 
     @kind
     def fsinfo_signature(v):

@@ -413,3 +413,30 @@ TEST_CASE("BPB_FSInfo 0 or 0xFFFF means no FSInfo sector: a warning", "[check][f
     set_fsinfo(static_cast<std::uint16_t>(v.layout.reserved_sectors + 3));
     CHECK(v.codes() == Codes{"fat.fsinfo.location"});
 }
+
+TEST_CASE("a backup boot sector that differs only in boot code is a note", "[check][backup]") {
+    // Boot-loader installers rewrite sector 0's jump, OEM name and boot code
+    // and leave the backup. fsck.fat 4.2 -n on these bytes: "There are
+    // differences between boot sector and its backup. This is mostly
+    // harmless", exit 0.
+    TestVolume v(40u << 20, FatType::fat32, 512);
+    const auto info_codes = [&] {
+        check::Findings f;
+        check_volume(v.dev, f);
+        std::set<std::string> out;
+        for (const auto& x : f.all())
+            if (x.severity == check::Severity::info) out.insert(std::string(x.code));
+        return out;
+    };
+    const std::array<std::byte, 8> oem{std::byte{'S'}, std::byte{'Y'}, std::byte{'S'}, std::byte{'L'},
+                                       std::byte{'I'}, std::byte{'N'}, std::byte{'U'}, std::byte{'X'}};
+    v.dev.write_at(off::OEMName, oem);
+    v.dev.write_at(off::BootCode32 + 0x40, oem);
+    v.dev.write_at(off::Signature - 8, oem);
+    CHECK(v.codes() == Codes{});
+    CHECK(info_codes() == Codes{"fat.boot.backup-boot-code"});
+    // A BPB field that differs stays an error, boot code or not.
+    std::array<std::byte, 1> spt{std::byte{0x11}};
+    v.dev.write_at(off::SecPerTrk, spt);
+    CHECK(v.codes() == Codes{"fat.boot.backup-differs"});
+}
