@@ -55,6 +55,8 @@ constexpr std::array kCodes = {
     CodeInfo{"exfat.boot.image-truncated", S::error, false,
              "the image is shorter than the volume it holds (VolumeLength)"},
     CodeInfo{"exfat.boot.jump_boot", S::error, false, "JumpBoot is not EB 76 90"},
+    CodeInfo{"exfat.boot.main-zeroed", S::error, false,
+             "the main boot sector is all zeros; the volume is checked through the backup boot region"},
     CodeInfo{"exfat.boot.media-failure", S::warning, true,
              "VolumeFlags.MediaFailure is set: a driver met a media error"},
     CodeInfo{"exfat.boot.must_be_zero", S::error, false,

@@ -4,6 +4,9 @@
 // and VolumeFlags.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "check_internal.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/units.hpp"
@@ -76,18 +79,43 @@ bool check_boot(Context& c) {
         return false;
     }
     const BootSector& bs = c.boot.active;
+    // A main boot sector of zeros (a wiped or never written sector 0) breaks
+    // every field rule and the main checksum at once: with a whole backup,
+    // that is one finding, not one per rule (one root cause, one finding).
+    bool main_zeroed = false;
+    if (c.boot.use_backup) {
+        std::vector<std::byte> s0(c.bps());
+        c.device.read_at(0, s0);
+        main_zeroed = std::all_of(s0.begin(), s0.end(), [](std::byte b) { return b == std::byte{0}; });
+    }
+    if (main_zeroed) {
+        c.out.add(
+            "exfat.boot.main-zeroed", at_sector(0, c.bps(), "boot sector"),
+            fmt::format("the main boot sector (sector 0, {} bytes) is all zeros; the volume was checked "
+                        "through the backup boot region (sectors 12..23), which is whole",
+                        c.bps()));
+    }
     // The first finding on the main region says that the backup stands in.
     std::string via_backup = c.boot.use_backup
                                  ? "; the volume is checked through the backup boot region (sectors 12..23), "
                                    "which is whole"
                                  : "";
     for (const auto& p : c.boot.problems) {
+        if (main_zeroed) break;
         check::Finding& f = c.out.add(p.code, at_sector(0, c.bps(), "boot sector"), p.message + via_backup);
         via_backup.clear();
         // With the backup standing in, the check goes on: not fatal.
         if (c.boot.use_backup && f.severity == check::Severity::fatal) f.severity = check::Severity::error;
     }
-    check_copy(c, c.boot.main, 0, true, via_backup);
+    if (main_zeroed) {
+        // The main checksum fails because sector 0 is zeros; the extended
+        // boot sectors are still judged.
+        BootRegionCopy rest = c.boot.main;
+        rest.checksum_ok = true;
+        check_copy(c, rest, 0, true);
+    } else {
+        check_copy(c, c.boot.main, 0, true, via_backup);
+    }
     if (c.boot.backup) {
         check_copy(c, *c.boot.backup, kBackupBootRegionSector, false);
         // One root cause, one finding: a region that does not match its own

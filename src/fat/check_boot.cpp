@@ -196,12 +196,8 @@ bool check_boot(Context& c) {
                         l.cluster_bytes() == 65536 ? "only Windows NT-family drivers mount 64 KiB clusters"
                                                    : "no common driver mounts clusters above 64 KiB"));
     }
-    if (bs.reserved1 & 0x01) {
-        c.out.add("fat.boot.dirty", bpb("BS_Reserved1"),
-                  fmt::format("BS_Reserved1 is 0x{:02X}: the dirty bit (0x01) is set, the volume was not "
-                              "unmounted cleanly",
-                              bs.reserved1));
-    }
+    // The dirty bit of BS_Reserved1 is reported with FAT[1]'s clean-shutdown
+    // bit in pass 2 (check_fats): one unclean unmount, one finding.
     const std::uint64_t volume_bytes = l.volume_bytes();
     if (volume_bytes > c.device.size()) {
         c.truncated = true;

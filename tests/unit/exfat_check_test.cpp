@@ -182,6 +182,24 @@ TEST_CASE("exfat check: a damaged main boot region is reported, the rest checked
         CHECK(problems(f) == Codes{"exfat.boot.file_system_name", "exfat.set.checksum"});
         CHECK_THAT(only(f, "exfat.boot.file_system_name").message, Catch::Contains("EXFAX"));
     }
+    SECTION("sector 0 all zeros: one finding, not one per field rule") {
+        // fsck.exfat 1.2.0 -n on a mkfs.exfat image with sector 0 zeroed:
+        // "Bad fs_name in boot sector, which does not describe a valid exfat
+        // filesystem", exit 8, one message; the Linux driver's
+        // exfat_read_boot_sector refuses it ("invalid fs_name"). fsimg reads
+        // through the whole backup and names the one root cause.
+        std::vector<std::byte> zeros(512);
+        s.v.dev.write_at(0, zeros);
+        CheckSummary sum;
+        const auto f = s.check(&sum);
+        CHECK(problems(f) == Codes{"exfat.boot.main-zeroed", "exfat.set.checksum"});
+        std::size_t notes = 0;
+        for (const auto& x : f.all()) notes += x.severity == check::Severity::info;
+        CHECK(notes == 0);
+        CHECK_THAT(only(f, "exfat.boot.main-zeroed").message, Catch::Contains("through the backup"));
+        CHECK(sum.complete);
+        CHECK(sum.files == 4);
+    }
     SECTION("the backup damaged too: the check stops at the boot region") {
         s.v.poke(510, {0, 0});
         s.v.poke(12 * 512 + 510, {0, 0});

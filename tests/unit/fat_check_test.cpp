@@ -440,3 +440,40 @@ TEST_CASE("a backup boot sector that differs only in boot code is a note", "[che
     v.dev.write_at(off::SecPerTrk, spt);
     CHECK(v.codes() == Codes{"fat.boot.backup-differs"});
 }
+
+TEST_CASE("an unclean unmount is one finding, whichever dirty bits say so", "[check][dirty]") {
+    // fsck.fat 4.2 -n on each of these images says "Dirty bit is set. Fs was
+    // not properly unmounted" once: BS_Reserved1 bit 0, FAT[1]'s
+    // clean-shutdown bit cleared, or both.
+    const FatType type = GENERATE(FatType::fat16, FatType::fat32);
+    TestVolume v(type == FatType::fat16 ? 16u << 20 : 40u << 20, type, 1024);
+    const std::uint32_t clean = type == FatType::fat16 ? 0x8000 : 0x08000000;
+    const std::size_t flags = type == FatType::fat32 ? off::Reserved1_32 : off::Reserved1_16;
+    const auto set_boot_dirty = [&] {
+        std::array<std::byte, 1> b{std::byte{0x01}};
+        v.dev.write_at(flags, b);
+        if (type == FatType::fat32)  // the backup too, so that it does not differ (a note of its own)
+            v.dev.write_at(std::uint64_t(v.layout.backup_boot_sector) * v.layout.bytes_per_sector + flags, b);
+    };
+    const auto findings = [&] {
+        check::Findings f;
+        check_volume(v.dev, f);
+        return f.size();
+    };
+    SECTION("FAT[1] only") {
+        v.set_fat(1, end_of_chain(type) & ~clean);
+        CHECK(v.codes() == Codes{"fat.fat.dirty"});
+        CHECK(findings() == 1);
+    }
+    SECTION("BS_Reserved1 only") {
+        set_boot_dirty();
+        CHECK(v.codes() == Codes{"fat.boot.dirty"});
+        CHECK(findings() == 1);
+    }
+    SECTION("both") {
+        set_boot_dirty();
+        v.set_fat(1, end_of_chain(type) & ~clean);
+        CHECK(v.codes() == Codes{"fat.boot.dirty"});
+        CHECK(findings() == 1);
+    }
+}
