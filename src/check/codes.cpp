@@ -162,6 +162,8 @@ constexpr std::array kCodes = {
     CodeInfo{"fat.dir.dot", S::error, true, "a directory's \".\" entry is missing or wrong"},
     CodeInfo{"fat.dir.dot-in-root", S::error, true, "the root directory holds a \".\" or \"..\" entry"},
     CodeInfo{"fat.dir.dotdot", S::error, true, "a directory's \"..\" entry is missing or wrong"},
+    CodeInfo{"fat.dir.entry-after-end", S::error, false,
+             "entries in use after a directory's end-of-directory (0x00) entry, which Linux still shows"},
     CodeInfo{"fat.dir.loop", S::error, true, "a directory entry points at one of its own ancestors"},
     CodeInfo{"fat.dir.no-cluster", S::error, true, "a subdirectory entry has first cluster 0"},
     CodeInfo{"fat.dir.nonzero-size", S::error, true, "a directory entry has a DIR_FileSize other than 0"},

@@ -270,6 +270,35 @@ ParsedDirectory parse_directory(std::span<const std::byte> bytes) {
         out.records.push_back(std::move(r));
     }
     if (!out.end_marker) drop(LfnAnomaly::Kind::orphan, out.entries_scanned);
+    if (out.end_marker) {
+        // The entries after the marker, with every 0x00 entry taken for a free
+        // (deleted) one, as the Linux driver reads them. The copy is made only
+        // when something stands there.
+        const std::size_t start = std::size_t(out.entries_scanned) + 1;
+        for (std::size_t i = start; i < n; ++i) {
+            const auto b = static_cast<std::uint8_t>(bytes[i * kDirEntrySize]);
+            if (b == 0x00 || b == 0xE5) continue;
+            if (out.after_end_entries++ == 0) out.after_end_first = static_cast<std::uint32_t>(i);
+        }
+        if (out.after_end_entries != 0) {
+            std::vector<std::byte> rest(bytes.begin() + static_cast<std::ptrdiff_t>(start * kDirEntrySize),
+                                        bytes.begin() + static_cast<std::ptrdiff_t>(n * kDirEntrySize));
+            for (std::size_t i = 0; i < rest.size(); i += kDirEntrySize) {
+                if (rest[i] == std::byte{0x00}) rest[i] = std::byte{0xE5};
+            }
+            ParsedDirectory tail = parse_directory(rest);  // no 0x00 entry: no further tail
+            const auto shift = static_cast<std::uint32_t>(start);
+            for (auto& r : tail.records) {
+                r.index += shift;
+                r.first_index += shift;
+                out.after_end.push_back(std::move(r));
+            }
+            for (auto a : tail.anomalies) {
+                a.index += shift;
+                out.after_end_anomalies.push_back(a);
+            }
+        }
+    }
     return out;
 }
 

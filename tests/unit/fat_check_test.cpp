@@ -477,3 +477,46 @@ TEST_CASE("an unclean unmount is one finding, whichever dirty bits say so", "[ch
         CHECK(findings() == 1);
     }
 }
+
+TEST_CASE("entries after the end-of-directory marker are examined", "[check][after-end]") {
+    // The specification says no entry follows a 0x00 one; the Linux vfat
+    // driver takes it for a free entry and reads on (fs/fat/dir.c IS_FREE),
+    // so it still shows a file written there, and follows a directory.
+    const FatType type = GENERATE(FatType::fat16, FatType::fat32);
+    TestVolume v(type == FatType::fat16 ? 16u << 20 : 40u << 20, type, 512);
+    v.add_file("A       TXT", 1000);  // slot 1; slot 2 is the end marker
+    SECTION("a file after the marker is reported, its clusters not called lost") {
+        v.root_slot = 5;
+        v.add_file("HIDDEN  TXT", 1500);
+        check::Findings f;
+        const auto s = check_volume(v.dev, f);
+        CHECK(v.codes() == Codes{"fat.dir.entry-after-end"});
+        CHECK(s.lost_clusters == 0);
+        CHECK(s.files == 2);
+        for (const auto& x : f.all()) {
+            if (x.code != "fat.dir.entry-after-end") continue;
+            CHECK_THAT(x.message, Catch::Contains("HIDDEN.TXT") && Catch::Contains("entry 5") &&
+                                      Catch::Contains("marker (entry 2)"));
+        }
+    }
+    SECTION("a directory loop hidden after the marker") {
+        DirEntry e;
+        const char* n = "LOOP       ";
+        std::copy(n, n + 11, e.name.begin());
+        e.attr = kAttrDirectory;
+        e.first_cluster = type == FatType::fat32 ? v.layout.root_cluster : 3;  // the root / A.TXT's cluster
+        std::array<std::byte, 32> raw{};
+        encode_dir_entry(e, raw);
+        v.dev.write_at(v.root_slot_offset(7), raw);
+        const Codes got = v.codes();
+        CHECK(got.count("fat.dir.entry-after-end") == 1);
+        if (type == FatType::fat32) CHECK(got == Codes{"fat.dir.entry-after-end", "fat.dir.loop"});
+    }
+    SECTION("deleted entries after the marker are nothing to report") {
+        std::array<std::byte, 32> raw{};
+        raw[0] = std::byte{0xE5};
+        raw[11] = std::byte{kAttrArchive};
+        v.dev.write_at(v.root_slot_offset(6), raw);
+        CHECK(v.codes() == Codes{});
+    }
+}

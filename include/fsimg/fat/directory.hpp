@@ -67,12 +67,21 @@ struct ParsedDirectory {
     std::vector<LfnAnomaly> anomalies;
     std::uint32_t entries_scanned = 0;  ///< up to and excluding the 0x00 end marker
     bool end_marker = false;            ///< a 0x00 entry ended the scan
+    /// What stands after the end marker, read as the Linux vfat driver reads
+    /// it (fs/fat/dir.c takes a 0x00 entry for a free one and reads on,
+    /// IS_FREE): the records it still shows, their long-name problems, and
+    /// how many entries there are neither free (0x00) nor deleted (0xE5),
+    /// the first at `after_end_first`. Indices count from the directory's start.
+    std::vector<DirRecord> after_end;
+    std::vector<LfnAnomaly> after_end_anomalies;
+    std::uint32_t after_end_entries = 0;
+    std::uint32_t after_end_first = 0;
 };
 
 /// Parses directory bytes (a multiple of 32; a partial last entry is ignored)
 /// up to the first entry whose first byte is 0x00, at most kMaxDirEntries
-/// entries. Deleted entries (0xE5) and the LFN entries before them are
-/// skipped. Never throws except std::bad_alloc.
+/// entries; what stands after that marker goes to the after_end fields. Deleted entries (0xE5) and the LFN
+/// entries before them are skipped. Never throws except std::bad_alloc.
 ParsedDirectory parse_directory(std::span<const std::byte> bytes);
 
 /// The OEM code pages short names and labels are decoded through. The bytes
