@@ -386,3 +386,31 @@ TEST_CASE("exfat check: random corruption never crashes or hangs", "[exfat_check
     CHECK(completed > 100);  // most damage leaves the volume checkable
     CHECK(found > 300);      // and almost every change is seen
 }
+
+TEST_CASE("exfat check: system entries in a later cluster of the root directory", "[exfat_check]") {
+    // The Allocation Bitmap, Up-case Table and Volume Label entries belong
+    // "in the root directory" [EXFAT §7.1-7.3], in any of its clusters: the
+    // Linux driver (exfat_load_bitmap, exfat_create_upcase_table) and
+    // fsck.exfat walk the root's whole chain for them. Here the root's first
+    // cluster holds only unused entries (type 0x05) and the entries move to
+    // its second cluster.
+    Sample s;
+    const std::uint32_t root = s.v.l.root_first_cluster;
+    const std::uint32_t second = s.v.alloc_contiguous(1);
+    std::vector<std::byte> bytes(s.v.l.cluster_bytes());
+    s.v.dev.read_at(s.v.l.cluster_offset(root), bytes);
+    s.v.dev.write_at(s.v.l.cluster_offset(second), bytes);
+    std::vector<std::byte> unused(bytes.size());
+    for (std::size_t i = 0; i < unused.size(); i += 32) unused[i] = std::byte{0x05};
+    s.v.dev.write_at(s.v.l.cluster_offset(root), unused);
+    s.v.chain({root, second});
+    CheckSummary sum;
+    const auto f = s.check(&sum);
+    CHECK(problems(f) == Codes{});
+    CHECK(sum.complete);
+    CHECK(sum.files == 4);
+    Volume v(s.v.dev);
+    CHECK(v.boot().bitmap.has_value());
+    CHECK(v.boot().upcase.has_value());
+    CHECK(v.boot().label.has_value());
+}
