@@ -196,6 +196,8 @@ constexpr std::array kCodes = {
     CodeInfo{"fat.lfn.checksum", S::error, true,
              "a long-name entry's checksum does not match its short entry"},
     CodeInfo{"fat.lfn.orphan", S::error, true, "long-name entries with no short entry after them"},
+    CodeInfo{"fat.lfn.padding", S::warning, false,
+             "long names padded after their 0x0000 terminator with other units than 0xFFFF"},
     CodeInfo{"fat.lfn.sequence", S::error, true,
              "long-name entries out of order, or missing their first/last marker"},
     CodeInfo{"fat.name.duplicate", S::error, true,

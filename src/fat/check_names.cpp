@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "check_internal.hpp"
+#include "fsimg/core/text.hpp"
 #include "fsimg/core/utf.hpp"
 
 namespace fsimg::fat::detail {
@@ -81,6 +82,23 @@ std::string label_text(const std::string& raw, bool oem = false) {
 void check_names(Context& c, const std::string& dir, const ParsedDirectory& d) {
     const bool is_root = dir == "/";
     std::unordered_map<std::string, const DirRecord*> strict, loose;
+    // Long names padded with something else than 0xFFFF after their
+    // terminator: one writer's habit, one finding per directory.
+    std::uint64_t bad_padding = 0;
+    const DirRecord* first_bad_padding = nullptr;
+    for (const auto& r : d.records) {
+        if (r.has_long_name && r.lfn_padding_bad && r.kind != RecordKind::volume_label && bad_padding++ == 0)
+            first_bad_padding = &r;
+    }
+    if (first_bad_padding) {
+        c.out.add("fat.lfn.padding", check::Location{{}, {}, {}, child_path(dir, first_bad_padding->name)},
+                  fmt::format("{} long name{} in {} {} padded after the 0x0000 terminator with other units "
+                              "than 0xFFFF (the first: \"{}\", entry {}); Windows and Linux read them, "
+                              "7-Zip drops such names",
+                              bad_padding, bad_padding == 1 ? "" : "s", dir, bad_padding == 1 ? "is" : "are",
+                              core::escape_name(first_bad_padding->name), first_bad_padding->index),
+                  bad_padding);
+    }
     for (const auto& r : d.records) {
         if (r.kind == RecordKind::invalid_attr) {
             c.out.add("fat.dir.bad-attr", check::Location{{}, {}, {}, child_path(dir, r.name)},

@@ -255,9 +255,14 @@ ParsedDirectory parse_directory(std::span<const std::byte> bytes) {
             } else if (lfn.checksum != lfn_checksum(r.entry.name)) {
                 out.anomalies.push_back(LfnAnomaly{LfnAnomaly::Kind::checksum, idx, lfn.count});
             } else if (r.kind != RecordKind::volume_label) {
-                std::size_t len = std::size_t(lfn.count) * 13;
-                const auto end = std::find(lfn.units.begin(), lfn.units.begin() + long(len), u'\0');
-                len = std::size_t(end - lfn.units.begin());
+                const std::size_t total = std::size_t(lfn.count) * 13;
+                const auto stop = lfn.units.begin() + long(total);
+                const auto end = std::find(lfn.units.begin(), stop, u'\0');
+                const std::size_t len = std::size_t(end - lfn.units.begin());
+                // After the terminator the name is padded with 0xFFFF [FATGEN
+                // "Long File Name Implementation"].
+                r.lfn_padding_bad =
+                    end != stop && std::any_of(end + 1, stop, [](char16_t u) { return u != 0xFFFF; });
                 r.long_name.assign(lfn.units.begin(), lfn.units.begin() + long(len));
                 r.has_long_name = true;
                 r.first_index = lfn.first_index;

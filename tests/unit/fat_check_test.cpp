@@ -18,6 +18,7 @@
 #include "fsimg/fat/check.hpp"
 #include "fsimg/fat/directory.hpp"
 #include "fsimg/fat/format.hpp"
+#include "fsimg/fat/names.hpp"
 #include "fsimg/fat/structs.hpp"
 #include "fsimg/fat/volume.hpp"
 #include "fsimg/io/block_device.hpp"
@@ -519,4 +520,29 @@ TEST_CASE("entries after the end-of-directory marker are examined", "[check][aft
         v.dev.write_at(v.root_slot_offset(6), raw);
         CHECK(v.codes() == Codes{});
     }
+}
+
+TEST_CASE("long names padded with 0x0000 after the terminator: a warning", "[check][lfn-padding]") {
+    // The name is padded with 0xFFFF after its 0x0000 terminator [FATGEN
+    // "Long File Name Implementation"]. fsck.fat 4.2 -n and mtools accept a
+    // name padded with 0x0000 (tried on a mcopy image, "Long nm.txt"), the
+    // Linux driver stops at the terminator; 7-Zip drops such names.
+    TestVolume v(16u << 20, FatType::fat16, 1024);
+    const std::u16string name = u"Long nm.txt";  // 11 units: terminator, then one unit of padding
+    std::array<std::uint8_t, 11> short_name{};
+    std::copy_n("LONGNM~1TXT", 11, short_name.begin());
+    std::vector<std::byte> entries(64);
+    encode_lfn_entries(name, lfn_checksum(short_name), std::span<std::byte>(entries).first(32));
+    DirEntry d;
+    d.name = short_name;
+    d.attr = kAttrArchive;
+    encode_dir_entry(d, std::span<std::byte>(entries).subspan(32).first<32>());
+    v.dev.write_at(v.root_slot_offset(1), entries);
+    CHECK(v.codes() == Codes{});
+    // The unit after the terminator (entry offset 30) set to 0x0000.
+    const std::array<std::byte, 2> zero{};
+    v.dev.write_at(v.root_slot_offset(1) + 30, zero);
+    CHECK(v.codes() == Codes{"fat.lfn.padding"});
+    const Volume vol(v.dev);
+    CHECK(vol.lookup("/Long nm.txt").has_value());  // the name still reads
 }

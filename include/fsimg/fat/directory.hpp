@@ -43,11 +43,12 @@ struct DirRecord {
     std::uint32_t index = 0;        ///< entry index of the short entry within the directory
     std::uint32_t first_index = 0;  ///< index of the first LFN entry (== index without a long name)
     bool has_long_name = false;
-    std::u16string long_name;    ///< as stored (UTF-16), when has_long_name
-    std::string name;            ///< UTF-8: the long name if any, else short_name
-    std::string short_name;      ///< "NAME.EXT" in UTF-8 with DIR_NTRes lower-case bits applied
-    std::string short_name_raw;  ///< "NAME.EXT" as stored (upper case), OEM bytes decoded
-    bool is_root = false;        ///< the synthetic record of the root directory
+    bool lfn_padding_bad = false;  ///< a unit after the long name's 0x0000 terminator is not 0xFFFF
+    std::u16string long_name;      ///< as stored (UTF-16), when has_long_name
+    std::string name;              ///< UTF-8: the long name if any, else short_name
+    std::string short_name;        ///< "NAME.EXT" in UTF-8 with DIR_NTRes lower-case bits applied
+    std::string short_name_raw;    ///< "NAME.EXT" as stored (upper case), OEM bytes decoded
+    bool is_root = false;          ///< the synthetic record of the root directory
 };
 
 /// A long-name problem; the entries it concerns are ignored as long names.
