@@ -105,6 +105,9 @@ constexpr std::array kCodes = {
     CodeInfo{"exfat.set.orphan-secondary", S::error, true, "an in-use secondary entry outside any entry set"},
     CodeInfo{"exfat.set.secondary-count", S::error, true,
              "SecondaryCount is below 2 or claims entries that are not in-use secondaries of the set"},
+    CodeInfo{"exfat.set.timestamp", S::warning, false,
+             "a Create, LastModified or LastAccessed timestamp out of range: day or month 0, month above 12, "
+             "hour, minute or seconds too large, a 10 ms increment above 199"},
     CodeInfo{"exfat.set.unknown-critical", S::error, true, "an in-use critical entry of unknown type"},
     CodeInfo{"exfat.stream.first-cluster", S::error, true,
              "FirstCluster is not a cluster of the heap, or is set with DataLength 0"},
@@ -167,6 +170,9 @@ constexpr std::array kCodes = {
     CodeInfo{"fat.dir.loop", S::error, true, "a directory entry points at one of its own ancestors"},
     CodeInfo{"fat.dir.no-cluster", S::error, true, "a subdirectory entry has first cluster 0"},
     CodeInfo{"fat.dir.nonzero-size", S::error, true, "a directory entry has a DIR_FileSize other than 0"},
+    CodeInfo{"fat.dir.timestamp", S::warning, false,
+             "a date or time field out of range: day or month 0, month above 12, hour, minute or seconds "
+             "too large, DIR_CrtTimeTenth above 199"},
     CodeInfo{"fat.dir.too-deep", S::error, false, "directories nest deeper than the walk limit"},
     CodeInfo{"fat.dir.too-large", S::error, false, "a directory has more than 65,536 entries"},
     CodeInfo{"fat.dir.unreadable", S::error, false, "a directory's clusters cannot be read"},

@@ -90,6 +90,34 @@ void check_names(Context& c, const std::string& dir, const ParsedDirectory& d) {
         if (r.has_long_name && r.lfn_padding_bad && r.kind != RecordKind::volume_label && bad_padding++ == 0)
             first_bad_padding = &r;
     }
+    // Timestamps with fields out of range: a writer's habit too, one finding
+    // per directory naming the first.
+    std::uint64_t bad_times = 0;
+    std::string first_bad_time;
+    for (const auto& r : d.records) {
+        if (r.kind != RecordKind::file && r.kind != RecordKind::directory) continue;
+        const DirEntry& e = r.entry;
+        const std::array<std::pair<const char*, std::string>, 3> fields = {
+            std::pair{"DIR_WrtDate/Time", timestamp_problem(e.wrt_date, e.wrt_time)},
+            std::pair{"DIR_CrtDate/Time/TimeTenth",
+                      timestamp_problem(e.crt_date, e.crt_time, true, e.crt_time_tenth)},
+            std::pair{"DIR_LstAccDate", timestamp_problem(e.lst_acc_date, 0, false)}};
+        for (const auto& [field, problem] : fields) {
+            if (problem.empty()) continue;
+            if (bad_times++ == 0) {
+                first_bad_time = fmt::format("\"{}\" (entry {}): {} has {}", core::escape_name(r.name),
+                                             r.index, field, problem);
+            }
+        }
+    }
+    if (bad_times != 0) {
+        c.out.add("fat.dir.timestamp", check::Location{{}, {}, {}, dir},
+                  fmt::format("{} timestamp{} in {} {} not a valid date and time, the first {}; readers show "
+                              "them as invalid (the Linux driver takes a day or month 0 for 1)",
+                              bad_times, bad_times == 1 ? "" : "s", dir, bad_times == 1 ? "is" : "are",
+                              first_bad_time),
+                  bad_times);
+    }
     if (first_bad_padding) {
         c.out.add("fat.lfn.padding", check::Location{{}, {}, {}, child_path(dir, first_bad_padding->name)},
                   fmt::format("{} long name{} in {} {} padded after the 0x0000 terminator with other units "

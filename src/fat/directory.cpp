@@ -320,10 +320,33 @@ std::optional<core::CivilTime> decode_timestamp(std::uint16_t date, std::uint16_
     return t;
 }
 
-std::string timestamp_text(std::uint16_t date, std::uint16_t time, bool with_time) {
-    const auto t = decode_timestamp(date, time);
-    if (!t) return "-";
+std::string timestamp_problem(std::uint16_t date, std::uint16_t time, bool with_time, std::uint8_t tenth) {
+    if (date == 0) return {};
+    std::string out;
+    const auto add = [&](const char* what, unsigned v) {
+        out += fmt::format("{}{} {}", out.empty() ? "" : ", ", what, v);
+    };
+    const unsigned day = date & 0x1F, month = (date >> 5) & 0x0F;
+    if (day == 0) add("day", day);
+    if (month == 0 || month > 12) add("month", month);
+    if (with_time) {
+        if ((time >> 11) > 23) add("hour", time >> 11);
+        if (((time >> 5) & 0x3F) > 59) add("minute", (time >> 5) & 0x3F);
+        if ((time & 0x1F) > 29) add("two-second count", time & 0x1F);
+        if (tenth > 199) add("tenths", tenth);
+    }
+    return out;
+}
+
+std::string timestamp_text(std::uint16_t date, std::uint16_t time, bool with_time, std::uint8_t tenth) {
+    if (date == 0) return "-";
+    auto t = decode_timestamp(date, time);
+    if (!t || !timestamp_problem(date, time, with_time, tenth).empty()) {
+        return with_time ? fmt::format("invalid (date 0x{:04X}, time 0x{:04X})", date, time)
+                         : fmt::format("invalid (date 0x{:04X})", date);
+    }
     if (!with_time) return fmt::format("{:04}-{:02}-{:02}", t->year, t->month, t->day);
+    t->second += tenth / 100;  // DIR_CrtTimeTenth 100..199: the odd second
     return core::format_civil(*t);
 }
 

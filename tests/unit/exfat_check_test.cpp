@@ -414,3 +414,22 @@ TEST_CASE("exfat check: system entries in a later cluster of the root directory"
     CHECK(v.boot().upcase.has_value());
     CHECK(v.boot().label.has_value());
 }
+
+TEST_CASE("exfat check: timestamps out of range are a warning and shown as invalid", "[exfat_check]") {
+    // 10 ms increments run 0..199 and days and months from 1 [EXFAT
+    // §7.4.8-7.4.9]; the Linux driver adds increment / 100 seconds unchecked.
+    EntryTimestamp t;
+    t.timestamp = (44u << 25) | (5u << 21) | (1u << 16) | (12u << 11) | (34u << 5) | 28u;
+    t.increment_10ms = 150;
+    CHECK(timestamp_text(t) == "2024-05-01 12:34:57.50");
+    t.increment_10ms = 250;
+    CHECK(timestamp_text(t) == "invalid (0x58A1645C, 10ms 250)");
+    CHECK(timestamp_problem(t) == "10ms increment 250");
+    CHECK(timestamp_text(EntryTimestamp{}) == "-");
+    Sample s;
+    s.v.poke(s.a_set + 20, {250});  // Create10msIncrement
+    s.v.fix_checksum(s.a_set, 3);
+    const auto f = s.check();
+    CHECK(problems(f) == Codes{"exfat.set.timestamp"});
+    CHECK_THAT(only(f, "exfat.set.timestamp").message, Catch::Contains("a.txt") && Catch::Contains("250"));
+}

@@ -546,3 +546,35 @@ TEST_CASE("long names padded with 0x0000 after the terminator: a warning", "[che
     const Volume vol(v.dev);
     CHECK(vol.lookup("/Long nm.txt").has_value());  // the name still reads
 }
+
+TEST_CASE("FAT timestamps: creation tenths add a second, invalid dates say so", "[check][timestamp]") {
+    // DIR_CrtTimeTenth counts 10 ms units 0..199: 100..199 are the odd second
+    // the two-second DIR_CrtTime cannot hold [FATGEN "Directory Entry"].
+    const std::uint16_t date = (44 << 9) | (5 << 5) | 1;     // 2024-05-01
+    const std::uint16_t time = (12 << 11) | (34 << 5) | 28;  // 12:34:56
+    CHECK(timestamp_text(date, time) == "2024-05-01 12:34:56");
+    CHECK(timestamp_text(date, time, true, 99) == "2024-05-01 12:34:56");
+    CHECK(timestamp_text(date, time, true, 150) == "2024-05-01 12:34:57");
+    CHECK(timestamp_text(date, time, true, 200) == "invalid (date 0x58A1, time 0x645C)");
+    CHECK(timestamp_text(0, 0) == "-");  // not set
+    // Day 0 and month 0: the Linux driver takes them for 1 (fat_time_fat2unix);
+    // fsck.fat 4.2 does not judge dates.
+    CHECK(timestamp_text(0x5800, 0) == "invalid (date 0x5800, time 0x0000)");
+    CHECK(timestamp_text(0x5801, 0, false) == "invalid (date 0x5801)");
+    CHECK(timestamp_problem(0x5800, 0) == "day 0, month 0");
+    CHECK(timestamp_problem(date, time, true, 150).empty());
+
+    TestVolume v(16u << 20, FatType::fat16, 1024);
+    const std::uint64_t a = v.add_file("A       TXT", 100);
+    CHECK(v.codes() == Codes{});
+    std::array<std::byte, 2> d{};
+    core::store_le16(d, 0, 0x5800);  // DIR_WrtDate: 2024, month 0, day 0
+    v.dev.write_at(a + 24, d);
+    CHECK(v.codes() == Codes{"fat.dir.timestamp"});
+    check::Findings f;
+    check_volume(v.dev, f);
+    for (const auto& x : f.all()) {
+        if (x.code == "fat.dir.timestamp")
+            CHECK_THAT(x.message, Catch::Contains("A.TXT") && Catch::Contains("day 0"));
+    }
+}

@@ -126,8 +126,17 @@ std::string fold_case(std::string_view utf8, bool ascii_only = false);
 /// nullopt when the date is 0 or its day or month is 0 or the month past 12.
 std::optional<core::CivilTime> decode_timestamp(std::uint16_t date, std::uint16_t time) noexcept;
 /// "2024-05-01 12:34:56" from the fields, the date alone without `with_time`
-/// (DIR_LstAccDate has no time); "-" when decode_timestamp gives nullopt.
-std::string timestamp_text(std::uint16_t date, std::uint16_t time, bool with_time = true);
+/// (DIR_LstAccDate has no time); `tenth` is DIR_CrtTimeTenth (10 ms units,
+/// 0..199: 100..199 add a second). "-" for a date of 0 (not set); for a date
+/// decode_timestamp refuses, or a tenth above 199, "invalid" and the raw
+/// fields ("invalid (date 0x5800, time 0x0000)").
+std::string timestamp_text(std::uint16_t date, std::uint16_t time, bool with_time = true,
+                           std::uint8_t tenth = 0);
+/// Why the fields are not a valid time ("day 0", "month 13", "hour 25",
+/// "tenths 200"...), empty when they are or the date is 0 (not set)
+/// [FATGEN "Date and Time Formats"; DIR_CrtTimeTenth 0..199].
+std::string timestamp_problem(std::uint16_t date, std::uint16_t time, bool with_time = true,
+                              std::uint8_t tenth = 0);
 
 /// The 13 UTF-16 units of one LFN entry (offsets 1, 14, 28) [FATGEN].
 std::array<char16_t, 13> lfn_units(DirEntrySpan entry) noexcept;
