@@ -68,6 +68,54 @@ void check_image_size(Context& c) {
                           have, bs.volume_length, volume, c.boot.missing_bytes, cut));
 }
 
+/// For a main region whose checksum fails: which bytes of sectors 0..10
+/// differ from the backup region's (VolumeFlags and PercentInUse aside, as
+/// the checksum leaves them out), and whether they are only bytes
+/// 0x1B8..0x1BD of sector 0, where an MBR keeps its disk signature: Windows
+/// writes one there on unpartitioned media, after the format computed the
+/// checksum. Empty without a backup.
+std::string main_checksum_detail(Context& c) {
+    if (!c.boot.backup) return {};
+    const std::size_t bps = c.bps();
+    const std::size_t n = std::size_t{11} * bps;
+    std::vector<std::byte> main(n), backup(n);
+    c.device.read_at(0, main);
+    c.device.read_at(std::uint64_t{kBackupBootRegionSector} * bps, backup);
+    constexpr std::size_t kSigFirst = 0x1B8, kSigEnd = 0x1BE;
+    std::vector<std::size_t> diffs;
+    std::size_t count = 0;
+    bool only_signature = true;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i == off::VolumeFlags || i == off::VolumeFlags + 1 || i == off::PercentInUse) continue;
+        if (main[i] == backup[i]) continue;
+        if (diffs.size() < 5) diffs.push_back(i);
+        ++count;
+        if (i < kSigFirst || i >= kSigEnd) only_signature = false;
+    }
+    if (count == 0) return "; sectors 0..10 equal the backup region's (VolumeFlags and PercentInUse aside)";
+    const auto byte_at = [&](const std::vector<std::byte>& v, std::size_t i) {
+        return std::to_integer<unsigned>(v[i]);
+    };
+    if (only_signature) {
+        std::string m, b;
+        for (std::size_t i = kSigFirst; i < kSigFirst + 4; ++i) {
+            m += fmt::format("{}{:02X}", m.empty() ? "" : " ", byte_at(main, i));
+            b += fmt::format("{}{:02X}", b.empty() ? "" : " ", byte_at(backup, i));
+        }
+        return fmt::format(
+            "; sector 0 differs from the backup only in bytes 0x1B8..0x1BD (main {}, backup {}): an MBR disk "
+            "signature, which Windows writes on unpartitioned media after the checksum was computed",
+            m, b);
+    }
+    std::string list;
+    for (std::size_t i : diffs) {
+        list += fmt::format("{}sector {} byte 0x{:03X} ({:02X}, backup {:02X})", list.empty() ? "" : ", ",
+                            i / bps, i % bps, byte_at(main, i), byte_at(backup, i));
+    }
+    return fmt::format("; sectors 0..10 differ from the backup region's in {} byte{}: {}{}", count,
+                       count == 1 ? "" : "s", list, count > diffs.size() ? ", ..." : "");
+}
+
 }  // namespace
 
 bool check_boot(Context& c) {
@@ -114,7 +162,8 @@ bool check_boot(Context& c) {
         rest.checksum_ok = true;
         check_copy(c, rest, 0, true);
     } else {
-        check_copy(c, c.boot.main, 0, true, via_backup);
+        check_copy(c, c.boot.main, 0, true,
+                   c.boot.main.checksum_ok ? via_backup : main_checksum_detail(c) + via_backup);
     }
     if (c.boot.backup) {
         check_copy(c, *c.boot.backup, kBackupBootRegionSector, false);

@@ -433,3 +433,28 @@ TEST_CASE("exfat check: timestamps out of range are a warning and shown as inval
     CHECK(problems(f) == Codes{"exfat.set.timestamp"});
     CHECK_THAT(only(f, "exfat.set.timestamp").message, Catch::Contains("a.txt") && Catch::Contains("250"));
 }
+
+TEST_CASE("exfat check: a checksum broken by a disk signature says so", "[exfat_check]") {
+    // Windows writes an MBR disk signature at 0x1B8 of sector 0 on
+    // unpartitioned media, inside the BootCode the boot checksum covers
+    // [EXFAT §3.4]; the Linux driver then refuses the main region ("Invalid
+    // boot checksum"), fsck.exfat reports the checksum. The finding names
+    // the bytes that differ from the backup.
+    Sample s;
+    SECTION("a disk signature") {
+        s.v.poke(0x1B8, {0x12, 0x34, 0x56, 0x78});
+        const auto f = s.check();
+        CHECK(problems(f) == Codes{"exfat.boot.checksum"});
+        CHECK_THAT(
+            only(f, "exfat.boot.checksum").message,
+            Catch::Contains("disk signature") && Catch::Contains("main 12 34 56 78, backup 00 00 00 00"));
+    }
+    SECTION("another byte") {
+        s.v.poke(0x1F0, {0x99});
+        const auto f = s.check();
+        CHECK(problems(f) == Codes{"exfat.boot.checksum"});
+        CHECK_THAT(only(f, "exfat.boot.checksum").message,
+                   Catch::Contains("in 1 byte: sector 0 byte 0x1F0 (99, backup 00)") &&
+                       !Catch::Contains("disk signature"));
+    }
+}
