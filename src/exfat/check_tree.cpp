@@ -424,7 +424,9 @@ void check_tree(Context& c) {
     c.first_owner = nullptr;
     for (auto& x : c.cross_links) {
         x.first = owners[x.cluster];
-        c.out.add("exfat.chain.cross-link", at_cluster(c, x.cluster, x.second),
+        check::Location loc = at_cluster(c, x.cluster, x.second);
+        loc.other_owner = x.first;
+        c.out.add("exfat.chain.cross-link", std::move(loc),
                   fmt::format("{} and {} share cluster {}", x.second,
                               x.first.empty() ? "another owner" : x.first, x.cluster));
     }

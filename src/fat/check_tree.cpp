@@ -426,7 +426,9 @@ void check_tree(Context& c) {
     Walker(again).run();
     for (auto& x : c.cross_links) {
         x.first = owners[x.cluster];
-        c.out.add("fat.chain.cross-link", at_cluster(c, x.cluster, x.second),
+        check::Location loc = at_cluster(c, x.cluster, x.second);
+        loc.other_owner = x.first;
+        c.out.add("fat.chain.cross-link", std::move(loc),
                   fmt::format("{} and {} share cluster {} and the rest of its chain", x.second,
                               x.first.empty() ? "another owner" : x.first, x.cluster));
     }

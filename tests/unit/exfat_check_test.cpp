@@ -240,6 +240,9 @@ TEST_CASE("exfat check: chains, cross-links and the bitmap", "[exfat_check]") {
                    Catch::Contains("/b.txt") && Catch::Contains("/a.txt") &&
                        Catch::Contains("cluster " + std::to_string(s.a_first)));
         CHECK(only(f, "exfat.bitmap.lost").count == 2);
+        // Both owners in the structured location too (fsck --json "other_owner").
+        CHECK(only(f, "exfat.chain.cross-link").where.object == "/b.txt");
+        CHECK(only(f, "exfat.chain.cross-link").where.other_owner == "/a.txt");
     }
     SECTION("two directories on one cluster: cross-link, the second not walked, nothing lost") {
         const auto set = encode_file_entry_set(

@@ -155,6 +155,12 @@ TEST_CASE("each damage gives its code", "[check]") {
     SECTION("cross-link") {
         v.set_fat(7, 3);
         CHECK(v.codes() == Codes{"fat.chain.cross-link"});
+        // Both owners in the structured location, not only in the message.
+        check::Findings f;
+        check_volume(v.dev, f);
+        REQUIRE(f.size() == 1);
+        CHECK(f.all()[0].where.object == "/B.TXT");
+        CHECK(f.all()[0].where.other_owner == "/A.TXT");
     }
     SECTION("link into a free cluster") {
         v.set_fat(5, 100);
