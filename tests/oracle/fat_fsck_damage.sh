@@ -42,6 +42,7 @@ fsinfo-free-count    fat.fsinfo.free-count         fat32              sees
 fat-copies-differ    fat.fat.copies-differ         fat12,fat16,fat32  sees
 fat-media            fat.fat.media                 fat12,fat16,fat32  sees
 fat-dirty            fat.fat.dirty                 fat16,fat32        sees
+dirty-both           fat.boot.dirty                fat16,fat32        sees
 chain-free-link      fat.chain.free-link           fat12,fat16,fat32  sees
 chain-out-of-range   fat.chain.out-of-range        fat12,fat16,fat32  sees
 chain-loop           fat.chain.loop                fat12,fat16,fat32  sees

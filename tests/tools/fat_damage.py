@@ -278,6 +278,15 @@ def kinds():
         return "FAT[1] clean-shutdown bit cleared"
 
     @kind
+    def dirty_both(v):
+        # An unclean unmount as both flags record it; fsck.fat 4.2 -n says
+        # "Dirty bit is set" once.
+        at = 0x41 if v.fat32 else 0x25
+        v.write(at, bytes([v.read(at, 1)[0] | 1]))
+        v.set(1, v.get(1) & ~(0x08000000 if v.fat32 else 0x8000))
+        return f"BS_Reserved1 (0x{at:X}) |= 1 and FAT[1] clean-shutdown bit cleared"
+
+    @kind
     def chain_free_link(v):
         last = v.chain(v.find(0, A)["cluster"])[-1]
         n = v.free_cluster()
