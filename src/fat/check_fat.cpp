@@ -57,7 +57,7 @@ void check_reserved_entries(Context& c, std::uint32_t fat0, std::uint32_t fat1) 
                         "unmounted cleanly",
                         fat1, clean));
     } else {
-        report_dirty(c, fat1 & clean ? std::nullopt : std::optional<std::uint32_t>(fat1));
+        report_dirty(c, (fat1 & clean) != 0 ? std::nullopt : std::optional<std::uint32_t>(fat1));
     }
     if (!(fat1 & no_error)) {
         c.out.add(

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -365,7 +366,7 @@ TEST_CASE("a boot-sector label copy that differs from the root label is a note",
     // boot sector, but there is volume label 'TEST' stored in root directory"
     // and it offers to copy the root label to the boot sector.
     const FatType type = GENERATE(FatType::fat16, FatType::fat32);
-    TestVolume v(type == FatType::fat16 ? 16u << 20 : 40u << 20, type, 1024);
+    TestVolume v(type == FatType::fat16 ? 16u << 20 : 40u << 20, type, type == FatType::fat16 ? 1024 : 512);
     const std::size_t at = type == FatType::fat32 ? off::VolLab32 : off::VolLab16;
     const auto put = [&](const char* s11) {
         std::array<std::byte, 11> b{};
@@ -453,7 +454,7 @@ TEST_CASE("an unclean unmount is one finding, whichever dirty bits say so", "[ch
     // not properly unmounted" once: BS_Reserved1 bit 0, FAT[1]'s
     // clean-shutdown bit cleared, or both.
     const FatType type = GENERATE(FatType::fat16, FatType::fat32);
-    TestVolume v(type == FatType::fat16 ? 16u << 20 : 40u << 20, type, 1024);
+    TestVolume v(type == FatType::fat16 ? 16u << 20 : 40u << 20, type, type == FatType::fat16 ? 1024 : 512);
     const std::uint32_t clean = type == FatType::fat16 ? 0x8000 : 0x08000000;
     const std::size_t flags = type == FatType::fat32 ? off::Reserved1_32 : off::Reserved1_16;
     const auto set_boot_dirty = [&] {
