@@ -72,12 +72,12 @@ void read_root(const io::BlockDevice& dev, BootRegion& r) {
     const std::uint64_t max_clusters = std::min<std::uint64_t>(
         std::uint64_t(bs.cluster_count), std::max<std::uint64_t>(1, kMaxRootDirBytes / cluster));
     std::vector<std::byte> buf(static_cast<std::size_t>(std::min<std::uint64_t>(cluster, kMaxRootBytes)));
-    std::uint32_t c = root;
+    std::uint32_t rc = root;
     bool end = false;
     for (std::uint64_t k = 0; k < max_clusters && !end; ++k) {
         for (std::uint64_t piece = 0; piece < cluster && !end; piece += buf.size()) {
-            if (cluster_at(c) + piece + buf.size() > dev.size()) return;
-            dev.read_at(cluster_at(c) + piece, buf);
+            if (cluster_at(rc) + piece + buf.size() > dev.size()) return;
+            dev.read_at(cluster_at(rc) + piece, buf);
             const std::span<const std::byte> b(buf);
             for (std::size_t i = 0; i + kDirEntrySize <= b.size(); i += kDirEntrySize) {
                 const auto e = b.subspan(i).first<kDirEntrySize>();
@@ -92,11 +92,11 @@ void read_root(const io::BlockDevice& dev, BootRegion& r) {
             }
         }
         if (end || (r.label && r.bitmap && r.upcase)) break;
-        if (fat_at + 4ull * c + 4 > dev.size()) break;
+        if (fat_at + 4ull * rc + 4 > dev.size()) break;
         std::array<std::byte, 4> next{};
-        dev.read_at(fat_at + 4ull * c, next);
-        c = core::load_le32(next, 0);
-        if (!in_heap(c)) break;  // end of chain, or a broken link (the tree pass reports it)
+        dev.read_at(fat_at + 4ull * rc, next);
+        rc = core::load_le32(next, 0);
+        if (!in_heap(rc)) break;  // end of chain, or a broken link (the tree pass reports it)
     }
 
     // The up-case table: a FAT chain of ceil(DataLength / cluster) clusters.

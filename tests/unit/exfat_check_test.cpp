@@ -15,6 +15,8 @@
 #include "fsimg/core/bytes.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/exfat/check.hpp"
+#include "fsimg/exfat/directory.hpp"
+#include "fsimg/exfat/volume.hpp"
 
 using namespace fsimg;
 using namespace fsimg::exfat;
