@@ -178,7 +178,7 @@ int dump_dir(const fat::Volume& v, const std::string& image, const std::string& 
                       {"first_cluster", d.first_cluster},
                       {"size", d.file_size},
                       {"modified", fat::timestamp_text(d.wrt_date, d.wrt_time)},
-                      {"created", fat::timestamp_text(d.crt_date, d.crt_time)},
+                      {"created", fat::timestamp_text(d.crt_date, d.crt_time, true, d.crt_time_tenth)},
                       {"accessed", fat::timestamp_text(d.lst_acc_date, 0, false)},
                       {"checksum", fat::lfn_checksum(d.name)}});
             text = fmt::format(

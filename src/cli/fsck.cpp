@@ -43,6 +43,7 @@ nlohmann::json finding_json(const check::Finding& f) {
     if (f.where.sector) loc["sector"] = *f.where.sector;
     if (f.where.cluster) loc["cluster"] = *f.where.cluster;
     if (!f.where.object.empty()) loc["object"] = core::escape_invalid_utf8(f.where.object);
+    if (!f.where.other_owner.empty()) loc["other_owner"] = core::escape_invalid_utf8(f.where.other_owner);
     return {{"severity", std::string(check::to_string(f.severity))},
             {"code", std::string(f.code)},
             {"location", loc},
@@ -111,10 +112,8 @@ int run_fsck(const FsckArgs& a) {
         j["schema_version"] = 1;
         j["image"] = a.image;
         j["filesystem"] = std::string(fs::name(kind));
-        // The FAT type (docs/json.md); exFAT volumes have said "exfat" here since schema 1.
-        j["fat_type"] = kind == fs::Kind::exfat                    ? nlohmann::json("exfat")
-                        : kind == fs::Kind::fat && !s.type.empty() ? nlohmann::json(s.type)
-                                                                   : nlohmann::json();
+        // The FAT type, FAT volumes only (docs/json.md): null for exFAT and NTFS.
+        j["fat_type"] = kind == fs::Kind::fat && !s.type.empty() ? nlohmann::json(s.type) : nlohmann::json();
         j["status"] = rc == 0 ? "clean" : "errors";
         j["exit_code"] = rc;
         j["findings"] = nlohmann::json::array();

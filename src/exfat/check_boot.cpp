@@ -4,6 +4,9 @@
 // and VolumeFlags.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "check_internal.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/units.hpp"
@@ -65,6 +68,54 @@ void check_image_size(Context& c) {
                           have, bs.volume_length, volume, c.boot.missing_bytes, cut));
 }
 
+/// For a main region whose checksum fails: which bytes of sectors 0..10
+/// differ from the backup region's (VolumeFlags and PercentInUse aside, as
+/// the checksum leaves them out), and whether they are only bytes
+/// 0x1B8..0x1BD of sector 0, where an MBR keeps its disk signature: Windows
+/// writes one there on unpartitioned media, after the format computed the
+/// checksum. Empty without a backup.
+std::string main_checksum_detail(Context& c) {
+    if (!c.boot.backup) return {};
+    const std::size_t bps = c.bps();
+    const std::size_t n = std::size_t{11} * bps;
+    std::vector<std::byte> main(n), backup(n);
+    c.device.read_at(0, main);
+    c.device.read_at(std::uint64_t{kBackupBootRegionSector} * bps, backup);
+    constexpr std::size_t kSigFirst = 0x1B8, kSigEnd = 0x1BE;
+    std::vector<std::size_t> diffs;
+    std::size_t count = 0;
+    bool only_signature = true;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i == off::VolumeFlags || i == off::VolumeFlags + 1 || i == off::PercentInUse) continue;
+        if (main[i] == backup[i]) continue;
+        if (diffs.size() < 5) diffs.push_back(i);
+        ++count;
+        if (i < kSigFirst || i >= kSigEnd) only_signature = false;
+    }
+    if (count == 0) return "; sectors 0..10 equal the backup region's (VolumeFlags and PercentInUse aside)";
+    const auto byte_at = [&](const std::vector<std::byte>& v, std::size_t i) {
+        return std::to_integer<unsigned>(v[i]);
+    };
+    if (only_signature) {
+        std::string m, b;
+        for (std::size_t i = kSigFirst; i < kSigFirst + 4; ++i) {
+            m += fmt::format("{}{:02X}", m.empty() ? "" : " ", byte_at(main, i));
+            b += fmt::format("{}{:02X}", b.empty() ? "" : " ", byte_at(backup, i));
+        }
+        return fmt::format(
+            "; sector 0 differs from the backup only in bytes 0x1B8..0x1BD (main {}, backup {}): an MBR disk "
+            "signature, which Windows writes on unpartitioned media after the checksum was computed",
+            m, b);
+    }
+    std::string list;
+    for (std::size_t i : diffs) {
+        list += fmt::format("{}sector {} byte 0x{:03X} ({:02X}, backup {:02X})", list.empty() ? "" : ", ",
+                            i / bps, i % bps, byte_at(main, i), byte_at(backup, i));
+    }
+    return fmt::format("; sectors 0..10 differ from the backup region's in {} byte{}: {}{}", count,
+                       count == 1 ? "" : "s", list, count > diffs.size() ? ", ..." : "");
+}
+
 }  // namespace
 
 bool check_boot(Context& c) {
@@ -76,18 +127,44 @@ bool check_boot(Context& c) {
         return false;
     }
     const BootSector& bs = c.boot.active;
+    // A main boot sector of zeros (a wiped or never written sector 0) breaks
+    // every field rule and the main checksum at once: with a whole backup,
+    // that is one finding, not one per rule (one root cause, one finding).
+    bool main_zeroed = false;
+    if (c.boot.use_backup) {
+        std::vector<std::byte> s0(c.bps());
+        c.device.read_at(0, s0);
+        main_zeroed = std::all_of(s0.begin(), s0.end(), [](std::byte b) { return b == std::byte{0}; });
+    }
+    if (main_zeroed) {
+        c.out.add(
+            "exfat.boot.main-zeroed", at_sector(0, c.bps(), "boot sector"),
+            fmt::format("the main boot sector (sector 0, {} bytes) is all zeros; the volume was checked "
+                        "through the backup boot region (sectors 12..23), which is whole",
+                        c.bps()));
+    }
     // The first finding on the main region says that the backup stands in.
     std::string via_backup = c.boot.use_backup
                                  ? "; the volume is checked through the backup boot region (sectors 12..23), "
                                    "which is whole"
                                  : "";
     for (const auto& p : c.boot.problems) {
+        if (main_zeroed) break;
         check::Finding& f = c.out.add(p.code, at_sector(0, c.bps(), "boot sector"), p.message + via_backup);
         via_backup.clear();
         // With the backup standing in, the check goes on: not fatal.
         if (c.boot.use_backup && f.severity == check::Severity::fatal) f.severity = check::Severity::error;
     }
-    check_copy(c, c.boot.main, 0, true, via_backup);
+    if (main_zeroed) {
+        // The main checksum fails because sector 0 is zeros; the extended
+        // boot sectors are still judged.
+        BootRegionCopy rest = c.boot.main;
+        rest.checksum_ok = true;
+        check_copy(c, rest, 0, true);
+    } else {
+        check_copy(c, c.boot.main, 0, true,
+                   c.boot.main.checksum_ok ? via_backup : main_checksum_detail(c) + via_backup);
+    }
     if (c.boot.backup) {
         check_copy(c, *c.boot.backup, kBackupBootRegionSector, false);
         // One root cause, one finding: a region that does not match its own

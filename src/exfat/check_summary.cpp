@@ -136,7 +136,11 @@ void check_summary(Context& c) {
         }
     }
     const unsigned pct = v.boot_sector().percent_in_use;
-    if (pct != kPercentInUseUnknown && pct <= 100 && bits > 0) {
+    // PercentInUse is kept current in the main boot sector only; when that
+    // one is lost (it no longer says "EXFAT   ") the backup's stale value is
+    // a consequence of the main sector's damage, not a finding of its own.
+    const bool stale = c.boot.use_backup && c.boot.main.boot.file_system_name != kFileSystemName;
+    if (!stale && pct != kPercentInUseUnknown && pct <= 100 && bits > 0) {
         const std::uint64_t lo = marked * 100 / bits;
         const std::uint64_t hi = core::div_ceil(marked * 100, bits);
         if (pct < lo || pct > hi) {

@@ -8,6 +8,7 @@
 #include "check_internal.hpp"
 #include "fsimg/core/bytes.hpp"
 #include "fsimg/core/error.hpp"
+#include "fsimg/core/text.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/walk.hpp"
 #include "fsimg/exfat/cost.hpp"
@@ -300,6 +301,10 @@ private:
         const std::vector<bool> dup =
             quiet_ ? std::vector<bool>() : duplicate_names(pd.files, v_.upcase_table());
         std::string p;  // each file's path, in one buffer: no allocation per file
+        // Timestamps out of range: a writer's habit, one finding per directory.
+        std::uint64_t bad_times = 0;
+        std::string first_bad_time;
+        std::uint32_t first_bad_index = 0;
         for (std::size_t k = 0; k < pd.files.size(); ++k) {
             const FileRecord& r = pd.files[k];
             p.assign(d.path);
@@ -309,6 +314,15 @@ private:
                 ++(dir ? c_.summary.directories : c_.summary.files);
                 if (c_.options.on_walk) c_.options.on_walk(dir ? p + "/" : p);
                 check_record(d, r, p, dup[k]);
+                for (const auto& [field, t] :
+                     {std::pair{"Create", &r.created}, std::pair{"LastModified", &r.modified},
+                      std::pair{"LastAccessed", &r.accessed}}) {
+                    const std::string why = timestamp_problem(*t);
+                    if (why.empty() || bad_times++ != 0) continue;
+                    first_bad_index = r.index;
+                    first_bad_time =
+                        fmt::format("\"{}\": {}Timestamp has {}", core::escape_name(p), field, why);
+                }
             }
             for (const auto& b : r.benign) {
                 if ((b.flags & kSecondaryAllocationPossible) &&
@@ -359,6 +373,15 @@ private:
                 subdirs.push_back(SubDir{p + "/", r.first_cluster, std::move(cl.runs), r.data_length});
             }
         }
+        if (bad_times != 0) {
+            // Valid timestamps [EXFAT §7.4.8-7.4.9]; the Linux driver and
+            // fsck.exfat 1.2.0 do not judge them.
+            c_.out.add(
+                "exfat.set.timestamp", entry_at(d, first_bad_index, d.path),
+                fmt::format("{} timestamp{} in {} {} not a valid date and time, the first {}", bad_times,
+                            bad_times == 1 ? "" : "s", d.path, bad_times == 1 ? "is" : "are", first_bad_time),
+                bad_times);
+        }
         if (depth + 1 >= kMaxDepth && !subdirs.empty()) {
             if (!quiet_) {
                 c_.walk_complete = false;
@@ -401,7 +424,9 @@ void check_tree(Context& c) {
     c.first_owner = nullptr;
     for (auto& x : c.cross_links) {
         x.first = owners[x.cluster];
-        c.out.add("exfat.chain.cross-link", at_cluster(c, x.cluster, x.second),
+        check::Location loc = at_cluster(c, x.cluster, x.second);
+        loc.other_owner = x.first;
+        c.out.add("exfat.chain.cross-link", std::move(loc),
                   fmt::format("{} and {} share cluster {}", x.second,
                               x.first.empty() ? "another owner" : x.first, x.cluster));
     }

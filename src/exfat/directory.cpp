@@ -263,9 +263,30 @@ std::optional<std::pair<std::int64_t, std::uint32_t>> timestamp_unix(const Entry
     return std::pair{core::unix_from_civil(d->local) - std::int64_t{offset} * 60, d->local.nanosecond};
 }
 
+std::string timestamp_problem(const EntryTimestamp& t) {
+    if (t.timestamp == 0 && t.increment_10ms == 0) return {};
+    const std::uint32_t v = t.timestamp;
+    std::string out;
+    const auto add = [&](const char* what, unsigned n) {
+        out += fmt::format("{}{} {}", out.empty() ? "" : ", ", what, n);
+    };
+    const unsigned day = (v >> 16) & 0x1F, month = (v >> 21) & 0x0F;
+    if (day == 0) add("day", day);
+    if (month == 0 || month > 12) add("month", month);
+    if (((v >> 11) & 0x1F) > 23) add("hour", (v >> 11) & 0x1F);
+    if (((v >> 5) & 0x3F) > 59) add("minute", (v >> 5) & 0x3F);
+    if ((v & 0x1F) > 29) add("DoubleSeconds", v & 0x1F);
+    if (t.increment_10ms > 199) add("10ms increment", t.increment_10ms);
+    return out;
+}
+
 std::string timestamp_text(const EntryTimestamp& t, bool with_increment) {
+    if (t.timestamp == 0 && t.increment_10ms == 0) return "-";
     const auto d = decode_timestamp(t);
-    if (!d) return "-";
+    if (!d) {
+        return with_increment ? fmt::format("invalid (0x{:08X}, 10ms {})", t.timestamp, t.increment_10ms)
+                              : fmt::format("invalid (0x{:08X})", t.timestamp);
+    }
     const core::CivilTime& c = d->local;
     std::string s = fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}", c.year, c.month, c.day, c.hour,
                                 c.minute, c.second);

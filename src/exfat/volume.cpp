@@ -13,8 +13,9 @@ namespace fsimg::exfat {
 
 namespace {
 
-constexpr std::size_t kMaxRootBytes = 64u << 10;     ///< of the root's first cluster, for system entries
-constexpr std::size_t kMaxUpcaseBytes = 128u << 10;  ///< a full uncompressed table [EXFAT §7.2]
+constexpr std::size_t kMaxRootBytes = 64u << 10;        ///< read at a time from the root, for system entries
+constexpr std::uint64_t kMaxRootDirBytes = 256u << 20;  ///< a directory's limit [EXFAT §6.2]
+constexpr std::size_t kMaxUpcaseBytes = 128u << 10;     ///< a full uncompressed table [EXFAT §7.2]
 
 BootRegionCopy read_copy(const io::BlockDevice& dev, std::uint64_t first_sector, std::uint32_t bps,
                          std::vector<std::byte>& bytes) {
@@ -57,22 +58,45 @@ void read_root(const io::BlockDevice& dev, BootRegion& r) {
         return c >= 2 && std::uint64_t(c) <= std::uint64_t(bs.cluster_count) + 1;
     };
 
+    // The system entries may stand in any cluster of the root's FAT chain
+    // [EXFAT §7.1-7.3: "in the root directory"], not only its first: the
+    // chain is followed, every link checked, to the end-of-directory entry,
+    // at most kMaxRootDirBytes (the 256 MiB directory limit, §6.2) and
+    // ClusterCount clusters; one piece of at most kMaxRootBytes is held.
     const std::uint32_t root = bs.first_cluster_of_root_directory;
-    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(cluster, kMaxRootBytes));
-    if (!in_heap(root) || cluster_at(root) + n > dev.size()) {
+    if (!in_heap(root) || cluster_at(root) + std::min<std::uint64_t>(cluster, kMaxRootBytes) > dev.size()) {
         r.root_problem = fmt::format("the root directory's first cluster {} is outside the image", root);
         return;
     }
-    std::vector<std::byte> buf(n);
-    dev.read_at(cluster_at(root), buf);
-    const std::span<const std::byte> b(buf);
-    for (std::size_t i = 0; i + kDirEntrySize <= n; i += kDirEntrySize) {
-        const auto e = b.subspan(i).first<kDirEntrySize>();
-        const auto type = static_cast<std::uint8_t>(e[0]);
-        if (type == kEntryEndOfDirectory) break;
-        if (type == kEntryVolumeLabel && !r.label) r.label = decode_volume_label_entry(e);
-        if (type == kEntryAllocationBitmap && !r.bitmap) r.bitmap = decode_allocation_bitmap_entry(e);
-        if (type == kEntryUpcaseTable && !r.upcase) r.upcase = decode_upcase_table_entry(e);
+    const std::uint64_t fat_at = std::uint64_t(bs.fat_offset) * bps;
+    const std::uint64_t max_clusters = std::min<std::uint64_t>(
+        std::uint64_t(bs.cluster_count), std::max<std::uint64_t>(1, kMaxRootDirBytes / cluster));
+    std::vector<std::byte> buf(static_cast<std::size_t>(std::min<std::uint64_t>(cluster, kMaxRootBytes)));
+    std::uint32_t rc = root;
+    bool end = false;
+    for (std::uint64_t k = 0; k < max_clusters && !end; ++k) {
+        for (std::uint64_t piece = 0; piece < cluster && !end; piece += buf.size()) {
+            if (cluster_at(rc) + piece + buf.size() > dev.size()) return;
+            dev.read_at(cluster_at(rc) + piece, buf);
+            const std::span<const std::byte> b(buf);
+            for (std::size_t i = 0; i + kDirEntrySize <= b.size(); i += kDirEntrySize) {
+                const auto e = b.subspan(i).first<kDirEntrySize>();
+                const auto type = static_cast<std::uint8_t>(e[0]);
+                if (type == kEntryEndOfDirectory) {
+                    end = true;
+                    break;
+                }
+                if (type == kEntryVolumeLabel && !r.label) r.label = decode_volume_label_entry(e);
+                if (type == kEntryAllocationBitmap && !r.bitmap) r.bitmap = decode_allocation_bitmap_entry(e);
+                if (type == kEntryUpcaseTable && !r.upcase) r.upcase = decode_upcase_table_entry(e);
+            }
+        }
+        if (end || (r.label && r.bitmap && r.upcase)) break;
+        if (fat_at + 4ull * rc + 4 > dev.size()) break;
+        std::array<std::byte, 4> next{};
+        dev.read_at(fat_at + 4ull * rc, next);
+        rc = core::load_le32(next, 0);
+        if (!in_heap(rc)) break;  // end of chain, or a broken link (the tree pass reports it)
     }
 
     // The up-case table: a FAT chain of ceil(DataLength / cluster) clusters.

@@ -12,7 +12,16 @@ namespace {
 void check_fsinfo_and_backup(Context& c) {
     const BootSector& bs = c.boot.boot;
     const Layout& l = c.layout();
-    if (bs.fsinfo_sector == 0 || bs.fsinfo_sector == 0xFFFF || bs.fsinfo_sector >= l.reserved_sectors) {
+    if (bs.fsinfo_sector == 0 || bs.fsinfo_sector == 0xFFFF) {
+        // "No FSInfo sector": fsck.fat 4.2 says "No FSINFO sector" and exits
+        // 0, the Linux driver reads sector 1 for a 0 and ignores a bad
+        // signature there; the FSInfo counts are only hints [FATGEN "FAT32
+        // FSInfo Sector Structure"].
+        c.out.add("fat.fsinfo.none", at_sector(0, l.bytes_per_sector, "boot sector BPB_FSInfo"),
+                  fmt::format("BPB_FSInfo is {}: the volume has no FSInfo sector, so no free-cluster count "
+                              "or next-free hint",
+                              bs.fsinfo_sector == 0 ? "0" : "0xFFFF"));
+    } else if (bs.fsinfo_sector >= l.reserved_sectors) {
         c.out.add("fat.fsinfo.location", at_sector(0, l.bytes_per_sector, "boot sector BPB_FSInfo"),
                   fmt::format("BPB_FSInfo is {}, must be a sector of the reserved region (1..{})",
                               bs.fsinfo_sector, l.reserved_sectors - 1));
@@ -53,31 +62,52 @@ void check_fsinfo_and_backup(Context& c) {
     std::array<std::byte, kBootSectorSize> main{}, backup{};
     c.device.read_at(0, main);
     c.device.read_at(at, backup);
-    std::size_t diffs = 0;
-    std::size_t first = 0;
-    bool only_dirty = true;
+    // Each differing byte is the dirty flag (bit 0 of BS_Reserved1, kept
+    // current in sector 0 only), boot code (BS_jmpBoot, BS_OEMName and
+    // BS_BootCode32: what boot-loader installers rewrite in sector 0 only, and
+    // no driver reads), or a BPB field.
+    const auto is_boot_code = [](std::size_t i) {
+        return i < off::BytsPerSec || (i >= off::BootCode32 && i < off::Signature);
+    };
+    std::size_t diffs = 0, code_diffs = 0, field_diffs = 0;
+    std::size_t first = 0, first_field = 0;
     for (std::size_t i = 0; i < kBootSectorSize; ++i) {
         if (main[i] == backup[i]) continue;
         if (diffs++ == 0) first = i;
-        if (i != off::Reserved1_32 ||
-            ((std::to_integer<unsigned>(main[i]) ^ std::to_integer<unsigned>(backup[i])) & ~1u)) {
-            only_dirty = false;
+        if (is_boot_code(i)) {
+            ++code_diffs;
+        } else if (i != off::Reserved1_32 ||
+                   ((std::to_integer<unsigned>(main[i]) ^ std::to_integer<unsigned>(backup[i])) & ~1u)) {
+            if (field_diffs++ == 0) first_field = i;
         }
     }
     if (diffs == 0) return;
     const auto loc = at_sector(bs.backup_boot_sector, l.bytes_per_sector,
                                fmt::format("backup boot sector (sector {})", bs.backup_boot_sector));
-    if (only_dirty) {
+    if (field_diffs == 0 && code_diffs == 0) {
         c.out.add("fat.boot.backup-dirty-only", loc,
                   "the backup boot sector differs from sector 0 only in the dirty flag of BS_Reserved1 (byte "
                   "0x41); that flag is only kept current in sector 0");
+    } else if (field_diffs == 0) {
+        // fsck.fat 4.2 -n: "There are differences between boot sector and its
+        // backup. This is mostly harmless", exit 0.
+        c.out.add(
+            "fat.boot.backup-boot-code", loc,
+            fmt::format("the backup boot sector differs from sector 0 only in boot code (jump, OEM name "
+                        "or bytes 0x{:02X}..0x1FD): {} byte{}, the first at offset 0x{:03X}; its BPB is "
+                        "the same, as boot-loader installers leave it",
+                        off::BootCode32, code_diffs, code_diffs == 1 ? "" : "s", first));
     } else {
         c.out.add(
             "fat.boot.backup-differs", loc,
-            fmt::format("the backup boot sector differs from sector 0 in {} byte{}, the first at offset "
-                        "0x{:03X} (sector 0 has {:02X}, the backup {:02X})",
-                        diffs, diffs == 1 ? "" : "s", first, std::to_integer<unsigned>(main[first]),
-                        std::to_integer<unsigned>(backup[first])));
+            fmt::format(
+                "the backup boot sector differs from sector 0 in {} BPB byte{}, the first at offset "
+                "0x{:03X} (sector 0 has {:02X}, the backup {:02X}){}",
+                field_diffs, field_diffs == 1 ? "" : "s", first_field,
+                std::to_integer<unsigned>(main[first_field]), std::to_integer<unsigned>(backup[first_field]),
+                code_diffs
+                    ? fmt::format(", and in {} byte{} of boot code", code_diffs, code_diffs == 1 ? "" : "s")
+                    : std::string()));
     }
 }
 
@@ -166,12 +196,8 @@ bool check_boot(Context& c) {
                         l.cluster_bytes() == 65536 ? "only Windows NT-family drivers mount 64 KiB clusters"
                                                    : "no common driver mounts clusters above 64 KiB"));
     }
-    if (bs.reserved1 & 0x01) {
-        c.out.add("fat.boot.dirty", bpb("BS_Reserved1"),
-                  fmt::format("BS_Reserved1 is 0x{:02X}: the dirty bit (0x01) is set, the volume was not "
-                              "unmounted cleanly",
-                              bs.reserved1));
-    }
+    // The dirty bit of BS_Reserved1 is reported with FAT[1]'s clean-shutdown
+    // bit in pass 2 (check_fats): one unclean unmount, one finding.
     const std::uint64_t volume_bytes = l.volume_bytes();
     if (volume_bytes > c.device.size()) {
         c.truncated = true;

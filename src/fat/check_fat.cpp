@@ -2,6 +2,7 @@
 // holds the media byte, FAT[1] volume flags; records which clusters some
 // entry links to (for counting lost chains in pass 4).
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "check_internal.hpp"
@@ -10,6 +11,24 @@
 namespace fsimg::fat::detail {
 
 namespace {
+
+/// BS_Reserved1's dirty bit (Windows NT; the Linux driver sets it while
+/// mounted, fs/fat/inode.c fat_set_state) and FAT[1]'s clean-shutdown bit
+/// (`fat1`, when it is cleared too) say the same thing: an unclean unmount,
+/// reported once. fsck.fat 4.2 says "Dirty bit is set" once for both.
+void report_dirty(Context& c, std::optional<std::uint32_t> fat1) {
+    const BootSector& bs = c.boot.boot;
+    if (!(bs.reserved1 & 0x01)) return;
+    const Layout& l = c.layout();
+    c.out.add("fat.boot.dirty", at_sector(0, l.bytes_per_sector, "boot sector BS_Reserved1"),
+              fat1 ? fmt::format("BS_Reserved1 is 0x{:02X} and FAT[1] is 0x{:X}: the dirty bit (0x01) is set "
+                                 "and the clean-shutdown bit 0x{:X} is cleared, the volume was not unmounted "
+                                 "cleanly",
+                                 bs.reserved1, *fat1, l.type == FatType::fat16 ? 0x8000 : 0x08000000)
+                   : fmt::format("BS_Reserved1 is 0x{:02X}: the dirty bit (0x01) is set, the volume was not "
+                                 "unmounted cleanly",
+                                 bs.reserved1));
+}
 
 void check_reserved_entries(Context& c, std::uint32_t fat0, std::uint32_t fat1) {
     const Layout& l = c.layout();
@@ -25,15 +44,20 @@ void check_reserved_entries(Context& c, std::uint32_t fat0, std::uint32_t fat1) 
                               "(BPB_Media)",
                               fat0, fat0 & 0xFF, l.media));
     }
-    if (l.type == FatType::fat12) return;
+    if (l.type == FatType::fat12) {
+        report_dirty(c, std::nullopt);
+        return;
+    }
     const std::uint32_t clean = l.type == FatType::fat16 ? 0x8000 : 0x08000000;
     const std::uint32_t no_error = l.type == FatType::fat16 ? 0x4000 : 0x04000000;
-    if (!(fat1 & clean)) {
+    if (!(fat1 & clean) && !(c.boot.boot.reserved1 & 0x01)) {
         c.out.add(
             "fat.fat.dirty", loc(1),
             fmt::format("FAT[1] is 0x{:X}: the clean-shutdown bit 0x{:X} is cleared, the volume was not "
                         "unmounted cleanly",
                         fat1, clean));
+    } else {
+        report_dirty(c, (fat1 & clean) != 0 ? std::nullopt : std::optional<std::uint32_t>(fat1));
     }
     if (!(fat1 & no_error)) {
         c.out.add(
@@ -56,6 +80,7 @@ bool check_fats(Context& c) {
             c.out.add("fat.boot.image-truncated", at_sector(l.first_fat_sector, l.bytes_per_sector, "FAT 1"),
                       "the first FAT lies past the end of the image");
         }
+        report_dirty(c, std::nullopt);
         return false;
     }
     const std::uint32_t entries = v.entry_count();

@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "check_internal.hpp"
+#include "fsimg/core/text.hpp"
 #include "fsimg/core/utf.hpp"
 
 namespace fsimg::fat::detail {
@@ -81,6 +82,51 @@ std::string label_text(const std::string& raw, bool oem = false) {
 void check_names(Context& c, const std::string& dir, const ParsedDirectory& d) {
     const bool is_root = dir == "/";
     std::unordered_map<std::string, const DirRecord*> strict, loose;
+    // Long names padded with something else than 0xFFFF after their
+    // terminator: one writer's habit, one finding per directory.
+    std::uint64_t bad_padding = 0;
+    const DirRecord* first_bad_padding = nullptr;
+    for (const auto& r : d.records) {
+        if (r.has_long_name && r.lfn_padding_bad && r.kind != RecordKind::volume_label && bad_padding++ == 0)
+            first_bad_padding = &r;
+    }
+    // Timestamps with fields out of range: a writer's habit too, one finding
+    // per directory naming the first.
+    std::uint64_t bad_times = 0;
+    std::string first_bad_time;
+    for (const auto& r : d.records) {
+        if (r.kind != RecordKind::file && r.kind != RecordKind::directory) continue;
+        const DirEntry& e = r.entry;
+        const std::array<std::pair<const char*, std::string>, 3> fields = {
+            std::pair{"DIR_WrtDate/Time", timestamp_problem(e.wrt_date, e.wrt_time)},
+            std::pair{"DIR_CrtDate/Time/TimeTenth",
+                      timestamp_problem(e.crt_date, e.crt_time, true, e.crt_time_tenth)},
+            std::pair{"DIR_LstAccDate", timestamp_problem(e.lst_acc_date, 0, false)}};
+        for (const auto& [field, problem] : fields) {
+            if (problem.empty()) continue;
+            if (bad_times++ == 0) {
+                first_bad_time = fmt::format("\"{}\" (entry {}): {} has {}", core::escape_name(r.name),
+                                             r.index, field, problem);
+            }
+        }
+    }
+    if (bad_times != 0) {
+        c.out.add("fat.dir.timestamp", check::Location{{}, {}, {}, dir},
+                  fmt::format("{} timestamp{} in {} {} not a valid date and time, the first {}; readers show "
+                              "them as invalid (the Linux driver takes a day or month 0 for 1)",
+                              bad_times, bad_times == 1 ? "" : "s", dir, bad_times == 1 ? "is" : "are",
+                              first_bad_time),
+                  bad_times);
+    }
+    if (first_bad_padding) {
+        c.out.add("fat.lfn.padding", check::Location{{}, {}, {}, child_path(dir, first_bad_padding->name)},
+                  fmt::format("{} long name{} in {} {} padded after the 0x0000 terminator with other units "
+                              "than 0xFFFF (the first: \"{}\", entry {}); Windows and Linux read them, "
+                              "7-Zip drops such names",
+                              bad_padding, bad_padding == 1 ? "" : "s", dir, bad_padding == 1 ? "is" : "are",
+                              core::escape_name(first_bad_padding->name), first_bad_padding->index),
+                  bad_padding);
+    }
     for (const auto& r : d.records) {
         if (r.kind == RecordKind::invalid_attr) {
             c.out.add("fat.dir.bad-attr", check::Location{{}, {}, {}, child_path(dir, r.name)},
@@ -197,15 +243,20 @@ void check_labels(Context& c, const ParsedDirectory& root) {
         } else {
             c.out.add("fat.label.mismatch", boot_loc,
                       fmt::format("the boot sector has the label \"{}\" but the root directory has no "
-                                  "volume-label entry",
+                                  "volume-label entry; Windows shows no label, Linux shows the boot-sector "
+                                  "copy",
                                   label_text(boot, true)));
         }
         return;
     }
     if (root_text == boot) return;
     if (boot == no_name && root_text == no_name) return;
+    // Windows format and Explorer write the label to the root directory and
+    // may leave BS_VolLab "NO NAME"; the root entry is what Windows, Linux
+    // (vfat and blkid) and macOS show, so a differing copy is a note.
     c.out.add("fat.label.mismatch", boot_loc,
-              fmt::format("the boot sector says \"{}\" but the root directory's label is \"{}\"",
+              fmt::format("the boot sector's copy of the label is \"{}\"; the root directory's label \"{}\" "
+                          "is the one Windows, Linux and macOS show",
                           label_text(boot, true), label_text(root_text, true)));
 }
 

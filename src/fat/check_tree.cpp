@@ -6,6 +6,7 @@
 
 #include "check_internal.hpp"
 #include "fsimg/core/error.hpp"
+#include "fsimg/core/text.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/walk.hpp"
 
@@ -211,7 +212,7 @@ private:
               std::vector<std::uint32_t>& ancestors, unsigned depth) {
         std::vector<std::byte> bytes;
         if (!read_dir(path, cluster, runs, bytes)) return;
-        const ParsedDirectory d = parse_directory(bytes);
+        ParsedDirectory d = parse_directory(bytes);
         // The kept runs stop at the size limit: the chain's length decides.
         const std::uint64_t dir_bytes = cluster != 0 ? chain_clusters * v_.cluster_bytes() : bytes.size();
         const bool over_limit = !d.end_marker && dir_bytes > std::uint64_t(kMaxDirEntries) * kDirEntrySize;
@@ -219,6 +220,14 @@ private:
         bytes.shrink_to_fit();
         const bool is_root = path == "/";
         const bool quiet = c_.resolving;
+        if (d.after_end_entries != 0) {
+            if (!quiet) report_after_end(path, cluster, d);
+            // The Linux vfat driver shows what stands there: it is checked
+            // (names, chains, loops) and owns its clusters like the rest.
+            for (auto& r : d.after_end) d.records.push_back(std::move(r));
+            d.anomalies.insert(d.anomalies.end(), d.after_end_anomalies.begin(), d.after_end_anomalies.end());
+            d.after_end.clear();
+        }
         if (!quiet) {
             report_lfn_anomalies(c_, path, cluster, d);
             if (over_limit) {
@@ -288,6 +297,38 @@ private:
                 walk(s.path + "/", s.cluster, cluster, s.runs, s.chain_clusters, ancestors, depth + 1);
         }
         ancestors.pop_back();
+    }
+
+    /// Entries after the 0x00 end-of-directory marker: the specification
+    /// says none follow it [FATGEN "FAT Directory Structure", DIR_Name[0] ==
+    /// 0x00], so Windows and mtools stop there, while the Linux vfat driver
+    /// takes a 0x00 entry for a free one and reads on (fs/fat/dir.c IS_FREE).
+    void report_after_end(const std::string& path, std::uint32_t cluster, const ParsedDirectory& d) {
+        const std::uint32_t n = d.after_end_entries;
+        std::string shown = "none of them is a file or directory";
+        std::size_t files = 0;
+        const DirRecord* first = nullptr;
+        for (const auto& r : d.after_end) {
+            if (r.kind == RecordKind::dot || r.kind == RecordKind::dotdot) continue;
+            ++files;
+            if (!first) first = &r;
+        }
+        if (first) {
+            const char* kind = first->kind == RecordKind::directory      ? "directory"
+                               : first->kind == RecordKind::volume_label ? "volume label"
+                               : first->kind == RecordKind::file         ? "file"
+                                                                         : "entry";
+            shown = fmt::format(
+                "the Linux vfat driver reads on and shows {} entr{}, the first the {} \"{}\" "
+                "(entry {})",
+                files, files == 1 ? "y" : "ies", kind, core::escape_name(first->name), first->index);
+        }
+        c_.out.add("fat.dir.entry-after-end", at_cluster(c_, cluster, path),
+                   fmt::format("{} entr{} in use after the end-of-directory marker (entry {}), the first at "
+                               "entry {}; readers that stop at the marker do not see {}, {}",
+                               n, n == 1 ? "y" : "ies", d.entries_scanned, d.after_end_first,
+                               n == 1 ? "it" : "them", shown),
+                   n);
     }
 
     void check_file(const std::string& p, const DirRecord& r, std::uint32_t start) {
@@ -385,7 +426,9 @@ void check_tree(Context& c) {
     Walker(again).run();
     for (auto& x : c.cross_links) {
         x.first = owners[x.cluster];
-        c.out.add("fat.chain.cross-link", at_cluster(c, x.cluster, x.second),
+        check::Location loc = at_cluster(c, x.cluster, x.second);
+        loc.other_owner = x.first;
+        c.out.add("fat.chain.cross-link", std::move(loc),
                   fmt::format("{} and {} share cluster {} and the rest of its chain", x.second,
                               x.first.empty() ? "another owner" : x.first, x.cluster));
     }

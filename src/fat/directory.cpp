@@ -255,9 +255,14 @@ ParsedDirectory parse_directory(std::span<const std::byte> bytes) {
             } else if (lfn.checksum != lfn_checksum(r.entry.name)) {
                 out.anomalies.push_back(LfnAnomaly{LfnAnomaly::Kind::checksum, idx, lfn.count});
             } else if (r.kind != RecordKind::volume_label) {
-                std::size_t len = std::size_t(lfn.count) * 13;
-                const auto end = std::find(lfn.units.begin(), lfn.units.begin() + long(len), u'\0');
-                len = std::size_t(end - lfn.units.begin());
+                const std::size_t total = std::size_t(lfn.count) * 13;
+                const auto stop = lfn.units.begin() + long(total);
+                const auto end = std::find(lfn.units.begin(), stop, u'\0');
+                const std::size_t len = std::size_t(end - lfn.units.begin());
+                // After the terminator the name is padded with 0xFFFF [FATGEN
+                // "Long File Name Implementation"].
+                r.lfn_padding_bad =
+                    end != stop && std::any_of(end + 1, stop, [](char16_t u) { return u != 0xFFFF; });
                 r.long_name.assign(lfn.units.begin(), lfn.units.begin() + long(len));
                 r.has_long_name = true;
                 r.first_index = lfn.first_index;
@@ -270,6 +275,35 @@ ParsedDirectory parse_directory(std::span<const std::byte> bytes) {
         out.records.push_back(std::move(r));
     }
     if (!out.end_marker) drop(LfnAnomaly::Kind::orphan, out.entries_scanned);
+    if (out.end_marker) {
+        // The entries after the marker, with every 0x00 entry taken for a free
+        // (deleted) one, as the Linux driver reads them. The copy is made only
+        // when something stands there.
+        const std::size_t start = std::size_t(out.entries_scanned) + 1;
+        for (std::size_t i = start; i < n; ++i) {
+            const auto b = static_cast<std::uint8_t>(bytes[i * kDirEntrySize]);
+            if (b == 0x00 || b == 0xE5) continue;
+            if (out.after_end_entries++ == 0) out.after_end_first = static_cast<std::uint32_t>(i);
+        }
+        if (out.after_end_entries != 0) {
+            std::vector<std::byte> rest(bytes.begin() + static_cast<std::ptrdiff_t>(start * kDirEntrySize),
+                                        bytes.begin() + static_cast<std::ptrdiff_t>(n * kDirEntrySize));
+            for (std::size_t i = 0; i < rest.size(); i += kDirEntrySize) {
+                if (rest[i] == std::byte{0x00}) rest[i] = std::byte{0xE5};
+            }
+            ParsedDirectory tail = parse_directory(rest);  // no 0x00 entry: no further tail
+            const auto shift = static_cast<std::uint32_t>(start);
+            for (auto& r : tail.records) {
+                r.index += shift;
+                r.first_index += shift;
+                out.after_end.push_back(std::move(r));
+            }
+            for (auto a : tail.anomalies) {
+                a.index += shift;
+                out.after_end_anomalies.push_back(a);
+            }
+        }
+    }
     return out;
 }
 
@@ -286,10 +320,33 @@ std::optional<core::CivilTime> decode_timestamp(std::uint16_t date, std::uint16_
     return t;
 }
 
-std::string timestamp_text(std::uint16_t date, std::uint16_t time, bool with_time) {
-    const auto t = decode_timestamp(date, time);
-    if (!t) return "-";
+std::string timestamp_problem(std::uint16_t date, std::uint16_t time, bool with_time, std::uint8_t tenth) {
+    if (date == 0) return {};
+    std::string out;
+    const auto add = [&](const char* what, unsigned v) {
+        out += fmt::format("{}{} {}", out.empty() ? "" : ", ", what, v);
+    };
+    const unsigned day = date & 0x1F, month = (date >> 5) & 0x0F;
+    if (day == 0) add("day", day);
+    if (month == 0 || month > 12) add("month", month);
+    if (with_time) {
+        if ((time >> 11) > 23) add("hour", time >> 11);
+        if (((time >> 5) & 0x3F) > 59) add("minute", (time >> 5) & 0x3F);
+        if ((time & 0x1F) > 29) add("two-second count", time & 0x1F);
+        if (tenth > 199) add("tenths", tenth);
+    }
+    return out;
+}
+
+std::string timestamp_text(std::uint16_t date, std::uint16_t time, bool with_time, std::uint8_t tenth) {
+    if (date == 0) return "-";
+    auto t = decode_timestamp(date, time);
+    if (!t || !timestamp_problem(date, time, with_time, tenth).empty()) {
+        return with_time ? fmt::format("invalid (date 0x{:04X}, time 0x{:04X})", date, time)
+                         : fmt::format("invalid (date 0x{:04X})", date);
+    }
     if (!with_time) return fmt::format("{:04}-{:02}-{:02}", t->year, t->month, t->day);
+    t->second += tenth / 100;  // DIR_CrtTimeTenth 100..199: the odd second
     return core::format_civil(*t);
 }
 

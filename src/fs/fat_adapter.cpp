@@ -90,7 +90,7 @@ private:
         v.attributes = e.attr;
         v.short_name = r.short_name_raw;
         v.modified = fat::timestamp_text(e.wrt_date, e.wrt_time);
-        v.created = fat::timestamp_text(e.crt_date, e.crt_time);
+        v.created = fat::timestamp_text(e.crt_date, e.crt_time, true, e.crt_time_tenth);
         v.accessed = fat::timestamp_text(e.lst_acc_date, 0, false);
         if (const auto t = fat::decode_timestamp(e.wrt_date, e.wrt_time))
             v.mtime = HostTime{*t, std::nullopt};

@@ -44,6 +44,7 @@ if python3 -c '
 import json, sys
 j = json.load(open(sys.argv[1]))
 assert j["filesystem"] == "exfat" and j["exit_code"] == 4, j
+assert j["fat_type"] is None, j  # FAT volumes only (docs/json.md)
 assert [f["code"] for f in j["findings"]] == ["exfat.boot.dirty"], j["findings"]
 assert j["summary"]["complete"] and j["summary"]["directories"] == 1 and j["summary"]["cluster_bytes"] == 4096' "$WORK/j"; then pass; else fail "exFAT --json"; fi
 # Usage errors of the read commands

@@ -28,6 +28,8 @@ all=c4k,c512,s4096
 # kind                         expected code                          bases    fsck.exfat
 rows="
 boot-checksum                  exfat.boot.checksum                    $all     sees
+boot-main-zeroed               exfat.boot.main-zeroed                 $all     sees
+set-timestamp                  exfat.set.timestamp                    $all     blind
 boot-backup-checksum           exfat.boot.backup-checksum             $all     blind
 boot-backup-differs            exfat.boot.backup-differs              $all     blind
 boot-extended-signature        exfat.boot.extended-signature          $all     blind
@@ -98,7 +100,7 @@ for c in $("$FSIMG" fsck --list-codes | cut -f1 | grep '^exfat\.'); do
 done
 want_rc_of() {
   case "$1" in
-    exfat.boot.media-failure | exfat.bitmap.percent-in-use) echo 0 ;;
+    exfat.boot.media-failure | exfat.bitmap.percent-in-use | exfat.set.timestamp) echo 0 ;;
     *) echo 4 ;;
   esac
 }

@@ -344,6 +344,20 @@ def k_set_name_hash(x):
     return "/A.TXT NameHash ^= 1, SetChecksum recomputed"
 
 
+def k_set_timestamp(x):
+    # Create10msIncrement (File entry byte 20) runs 0..199 [EXFAT 7.4.9].
+    so = x.set_of("/A.TXT")
+    x.write(so[0] + 20, bytes([250]))
+    x.fix_set(so)
+    return "/A.TXT Create10msIncrement = 250, SetChecksum recomputed"
+
+
+def k_boot_main_zeroed(x):
+    # fsck.exfat 1.2.0 -n: "Bad fs_name in boot sector", exit 8.
+    x.write(0, bytes(x.bps))
+    return "main boot sector (sector 0) zeroed"
+
+
 def k_set_secondary_count(x):
     so = x.set_of("/A.TXT")
     x.write(so[0] + 1, bytes([len(so)]))
@@ -579,6 +593,8 @@ def k_label_invalid(x):
 
 KINDS = {
     "boot-checksum": k_boot_checksum,
+    "boot-main-zeroed": k_boot_main_zeroed,
+    "set-timestamp": k_set_timestamp,
     "boot-backup-checksum": k_boot_backup_checksum,
     "boot-backup-differs": k_boot_backup_differs,
     "boot-extended-signature": k_boot_extended_signature,

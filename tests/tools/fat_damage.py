@@ -235,9 +235,19 @@ def kinds():
 
     @kind
     def boot_backup_differs(v):
-        at = 6 * v.bps + 3
-        v.write(at, b"XXXXXXXX")
-        return "backup boot sector OEM name changed"
+        at = 6 * v.bps + 0x18
+        (n,) = struct.unpack("<H", v.read(at, 2))
+        v.write(at, struct.pack("<H", n ^ 0x3F))
+        return "backup boot sector BPB_SecPerTrk changed"
+
+    @kind
+    def boot_backup_boot_code(v):
+        # What a boot-loader installer leaves: sector 0's jump, OEM name and
+        # boot code rewritten, the backup as mkfs.fat wrote it. fsck.fat 4.2
+        # -n: "This is mostly harmless", exit 0.
+        v.write(3, b"SYSLINUX")
+        v.write(0x100, b"\xfa\x31\xc0\x8e\xd8")
+        return "sector 0 OEM name and boot code rewritten, backup unchanged"
 
     @kind
     def fsinfo_signature(v):
@@ -266,6 +276,15 @@ def kinds():
     def fat_dirty(v):
         v.set(1, v.get(1) & ~(0x08000000 if v.fat32 else 0x8000))
         return "FAT[1] clean-shutdown bit cleared"
+
+    @kind
+    def dirty_both(v):
+        # An unclean unmount as both flags record it; fsck.fat 4.2 -n says
+        # "Dirty bit is set" once.
+        at = 0x41 if v.fat32 else 0x25
+        v.write(at, bytes([v.read(at, 1)[0] | 1]))
+        v.set(1, v.get(1) & ~(0x08000000 if v.fat32 else 0x8000))
+        return f"BS_Reserved1 (0x{at:X}) |= 1 and FAT[1] clean-shutdown bit cleared"
 
     @kind
     def chain_free_link(v):
@@ -568,8 +587,15 @@ def kinds():
 
     @kind
     def fsinfo_location(v):
+        reserved = struct.unpack("<H", v.read(14, 2))[0]
+        v.boot_write(48, struct.pack("<H", reserved + 8))
+        return f"BPB_FSInfo = {reserved + 8}, past the {reserved} reserved sectors"
+
+    @kind
+    def fsinfo_none(v):
+        # fsck.fat 4.2 -n: "No FSINFO sector / Not automatically creating it", exit 0.
         v.boot_write(48, struct.pack("<H", 0))
-        return "BPB_FSInfo = 0"
+        return "BPB_FSInfo = 0 (no FSInfo sector)"
 
     @kind
     def fsinfo_next_free(v):

@@ -15,6 +15,8 @@
 #include "fsimg/core/bytes.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/exfat/check.hpp"
+#include "fsimg/exfat/directory.hpp"
+#include "fsimg/exfat/volume.hpp"
 
 using namespace fsimg;
 using namespace fsimg::exfat;
@@ -182,6 +184,24 @@ TEST_CASE("exfat check: a damaged main boot region is reported, the rest checked
         CHECK(problems(f) == Codes{"exfat.boot.file_system_name", "exfat.set.checksum"});
         CHECK_THAT(only(f, "exfat.boot.file_system_name").message, Catch::Contains("EXFAX"));
     }
+    SECTION("sector 0 all zeros: one finding, not one per field rule") {
+        // fsck.exfat 1.2.0 -n on a mkfs.exfat image with sector 0 zeroed:
+        // "Bad fs_name in boot sector, which does not describe a valid exfat
+        // filesystem", exit 8, one message; the Linux driver's
+        // exfat_read_boot_sector refuses it ("invalid fs_name"). fsimg reads
+        // through the whole backup and names the one root cause.
+        std::vector<std::byte> zeros(512);
+        s.v.dev.write_at(0, zeros);
+        CheckSummary sum;
+        const auto f = s.check(&sum);
+        CHECK(problems(f) == Codes{"exfat.boot.main-zeroed", "exfat.set.checksum"});
+        std::size_t notes = 0;
+        for (const auto& x : f.all()) notes += x.severity == check::Severity::info;
+        CHECK(notes == 0);
+        CHECK_THAT(only(f, "exfat.boot.main-zeroed").message, Catch::Contains("through the backup"));
+        CHECK(sum.complete);
+        CHECK(sum.files == 4);
+    }
     SECTION("the backup damaged too: the check stops at the boot region") {
         s.v.poke(510, {0, 0});
         s.v.poke(12 * 512 + 510, {0, 0});
@@ -222,6 +242,9 @@ TEST_CASE("exfat check: chains, cross-links and the bitmap", "[exfat_check]") {
                    Catch::Contains("/b.txt") && Catch::Contains("/a.txt") &&
                        Catch::Contains("cluster " + std::to_string(s.a_first)));
         CHECK(only(f, "exfat.bitmap.lost").count == 2);
+        // Both owners in the structured location too (fsck --json "other_owner").
+        CHECK(only(f, "exfat.chain.cross-link").where.object == "/b.txt");
+        CHECK(only(f, "exfat.chain.cross-link").where.other_owner == "/a.txt");
     }
     SECTION("two directories on one cluster: cross-link, the second not walked, nothing lost") {
         const auto set = encode_file_entry_set(
@@ -367,4 +390,76 @@ TEST_CASE("exfat check: random corruption never crashes or hangs", "[exfat_check
     }
     CHECK(completed > 100);  // most damage leaves the volume checkable
     CHECK(found > 300);      // and almost every change is seen
+}
+
+TEST_CASE("exfat check: system entries in a later cluster of the root directory", "[exfat_check]") {
+    // The Allocation Bitmap, Up-case Table and Volume Label entries belong
+    // "in the root directory" [EXFAT §7.1-7.3], in any of its clusters: the
+    // Linux driver (exfat_load_bitmap, exfat_create_upcase_table) and
+    // fsck.exfat walk the root's whole chain for them. Here the root's first
+    // cluster holds only unused entries (type 0x05) and the entries move to
+    // its second cluster.
+    Sample s;
+    const std::uint32_t root = s.v.l.root_first_cluster;
+    const std::uint32_t second = s.v.alloc_contiguous(1);
+    std::vector<std::byte> bytes(s.v.l.cluster_bytes());
+    s.v.dev.read_at(s.v.l.cluster_offset(root), bytes);
+    s.v.dev.write_at(s.v.l.cluster_offset(second), bytes);
+    std::vector<std::byte> unused(bytes.size());
+    for (std::size_t i = 0; i < unused.size(); i += 32) unused[i] = std::byte{0x05};
+    s.v.dev.write_at(s.v.l.cluster_offset(root), unused);
+    s.v.chain({root, second});
+    CheckSummary sum;
+    const auto f = s.check(&sum);
+    CHECK(problems(f) == Codes{});
+    CHECK(sum.complete);
+    CHECK(sum.files == 4);
+    Volume v(s.v.dev);
+    CHECK(v.boot().bitmap.has_value());
+    CHECK(v.boot().upcase.has_value());
+    CHECK(v.boot().label.has_value());
+}
+
+TEST_CASE("exfat check: timestamps out of range are a warning and shown as invalid", "[exfat_check]") {
+    // 10 ms increments run 0..199 and days and months from 1 [EXFAT
+    // §7.4.8-7.4.9]; the Linux driver adds increment / 100 seconds unchecked.
+    EntryTimestamp t;
+    t.timestamp = (44u << 25) | (5u << 21) | (1u << 16) | (12u << 11) | (34u << 5) | 28u;
+    t.increment_10ms = 150;
+    CHECK(timestamp_text(t) == "2024-05-01 12:34:57.50");
+    t.increment_10ms = 250;
+    CHECK(timestamp_text(t) == "invalid (0x58A1645C, 10ms 250)");
+    CHECK(timestamp_problem(t) == "10ms increment 250");
+    CHECK(timestamp_text(EntryTimestamp{}) == "-");
+    Sample s;
+    s.v.poke(s.a_set + 20, {250});  // Create10msIncrement
+    s.v.fix_checksum(s.a_set, 3);
+    const auto f = s.check();
+    CHECK(problems(f) == Codes{"exfat.set.timestamp"});
+    CHECK_THAT(only(f, "exfat.set.timestamp").message, Catch::Contains("a.txt") && Catch::Contains("250"));
+}
+
+TEST_CASE("exfat check: a checksum broken by a disk signature says so", "[exfat_check]") {
+    // Windows writes an MBR disk signature at 0x1B8 of sector 0 on
+    // unpartitioned media, inside the BootCode the boot checksum covers
+    // [EXFAT §3.4]; the Linux driver then refuses the main region ("Invalid
+    // boot checksum"), fsck.exfat reports the checksum. The finding names
+    // the bytes that differ from the backup.
+    Sample s;
+    SECTION("a disk signature") {
+        s.v.poke(0x1B8, {0x12, 0x34, 0x56, 0x78});
+        const auto f = s.check();
+        CHECK(problems(f) == Codes{"exfat.boot.checksum"});
+        CHECK_THAT(
+            only(f, "exfat.boot.checksum").message,
+            Catch::Contains("disk signature") && Catch::Contains("main 12 34 56 78, backup F4 F4 F4 F4"));
+    }
+    SECTION("another byte") {
+        s.v.poke(0x1F0, {0x99});
+        const auto f = s.check();
+        CHECK(problems(f) == Codes{"exfat.boot.checksum"});
+        CHECK_THAT(only(f, "exfat.boot.checksum").message,
+                   Catch::Contains("in 1 byte: sector 0 byte 0x1F0 (99, backup F4)") &&
+                       !Catch::Contains("disk signature"));
+    }
 }

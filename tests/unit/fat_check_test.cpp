@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -18,6 +19,7 @@
 #include "fsimg/fat/check.hpp"
 #include "fsimg/fat/directory.hpp"
 #include "fsimg/fat/format.hpp"
+#include "fsimg/fat/names.hpp"
 #include "fsimg/fat/structs.hpp"
 #include "fsimg/fat/volume.hpp"
 #include "fsimg/io/block_device.hpp"
@@ -154,6 +156,12 @@ TEST_CASE("each damage gives its code", "[check]") {
     SECTION("cross-link") {
         v.set_fat(7, 3);
         CHECK(v.codes() == Codes{"fat.chain.cross-link"});
+        // Both owners in the structured location, not only in the message.
+        check::Findings f;
+        check_volume(v.dev, f);
+        REQUIRE(f.size() == 1);
+        CHECK(f.all()[0].where.object == "/B.TXT");
+        CHECK(f.all()[0].where.other_owner == "/A.TXT");
     }
     SECTION("link into a free cluster") {
         v.set_fat(5, 100);
@@ -349,4 +357,233 @@ TEST_CASE("OEM bytes of labels are decoded through code page 850") {
           "ES    ");
     CHECK(fsimg::fat::oem_text("MSWIN4.1") == "MSWIN4.1");
     CHECK(fsimg::core::is_valid_utf8(fsimg::fat::oem_text(std::string("\x80\xFF\x01", 3))));
+}
+
+TEST_CASE("a boot-sector label copy that differs from the root label is a note", "[check][label]") {
+    // Windows format/Explorer write the label to the root directory and may
+    // leave BS_VolLab "NO NAME"; Windows, the Linux vfat driver and macOS show
+    // the root entry. fsck.fat 4.2 -n on these bytes: "There is no label in
+    // boot sector, but there is volume label 'TEST' stored in root directory"
+    // and it offers to copy the root label to the boot sector.
+    const FatType type = GENERATE(FatType::fat16, FatType::fat32);
+    TestVolume v(type == FatType::fat16 ? 16u << 20 : 40u << 20, type, type == FatType::fat16 ? 1024 : 512);
+    const std::size_t at = type == FatType::fat32 ? off::VolLab32 : off::VolLab16;
+    const auto put = [&](const char* s11) {
+        std::array<std::byte, 11> b{};
+        for (int i = 0; i < 11; ++i) b[i] = std::byte(s11[i]);
+        v.dev.write_at(at, b);
+        if (type == FatType::fat32)  // the backup's copy too: not a backup difference
+            v.dev.write_at(std::uint64_t(v.layout.backup_boot_sector) * v.layout.bytes_per_sector + at, b);
+    };
+    const auto severity_of = [&](std::string_view code) {
+        check::Findings f;
+        check_volume(v.dev, f);
+        for (const auto& x : f.all())
+            if (x.code == code) return std::optional<check::Severity>(x.severity);
+        return std::optional<check::Severity>();
+    };
+    CHECK(severity_of("fat.label.mismatch") == std::nullopt);
+    put("NO NAME    ");
+    CHECK(v.codes() == Codes{});
+    CHECK(severity_of("fat.label.mismatch") == check::Severity::info);
+    put("OTHER      ");
+    CHECK(v.codes() == Codes{});
+    CHECK(severity_of("fat.label.mismatch") == check::Severity::info);
+    // An invalid label stays an error, in the root directory or the boot sector.
+    put("BAD?NAME   ");
+    CHECK(v.codes() == Codes{});  // with a root label, the boot copy is only compared
+    std::array<std::byte, 1> q{std::byte{'?'}};
+    v.dev.write_at(v.root_slot_offset(0) + 1, q);
+    CHECK(v.codes() == Codes{"fat.label.invalid"});
+}
+
+TEST_CASE("BPB_FSInfo 0 or 0xFFFF means no FSInfo sector: a warning", "[check][fsinfo]") {
+    // fsck.fat 4.2 -n with BPB_FSInfo = 0: "No FSINFO sector / Not
+    // automatically creating it", exit 0; the Linux driver reads sector 1 for
+    // a 0 (fs/fat/inode.c) and only logs a bad signature there.
+    TestVolume v(40u << 20, FatType::fat32, 512);
+    const auto set_fsinfo = [&](std::uint16_t n) {
+        std::array<std::byte, 2> b{};
+        core::store_le16(b, 0, n);
+        v.dev.write_at(off::FSInfo, b);
+        v.dev.write_at(std::uint64_t(v.layout.backup_boot_sector) * v.layout.bytes_per_sector + off::FSInfo,
+                       b);
+    };
+    set_fsinfo(0);
+    CHECK(v.codes() == Codes{"fat.fsinfo.none"});
+    set_fsinfo(0xFFFF);
+    CHECK(v.codes() == Codes{"fat.fsinfo.none"});
+    {
+        check::Findings f;
+        check_volume(v.dev, f);
+        CHECK(check::fsck_exit_for(f) == check::kFsckClean);
+    }
+    // A sector past the reserved region is still an error: a driver that
+    // follows it reads a FAT sector as FSInfo.
+    set_fsinfo(static_cast<std::uint16_t>(v.layout.reserved_sectors + 3));
+    CHECK(v.codes() == Codes{"fat.fsinfo.location"});
+}
+
+TEST_CASE("a backup boot sector that differs only in boot code is a note", "[check][backup]") {
+    // Boot-loader installers rewrite sector 0's jump, OEM name and boot code
+    // and leave the backup. fsck.fat 4.2 -n on these bytes: "There are
+    // differences between boot sector and its backup. This is mostly
+    // harmless", exit 0.
+    TestVolume v(40u << 20, FatType::fat32, 512);
+    const auto info_codes = [&] {
+        check::Findings f;
+        check_volume(v.dev, f);
+        std::set<std::string> out;
+        for (const auto& x : f.all())
+            if (x.severity == check::Severity::info) out.insert(std::string(x.code));
+        return out;
+    };
+    const std::array<std::byte, 8> oem{std::byte{'S'}, std::byte{'Y'}, std::byte{'S'}, std::byte{'L'},
+                                       std::byte{'I'}, std::byte{'N'}, std::byte{'U'}, std::byte{'X'}};
+    v.dev.write_at(off::OEMName, oem);
+    v.dev.write_at(off::BootCode32 + 0x40, oem);
+    v.dev.write_at(off::Signature - 8, oem);
+    CHECK(v.codes() == Codes{});
+    CHECK(info_codes() == Codes{"fat.boot.backup-boot-code"});
+    // A BPB field that differs stays an error, boot code or not.
+    std::array<std::byte, 1> spt{std::byte{0x11}};
+    v.dev.write_at(off::SecPerTrk, spt);
+    CHECK(v.codes() == Codes{"fat.boot.backup-differs"});
+}
+
+TEST_CASE("an unclean unmount is one finding, whichever dirty bits say so", "[check][dirty]") {
+    // fsck.fat 4.2 -n on each of these images says "Dirty bit is set. Fs was
+    // not properly unmounted" once: BS_Reserved1 bit 0, FAT[1]'s
+    // clean-shutdown bit cleared, or both.
+    const FatType type = GENERATE(FatType::fat16, FatType::fat32);
+    TestVolume v(type == FatType::fat16 ? 16u << 20 : 40u << 20, type, type == FatType::fat16 ? 1024 : 512);
+    const std::uint32_t clean = type == FatType::fat16 ? 0x8000 : 0x08000000;
+    const std::size_t flags = type == FatType::fat32 ? off::Reserved1_32 : off::Reserved1_16;
+    const auto set_boot_dirty = [&] {
+        std::array<std::byte, 1> b{std::byte{0x01}};
+        v.dev.write_at(flags, b);
+        if (type == FatType::fat32)  // the backup too, so that it does not differ (a note of its own)
+            v.dev.write_at(std::uint64_t(v.layout.backup_boot_sector) * v.layout.bytes_per_sector + flags, b);
+    };
+    const auto findings = [&] {
+        check::Findings f;
+        check_volume(v.dev, f);
+        return f.size();
+    };
+    SECTION("FAT[1] only") {
+        v.set_fat(1, end_of_chain(type) & ~clean);
+        CHECK(v.codes() == Codes{"fat.fat.dirty"});
+        CHECK(findings() == 1);
+    }
+    SECTION("BS_Reserved1 only") {
+        set_boot_dirty();
+        CHECK(v.codes() == Codes{"fat.boot.dirty"});
+        CHECK(findings() == 1);
+    }
+    SECTION("both") {
+        set_boot_dirty();
+        v.set_fat(1, end_of_chain(type) & ~clean);
+        CHECK(v.codes() == Codes{"fat.boot.dirty"});
+        CHECK(findings() == 1);
+    }
+}
+
+TEST_CASE("entries after the end-of-directory marker are examined", "[check][after-end]") {
+    // The specification says no entry follows a 0x00 one; the Linux vfat
+    // driver takes it for a free entry and reads on (fs/fat/dir.c IS_FREE),
+    // so it still shows a file written there, and follows a directory.
+    const FatType type = GENERATE(FatType::fat16, FatType::fat32);
+    TestVolume v(type == FatType::fat16 ? 16u << 20 : 40u << 20, type, 512);
+    v.add_file("A       TXT", 1000);  // slot 1; slot 2 is the end marker
+    SECTION("a file after the marker is reported, its clusters not called lost") {
+        v.root_slot = 5;
+        v.add_file("HIDDEN  TXT", 1500);
+        check::Findings f;
+        const auto s = check_volume(v.dev, f);
+        CHECK(v.codes() == Codes{"fat.dir.entry-after-end"});
+        CHECK(s.lost_clusters == 0);
+        CHECK(s.files == 2);
+        for (const auto& x : f.all()) {
+            if (x.code != "fat.dir.entry-after-end") continue;
+            CHECK_THAT(x.message, Catch::Contains("HIDDEN.TXT") && Catch::Contains("entry 5") &&
+                                      Catch::Contains("marker (entry 2)"));
+        }
+    }
+    SECTION("a directory loop hidden after the marker") {
+        DirEntry e;
+        const char* n = "LOOP       ";
+        std::copy(n, n + 11, e.name.begin());
+        e.attr = kAttrDirectory;
+        e.first_cluster = type == FatType::fat32 ? v.layout.root_cluster : 3;  // the root / A.TXT's cluster
+        std::array<std::byte, 32> raw{};
+        encode_dir_entry(e, raw);
+        v.dev.write_at(v.root_slot_offset(7), raw);
+        const Codes got = v.codes();
+        CHECK(got.count("fat.dir.entry-after-end") == 1);
+        if (type == FatType::fat32) CHECK(got == Codes{"fat.dir.entry-after-end", "fat.dir.loop"});
+    }
+    SECTION("deleted entries after the marker are nothing to report") {
+        std::array<std::byte, 32> raw{};
+        raw[0] = std::byte{0xE5};
+        raw[11] = std::byte{kAttrArchive};
+        v.dev.write_at(v.root_slot_offset(6), raw);
+        CHECK(v.codes() == Codes{});
+    }
+}
+
+TEST_CASE("long names padded with 0x0000 after the terminator: a warning", "[check][lfn-padding]") {
+    // The name is padded with 0xFFFF after its 0x0000 terminator [FATGEN
+    // "Long File Name Implementation"]. fsck.fat 4.2 -n and mtools accept a
+    // name padded with 0x0000 (tried on a mcopy image, "Long nm.txt"), the
+    // Linux driver stops at the terminator; 7-Zip drops such names.
+    TestVolume v(16u << 20, FatType::fat16, 1024);
+    const std::u16string name = u"Long nm.txt";  // 11 units: terminator, then one unit of padding
+    std::array<std::uint8_t, 11> short_name{};
+    std::copy_n("LONGNM~1TXT", 11, short_name.begin());
+    std::vector<std::byte> entries(64);
+    encode_lfn_entries(name, lfn_checksum(short_name), std::span<std::byte>(entries).first(32));
+    DirEntry d;
+    d.name = short_name;
+    d.attr = kAttrArchive;
+    encode_dir_entry(d, std::span<std::byte>(entries).subspan(32).first<32>());
+    v.dev.write_at(v.root_slot_offset(1), entries);
+    CHECK(v.codes() == Codes{});
+    // The unit after the terminator (entry offset 30) set to 0x0000.
+    const std::array<std::byte, 2> zero{};
+    v.dev.write_at(v.root_slot_offset(1) + 30, zero);
+    CHECK(v.codes() == Codes{"fat.lfn.padding"});
+    const Volume vol(v.dev);
+    CHECK(vol.lookup("/Long nm.txt").has_value());  // the name still reads
+}
+
+TEST_CASE("FAT timestamps: creation tenths add a second, invalid dates say so", "[check][timestamp]") {
+    // DIR_CrtTimeTenth counts 10 ms units 0..199: 100..199 are the odd second
+    // the two-second DIR_CrtTime cannot hold [FATGEN "Directory Entry"].
+    const std::uint16_t date = (44 << 9) | (5 << 5) | 1;     // 2024-05-01
+    const std::uint16_t time = (12 << 11) | (34 << 5) | 28;  // 12:34:56
+    CHECK(timestamp_text(date, time) == "2024-05-01 12:34:56");
+    CHECK(timestamp_text(date, time, true, 99) == "2024-05-01 12:34:56");
+    CHECK(timestamp_text(date, time, true, 150) == "2024-05-01 12:34:57");
+    CHECK(timestamp_text(date, time, true, 200) == "invalid (date 0x58A1, time 0x645C)");
+    CHECK(timestamp_text(0, 0) == "-");  // not set
+    // Day 0 and month 0: the Linux driver takes them for 1 (fat_time_fat2unix);
+    // fsck.fat 4.2 does not judge dates.
+    CHECK(timestamp_text(0x5800, 0) == "invalid (date 0x5800, time 0x0000)");
+    CHECK(timestamp_text(0x5801, 0, false) == "invalid (date 0x5801)");
+    CHECK(timestamp_problem(0x5800, 0) == "day 0, month 0");
+    CHECK(timestamp_problem(date, time, true, 150).empty());
+
+    TestVolume v(16u << 20, FatType::fat16, 1024);
+    const std::uint64_t a = v.add_file("A       TXT", 100);
+    CHECK(v.codes() == Codes{});
+    std::array<std::byte, 2> d{};
+    core::store_le16(d, 0, 0x5800);  // DIR_WrtDate: 2024, month 0, day 0
+    v.dev.write_at(a + 24, d);
+    CHECK(v.codes() == Codes{"fat.dir.timestamp"});
+    check::Findings f;
+    check_volume(v.dev, f);
+    for (const auto& x : f.all()) {
+        if (x.code == "fat.dir.timestamp")
+            CHECK_THAT(x.message, Catch::Contains("A.TXT") && Catch::Contains("day 0"));
+    }
 }

@@ -27,6 +27,9 @@ struct Location {
     std::optional<std::uint64_t> sector;       ///< volume-relative sector number
     std::optional<std::uint32_t> cluster;      ///< FAT/exFAT cluster number (from 2)
     std::string object;                        ///< "FAT 2 entry 1234", "/DCIM/A.JPG", "boot sector"
+    /// The other owner of what `object` claims: a cross-link's first owner
+    /// ("/A.TXT", "allocation bitmap"); empty when there is none or it is unknown.
+    std::string other_owner{};
 };
 
 /// A location at a volume sector: its number, its byte offset (sector x

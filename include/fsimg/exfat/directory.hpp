@@ -135,7 +135,12 @@ std::optional<std::pair<std::int64_t, std::uint32_t>> timestamp_unix(const Entry
                                                                      int assumed_offset_minutes = 0) noexcept;
 /// "2024-05-01 12:34:56.78 +02:00": the stored local time with hundredths of
 /// a second and the UTC offset ("" without OffsetValid); `with_increment`
-/// false leaves out the hundredths (LastAccessed has none). "-" when invalid.
+/// false leaves out the hundredths (LastAccessed has none). "-" when the
+/// fields are all 0 (not set); when they are not a valid time, "invalid" and
+/// the raw fields ("invalid (0x00215800, 10ms 250)").
 std::string timestamp_text(const EntryTimestamp& t, bool with_increment = true);
+/// Why the fields are not a valid time ("day 0", "10ms increment 250"...),
+/// empty when they are or are all 0 [EXFAT §7.4.8-7.4.9].
+std::string timestamp_problem(const EntryTimestamp& t);
 
 }  // namespace fsimg::exfat

@@ -65,7 +65,7 @@ struct BootRegion {
     /// Volume bytes beyond the device (a truncated image); 0 when it fits.
     std::uint64_t missing_bytes = 0;
 
-    // The root directory's system entries, from its first cluster (read only
+    // The root directory's system entries, from any cluster of its FAT chain (read only
     // when usable() and the cluster lies inside the device).
     std::optional<VolumeLabelEntry> label;
     std::optional<AllocationBitmapEntry> bitmap;

@@ -43,11 +43,12 @@ struct DirRecord {
     std::uint32_t index = 0;        ///< entry index of the short entry within the directory
     std::uint32_t first_index = 0;  ///< index of the first LFN entry (== index without a long name)
     bool has_long_name = false;
-    std::u16string long_name;    ///< as stored (UTF-16), when has_long_name
-    std::string name;            ///< UTF-8: the long name if any, else short_name
-    std::string short_name;      ///< "NAME.EXT" in UTF-8 with DIR_NTRes lower-case bits applied
-    std::string short_name_raw;  ///< "NAME.EXT" as stored (upper case), OEM bytes decoded
-    bool is_root = false;        ///< the synthetic record of the root directory
+    bool lfn_padding_bad = false;  ///< a unit after the long name's 0x0000 terminator is not 0xFFFF
+    std::u16string long_name;      ///< as stored (UTF-16), when has_long_name
+    std::string name;              ///< UTF-8: the long name if any, else short_name
+    std::string short_name;        ///< "NAME.EXT" in UTF-8 with DIR_NTRes lower-case bits applied
+    std::string short_name_raw;    ///< "NAME.EXT" as stored (upper case), OEM bytes decoded
+    bool is_root = false;          ///< the synthetic record of the root directory
 };
 
 /// A long-name problem; the entries it concerns are ignored as long names.
@@ -67,12 +68,21 @@ struct ParsedDirectory {
     std::vector<LfnAnomaly> anomalies;
     std::uint32_t entries_scanned = 0;  ///< up to and excluding the 0x00 end marker
     bool end_marker = false;            ///< a 0x00 entry ended the scan
+    /// What stands after the end marker, read as the Linux vfat driver reads
+    /// it (fs/fat/dir.c takes a 0x00 entry for a free one and reads on,
+    /// IS_FREE): the records it still shows, their long-name problems, and
+    /// how many entries there are neither free (0x00) nor deleted (0xE5),
+    /// the first at `after_end_first`. Indices count from the directory's start.
+    std::vector<DirRecord> after_end;
+    std::vector<LfnAnomaly> after_end_anomalies;
+    std::uint32_t after_end_entries = 0;
+    std::uint32_t after_end_first = 0;
 };
 
 /// Parses directory bytes (a multiple of 32; a partial last entry is ignored)
 /// up to the first entry whose first byte is 0x00, at most kMaxDirEntries
-/// entries. Deleted entries (0xE5) and the LFN entries before them are
-/// skipped. Never throws except std::bad_alloc.
+/// entries; what stands after that marker goes to the after_end fields. Deleted entries (0xE5) and the LFN
+/// entries before them are skipped. Never throws except std::bad_alloc.
 ParsedDirectory parse_directory(std::span<const std::byte> bytes);
 
 /// The OEM code pages short names and labels are decoded through. The bytes
@@ -116,8 +126,17 @@ std::string fold_case(std::string_view utf8, bool ascii_only = false);
 /// nullopt when the date is 0 or its day or month is 0 or the month past 12.
 std::optional<core::CivilTime> decode_timestamp(std::uint16_t date, std::uint16_t time) noexcept;
 /// "2024-05-01 12:34:56" from the fields, the date alone without `with_time`
-/// (DIR_LstAccDate has no time); "-" when decode_timestamp gives nullopt.
-std::string timestamp_text(std::uint16_t date, std::uint16_t time, bool with_time = true);
+/// (DIR_LstAccDate has no time); `tenth` is DIR_CrtTimeTenth (10 ms units,
+/// 0..199: 100..199 add a second). "-" for a date of 0 (not set); for a date
+/// decode_timestamp refuses, or a tenth above 199, "invalid" and the raw
+/// fields ("invalid (date 0x5800, time 0x0000)").
+std::string timestamp_text(std::uint16_t date, std::uint16_t time, bool with_time = true,
+                           std::uint8_t tenth = 0);
+/// Why the fields are not a valid time ("day 0", "month 13", "hour 25",
+/// "tenths 200"...), empty when they are or the date is 0 (not set)
+/// [FATGEN "Date and Time Formats"; DIR_CrtTimeTenth 0..199].
+std::string timestamp_problem(std::uint16_t date, std::uint16_t time, bool with_time = true,
+                              std::uint8_t tenth = 0);
 
 /// The 13 UTF-16 units of one LFN entry (offsets 1, 14, 28) [FATGEN].
 std::array<char16_t, 13> lfn_units(DirEntrySpan entry) noexcept;
