@@ -239,6 +239,12 @@ std::uint64_t signed_width(std::uint64_t v) noexcept {
 }
 }  // namespace
 
+std::uint64_t sparse_allocated_clusters(std::uint64_t size, std::uint32_t cluster_bytes) noexcept {
+    if (cluster_bytes == 0) return 0;
+    const std::uint64_t clusters = size / cluster_bytes + (size % cluster_bytes != 0);
+    return (clusters + kSparseUnitClusters - 1) / kSparseUnitClusters * kSparseUnitClusters;
+}
+
 std::uint64_t sparse_runlist_room(std::uint32_t record_bytes, std::size_t name_units,
                                   std::size_t dos_units) noexcept {
     const std::uint64_t r = resident_limit(record_bytes, name_units, dos_units);
@@ -249,9 +255,9 @@ std::optional<std::vector<VcnRange>> sparse_data_vcns(std::span<const source::Se
                                                       std::uint64_t size, std::uint32_t cluster_bytes,
                                                       std::uint64_t runlist_room) {
     if (size == 0 || cluster_bytes == 0) return std::nullopt;
-    const std::uint64_t n = size / cluster_bytes + (size % cluster_bytes != 0);  // the file's clusters
     const std::uint64_t unit = kSparseUnitClusters;
-    // Compression units any data byte touches, as VCN ranges clipped to n.
+    const std::uint64_t n = sparse_allocated_clusters(size, cluster_bytes);
+    // Compression units any data byte touches, as VCN ranges.
     std::vector<VcnRange> units;
     for (const source::Segment& s : data) {
         if (s.length == 0 || s.offset >= size) continue;

@@ -541,7 +541,7 @@ private:
             b.add(build_resident_attribute(AttrType::data, u"", reader_.open(i).read_all()));
             core::advance(opt_.progress, n.size);
         } else if (p.sparse) {
-            const std::uint64_t clusters = L_.clusters_for(n.size);
+            const std::uint64_t clusters = sparse_allocated_clusters(n.size, cb_);
             b.add(build_nonresident_attribute(
                 AttrType::data, u"", sparse_runlist(p.data_vcns, p.extents, clusters),
                 {clusters * cb_, n.size, n.size}, clusters - 1, clusters_of(p.extents) * cb_));

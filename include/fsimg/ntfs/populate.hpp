@@ -140,13 +140,21 @@ struct VcnRange {
 /// attribute [NTFS-3G attrib.c ntfs_attr_update_meta], formats.md §3.5.
 inline constexpr std::uint64_t kSparseUnitClusters = 16;
 
+/// The clusters a sparse $DATA of `size` bytes covers: ceil(size / cluster)
+/// rounded up to a compression unit, its allocated size as Windows and the
+/// Linux ntfs3 driver keep it (ntfs3 attr_set_size aligns a sparse
+/// attribute's allocation to 2^c_unit clusters), formats.md §3.5.
+std::uint64_t sparse_allocated_clusters(std::uint64_t size, std::uint32_t cluster_bytes) noexcept;
+
 /// The VCN ranges of a file of `size` bytes that get clusters when it is
 /// stored sparse, or nullopt when it is not (no hole of a whole
 /// compression unit). A compression unit (kSparseUnitClusters clusters at a
-/// multiple of 16, clipped to the file's ceil(size / cluster) clusters) that
-/// any byte of `data` (the scan's data segments, ascending) touches keeps all
-/// its clusters, written with the data and zeros; the others become holes,
-/// so holes are whole aligned units as Windows allocates sparse files. When
+/// multiple of 16, up to sparse_allocated_clusters) that any byte of `data`
+/// (the scan's data segments, ascending) touches keeps all its 16 clusters,
+/// written with the data and zeros, the last one too: a unit with fewer
+/// clusters than 16 is a compressed unit to 7-Zip, which then fails to read
+/// it; the other units become holes, so holes are whole aligned units as
+/// Windows allocates sparse files. When
 /// the runlist could need more than `runlist_room` bytes (every run counted
 /// at its widest: lengths at the width the file's cluster count needs, LCN
 /// offsets at 8 bytes, so that the rule does not depend on the volume and
@@ -190,8 +198,8 @@ struct NodePlan {
     /// back), or the directory's $INDEX_ALLOCATION
     std::vector<Extent> extents;
     /// files stored sparse (sparse_data_vcns): the VCN ranges that have
-    /// clusters, ascending; every other VCN below ceil(size / cluster) is a
-    /// hole (a runlist entry without an LCN). Empty for a file that is not
+    /// clusters, ascending; every other VCN below sparse_allocated_clusters
+    /// is a hole (a runlist entry without an LCN). Empty for a file that is not
     /// sparse (one with no hole of a whole compression unit, resident, or
     /// with more than one host link: the slack analyzer sees one name at a
     /// time and could not count the record's room).
