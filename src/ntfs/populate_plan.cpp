@@ -229,6 +229,126 @@ std::uint64_t resident_limit(std::uint32_t record_bytes, std::size_t name_units,
     return room <= 0 ? 0 : static_cast<std::uint64_t>(room) & ~std::uint64_t{7};
 }
 
+namespace {
+/// Bytes a runlist field needs for `v` as a signed value (formats.md §3.6):
+/// the widest a length or an LCN offset below `v` can take.
+std::uint64_t signed_width(std::uint64_t v) noexcept {
+    std::uint64_t bytes = 1;
+    while (bytes < 8 && v >= (std::uint64_t{1} << (8 * bytes - 1))) ++bytes;
+    return bytes;
+}
+}  // namespace
+
+std::uint64_t sparse_allocated_clusters(std::uint64_t size, std::uint32_t cluster_bytes) noexcept {
+    if (cluster_bytes == 0) return 0;
+    const std::uint64_t clusters = size / cluster_bytes + (size % cluster_bytes != 0);
+    return (clusters + kSparseUnitClusters - 1) / kSparseUnitClusters * kSparseUnitClusters;
+}
+
+std::uint64_t sparse_runlist_room(std::uint32_t record_bytes, std::size_t name_units,
+                                  std::size_t dos_units) noexcept {
+    const std::uint64_t r = resident_limit(record_bytes, name_units, dos_units);
+    return r < 48 ? 0 : r - 48;
+}
+
+std::optional<std::vector<VcnRange>> sparse_data_vcns(std::span<const source::Segment> data,
+                                                      std::uint64_t size, std::uint32_t cluster_bytes,
+                                                      std::uint64_t runlist_room) {
+    if (size == 0 || cluster_bytes == 0) return std::nullopt;
+    const std::uint64_t unit = kSparseUnitClusters;
+    const std::uint64_t n = sparse_allocated_clusters(size, cluster_bytes);
+    // Compression units any data byte touches, as VCN ranges.
+    std::vector<VcnRange> units;
+    for (const source::Segment& s : data) {
+        if (s.length == 0 || s.offset >= size) continue;
+        const std::uint64_t last_byte = s.offset + std::min(s.length, size - s.offset) - 1;
+        const std::uint64_t first = s.offset / cluster_bytes / unit * unit;
+        const std::uint64_t end = std::min(n, (last_byte / cluster_bytes / unit + 1) * unit);
+        if (!units.empty() && first < units.back().vcn) return std::nullopt;  // not ascending: not trusted
+        if (!units.empty() && first <= units.back().vcn + units.back().clusters) {
+            units.back().clusters = std::max(units.back().clusters, end - units.back().vcn);
+        } else {
+            units.push_back({first, end - first});
+        }
+    }
+    // The holes between them, longest first; keep as many as the runlist has room for.
+    std::vector<VcnRange> holes;
+    std::uint64_t at = 0;
+    for (const VcnRange& u : units) {
+        if (u.vcn > at) holes.push_back({at, u.vcn - at});
+        at = u.vcn + u.clusters;
+    }
+    if (n > at) holes.push_back({at, n - at});
+    // Every run at its widest: a data run 1 + length + LCN offset bytes, a hole 1 + length, the 0x00 end.
+    const std::uint64_t wl = signed_width(n), wo = 8;
+    const std::uint64_t data_run = 1 + wl + wo, hole_run = 1 + wl;
+    const std::uint64_t fixed = 1 + data_run;  // the terminator and the data run after the last hole
+    const std::uint64_t keep = runlist_room <= fixed ? 0 : (runlist_room - fixed) / (data_run + hole_run);
+    if (holes.empty() || keep == 0) return std::nullopt;
+    if (holes.size() > keep) {
+        std::stable_sort(holes.begin(), holes.end(),
+                         [](const VcnRange& a, const VcnRange& b) { return a.clusters > b.clusters; });
+        holes.resize(static_cast<std::size_t>(keep));
+        std::sort(holes.begin(), holes.end(),
+                  [](const VcnRange& a, const VcnRange& b) { return a.vcn < b.vcn; });
+    }
+    std::vector<VcnRange> out;
+    at = 0;
+    for (const VcnRange& h : holes) {
+        if (h.vcn > at) out.push_back({at, h.vcn - at});
+        at = h.vcn + h.clusters;
+    }
+    if (n > at) out.push_back({at, n - at});
+    return out;
+}
+
+std::vector<DataRun> sparse_runlist(std::span<const VcnRange> data_vcns, std::span<const Extent> extents,
+                                    std::uint64_t total_clusters) {
+    auto bad = [](const char* what) {
+        return Error(ErrorCode::unsupported, fmt::format("internal error: a sparse NTFS runlist {}", what));
+    };
+    std::vector<DataRun> runs;
+    auto add = [&](std::uint64_t length, std::optional<std::uint64_t> lcn) {
+        if (length == 0) return;
+        if (!runs.empty()) {
+            DataRun& b = runs.back();
+            if (!lcn && !b.lcn) {
+                b.length += length;
+                return;
+            }
+            if (lcn && b.lcn && *b.lcn + b.length == *lcn) {
+                b.length += length;
+                return;
+            }
+        }
+        runs.push_back({length, lcn});
+    };
+    std::uint64_t vcn = 0;
+    std::size_t e = 0;       // the extent being mapped
+    std::uint64_t used = 0;  // clusters of extents[e] already mapped
+    for (const VcnRange& r : data_vcns) {
+        if (r.vcn < vcn || r.clusters > total_clusters || r.vcn > total_clusters - r.clusters)
+            throw bad("has data ranges out of order or past the file's clusters");
+        add(r.vcn - vcn, std::nullopt);
+        for (std::uint64_t left = r.clusters; left > 0;) {
+            if (e == extents.size()) throw bad("has fewer clusters than its data ranges");
+            const std::uint64_t take = std::min(left, extents[e].clusters - used);
+            add(take, extents[e].lcn + used);
+            left -= take;
+            used += take;
+            if (used == extents[e].clusters) {
+                ++e;
+                used = 0;
+            }
+        }
+        vcn = r.vcn + r.clusters;
+    }
+    while (e < extents.size() && extents[e].clusters == 0) ++e;
+    if (e != extents.size()) throw bad("has more clusters than its data ranges");
+    add(total_clusters - vcn, std::nullopt);
+    return runs;
+}
+
 std::uint32_t index_block_vcns(const Layout& l) noexcept {
     return l.cluster_bytes <= l.index_block_bytes ? l.index_block_bytes / l.cluster_bytes
                                                   : l.index_block_bytes / 512;
@@ -318,7 +438,18 @@ std::variant<PopulatePlan, std::vector<source::TreeProblem>> plan_population(con
             }
             p.resident = n.host_links > 1 ? n.size == 0
                                           : n.size <= resident_limit(L.mft_record_bytes, units, dos_units);
-            if (!p.resident) data_clusters += L.clusters_for(n.size);
+            if (p.resident) continue;
+            if (n.has_holes && n.host_links < 2) {  // sparse $DATA (not for hard links: NodePlan::sparse)
+                auto vcns = sparse_data_vcns(n.data_segments, n.size, cb,
+                                             sparse_runlist_room(L.mft_record_bytes, units, dos_units));
+                if (vcns) {
+                    p.sparse = true;
+                    p.data_vcns = std::move(*vcns);
+                    for (const VcnRange& r : p.data_vcns) data_clusters += r.clusters;
+                    continue;
+                }
+            }
+            data_clusters += L.clusters_for(n.size);
             continue;
         }
         std::vector<std::uint32_t> bytes;
@@ -414,7 +545,12 @@ std::variant<PopulatePlan, std::vector<source::TreeProblem>> plan_population(con
             }
             p.index_bitmap = alloc.allocate(bitmap_clusters_of(L, p.index), hint);
         } else if (!p.resident && p.link_of == kNoLink) {
-            p.extents = alloc.allocate(L.clusters_for(n.size), hint);
+            std::uint64_t clusters = L.clusters_for(n.size);
+            if (p.sparse) {
+                clusters = 0;
+                for (const VcnRange& r : p.data_vcns) clusters += r.clusters;
+            }
+            p.extents = alloc.allocate(clusters, hint);
         }
     };
     place(0);
@@ -439,8 +575,16 @@ std::variant<std::uint64_t, LayoutRefusal> volume_bytes_for_tree(const source::S
     const std::uint64_t g = std::max<std::uint64_t>(granularity, base.bytes_per_sector);
     constexpr std::uint64_t kLimit = 256ull << 40;
     const std::uint64_t records = tree.nodes.size() + kFirstUserRecord;
-    std::uint64_t s = core::round_up(
-        std::max(tree.data_bytes + free_bytes + records * 2048 + (4u << 20), kMinVolumeBytes), g);
+    // The first guess counts what sparse files store (their data), not their size.
+    std::uint64_t data_bytes = tree.data_bytes;
+    for (const source::TreeNode& n : tree.nodes) {
+        if (!n.has_holes) continue;
+        std::uint64_t stored = 0;
+        for (const source::Segment& sg : n.data_segments) stored += sg.length;
+        data_bytes -= std::min(data_bytes, n.size - std::min(n.size, stored));
+    }
+    std::uint64_t s =
+        core::round_up(std::max(data_bytes + free_bytes + records * 2048 + (4u << 20), kMinVolumeBytes), g);
     std::string last = "no volume size was tried";
     for (int iteration = 0; iteration < 400 && s <= kLimit; ++iteration) {
         LayoutRequest req = base;

@@ -72,7 +72,8 @@ std::vector<std::byte> rebuild(const Attribute& a) {
                                         : std::nullopt});
     return build_nonresident_attribute(a.kind(), a.name, runs,
                                        {a.allocated_size, a.data_size, a.initialized_size},
-                                       static_cast<std::uint64_t>(a.last_vcn));
+                                       static_cast<std::uint64_t>(a.last_vcn),
+                                       (a.flags & attr_flag::sparse) ? a.compressed_size : std::nullopt);
 }
 
 /// $FILE_NAME value `v` with new allocated and data sizes.
@@ -106,6 +107,59 @@ void copy_fragmented(const source::SourceFile& file, const std::vector<Extent>& 
         w.append_zeros(bytes - left);
         pos += left;
     }
+    file.finish();
+}
+
+/// Copies a sparse file (NodePlan::sparse): each data VCN range's bytes
+/// into the next clusters of `extents`, zeros after the end of the file;
+/// first checks that the holes the plan made still read as zeros (the file
+/// has no data segment there now, or only zeros), else Error(io): the file
+/// changed after the scan and its data would be lost.
+void copy_sparse(const source::SourceFile& file, const std::vector<VcnRange>& data_vcns,
+                 const std::vector<Extent>& extents, std::uint32_t cb, io::StreamWriter& w,
+                 core::Progress* progress) {
+    const std::uint64_t size = file.size();
+    auto in_data = [&](std::uint64_t byte) {  // the data range holding `byte`, or none
+        const std::uint64_t vcn = byte / cb;
+        for (const VcnRange& r : data_vcns)
+            if (vcn >= r.vcn && vcn - r.vcn < r.clusters) return true;
+        return false;
+    };
+    std::vector<std::byte> buf;
+    for (const source::Segment& s : file.segments()) {
+        const std::uint64_t end =
+            std::min(size, s.offset + std::min(s.length, size - std::min(size, s.offset)));
+        for (std::uint64_t at = s.offset; at < end;) {
+            const std::uint64_t next = std::min(end, (at / cb + 1) * cb);  // to the end of this cluster
+            if (!in_data(at)) {
+                buf.resize(static_cast<std::size_t>(next - at));
+                file.read_at(at, buf);
+                if (std::any_of(buf.begin(), buf.end(), [](std::byte b) { return b != std::byte{0}; }))
+                    throw Error(
+                        ErrorCode::io,
+                        fmt::format("{} changed after the scan: it holds data at byte {}, where the scan "
+                                    "found a hole; nothing was written (run again once it is stable)",
+                                    file.path(), at));
+            }
+            at = next;
+        }
+    }
+    std::uint64_t packed = 0;  // offset in the clusters of `extents`
+    std::uint64_t covered = 0;
+    for (const VcnRange& r : data_vcns) {
+        const std::uint64_t from = r.vcn * cb, bytes = r.clusters * cb;
+        for_each_piece(extents, cb, packed, bytes, [&](std::uint64_t at, std::uint64_t off, std::uint64_t n) {
+            const std::uint64_t src = from + off;
+            const std::uint64_t have = std::min(n, size - std::min(size, src));
+            w.seek(at);
+            source::copy_range(file, src, have, w, progress);
+            w.append_zeros(n - have);
+        });
+        core::advance(progress, std::min(size, from) - std::min(size, covered));  // the hole before it
+        covered = from + bytes;
+        packed += bytes;
+    }
+    core::advance(progress, size - std::min(size, covered));
     file.finish();
 }
 
@@ -215,6 +269,8 @@ private:
         if (!n.is_dir && n.read_only) a |= file_attr::read_only;
         if (opt_.dot_hidden && !n.name.empty() && n.name[0] == '.') a |= file_attr::hidden;
         if (!n.symlink_target.empty()) a |= kReparsePointAttribute;
+        const NodePlan& own = plan_.nodes[i];
+        if ((own.link_of == kNoLink ? own : plan_.nodes[own.link_of]).sparse) a |= file_attr::sparse_file;
         return a;
     }
     FileReference ref_of(std::uint32_t i) const {
@@ -484,6 +540,11 @@ private:
         } else if (p.resident) {
             b.add(build_resident_attribute(AttrType::data, u"", reader_.open(i).read_all()));
             core::advance(opt_.progress, n.size);
+        } else if (p.sparse) {
+            const std::uint64_t clusters = sparse_allocated_clusters(n.size, cb_);
+            b.add(build_nonresident_attribute(
+                AttrType::data, u"", sparse_runlist(p.data_vcns, p.extents, clusters),
+                {clusters * cb_, n.size, n.size}, clusters - 1, clusters_of(p.extents) * cb_));
         } else {
             b.add(nonresident(AttrType::data, u"", p.extents, cb_, n.size));
         }
@@ -569,7 +630,9 @@ private:
             const NodePlan& p = plan_.nodes[i];
             if (n.is_dir || p.resident || p.link_of != kNoLink) return;  // a hard link's data is written once
             const std::uint64_t allocated = clusters_of(p.extents) * cb_;
-            if (p.extents.size() == 1) {
+            if (p.sparse) {
+                copy_sparse(reader_.open(i), p.data_vcns, p.extents, cb_, w, opt_.progress);
+            } else if (p.extents.size() == 1) {
                 w.seek(p.extents[0].lcn * cb_);
                 source::copy_file(reader_.open(i), allocated, w, opt_.progress);
             } else {

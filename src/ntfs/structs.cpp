@@ -243,9 +243,11 @@ std::vector<std::byte> build_resident_attribute(AttrType type, std::u16string_vi
 
 std::vector<std::byte> build_nonresident_attribute(AttrType type, std::u16string_view name,
                                                    std::span<const DataRun> runs,
-                                                   const NonResidentSizes& sizes, std::uint64_t last_vcn) {
+                                                   const NonResidentSizes& sizes, std::uint64_t last_vcn,
+                                                   std::optional<std::uint64_t> sparse_compressed_size) {
+    const bool sparse = sparse_compressed_size.has_value();
     const std::vector<std::byte> mp = encode_runlist(runs);
-    const std::size_t name_off = 0x40;
+    const std::size_t name_off = sparse ? 0x48 : 0x40;  // + the compressed size (formats.md §3.5)
     const std::size_t runs_off = align8(name_off + 2 * name.size());
     const std::size_t length = align8(runs_off + mp.size());
     std::vector<std::byte> a(length);
@@ -254,10 +256,12 @@ std::vector<std::byte> build_nonresident_attribute(AttrType type, std::u16string
     a[0x08] = std::byte{1};
     a[0x09] = static_cast<std::byte>(name.size());
     put16(a, 0x0A, static_cast<std::uint16_t>(name_off));
+    if (sparse) put16(a, 0x0C, attr_flag::sparse);
     put64(a, 0x10, 0);         // starting VCN
     put64(a, 0x18, last_vcn);  // last VCN
     put16(a, 0x20, static_cast<std::uint16_t>(runs_off));
-    put16(a, 0x22, 0);  // compression unit
+    put16(a, 0x22, sparse ? 4 : 0);  // compression unit: 2^4 clusters when sparse [NTFS-3G attrib.c]
+    if (sparse) put64(a, 0x40, *sparse_compressed_size);
     put64(a, 0x28, sizes.allocated);
     put64(a, 0x30, sizes.data);
     put64(a, 0x38, sizes.initialized);

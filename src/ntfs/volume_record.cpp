@@ -46,7 +46,9 @@ Attribute decode_attribute(std::span<const std::byte> a) {
         at.value.assign(v.begin(), v.end());
         return at;
     }
-    const bool compressed = at.flags & 0x0001;
+    // Compressed and sparse attributes carry the compressed size at 0x40
+    // (a 72-byte header) [NTFS-3G attrib.c ntfs_attr_update_meta], formats.md §3.5.
+    const bool compressed = at.flags & (0x0001 | 0x8000);
     const std::size_t header = compressed ? kCompressedHeader : kNonResidentHeader;
     if (a.size() < header)
         throw FormatError(0x04,

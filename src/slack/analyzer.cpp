@@ -172,7 +172,8 @@ std::vector<std::u16string> DirAccumulator::ntfs_dos_names(std::span<const Liste
 }
 
 std::uint8_t DirAccumulator::add(Tally& t, std::string_view name, EntryKind kind, std::uint64_t size,
-                                 bool first_link, bool linked, std::optional<std::u16string_view> dos_name) {
+                                 bool first_link, bool linked, std::optional<std::u16string_view> dos_name,
+                                 const std::vector<source::Segment>* data) {
     if (kind == EntryKind::other) {
         ++t.other;
         return 0x7;
@@ -330,6 +331,27 @@ std::uint8_t DirAccumulator::add(Tally& t, std::string_view name, EntryKind kind
                        : size <= ntfs::resident_limit(name16.size(), dos_name ? dos_name->size() : 0)) {
                 ++f.resident_files;
                 f.resident_bytes += size;
+                continue;
+            }
+            if (data != nullptr && !linked) {  // stored sparse as populate does (ntfs::sparse_data_vcns)
+                const std::uint64_t room = ::fsimg::ntfs::sparse_runlist_room(
+                    ntfs::kRecordBytes, name16.size(), dos_name ? dos_name->size() : 0);
+                std::array<std::uint64_t, kShiftCount> sparse = clusters;
+                const ShiftRange r = cluster_range(fs);
+                for (unsigned s = r.min_shift; s <= r.max_shift; ++s) {
+                    const auto vcns =
+                        ::fsimg::ntfs::sparse_data_vcns(*data, size, std::uint32_t{1} << s, room);
+                    if (!vcns) continue;
+                    std::uint64_t c = 0;
+                    for (const auto& v : *vcns) c += v.clusters;
+                    sparse[s - kMinShift] = c;
+                }
+                for (unsigned s = r.min_shift; s <= r.max_shift; ++s) {
+                    const std::size_t i = s - kMinShift;
+                    f.data_clusters[i] += sparse[i];
+                    if (opt_->top)
+                        slack_[std::size_t(fs)][i] += (sparse[i] << s) - std::min(size, sparse[i] << s);
+                }
                 continue;
             }
             charge_data(fs, f);

@@ -45,8 +45,32 @@ struct Child {
     EntryKind kind = EntryKind::other;
     std::uint64_t size = 0;
     bool first_link = true;
-    bool linked = false;  ///< st_nlink > 1
+    bool linked = false;                    ///< st_nlink > 1
+    bool has_holes = false;                 ///< source::TreeNode::has_holes
+    std::vector<source::Segment> segments;  ///< then its data segments
 };
+
+/// The data segments of a file the host stores in fewer bytes than its size
+/// (as source::scan_host_trees finds them, so the NTFS cost is populate's).
+void find_holes(int dirfd, const char* name, const struct stat& st, Child& c) {
+    if (c.size == 0 || static_cast<std::uint64_t>(st.st_blocks) * 512 >= c.size) return;
+    const int fd = ::openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+    if (fd < 0) return;
+    struct stat now {};
+    if (::fstat(fd, &now) == 0 && S_ISREG(now.st_mode) && now.st_dev == st.st_dev &&
+        now.st_ino == st.st_ino && static_cast<std::uint64_t>(now.st_size) == c.size) {
+        try {
+            std::vector<source::Segment> segs =
+                source::find_data_segments(fd, c.size, name, source::kMaxScannedSegments);
+            if (!(segs.size() == 1 && segs[0] == source::Segment{0, c.size})) {
+                c.has_holes = true;
+                c.segments = std::move(segs);
+            }
+        } catch (const Error&) {  // counted as all data
+        }
+    }
+    ::close(fd);
+}
 
 EntryKind kind_of(mode_t m) {
     if (S_ISREG(m)) return EntryKind::file;
@@ -96,6 +120,7 @@ public:
                             c.linked = true;
                             c.first_link = first_link(st.st_dev, st.st_ino);
                         }
+                        find_holes(fd, n, st, c);
                     }
                     break;
                 }
@@ -118,7 +143,8 @@ public:
         std::vector<Work> subdirs;
         for (std::size_t k = 0; k < children.size(); ++k) {
             const Child& c = children[k];
-            const std::uint8_t ex = acc.add(t, c.name, c.kind, c.size, c.first_link, c.linked, dos[k]);
+            const std::uint8_t ex = acc.add(t, c.name, c.kind, c.size, c.first_link, c.linked, dos[k],
+                                            c.has_holes ? &c.segments : nullptr);
             if (c.kind == EntryKind::directory) {
                 subdirs.push_back({self, c.name, acc.context().child(c.name, ex, dos[k])});
             }

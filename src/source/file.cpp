@@ -89,27 +89,31 @@ SourceFile::~SourceFile() {
     if (fd_ >= 0) ::close(fd_);
 }
 
-std::vector<Segment> SourceFile::segments() const {
+std::vector<Segment> find_data_segments(int fd, std::uint64_t size, const std::string& path,
+                                        std::size_t max_segments) {
     std::vector<Segment> out;
     std::uint64_t at = 0;
-    while (at < size_) {
-        const off_t data = ::lseek(fd_, static_cast<off_t>(at), SEEK_DATA);
+    while (at < size) {
+        const off_t data = ::lseek(fd, static_cast<off_t>(at), SEEK_DATA);
         if (data < 0) {
             if (errno == ENXIO) break;                     // holes from here to the end of the file
             if (errno == EINVAL || errno == EOPNOTSUPP) {  // the host cannot tell: all data
-                out.assign(1, Segment{0, size_});
+                out.assign(1, Segment{0, size});
                 return out;
             }
             throw Error(ErrorCode::io,
-                        fmt::format("cannot find the data of {}: {}", path_, std::strerror(errno)));
+                        fmt::format("cannot find the data of {}: {}", path, std::strerror(errno)));
         }
         const auto begin = static_cast<std::uint64_t>(data);
-        if (begin >= size_) break;
-        const off_t hole = ::lseek(fd_, data, SEEK_HOLE);
-        const std::uint64_t end =
-            hole > data ? std::min<std::uint64_t>(size_, static_cast<std::uint64_t>(hole)) : size_;
+        if (begin >= size) break;
+        const off_t hole = ::lseek(fd, data, SEEK_HOLE);
+        std::uint64_t end =
+            hole > data ? std::min<std::uint64_t>(size, static_cast<std::uint64_t>(hole)) : size;
         if (!out.empty() && out.back().offset + out.back().length == begin) {
             out.back().length += end - begin;
+        } else if (out.size() + 1 >= std::max<std::size_t>(max_segments, 1)) {  // the rest counts as data
+            end = size;
+            out.push_back({begin, end - begin});
         } else {
             out.push_back({begin, end - begin});
         }
@@ -117,6 +121,8 @@ std::vector<Segment> SourceFile::segments() const {
     }
     return out;
 }
+
+std::vector<Segment> SourceFile::segments() const { return find_data_segments(fd_, size_, path_); }
 
 void SourceFile::read_at(std::uint64_t offset, std::span<std::byte> out) const {
     std::size_t done = 0;

@@ -16,7 +16,9 @@
 //  - $STANDARD_INFORMATION (72 bytes, security id kSecurityIdRoot, the root's
 //    inheritable descriptor), one $FILE_NAME, and for a file $DATA: resident
 //    while the record holds it (resident_limit()), else non-resident with a
-//    runlist, contiguous whenever a free run holds the file; for a directory
+//    runlist, contiguous whenever a free run holds the file (a source file
+//    with holes: sparse, only the compression units holding data get
+//    clusters, sparse_data_vcns); for a directory
 //    $INDEX_ROOT "$I30", plus $INDEX_ALLOCATION and $BITMAP "$I30" when the
 //    entries do not fit in the record, the tree grown as ntfs-3g grows it
 //    (ntfs/index_plan.hpp, the model the slack analyzer predicts with).
@@ -126,6 +128,55 @@ extern const std::array<std::u16string_view, 12> kRootSystemNames;
 /// NodePlan::link_of of a node that is not a second name of a file.
 inline constexpr std::uint32_t kNoLink = UINT32_MAX;
 
+/// `clusters` clusters from VCN `vcn` of an attribute.
+struct VcnRange {
+    std::uint64_t vcn = 0;
+    std::uint64_t clusters = 0;
+    friend bool operator==(const VcnRange&, const VcnRange&) = default;
+};
+
+/// Clusters per compression unit of a sparse $DATA: 2^4, what ntfs-3g (and,
+/// its comment says, Windows) writes into the attribute header of a sparse
+/// attribute [NTFS-3G attrib.c ntfs_attr_update_meta], formats.md §3.5.
+inline constexpr std::uint64_t kSparseUnitClusters = 16;
+
+/// The clusters a sparse $DATA of `size` bytes covers: ceil(size / cluster)
+/// rounded up to a compression unit, its allocated size as Windows and the
+/// Linux ntfs3 driver keep it (ntfs3 attr_set_size aligns a sparse
+/// attribute's allocation to 2^c_unit clusters), formats.md §3.5.
+std::uint64_t sparse_allocated_clusters(std::uint64_t size, std::uint32_t cluster_bytes) noexcept;
+
+/// The VCN ranges of a file of `size` bytes that get clusters when it is
+/// stored sparse, or nullopt when it is not (no hole of a whole
+/// compression unit). A compression unit (kSparseUnitClusters clusters at a
+/// multiple of 16, up to sparse_allocated_clusters) that any byte of `data`
+/// (the scan's data segments, ascending) touches keeps all its 16 clusters,
+/// written with the data and zeros, the last one too: a unit with fewer
+/// clusters than 16 is a compressed unit to 7-Zip, which then fails to read
+/// it; the other units become holes, so holes are whole aligned units as
+/// Windows allocates sparse files. When
+/// the runlist could need more than `runlist_room` bytes (every run counted
+/// at its widest: lengths at the width the file's cluster count needs, LCN
+/// offsets at 8 bytes, so that the rule does not depend on the volume and
+/// the slack analyzer predicts it), only the longest holes are kept. Pure.
+std::optional<std::vector<VcnRange>> sparse_data_vcns(std::span<const source::Segment> data,
+                                                      std::uint64_t size, std::uint32_t cluster_bytes,
+                                                      std::uint64_t runlist_room);
+
+/// The runlist room of a sparse $DATA in a record of `record_bytes` for a
+/// name of `name_units` and a DOS name of `dos_units`: the record without
+/// its other attributes (as resident_limit) and the 72-byte sparse header,
+/// rounded down to 8, i.e. resident_limit() - 48; 0 when that is negative.
+std::uint64_t sparse_runlist_room(std::uint32_t record_bytes, std::size_t name_units,
+                                  std::size_t dos_units = 0) noexcept;
+
+/// The runlist of a sparse file: `data_vcns` (sparse_data_vcns) mapped in
+/// order onto `extents` (their clusters back to back), the VCNs between and
+/// after them up to `total_clusters` as holes. Throws Error(unsupported)
+/// when the extents do not hold exactly the data VCNs' clusters.
+std::vector<DataRun> sparse_runlist(std::span<const VcnRange> data_vcns, std::span<const Extent> extents,
+                                    std::uint64_t total_clusters);
+
 /// Where each node goes; parallel to SourceTree::nodes (the root: record 5).
 /// Hard links (files of the same host st_dev and st_ino, TreeNode::host_ino):
 /// the first name in depth-first order owns the record and the data; every
@@ -143,7 +194,17 @@ struct NodePlan {
     /// host link (TreeNode::host_links > 1) unless empty, so that the slack
     /// analyzer, which sees one name at a time, predicts it
     bool resident = false;
-    std::vector<Extent> extents;       ///< file data, or the directory's $INDEX_ALLOCATION
+    /// file data (for a sparse file: the clusters of `data_vcns`, back to
+    /// back), or the directory's $INDEX_ALLOCATION
+    std::vector<Extent> extents;
+    /// files stored sparse (sparse_data_vcns): the VCN ranges that have
+    /// clusters, ascending; every other VCN below sparse_allocated_clusters
+    /// is a hole (a runlist entry without an LCN). Empty for a file that is not
+    /// sparse (one with no hole of a whole compression unit, resident, or
+    /// with more than one host link: the slack analyzer sees one name at a
+    /// time and could not count the record's room).
+    bool sparse = false;
+    std::vector<VcnRange> data_vcns;
     std::vector<Extent> index_bitmap;  ///< directories: a non-resident $BITMAP "$I30" (index.storage)
     std::vector<DirEntryRef> entries;  ///< directories: index entries in collation order
     IndexShape index;                  ///< directories: over `entries`

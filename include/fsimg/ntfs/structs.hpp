@@ -177,10 +177,14 @@ struct NonResidentSizes {
     std::uint64_t initialized = 0;  ///< initialized size (<= data)
 };
 /// A non-resident attribute covering VCN 0 .. last_vcn: 64-byte header, name,
-/// runlist at an 8-aligned offset, total length 8-aligned.
-std::vector<std::byte> build_nonresident_attribute(AttrType type, std::u16string_view name,
-                                                   std::span<const DataRun> runs,
-                                                   const NonResidentSizes& sizes, std::uint64_t last_vcn);
+/// runlist at an 8-aligned offset, total length 8-aligned. With
+/// `sparse_compressed_size` a sparse attribute: flag 0x8000, compression unit
+/// 4 and that compressed size (bytes of the clusters the runlist maps, its
+/// holes not counted) at 0x40, a 72-byte header [NTFS-3G attrib.c
+/// ntfs_attr_update_meta], formats.md §3.5.
+std::vector<std::byte> build_nonresident_attribute(
+    AttrType type, std::u16string_view name, std::span<const DataRun> runs, const NonResidentSizes& sizes,
+    std::uint64_t last_vcn, std::optional<std::uint64_t> sparse_compressed_size = std::nullopt);
 
 /// FILETIME: 100 ns intervals since 1601-01-01 UTC [FLATCAP glossary]; times
 /// before 1601 become 0.
@@ -198,6 +202,10 @@ inline constexpr std::uint32_t hidden = 0x0002;
 inline constexpr std::uint32_t system = 0x0004;
 inline constexpr std::uint32_t archive = 0x0020;
 inline constexpr std::uint32_t normal = 0x0080;
+/// FILE_ATTRIBUTE_SPARSE_FILE: set exactly when the unnamed $DATA is flagged
+/// sparse (ntfs-3g refuses to open the file otherwise: "corrupt attribute
+/// flags", [NTFS-3G attrib.c ntfs_attr_open]), formats.md §3.7.
+inline constexpr std::uint32_t sparse_file = 0x0200;
 inline constexpr std::uint32_t directory = 0x10000000;   ///< $FILE_NAME only: has $I30
 inline constexpr std::uint32_t view_index = 0x20000000;  ///< has another named index
 }  // namespace file_attr

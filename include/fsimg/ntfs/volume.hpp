@@ -93,7 +93,7 @@ struct Attribute {
     std::uint16_t runlist_offset = 0;  ///< within the attribute
     std::uint16_t compression_unit = 0;
     std::uint64_t allocated_size = 0, data_size = 0, initialized_size = 0;
-    std::optional<std::uint64_t> compressed_size;  ///< only when compressed (flags & 0x0001)
+    std::optional<std::uint64_t> compressed_size;  ///< only when compressed or sparse (flags & 0x8001)
     std::vector<MappedRun> runs;                   ///< VCNs from first_vcn
 
     AttrType kind() const noexcept { return static_cast<AttrType>(type); }

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "fsimg/slack/cost_ntfs.hpp"
+#include "fsimg/source/tree.hpp"
 
 namespace fsimg::slack {
 
@@ -160,9 +161,14 @@ public:
     /// whole listing (nullopt: the name is planned alone, for listings that
     /// arrive one line at a time; exact unless a sibling differs only in
     /// case or five siblings share a basis shorter than six characters).
+    /// `data`: a file with holes (source::TreeNode::has_holes): its data
+    /// segments, which NTFS stores sparse (ntfs::sparse_data_vcns: only the
+    /// compression units holding data get clusters); nullptr for a file
+    /// without holes. FAT and exFAT allocate every cluster.
     std::uint8_t add(Tally& tally, std::string_view name, EntryKind kind, std::uint64_t size,
                      bool first_link = true, bool linked = false,
-                     std::optional<std::u16string_view> dos_name = std::nullopt);
+                     std::optional<std::u16string_view> dos_name = std::nullopt,
+                     const std::vector<source::Segment>* data = nullptr);
     /// The DOS names NTFS populate gives the entries of one directory
     /// listing, in the listing's (sorted) order: ntfs::plan_directory_names
     /// over the names populate stores (valid UTF-8, at most 255 UTF-16 units,

@@ -31,14 +31,6 @@
 
 namespace fsimg::source {
 
-/// Bytes [offset, offset+length) of a source file that hold data; the bytes
-/// between segments are holes and read as zeros.
-struct Segment {
-    std::uint64_t offset = 0;
-    std::uint64_t length = 0;
-    bool operator==(const Segment&) const = default;
-};
-
 /// One source file opened by SourceReader::open. Move-only; closes on destruction.
 class SourceFile {
 public:

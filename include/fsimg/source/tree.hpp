@@ -65,6 +65,26 @@ struct HostDirectory {
     bool followed = false;              ///< reached through a symbolic link (--symlinks follow)
 };
 
+/// Bytes [offset, offset+length) of a source file that hold data; the bytes
+/// between segments are holes and read as zeros.
+struct Segment {
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+    bool operator==(const Segment&) const = default;
+};
+
+/// The most data segments the scan records for one file (TreeNode::
+/// data_segments); past it the rest of the file counts as data.
+inline constexpr std::size_t kMaxScannedSegments = 4096;
+
+/// The data segments of open file `fd` inside [0, size), in order, found
+/// with lseek(SEEK_DATA / SEEK_HOLE) (source/file.hpp says why not
+/// FIEMAP); one segment [0, size) where the host filesystem cannot tell
+/// holes; at most `max_segments` (the last one then runs to the end).
+/// Throws Error(io) naming `path` when lseek fails otherwise.
+std::vector<Segment> find_data_segments(int fd, std::uint64_t size, const std::string& path,
+                                        std::size_t max_segments = SIZE_MAX);
+
 /// One file or directory of the tree to store.
 struct TreeNode {
     std::string name;       ///< UTF-8 (empty for the root)
@@ -86,8 +106,15 @@ struct TreeNode {
     /// name there; kNoHostDir for nodes no scan made (then host_path is opened).
     std::uint32_t host_dir = kNoHostDir;
     std::string host_name;
-    bool host_followed = false;           ///< reached through a symbolic link (--symlinks follow)
-    std::string symlink_target;           ///< a symbolic link kept as one (SymlinkPolicy::store): its target
+    bool host_followed = false;  ///< reached through a symbolic link (--symlinks follow)
+    std::string symlink_target;  ///< a symbolic link kept as one (SymlinkPolicy::store): its target
+    /// Files: true when the scan found holes (the host allocates fewer bytes
+    /// than the size, st_blocks, and SEEK_HOLE confirms it); then
+    /// data_segments lists the bytes holding data at the scan (empty: all
+    /// hole; at most kMaxScannedSegments). NTFS stores such files sparse
+    /// (ntfs/populate.hpp); FAT and exFAT allocate every cluster.
+    bool has_holes = false;
+    std::vector<Segment> data_segments;
     std::uint32_t parent = 0;             ///< index in SourceTree::nodes
     std::vector<std::uint32_t> children;  ///< indices, sorted by the UTF-8 bytes of the names
 };
