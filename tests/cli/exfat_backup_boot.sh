@@ -25,7 +25,7 @@ main_damage() {
 want_codes() {
   case $1 in
     signature) echo "exfat.boot.checksum exfat.boot.signature" ;;
-    zero-sector) echo "exfat.boot.checksum" ;;  # and the field rules a zeroed sector breaks
+    zero-sector) echo "exfat.boot.main-zeroed" ;;  # the one root cause, none of its consequences
     checksum) echo "exfat.boot.checksum" ;;
   esac
 }
@@ -96,6 +96,8 @@ print(" ".join(codes), "|", j["summary"]["complete"], j["summary"]["files"], j["
     ok=1
     for c in $want; do case " ${got%%|*} " in *" $c "*) ;; *) ok=0 ;; esac; done
     case "$got" in *"| True 4 3") ;; *) ok=0 ;; esac
+    # A zeroed sector 0 is one finding (issue 21): exactly the codes wanted.
+    if [ "$kind" = zero-sector ] && [ "$(echo ${got%%|*})" != "$(echo $want | tr ' ' '\n' | sort | tr '\n' ' ' | sed 's/ $//')" ]; then ok=0; fi
     if [ $rc = 4 ] && [ $ok = 1 ]; then pass
     else fail "$what: fsck exit $rc, got '$got', expected the codes $want and a complete walk of 4 files, 3 directories"; fi
     # Nothing fatal: the check went on.
