@@ -293,27 +293,24 @@ TEST_CASE("ntfs check: $MFTMirr is judged on what Windows keeps in sync (issue 2
         bump(mirr + 2 * rs + in_use + 8);
         CHECK(codes_of(img).empty());
     }
-    SECTION("a mirror holding only records 0-3 with 64 KiB clusters") {
-        // $MFTMirr's $DATA (both copies of record 1): data size and
-        // initialized size of 4 records.
+    // $MFTMirr's $DATA (both copies of record 1): data size and
+    // initialized size of `records` records.
+    const auto mirror_holds = [&](std::uint64_t records) {
         edit_record(img, 1, [&](std::vector<std::byte>& r) {
             std::size_t pos = core::load_le16(r, 0x14);
             while (core::load_le32(r, pos) != static_cast<std::uint32_t>(AttrType::data))
                 pos += core::load_le32(r, pos + 4);
             REQUIRE(r[pos + 8] == std::byte{1});  // non-resident
-            core::store_le64(r, pos + 0x30, 4 * rs);
-            core::store_le64(r, pos + 0x38, 4 * rs);
+            core::store_le64(r, pos + 0x30, records * rs);
+            core::store_le64(r, pos + 0x38, records * rs);
         });
+    };
+    SECTION("a mirror holding only records 0-3 with 64 KiB clusters") {
+        mirror_holds(4);
         CHECK(codes_of(img).empty());
-        SECTION("and only 3") {
-            edit_record(img, 1, [&](std::vector<std::byte>& r) {
-                std::size_t pos = core::load_le16(r, 0x14);
-                while (core::load_le32(r, pos) != static_cast<std::uint32_t>(AttrType::data))
-                    pos += core::load_le32(r, pos + 4);
-                core::store_le64(r, pos + 0x30, 3 * rs);
-                core::store_le64(r, pos + 0x38, 3 * rs);
-            });
-            CHECK(codes_of(img) == std::set<std::string>{"ntfs.mftmirr.unreadable"});
-        }
+    }
+    SECTION("a mirror holding 3 records") {
+        mirror_holds(3);
+        CHECK(codes_of(img) == std::set<std::string>{"ntfs.mftmirr.unreadable"});
     }
 }
