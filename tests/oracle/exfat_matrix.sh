@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: slow
 # Every exFAT image fsimg mkfs writes passes every independent checker
 # (fsck.exfat, dump.exfat, sleuthkit, exfat-fuse): cluster sizes 512 B..32 MiB
 # x 512/4096-byte sectors x none/mbr/gpt x sizes from the 1 MiB minimum up,
