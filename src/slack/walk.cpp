@@ -50,28 +50,6 @@ struct Child {
     std::vector<source::Segment> segments;  ///< then its data segments
 };
 
-/// The data segments of a file the host stores in fewer bytes than its size
-/// (as source::scan_host_trees finds them, so the NTFS cost is populate's).
-void find_holes(int dirfd, const char* name, const struct stat& st, Child& c) {
-    if (c.size == 0 || static_cast<std::uint64_t>(st.st_blocks) * 512 >= c.size) return;
-    const int fd = ::openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
-    if (fd < 0) return;
-    struct stat now {};
-    if (::fstat(fd, &now) == 0 && S_ISREG(now.st_mode) && now.st_dev == st.st_dev &&
-        now.st_ino == st.st_ino && static_cast<std::uint64_t>(now.st_size) == c.size) {
-        try {
-            std::vector<source::Segment> segs =
-                source::find_data_segments(fd, c.size, name, source::kMaxScannedSegments);
-            if (!(segs.size() == 1 && segs[0] == source::Segment{0, c.size})) {
-                c.has_holes = true;
-                c.segments = std::move(segs);
-            }
-        } catch (const Error&) {  // counted as all data
-        }
-    }
-    ::close(fd);
-}
-
 EntryKind kind_of(mode_t m) {
     if (S_ISREG(m)) return EntryKind::file;
     if (S_ISDIR(m)) return EntryKind::directory;
@@ -120,7 +98,10 @@ public:
                             c.linked = true;
                             c.first_link = first_link(st.st_dev, st.st_ino);
                         }
-                        find_holes(fd, n, st, c);
+                        if (auto segs = source::probe_holes(fd, n, st, c.size, false, n)) {
+                            c.has_holes = true;
+                            c.segments = std::move(*segs);
+                        }
                     }
                     break;
                 }

@@ -122,6 +122,26 @@ std::vector<Segment> find_data_segments(int fd, std::uint64_t size, const std::s
     return out;
 }
 
+std::optional<std::vector<Segment>> probe_holes(int dirfd, const char* name, const struct stat& st,
+                                                std::uint64_t size, bool follow, const std::string& path) {
+    if (size == 0 || static_cast<std::uint64_t>(st.st_blocks) * 512 >= size) return std::nullopt;
+    const int fd =
+        ::openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | (follow ? 0 : O_NOFOLLOW));
+    if (fd < 0) return std::nullopt;
+    std::optional<std::vector<Segment>> out;
+    struct stat now {};
+    if (::fstat(fd, &now) == 0 && S_ISREG(now.st_mode) && now.st_dev == st.st_dev &&
+        now.st_ino == st.st_ino && static_cast<std::uint64_t>(now.st_size) == size) {
+        try {
+            std::vector<Segment> segs = find_data_segments(fd, size, path, kMaxScannedSegments);
+            if (!(segs.size() == 1 && segs[0] == Segment{0, size})) out = std::move(segs);
+        } catch (const Error&) {  // all data
+        }
+    }
+    ::close(fd);
+    return out;
+}
+
 std::vector<Segment> SourceFile::segments() const { return find_data_segments(fd_, size_, path_); }
 
 void SourceFile::read_at(std::uint64_t offset, std::span<std::byte> out) const {

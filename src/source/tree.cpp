@@ -293,7 +293,12 @@ private:
                 if (::faccessat(dirfd, name.c_str(), R_OK, AT_EACCESS) != 0) {
                     add_problem(node, name, fmt::format("cannot read {}: {}", path, std::strerror(errno)));
                 } else if (tree_.nodes[child].host_path == path) {
-                    find_holes(dirfd, name, st, tree_.nodes[child]);
+                    if (auto segs =
+                            probe_holes(dirfd, name.c_str(), st, tree_.nodes[child].size,
+                                        tree_.nodes[child].host_followed, tree_.nodes[child].host_path)) {
+                        tree_.nodes[child].has_holes = true;
+                        tree_.nodes[child].data_segments = std::move(*segs);
+                    }
                 }
                 continue;
             }
@@ -320,31 +325,6 @@ private:
             }
             ancestors_.erase({st.st_dev, st.st_ino});
         }
-    }
-
-    /// A file the host stores in fewer bytes than its size (st_blocks) may
-    /// have holes: its data segments, by descriptor (the same file: device
-    /// and inode as scanned). Any failure leaves the file as all data.
-    static void find_holes(int dirfd, const std::string& name, const struct stat& st, TreeNode& n) {
-        const std::uint64_t stored = static_cast<std::uint64_t>(st.st_blocks) * 512;
-        if (n.size == 0 || stored >= n.size) return;
-        const int fd =
-            ::openat(dirfd, name.c_str(),
-                     O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | (n.host_followed ? 0 : O_NOFOLLOW));
-        if (fd < 0) return;
-        struct stat now {};
-        if (::fstat(fd, &now) == 0 && S_ISREG(now.st_mode) && now.st_dev == st.st_dev &&
-            now.st_ino == st.st_ino && static_cast<std::uint64_t>(now.st_size) == n.size) {
-            try {
-                std::vector<Segment> segs = find_data_segments(fd, n.size, n.host_path, kMaxScannedSegments);
-                if (!(segs.size() == 1 && segs[0] == Segment{0, n.size})) {
-                    n.has_holes = true;
-                    n.data_segments = std::move(segs);
-                }
-            } catch (const Error&) {  // stored as all data; the copy reports a real read error
-            }
-        }
-        ::close(fd);
     }
 
     /// --symlinks store: a node holding the link's target (relative targets only).

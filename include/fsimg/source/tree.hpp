@@ -9,6 +9,8 @@
 // so that a refusal lists them all up front.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -84,6 +86,17 @@ inline constexpr std::size_t kMaxScannedSegments = 4096;
 /// Throws Error(io) naming `path` when lseek fails otherwise.
 std::vector<Segment> find_data_segments(int fd, std::uint64_t size, const std::string& path,
                                         std::size_t max_segments = SIZE_MAX);
+
+/// The data segments (at most kMaxScannedSegments) of the regular file
+/// `name` in directory `dirfd` when it has holes, or nothing when it has
+/// none. `st` is its lstat/fstatat from the scan and `size` its size in
+/// bytes: only a file the host stores in fewer bytes than its size
+/// (st_blocks * 512 < size) is opened, with O_NOFOLLOW unless `follow`, and
+/// only when fstat shows the same device, inode and size. Never throws: any
+/// failure (open, lseek) leaves the file as all data, and the copy reports
+/// a real read error. `path` names the file in messages.
+std::optional<std::vector<Segment>> probe_holes(int dirfd, const char* name, const struct stat& st,
+                                                std::uint64_t size, bool follow, const std::string& path);
 
 /// One file or directory of the tree to store.
 struct TreeNode {
