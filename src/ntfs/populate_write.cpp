@@ -119,29 +119,38 @@ void copy_sparse(const source::SourceFile& file, const std::vector<VcnRange>& da
                  const std::vector<Extent>& extents, std::uint32_t cb, io::StreamWriter& w,
                  core::Progress* progress) {
     const std::uint64_t size = file.size();
-    auto in_data = [&](std::uint64_t byte) {  // the data range holding `byte`, or none
-        const std::uint64_t vcn = byte / cb;
-        for (const VcnRange& r : data_vcns)
-            if (vcn >= r.vcn && vcn - r.vcn < r.clusters) return true;
-        return false;
-    };
+    // One merge walk of the file's data segments against the plan's data
+    // ranges (both ascending and disjoint): what lies outside every range
+    // must read as zeros.
+    constexpr std::uint64_t kChunk = std::uint64_t{1} << 20;
     std::vector<std::byte> buf;
+    std::size_t ri = 0;  // the first data range that does not end at or before `at`
     for (const source::Segment& s : file.segments()) {
         const std::uint64_t end =
             std::min(size, s.offset + std::min(s.length, size - std::min(size, s.offset)));
         for (std::uint64_t at = s.offset; at < end;) {
-            const std::uint64_t next = std::min(end, (at / cb + 1) * cb);  // to the end of this cluster
-            if (!in_data(at)) {
-                buf.resize(static_cast<std::size_t>(next - at));
+            const std::uint64_t vcn = at / cb;
+            while (ri < data_vcns.size() && data_vcns[ri].vcn + data_vcns[ri].clusters <= vcn) ++ri;
+            if (ri < data_vcns.size() && data_vcns[ri].vcn <= vcn) {  // inside a data range: copied below
+                at = std::min(end, (data_vcns[ri].vcn + data_vcns[ri].clusters) * cb);
+                continue;
+            }
+            const std::uint64_t hole_end =
+                ri < data_vcns.size() ? std::min(end, data_vcns[ri].vcn * cb) : end;
+            for (; at < hole_end;) {
+                const std::uint64_t n = std::min(kChunk, hole_end - at);
+                buf.resize(static_cast<std::size_t>(n));
                 file.read_at(at, buf);
-                if (std::any_of(buf.begin(), buf.end(), [](std::byte b) { return b != std::byte{0}; }))
+                const auto nz =
+                    std::find_if(buf.begin(), buf.end(), [](std::byte b) { return b != std::byte{0}; });
+                if (nz != buf.end())
                     throw Error(
                         ErrorCode::io,
                         fmt::format("{} changed after the scan: it holds data at byte {}, where the scan "
                                     "found a hole; nothing was written (run again once it is stable)",
-                                    file.path(), at));
+                                    file.path(), at + static_cast<std::uint64_t>(nz - buf.begin())));
+                at += n;
             }
-            at = next;
         }
     }
     std::uint64_t packed = 0;  // offset in the clusters of `extents`
