@@ -15,7 +15,7 @@
 # back through ntfs-3g (size, last bytes, st_blocks), fsimg cat and extract
 # (holes stay holes). ntfs_sparse_write.sh (slow) lets ntfs-3g change such
 # files and compares the whole 4 GiB.
-here=$(dirname "$0"); . "$here/../lib.sh"
+here=$(cd "$(dirname "$0")" && pwd); . "$here/../lib.sh"
 need_shared
 need_oracles
 for t in python3 ntfsinfo ntfs-3g fusermount sha256sum; do
@@ -23,24 +23,7 @@ for t in python3 ntfsinfo ntfs-3g fusermount sha256sum; do
 done
 cd "$WORK"
 mkdir t
-python3 - t <<'EOF' || fail "making the sparse tree"
-import os, random, sys
-d = sys.argv[1]
-r = random.Random(19)
-def rnd(n): return bytes(r.getrandbits(8) for _ in range(n))
-def make(name, size, pieces):  # pieces: (offset, bytes); the rest stays a hole
-    with open(os.path.join(d, name), "wb") as f:
-        for off, b in pieces:
-            f.seek(off); f.write(b)
-        f.truncate(size)
-make("hole-start.bin", (1 << 20) + 100000, [((1 << 20), rnd(100000))])
-make("hole-middle.bin", 200000 + (2 << 20) + 50000, [(0, rnd(200000)), (200000 + (2 << 20), rnd(50000))])
-make("hole-end.bin", 3 << 20, [(0, rnd(300000))])
-make("all-hole.bin", 5 << 20, [])
-make("small-hole.bin", 40000, [(30000, rnd(10000))])
-make("dense.bin", 300000, [(0, rnd(300000))])
-make("tiny-hole.txt", 200, [(150, b"end\n")])
-EOF
+python3 "$here/../tools/make_sparse_tree.py" t 19 || fail "making the sparse tree"
 # The host must keep the holes, or the test proves nothing.
 [ "$(stat -c %b t/all-hole.bin)" -lt 64 ] || { echo "the host filesystem does not keep holes: skipped"; exit 77; }
 "$SHARED/oracles/make-manifest" t > t.manifest || fail "make-manifest"

@@ -8,7 +8,7 @@
 # ntfsresize, ntfsls, The Sleuth Kit, 7-Zip and fsimg fsck; and the 4 GiB
 # file with one byte at its end is read back whole by fsimg cat (SHA-256
 # against the source) at 512 B and 64 KiB clusters.
-here=$(dirname "$0"); . "$here/../lib.sh"
+here=$(cd "$(dirname "$0")" && pwd); . "$here/../lib.sh"
 need_shared
 need_oracles
 for t in python3 sha256sum; do
@@ -16,22 +16,7 @@ for t in python3 sha256sum; do
 done
 cd "$WORK"
 mkdir t
-python3 - t <<'PY' || fail "making the sparse tree"
-import os, random, sys
-d = sys.argv[1]
-r = random.Random(20)
-def rnd(n): return bytes(r.getrandbits(8) for _ in range(n))
-def make(name, size, pieces):
-    with open(os.path.join(d, name), "wb") as f:
-        for off, b in pieces:
-            f.seek(off); f.write(b)
-        f.truncate(size)
-make("hole-start.bin", (1 << 20) + 100000, [((1 << 20), rnd(100000))])
-make("hole-middle.bin", 200000 + (2 << 20) + 50000, [(0, rnd(200000)), (200000 + (2 << 20), rnd(50000))])
-make("hole-end.bin", 3 << 20, [(0, rnd(300000))])
-make("all-hole.bin", 5 << 20, [])
-make("dense.bin", 300000, [(0, rnd(300000))])
-PY
+python3 "$here/../tools/make_sparse_tree.py" t 20 || fail "making the sparse tree"
 [ "$(stat -c %b t/all-hole.bin)" -lt 64 ] || { echo "the host filesystem does not keep holes: skipped"; exit 77; }
 "$FSIMG" mkfs -q -t ntfs -s 24M -c 4096 --from t n.img 2>err || fail "mkfs: $(cat err)"
 out=$("$SHARED/oracles/write-exercise" --fsck "$FSIMG fsck" n.img 2>&1) && pass ||
