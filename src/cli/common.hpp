@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 
 namespace fsimg::cli {
 
@@ -40,6 +41,12 @@ Action add_attrib(CLI::App& app);
 /// returns the exit status. main() (main_entry.cpp) calls it, and so does the
 /// CLI fuzz target (tests/fuzz/cli_walk_fuzz.cpp), many times in one process.
 int run_cli(int argc, char** argv);
+
+/// A name, path or message holding names from an image, for a line of
+/// text: control characters and DEL as \xNN and a backslash as "\\"
+/// (core::escape_name, the one spelling of every command), then any byte
+/// that is not valid UTF-8 as \xNN (core::escape_invalid_utf8).
+std::string shown(std::string_view s);
 
 /// Prints "fsimg: note: ..." on stderr (unless quiet).
 void note(const std::string& text);

@@ -120,7 +120,7 @@ void print_text(const std::string& image, const io::OpenedVolume& v, const fat::
         for (const auto& p : v.table.partitions) {
             const std::string type =
                 v.table.kind == io::PartitionTableKind::gpt
-                    ? fmt::format("type {} \"{}\"", io::format_guid(p.gpt_type), p.name)
+                    ? fmt::format("type {} \"{}\"", io::format_guid(p.gpt_type), shown(p.name))
                     : fmt::format("type 0x{:02X}{}", p.mbr_type, p.bootable ? " active" : "");
             fmt::print("  #{} {} start LBA {}, {} sectors ({}), {}\n", p.index,
                        v.partition && v.partition->index == p.index ? "*" : " ", p.first_lba, p.sector_count,
@@ -131,7 +131,7 @@ void print_text(const std::string& image, const io::OpenedVolume& v, const fat::
     fmt::print("\nBoot sector\n");
     for (const auto& f : fat::boot_fields(r.boot)) {
         if (f.is_text) {
-            fmt::print("  0x{:03X}  {:<16} \"{}\"\n", f.offset, f.name, f.text);
+            fmt::print("  0x{:03X}  {:<16} \"{}\"\n", f.offset, f.name, shown(f.text));
         } else if (f.name == "BPB_Media" || f.name == "Signature_word" || f.name == "BS_VolID" ||
                    f.name == "BS_DrvNum" || f.name == "BS_BootSig" || f.name == "BPB_ExtFlags") {
             fmt::print("  0x{:03X}  {:<16} 0x{:0{}X}\n", f.offset, f.name, f.number, f.width * 2);

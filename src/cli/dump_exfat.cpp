@@ -97,7 +97,7 @@ void print_text(const std::string& image, const io::OpenedVolume& v, const exfat
     fmt::print("\nBoot sector (exFAT)\n");
     for (const auto& f : exfat::boot_fields(r.main.boot)) {
         if (f.is_text) {
-            fmt::print("  0x{:03X}  {:<28} \"{}\"\n", f.offset, f.name, f.text);
+            fmt::print("  0x{:03X}  {:<28} \"{}\"\n", f.offset, f.name, shown(f.text));
         } else if (f.name == "VolumeSerialNumber" || f.name == "FileSystemRevision" ||
                    f.name == "VolumeFlags" || f.name == "DriveSelect" || f.name == "BootSignature") {
             fmt::print("  0x{:03X}  {:<28} 0x{:0{}X}\n", f.offset, f.name, f.number, f.width * 2);
@@ -144,7 +144,7 @@ void print_text(const std::string& image, const io::OpenedVolume& v, const exfat
     fmt::print("\nRoot directory (cluster {})\n", r.active.first_cluster_of_root_directory);
     if (r.root_problem) fmt::print("  not read: {}\n", *r.root_problem);
     if (r.label) {
-        fmt::print("  volume label      \"{}\" ({} characters)\n", exfat::label_text(*r.label),
+        fmt::print("  volume label      \"{}\" ({} characters)\n", shown(exfat::label_text(*r.label)),
                    r.label->character_count);
     } else if (!r.root_problem) {
         fmt::print("  volume label      no entry\n");

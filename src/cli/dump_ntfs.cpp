@@ -260,8 +260,9 @@ void print_boot(const std::string& image, const io::OpenedVolume& v, const BootV
     for (const Field& f : kFields) {
         const std::uint64_t n = field_value(b.sector, f);
         if (f.offset == off::OemId) {
-            fmt::print("  0x{:03X}  {:<22} \"{}\"\n", f.offset, f.name,
-                       core::load_string(std::span<const std::byte>(b.sector).subspan(f.offset, f.width)));
+            fmt::print(
+                "  0x{:03X}  {:<22} \"{}\"\n", f.offset, f.name,
+                shown(core::load_string(std::span<const std::byte>(b.sector).subspan(f.offset, f.width))));
         } else if (f.offset == off::ClustersPerMftRecord || f.offset == off::ClustersPerIndexBlock) {
             const auto s = static_cast<std::int8_t>(n);
             fmt::print("  0x{:03X}  {:<22} {} ({})\n", f.offset, f.name, s,
@@ -351,7 +352,7 @@ json index_entries(const std::vector<ntfs::IndexEntry>& entries, IndexKeys keys,
             je["name"] = utf8(e.file_name->name);
             je["namespace"] = namespace_name(e.file_name->name_space);
             line += fmt::format(" -> record {} seq {} \"{}\" ({})", ref.record, ref.sequence,
-                                utf8(e.file_name->name), namespace_name(e.file_name->name_space));
+                                shown(utf8(e.file_name->name)), namespace_name(e.file_name->name_space));
         } else {
             je["data_offset"] = e.reference & 0xFFFF;
             je["data_length"] = (e.reference >> 16) & 0xFFFF;
@@ -450,8 +451,8 @@ Decoded decode_value(const ntfs::Volume& vol, const ntfs::MftRecord& rec, const 
                 d.j["parent"] = ref_json(fn.parent);
                 d.j["name"] = utf8(fn.name);
                 d.j["namespace"] = namespace_name(fn.name_space);
-                d.lines.push_back(
-                    fmt::format("{:<18}\"{}\" ({})", "name", utf8(fn.name), namespace_name(fn.name_space)));
+                d.lines.push_back(fmt::format("{:<18}\"{}\" ({})", "name", shown(utf8(fn.name)),
+                                              namespace_name(fn.name_space)));
                 d.lines.push_back(fmt::format("{:<18}record {}, sequence {}", "parent", fn.parent.record,
                                               fn.parent.sequence));
                 add_time(d, "creation_time", "created", fn.creation_time);
@@ -471,7 +472,8 @@ Decoded decode_value(const ntfs::Volume& vol, const ntfs::MftRecord& rec, const 
             case ntfs::AttrType::volume_name: {
                 if (a.non_resident) break;
                 d.j["label"] = utf8(ntfs::decode_utf16(a.value));
-                d.lines.push_back(fmt::format("{:<18}\"{}\"", "label", d.j["label"].get<std::string>()));
+                d.lines.push_back(
+                    fmt::format("{:<18}\"{}\"", "label", shown(d.j["label"].get<std::string>())));
                 break;
             }
             case ntfs::AttrType::volume_information: {
@@ -600,7 +602,7 @@ json record_json(const std::string& image, const io::OpenedVolume& v, const ntfs
 void print_record(const ntfs::Volume& vol, const ntfs::MftRecord& r) {
     const auto& h = r.header;
     fmt::print("MFT record {} at volume byte {} (0x{:X})\n", r.number, r.byte_offset, r.byte_offset);
-    fmt::print("  signature         \"{}\"\n", std::string(h.magic.begin(), h.magic.end()));
+    fmt::print("  signature         \"{}\"\n", shown(std::string(h.magic.begin(), h.magic.end())));
     fmt::print(
         "  fixups            {} strides verified, update sequence number 0x{:04X} (array at 0x{:X}, {} "
         "entries)\n",

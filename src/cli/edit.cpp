@@ -40,8 +40,7 @@ namespace fsimg::cli {
 
 namespace {
 
-/// A name or path for a line of text (control characters escaped) and for JSON (valid UTF-8).
-std::string shown(std::string_view s) { return core::escape_invalid_utf8(core::escape_name(s)); }
+/// A name or path for JSON (valid UTF-8).
 std::string jtext(std::string_view s) { return core::escape_invalid_utf8(s); }
 
 /// The test-only switch that proves the write order (docs/editing.md):

@@ -9,6 +9,7 @@
 #include "fsimg/check/codes.hpp"
 #include "fsimg/check/exit_code.hpp"
 #include "fsimg/core/error.hpp"
+#include "fsimg/core/text.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/utf8_safe.hpp"
 #include "fsimg/fs/check.hpp"
@@ -99,7 +100,7 @@ int run_fsck(const FsckArgs& a) {
             gzip_damaged = v.file->gzip_damaged();
         }
     } catch (const Error& e) {
-        fmt::print(stderr, "fsimg: error: {}\n", e.what());
+        fmt::print(stderr, "fsimg: error: {}\n", core::escape_controls(e.what()));
         return e.code() == ErrorCode::usage ? check::kFsckUsage : check::kFsckOperational;
     }
     const check::Summary& s = checked.summary;
@@ -140,8 +141,8 @@ int run_fsck(const FsckArgs& a) {
                    core::format_size(s.cluster_bytes));
     }
     for (const auto& f : findings.all()) {
-        fmt::print("{} {}: {}: {}\n", check::to_string(f.severity), f.code,
-                   core::escape_invalid_utf8(location_text(f.where)), core::escape_invalid_utf8(f.message));
+        fmt::print("{} {}: {}: {}\n", check::to_string(f.severity), f.code, shown(location_text(f.where)),
+                   shown(f.message));
     }
     if (quiet) return rc;
     if (s.complete) {

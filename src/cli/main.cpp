@@ -12,6 +12,8 @@
 
 #include "common.hpp"
 #include "fsimg/core/error.hpp"
+#include "fsimg/core/text.hpp"
+#include "fsimg/core/utf8_safe.hpp"
 #include "fsimg/fat/directory.hpp"
 #include "output.hpp"
 
@@ -22,12 +24,14 @@ namespace fsimg::cli {
 void note(const std::string& text) {
     if (output_options().quiet) return;
     std::fflush(stdout);
-    fmt::print(stderr, "fsimg: note: {}\n", text);
+    fmt::print(stderr, "fsimg: note: {}\n", core::escape_controls(text));
 }
+std::string shown(std::string_view s) { return core::escape_invalid_utf8(core::escape_name(s)); }
+
 void warn(const std::string& text) {
     if (output_options().quiet) return;
     std::fflush(stdout);
-    fmt::print(stderr, "fsimg: warning: {}\n", text);
+    fmt::print(stderr, "fsimg: warning: {}\n", core::escape_controls(text));
 }
 
 namespace {
@@ -90,10 +94,11 @@ int fsimg::cli::run_cli(int argc, char** argv) {
         if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
         // The parser's message, in the form every other error has.
         if (!first.empty() && first.front() != '-' && !known) {
-            fmt::print(stderr, "fsimg: error: \"{}\" is not a command; see fsimg --help\n", first);
+            fmt::print(stderr, "fsimg: error: \"{}\" is not a command; see fsimg --help\n",
+                       core::escape_name(first));
         } else {
-            fmt::print(stderr, "fsimg: error: {}; see fsimg help{}{}\n", e.what(), known ? " " : "",
-                       known ? first : std::string_view());
+            fmt::print(stderr, "fsimg: error: {}; see fsimg help{}{}\n", core::escape_controls(e.what()),
+                       known ? " " : "", known ? first : std::string_view());
         }
         return first == "fsck" ? 16 : kExitUsage;
     }
@@ -108,7 +113,7 @@ int fsimg::cli::run_cli(int argc, char** argv) {
             if (app.got_subcommand(std::string(name))) return action();
         }
     } catch (const fsimg::Error& e) {
-        fmt::print(stderr, "fsimg: error: {}\n", e.what());
+        fmt::print(stderr, "fsimg: error: {}\n", core::escape_controls(e.what()));
         return exit_code_for(e.code());
     } catch (const std::bad_alloc&) {
         // Memory follows the image's real content; an allocation that still fails was asked for by

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "fsimg/core/error.hpp"
+#include "fsimg/core/text.hpp"
 #include "fsimg/core/utf.hpp"
 #include "fsimg/core/utf8_safe.hpp"
 
@@ -102,4 +103,17 @@ TEST_CASE("escape_invalid_utf8 keeps valid text and escapes the rest") {
     CHECK(escape_invalid_utf8("\xED\xA0\x80") == "\\xed\\xa0\\x80");       // a surrogate
     CHECK(escape_invalid_utf8("\xE2\x82") == "\\xe2\\x82");                // cut short
     CHECK(escape_invalid_utf8("\xF0\x9F\x98\x80") == "\xF0\x9F\x98\x80");  // U+1F600
+}
+
+TEST_CASE("escape_name and escape_controls spell control characters alike") {
+    using fsimg::core::escape_controls;
+    using fsimg::core::escape_name;
+    CHECK(escape_name("a\x1b"
+                      "b\nc") == "a\\x1bb\\x0ac");
+    CHECK(escape_name("back\\slash\x7f") == "back\\\\slash\\x7f");
+    CHECK(escape_controls("a\x1b"
+                          "b\nc") == "a\\x1bb\\x0ac");
+    // A message already holding an escaped name is left as it is: only raw controls change.
+    CHECK(escape_controls("entry \"back\\\\slash\" \x07") == "entry \"back\\\\slash\" \\x07");
+    CHECK(escape_controls("D\xC3\x89") == "D\xC3\x89");
 }
