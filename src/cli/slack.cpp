@@ -90,7 +90,7 @@ int run(const SlackArgs& a) {
                     "give a SOURCE (directory or FAT, exFAT or NTFS image) or --from-list FILE");
     }
     if (a.json && a.csv) throw Error(ErrorCode::usage, "--json and --csv exclude each other");
-    const slack::ReportOptions ro = report_options(a);
+    slack::ReportOptions ro = report_options(a);
     // Outputs replace only what holds no filesystem, never an input image,
     // a device or a FIFO (io/safe_output.hpp).
     std::vector<std::filesystem::path> inputs;
@@ -147,6 +147,11 @@ int run(const SlackArgs& a) {
         }
     }
     const slack::Tally tally = analysis.finish();
+    // One image as the only source: its own row is marked, and the recommendation says what reformatting
+    // frees.
+    if (a.sources.size() == 1 && a.lists.empty() && !std::filesystem::is_directory(a.sources[0])) {
+        ro.current = slack::image_layout(a.sources[0], ro.current_other);
+    }
     if (progress) {
         if (tally.files > reported) progress->advance(tally.files - reported);
         progress->end();
