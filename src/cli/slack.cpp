@@ -30,6 +30,7 @@ struct SlackArgs {
     std::vector<std::string> lists;
     std::vector<std::string> types{"fat32", "exfat", "ntfs"};
     std::vector<std::string> clusters;
+    std::vector<std::string> devices;  ///< --for
     std::string volume_size;
     std::string tolerance = "1%";
     std::string chart;
@@ -62,6 +63,16 @@ slack::ReportOptions report_options(const SlackArgs& a) {
         if (std::find(o.filesystems.begin(), o.filesystems.end(), *fs) == o.filesystems.end()) {
             o.filesystems.push_back(*fs);
         }
+    }
+    if (!a.devices.empty()) {
+        // --for: only the filesystems every named device reads (docs/slack.md lists each rule's source).
+        const std::uint8_t mask = slack::filesystems_for(a.devices);
+        std::erase_if(o.filesystems, [&](slack::Fs fs) { return (mask & slack::fs_bit(fs)) == 0; });
+        if (o.filesystems.empty()) {
+            throw Error(ErrorCode::usage,
+                        "-t and --for leave no filesystem: the devices named read none of those");
+        }
+        o.devices = a.devices;
     }
     for (const auto& c : a.clusters) {
         if (c == "all") continue;
@@ -253,6 +264,12 @@ Action add_slack(CLI::App& app) {
         ->delimiter(',')
         ->allow_extra_args(false)
         ->type_name("LIST");
+    cmd->add_option("--for", args->devices,
+                    "Devices that must read the volume: camera, sdxc, sdhc, windows, macos, linux, tv, "
+                    "console, car, uefi (only the filesystems all of them read)")
+        ->delimiter(',')
+        ->allow_extra_args(false)
+        ->type_name("DEVICE[,DEVICE...]");
     cmd->add_option("-c,--cluster", args->clusters, "Cluster sizes, e.g. 4K,32K,1M, or all (default)")
         ->delimiter(',')
         ->allow_extra_args(false)

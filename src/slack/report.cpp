@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <variant>
 
 #include "fsimg/core/error.hpp"
@@ -122,6 +123,48 @@ std::string size_list(const std::vector<std::uint32_t>& sizes) {
 }
 
 }  // namespace
+
+std::span<const DeviceRule> device_rules() noexcept {
+    constexpr std::uint8_t kFat = fs_bit(Fs::fat32), kExfat = fs_bit(Fs::exfat), kNtfs = fs_bit(Fs::ntfs);
+    static constexpr std::array<DeviceRule, 10> kRules = {{
+        {"camera", kExfat, "as sdxc: a camera's SDXC card slot"},
+        {"sdxc", kExfat,
+         "reported: SDXC cards (SD 3.0, over 32 GB to 2 TB) use exFAT (card makers' FAQs, e.g. Lexar's)"},
+        {"sdhc", kFat, "reported: SDHC cards (SD 2.0, 4 GB to 32 GB) use FAT32 (card makers' FAQs)"},
+        {"windows", kFat | kExfat | kNtfs, "Windows reads and writes FAT32, exFAT and NTFS"},
+        {"macos", kFat | kExfat, "reported: macOS reads NTFS but does not write it"},
+        {"linux", kFat | kExfat | kNtfs, "Linux: vfat, exfat (5.7+) and ntfs3 (5.15+) drivers"},
+        {"tv", kFat | kExfat, "reported: TVs, consoles and car players read FAT32 and exFAT, not NTFS"},
+        {"console", kFat | kExfat, "as tv"},
+        {"car", kFat | kExfat, "as tv"},
+        {"uefi", kFat,
+         "reported: UEFI firmware reads FAT (FAT32 for the system partition, FAT12/16 on removable media)"},
+    }};
+    return kRules;
+}
+
+std::uint8_t filesystems_for(const std::vector<std::string>& devices) {
+    std::uint8_t mask = fs_bit(Fs::fat32) | fs_bit(Fs::exfat) | fs_bit(Fs::ntfs);
+    for (const auto& d : devices) {
+        std::string lower = d;
+        for (char& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+        const auto rules = device_rules();
+        const auto it =
+            std::find_if(rules.begin(), rules.end(), [&](const DeviceRule& r) { return r.name == lower; });
+        if (it == rules.end()) {
+            std::string known;
+            for (const auto& r : rules) known += (known.empty() ? "" : ", ") + std::string(r.name);
+            throw Error(ErrorCode::usage, fmt::format("--for {}: unknown device; known: {}", d, known));
+        }
+        mask &= it->filesystems;
+    }
+    if (mask == 0) {
+        throw Error(
+            ErrorCode::usage,
+            "--for: no filesystem is read by every device named (docs/slack.md lists what each reads)");
+    }
+    return mask;
+}
 
 std::vector<std::uint32_t> allowed_cluster_sizes(Fs fs, std::optional<std::uint64_t> volume_bytes) {
     std::vector<std::uint32_t> out;
@@ -292,6 +335,14 @@ Report build_report(const Tally& t, const ReportOptions& o) {
                 core::format_size(b.cluster_bytes), core::format_size(cost(b)));
         }
         r.reason += left_out_note(r.rows);
+        if (o.devices.empty()) {
+            r.reason += " (No --for: assumes the devices read every filesystem shown.)";
+        } else {
+            std::string names, fss;
+            for (const auto& d : o.devices) names += (names.empty() ? "" : ",") + d;
+            for (const Fs fs : o.filesystems) fss += (fss.empty() ? "" : ", ") + std::string(to_string(fs));
+            r.reason += fmt::format(" (--for {}: {}, what these devices read.)", names, fss);
+        }
         add_current_reason(r, o);
     }
 

@@ -45,6 +45,26 @@ grep -qF "No choice stores every file, so none is recommended. FAT32 leaves 3 fi
 grep -Eq '^ +exFAT .*short by ' s.txt && ! grep -Eq '^[*R=]+ +exFAT ' s.txt && pass || fail "short rows: $(cat s.txt)"
 grep -qF "No choice stores every file and fits the volume" s.txt && pass || fail "8G: $(grep Recomm s.txt)"
 
+# --for: only the filesystems every named device reads (docs/slack.md).
+"$FSIMG" slack --for camera cam > c.txt || fail "--for camera: $(cat c.txt)"
+grep -Eq '^[*R= ]+ +(NTFS|FAT32) ' c.txt && fail "--for camera shows NTFS or FAT32: $(cat c.txt)" || pass
+grep -Eq '^\*?R +exFAT ' c.txt && grep -qF "(--for camera: exFAT, what these devices read.)" c.txt && pass \
+  || fail "--for camera: $(grep -A1 Recomm c.txt)"
+"$FSIMG" slack --json --for camera cam | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+assert j["rows"] and all(r["filesystem"] == "exfat" for r in j["rows"]), [r["filesystem"] for r in j["rows"]]
+' && pass || fail "--for camera json"
+# macOS and a TV: FAT32 and exFAT, never NTFS; with the 5 GiB videos exFAT is recommended.
+"$FSIMG" slack --for macos,tv cam > m.txt || fail "--for macos,tv"
+grep -Eq '^[*R= ]+ +NTFS ' m.txt && fail "--for macos,tv shows NTFS" || pass
+grep -Eq '^[*R= ]+ +FAT32 ' m.txt && grep -Eq '^\*?R +exFAT ' m.txt && pass || fail "--for macos,tv: $(cat m.txt)"
+# Without --for the recommendation says what it assumes.
+grep -qF "(No --for: assumes the devices read every filesystem shown.)" t.txt && pass || fail "no assumption: $(grep Recomm t.txt)"
+expect_fail 2 "--for phone: unknown device; known: camera, sdxc" "$FSIMG" slack --for phone cam
+expect_fail 2 "no filesystem is read by every device named" "$FSIMG" slack --for sdhc,sdxc cam
+expect_fail 2 "-t and --for leave no filesystem" "$FSIMG" slack -t ntfs --for uefi cam
+
 # The image's own row: an exFAT image at 1 MiB clusters as SOURCE.
 mkdir -p pics
 sizes=(45 1000 4096 70000 131072 200001 333333 1048576 1048577 2500000)

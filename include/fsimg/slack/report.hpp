@@ -7,7 +7,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fsimg/slack/analyzer.hpp"
@@ -19,6 +21,22 @@ struct CurrentLayout {
     Fs fs = Fs::fat32;
     std::uint32_t cluster_bytes = 0;
 };
+
+/// A device that must read the volume (--for) and the filesystems it reads
+/// (fs_bit() mask), with where the rule comes from (docs/slack.md, "--for").
+struct DeviceRule {
+    std::string_view name;     ///< "camera", "sdxc", ...
+    std::uint8_t filesystems;  ///< fs_bit()s it reads and writes
+    std::string_view source;   ///< the source, "reported:" when not from a specification or vendor manual
+};
+
+/// The rules --for knows, in the order docs/slack.md lists them.
+std::span<const DeviceRule> device_rules() noexcept;
+
+/// Parses --for's names (case-insensitive) and returns the filesystems every
+/// one of them reads (the intersection). Throws Error(usage) naming an
+/// unknown device and the known ones, or when no filesystem is left.
+std::uint8_t filesystems_for(const std::vector<std::string>& devices);
 
 struct ReportOptions {
     std::vector<Fs> filesystems{Fs::fat32, Fs::exfat, Fs::ntfs};
@@ -34,6 +52,9 @@ struct ReportOptions {
     /// Set when the image's filesystem has no row here (FAT12/16): named in
     /// the recommendation ("FAT16 with 4 KiB clusters").
     std::string current_other;
+    /// --for: the devices named (for the recommendation's wording); empty:
+    /// none named, and the recommendation says it assumes every filesystem is read.
+    std::vector<std::string> devices;
 };
 
 /// One filesystem x cluster size. Byte counts are whole clusters.
