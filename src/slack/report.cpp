@@ -372,6 +372,27 @@ Report build_report(const Tally& t, const ReportOptions& o) {
                 : fmt::format("mkfs.fat makes {} at this size; shown: FAT32", fat::to_string(mf.type)));
         add_default("Windows", Fs::exfat, exfat::default_cluster_bytes(v), "");
         add_default("mkfs.exfat", Fs::exfat, exfat::mkfs_exfat_default_cluster_bytes(v), "");
+        // --for camera or sdxc: the SD Association's recommended exFAT sizes, as the
+        // mkfs.exfat manual quotes them (formats.md §2.11): to 32 GiB 32 KiB, 128 GiB
+        // 128 KiB, 512 GiB 256 KiB, 2 TiB 512 KiB.
+        const bool sd = std::any_of(o.devices.begin(), o.devices.end(), [](std::string d) {
+            for (char& ch : d) ch = static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
+            return d == "camera" || d == "sdxc";
+        });
+        if (sd) {
+            constexpr std::uint64_t GiB = std::uint64_t{1} << 30;
+            const std::uint32_t c = v <= 32 * GiB     ? 32u << 10
+                                    : v <= 128 * GiB  ? 128u << 10
+                                    : v <= 512 * GiB  ? 256u << 10
+                                    : v <= 2048 * GiB ? 512u << 10
+                                                      : 0;
+            if (c != 0) {
+                add_default("SD Assoc.", Fs::exfat, c, "");
+            } else {
+                add_default("SD Assoc.", Fs::exfat, std::nullopt,
+                            "no SD Association recommendation above 2 TiB (SDXC ends at 2 TB)");
+            }
+        }
         add_default("Windows", Fs::ntfs, fsimg::ntfs::default_cluster_bytes(v), "");
         add_default("mkntfs", Fs::ntfs, ntfs::mkntfs_default_cluster_bytes(v), "");
     }

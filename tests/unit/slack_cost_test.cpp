@@ -123,6 +123,30 @@ TEST_CASE("slack: the seed case, a 45-byte file on exFAT with 1 MiB clusters") {
     CHECK(row(r, Fs::ntfs, 65536).data_bytes == 0);  // resident in its MFT record
 }
 
+TEST_CASE("slack: --for keeps what every named device reads") {
+    const auto bit = [](Fs fs) { return fs_bit(fs); };
+    CHECK(filesystems_for({"camera"}) == bit(Fs::exfat));
+    CHECK(filesystems_for({"SDXC"}) == bit(Fs::exfat));
+    CHECK(filesystems_for({"sdhc"}) == bit(Fs::fat32));
+    CHECK(filesystems_for({"macos", "tv"}) == (bit(Fs::fat32) | bit(Fs::exfat)));
+    CHECK(filesystems_for({"windows", "linux"}) == (bit(Fs::fat32) | bit(Fs::exfat) | bit(Fs::ntfs)));
+    CHECK(filesystems_for({"uefi", "macos"}) == bit(Fs::fat32));
+    REQUIRE_THROWS_WITH(filesystems_for({"phone"}), Catch::Contains("unknown device"));
+    REQUIRE_THROWS_WITH(filesystems_for({"camera", "uefi"}), Catch::Contains("no filesystem"));
+    for (const auto& r : device_rules()) CHECK(!r.source.empty());
+    // camera on a 256 GB card: the SD Association's 256 KiB (over 128 GiB, up to 512 GiB).
+    ReportOptions o;
+    o.filesystems = {Fs::exfat};
+    o.devices = {"camera"};
+    o.volume_bytes = 256'000'000'000ull;
+    const Report r = build_report(Tally{}, o);
+    const auto sd = std::find_if(r.defaults.begin(), r.defaults.end(),
+                                 [](const DefaultChoice& d) { return d.tool == "SD Assoc."; });
+    REQUIRE(sd != r.defaults.end());
+    CHECK(sd->cluster_bytes == 256u << 10);
+    CHECK(r.reason.find("(--for camera: exFAT, what these devices read.)") != std::string::npos);
+}
+
 TEST_CASE("slack: a row that leaves files out is never best; the image's own row") {
     AnalyzerOptions opt;
     Tally t;
