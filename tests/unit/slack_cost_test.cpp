@@ -108,12 +108,18 @@ TEST_CASE("slack: with a volume size the best row counts the fixed overhead") {
     CHECK(sized.reason.find("with the volume's overhead") != std::string::npos);
 }
 
-TEST_CASE("slack: the seed case, a 45-byte file on exFAT with 1 MiB clusters") {
+/// A tree of files in the root alone, charged to every filesystem.
+static Tally root_files(std::initializer_list<std::pair<const char*, std::uint64_t>> files) {
     AnalyzerOptions opt;
     Tally t;
     DirAccumulator root(opt, DirContext{});
-    root.add(t, "note45.txt", EntryKind::file, 45);
+    for (const auto& [name, size] : files) root.add(t, name, EntryKind::file, size);
     root.finish(t);
+    return t;
+}
+
+TEST_CASE("slack: the seed case, a 45-byte file on exFAT with 1 MiB clusters") {
+    const Tally t = root_files({{"note45.txt", 45}});
     const Report r = build_report(t, ReportOptions{});
     const Row& x = row(r, Fs::exfat, 1 << 20);
     CHECK(x.data_bytes == 1048576);
@@ -148,12 +154,7 @@ TEST_CASE("slack: --for keeps what every named device reads") {
 }
 
 TEST_CASE("slack: a row that leaves files out is never best; the image's own row") {
-    AnalyzerOptions opt;
-    Tally t;
-    DirAccumulator root(opt, DirContext{});
-    root.add(t, "note45.txt", EntryKind::file, 45);
-    root.add(t, "video.mp4", EntryKind::file, 5ull << 30);  // over FAT32's 4 GiB - 1
-    root.finish(t);
+    const Tally t = root_files({{"note45.txt", 45}, {"video.mp4", 5ull << 30}});  // over FAT32's 4 GiB - 1
     ReportOptions o;
     o.filesystems = {Fs::fat32, Fs::exfat};
     o.current = CurrentLayout{Fs::exfat, 1 << 20};
