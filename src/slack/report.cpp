@@ -108,11 +108,10 @@ void add_current_reason(Report& r, const ReportOptions& o) {
                         core::format_size(static_cast<std::uint64_t>(*r.freed_bytes)));
     } else {
         r.reason += fmt::format(
-            " The image is {} (=): reformatting as {} with {} clusters frees no slack ({} more) but means "
-            "fewer "
-            "allocations.",
-            now, to_string(rec.fs), core::format_size(rec.cluster_bytes),
-            core::format_size(static_cast<std::uint64_t>(-*r.freed_bytes)));
+            " The image is {} (=): reformatting as {} with {} clusters frees no slack ({} more){}.", now,
+            to_string(rec.fs), core::format_size(rec.cluster_bytes),
+            core::format_size(static_cast<std::uint64_t>(-*r.freed_bytes)),
+            rec.cluster_bytes > cur.cluster_bytes ? " but means fewer allocations" : "");
     }
 }
 
