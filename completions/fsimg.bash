@@ -12,7 +12,7 @@ _fsimg_options() {
         ls) echo "-l -R --short-names --json --codepage -q --quiet -h --help" ;;
         cat) echo "--codepage -q --quiet -h --help" ;;
         extract) echo "-C --directory --force --force-crosslinked --utc --streams -v --verbose --codepage -q --quiet --progress -h --help" ;;
-        slack) echo "--from-list -t --type -c --cluster --volume-size --tolerance --json --csv -o --output
+        slack) echo "--from-list -t --type --for -c --cluster --volume-size --tolerance --json --csv -o --output
                      --chart --top --verify --threads --codepage -q --quiet --progress -h --help" ;;
         cp) echo "-r -R --recursive -f --force -p --preserve --json -q --quiet --codepage -h --help" ;;
         rm) echo "-r -R --recursive -f --force --json -q --quiet --codepage -h --help" ;;
@@ -57,6 +57,7 @@ _fsimg() {
         --symlinks) COMPREPLY=($(compgen -W "skip follow error" -- "$cur")); return ;;
         --what) COMPREPLY=($(compgen -W "boot fat bitmap dir extents mft index" -- "$cur")); return ;;
         --codepage) COMPREPLY=($(compgen -W "437 850" -- "$cur")); return ;;
+        --for) COMPREPLY=($(compgen -W "camera sdxc sdhc windows macos linux tv console car uefi" -- "$cur")); return ;;
         -c | --cluster-size | --cluster)
             COMPREPLY=($(compgen -W "512 1K 2K 4K 8K 16K 32K 64K 128K 256K 1M" -- "$cur"))
             return ;;

@@ -274,7 +274,7 @@ int run_mkfs(const MkfsArgs& a) {
     if (!a.quiet) {
         fmt::print(
             "{}: {} {}, {} clusters of {}, serial {:04X}-{:04X}{}{}{}\n", a.image, to_string(layout.type),
-            core::format_size(req.volume_bytes), core::format_count(layout.cluster_count),
+            core::format_size_both(req.volume_bytes), core::format_count(layout.cluster_count),
             core::format_size(layout.cluster_bytes()), volume_id >> 16, volume_id & 0xFFFF,
             a.label.empty() ? "" : fmt::format(", label \"{}\"", a.label), partition_summary(ptable, place),
             populate ? populate_summary(*tree, *populate, layout) : "");
@@ -300,7 +300,8 @@ Action add_mkfs(CLI::App& app) {
         ->required()
         ->check(CLI::IsMember({"fat12", "fat16", "fat32", "fat", "exfat", "ntfs"}));
     cmd->add_option("-s,--size", args->size,
-                    "Image size (512, 4K, 64M, 2G, 1T); default: the existing file's size");
+                    "Image size: 512, 4K, 64M, 2G, 1T (powers of 1024) or 1GB, 256GB (powers of 1000); "
+                    "default: the existing file's size");
     cmd->add_option("-c,--cluster-size", args->cluster, "Cluster (allocation unit) size in bytes, e.g. 4K");
     cmd->add_option("--sector-size", args->sector_size, "Logical sector size: 512, 1024, 2048 or 4096");
     cmd->add_option("-L,--label", args->label, "Volume label (up to 11 characters)");

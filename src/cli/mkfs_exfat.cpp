@@ -113,7 +113,7 @@ int run_mkfs_exfat(const ExfatMkfsRequest& a) {
     if (!a.quiet) {
         fmt::print(
             "{}: exFAT {}, {} clusters of {}, serial {:04X}-{:04X}{}{}{}\n", a.image,
-            core::format_size(layout.volume_bytes()), core::format_count(layout.cluster_count),
+            core::format_size_both(layout.volume_bytes()), core::format_count(layout.cluster_count),
             core::format_size(layout.cluster_bytes()), fo.volume_serial_number >> 16,
             fo.volume_serial_number & 0xFFFF, a.label.empty() ? "" : fmt::format(", label \"{}\"", a.label),
             partition_summary(ptable, place),

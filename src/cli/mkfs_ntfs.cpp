@@ -135,7 +135,7 @@ int run_mkfs_ntfs(const NtfsMkfsRequest& a) {
     if (!a.quiet) {
         fmt::print(
             "{}: NTFS {}, {} clusters of {}, serial {:016X}{}{}{}\n", a.image,
-            core::format_size(layout.volume_bytes()), core::format_count(layout.cluster_count),
+            core::format_size_both(layout.volume_bytes()), core::format_count(layout.cluster_count),
             core::format_size(layout.cluster_bytes), fo.volume_serial_number,
             a.label.empty() ? "" : fmt::format(", label \"{}\"", a.label), partition_summary(ptable, place),
             populate

@@ -30,6 +30,7 @@ struct SlackArgs {
     std::vector<std::string> lists;
     std::vector<std::string> types{"fat32", "exfat", "ntfs"};
     std::vector<std::string> clusters;
+    std::vector<std::string> devices;  ///< --for
     std::string volume_size;
     std::string tolerance = "1%";
     std::string chart;
@@ -63,6 +64,16 @@ slack::ReportOptions report_options(const SlackArgs& a) {
             o.filesystems.push_back(*fs);
         }
     }
+    if (!a.devices.empty()) {
+        // --for: only the filesystems every named device reads (docs/slack.md lists each rule's source).
+        const std::uint8_t mask = slack::filesystems_for(a.devices);
+        std::erase_if(o.filesystems, [&](slack::Fs fs) { return (mask & slack::fs_bit(fs)) == 0; });
+        if (o.filesystems.empty()) {
+            throw Error(ErrorCode::usage,
+                        "-t and --for leave no filesystem: the devices named read none of those");
+        }
+        o.devices = a.devices;
+    }
     for (const auto& c : a.clusters) {
         if (c == "all") continue;
         const std::uint64_t v = core::parse_size(c);
@@ -90,7 +101,7 @@ int run(const SlackArgs& a) {
                     "give a SOURCE (directory or FAT, exFAT or NTFS image) or --from-list FILE");
     }
     if (a.json && a.csv) throw Error(ErrorCode::usage, "--json and --csv exclude each other");
-    const slack::ReportOptions ro = report_options(a);
+    slack::ReportOptions ro = report_options(a);
     // Outputs replace only what holds no filesystem, never an input image,
     // a device or a FIFO (io/safe_output.hpp).
     std::vector<std::filesystem::path> inputs;
@@ -147,6 +158,11 @@ int run(const SlackArgs& a) {
         }
     }
     const slack::Tally tally = analysis.finish();
+    // One image as the only source: its own row is marked, and the recommendation says what reformatting
+    // frees.
+    if (a.sources.size() == 1 && a.lists.empty() && !std::filesystem::is_directory(a.sources[0])) {
+        ro.current = slack::image_layout(a.sources[0], ro.current_other);
+    }
     if (progress) {
         if (tally.files > reported) progress->advance(tally.files - reported);
         progress->end();
@@ -248,6 +264,12 @@ Action add_slack(CLI::App& app) {
         ->delimiter(',')
         ->allow_extra_args(false)
         ->type_name("LIST");
+    cmd->add_option("--for", args->devices,
+                    "Devices that must read the volume: camera, sdxc, sdhc, windows, macos, linux, tv, "
+                    "console, car, uefi (only the filesystems all of them read)")
+        ->delimiter(',')
+        ->allow_extra_args(false)
+        ->type_name("DEVICE[,DEVICE...]");
     cmd->add_option("-c,--cluster", args->clusters, "Cluster sizes, e.g. 4K,32K,1M, or all (default)")
         ->delimiter(',')
         ->allow_extra_args(false)

@@ -14,11 +14,26 @@ namespace {
 char lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
 [[noreturn]] void bad_size(std::string_view text, std::string_view why) {
-    throw Error(
-        ErrorCode::usage,
-        fmt::format("invalid size \"{}\": {}; use digits with an optional binary suffix K, M, G, T, P "
-                    "or E (e.g. 512, 4K, 4KiB, 64G)",
-                    text, why));
+    throw Error(ErrorCode::usage,
+                fmt::format("invalid size \"{}\": {}; use digits with an optional unit: K, M, G, T, P, E or "
+                            "KiB..EiB (binary, K = 1024) or kB, MB, GB, TB, PB, EB (decimal, kB = 1000), "
+                            "e.g. 512, 4K, 64G, 256GB",
+                            text, why));
+}
+
+/// "2.5" style text of whole + rem/scale with up to two decimals, rounded
+/// half up; `unit` appended after a space.
+std::string two_decimals(std::uint64_t whole, std::uint64_t rem, std::uint64_t scale, std::string_view unit) {
+    // rem * 100 may overflow for the largest units; long double only for the fraction.
+    auto hundredths = static_cast<std::uint64_t>(static_cast<long double>(rem) * 100.0L / scale + 0.5L);
+    std::uint64_t w = whole;
+    if (hundredths >= 100) {
+        ++w;
+        hundredths -= 100;
+    }
+    if (hundredths == 0) return fmt::format("{} {}", w, unit);
+    if (hundredths % 10 == 0) return fmt::format("{}.{} {}", w, hundredths / 10, unit);
+    return fmt::format("{}.{:02} {}", w, hundredths, unit);
 }
 
 }  // namespace
@@ -35,27 +50,65 @@ std::uint64_t parse_size(std::string_view text) {
         ++i;
     }
     if (i == 0) bad_size(text, "it must start with a digit (no signs or spaces)");
-
-    std::string suffix;
-    for (; i < text.size(); ++i) suffix.push_back(lower(text[i]));
-    unsigned shift = 0;
-    if (!suffix.empty()) {
-        static constexpr std::string_view kUnits = "kmgtpe";
-        const auto pos = kUnits.find(suffix[0]);
-        std::string_view rest = suffix;
-        if (pos != std::string_view::npos) {
-            shift = 10 * static_cast<unsigned>(pos + 1);
-            rest.remove_prefix(1);
-            if (!rest.empty() && rest != "ib" && rest != "b") {
-                bad_size(text,
-                         fmt::format("unknown suffix \"{}\"", text.substr(text.size() - suffix.size())));
-            }
-        } else if (rest != "b") {
-            bad_size(text, fmt::format("unknown suffix \"{}\"", text.substr(text.size() - suffix.size())));
-        }
+    const std::string_view suffix = text.substr(i);
+    if (!suffix.empty() && (suffix[0] == '.' || suffix[0] == ',')) {
+        bad_size(text, "fractions are not accepted (write 1536M for 1.5G)");
     }
-    if (shift != 0 && value > (kMax >> shift)) bad_size(text, "it does not fit in 64 bits");
-    return value << shift;
+    if (suffix.find_first_of(" \t") != std::string_view::npos) {
+        bad_size(text, "it must not contain spaces (write 256M, not 256 M)");
+    }
+    if (suffix.empty() || suffix == "B" || suffix == "b") return value;
+
+    static constexpr std::string_view kUnits = "kmgtpe";
+    const auto pos = kUnits.find(lower(suffix[0]));
+    const std::string_view rest = suffix.substr(1);
+    if (pos == std::string_view::npos) bad_size(text, fmt::format("unknown suffix \"{}\"", suffix));
+    const auto power = static_cast<unsigned>(pos + 1);
+    if (rest.empty() || (rest.size() == 2 && lower(rest[0]) == 'i' && lower(rest[1]) == 'b')) {
+        const unsigned shift = 10 * power;
+        if (value > (kMax >> shift)) bad_size(text, "it does not fit in 64 bits");
+        return value << shift;
+    }
+    if (rest == "B") {
+        std::uint64_t scale = 1;
+        for (unsigned k = 0; k < power; ++k) scale *= 1000;
+        if (value > kMax / scale) bad_size(text, "it does not fit in 64 bits");
+        return value * scale;
+    }
+    if (rest == "b") {
+        const char upper = static_cast<char>(kUnits[pos] - 'a' + 'A');
+        bad_size(text,
+                 fmt::format("a lower-case b after {} is ambiguous (bits?): write {}{}B for powers of "
+                             "1000 or {}{}iB for powers of 1024",
+                             suffix[0], text.substr(0, i), pos == 0 ? 'k' : upper, text.substr(0, i), upper));
+    }
+    bad_size(text, fmt::format("unknown suffix \"{}\"", suffix));
+}
+
+std::string format_decimal_size(std::uint64_t bytes) {
+    static constexpr std::array<std::string_view, 7> kNames = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
+    unsigned unit = 0;
+    std::uint64_t scale = 1;
+    while (unit + 1 < kNames.size() && bytes / 1000 >= scale) {
+        scale *= 1000;
+        ++unit;
+    }
+    if (unit == 0) return fmt::format("{} B", bytes);
+    return two_decimals(bytes / scale, bytes % scale, scale, kNames[unit]);
+}
+
+std::string format_size_both(std::uint64_t bytes) {
+    const std::string binary = format_size(bytes);
+    const std::string decimal = format_decimal_size(bytes);
+    if (binary == decimal || bytes < 1000) return binary;
+    // The exact form first: a whole number of decimal units that is not one of binary units.
+    std::uint64_t dscale = 1;
+    while (bytes / 1000 >= dscale && dscale <= std::numeric_limits<std::uint64_t>::max() / 1000)
+        dscale *= 1000;
+    const bool decimal_exact = bytes % dscale == 0;
+    const bool binary_exact = bytes % (std::uint64_t{1} << (10 * (core::log2_floor(bytes) / 10))) == 0;
+    if (decimal_exact && !binary_exact) return fmt::format("{} ({})", decimal, binary);
+    return fmt::format("{} ({})", binary, decimal);
 }
 
 std::string format_size(std::uint64_t bytes) {
@@ -64,20 +117,7 @@ std::string format_size(std::uint64_t bytes) {
     while (unit + 1 < kNames.size() && bytes >= (std::uint64_t{1} << (10 * (unit + 1)))) ++unit;
     if (unit == 0) return fmt::format("{} B", bytes);
     const std::uint64_t scale = std::uint64_t{1} << (10 * unit);
-    if (bytes % scale == 0) return fmt::format("{} {}", bytes / scale, kNames[unit]);
-    // Two decimals, rounded half up, computed in integers: whole part and hundredths.
-    const std::uint64_t whole = bytes / scale;
-    const std::uint64_t rem = bytes % scale;
-    // rem * 100 may overflow for EiB; use long double only for the fraction.
-    auto hundredths = static_cast<std::uint64_t>(static_cast<long double>(rem) * 100.0L / scale + 0.5L);
-    std::uint64_t w = whole;
-    if (hundredths >= 100) {
-        ++w;
-        hundredths -= 100;
-    }
-    if (hundredths == 0) return fmt::format("{} {}", w, kNames[unit]);
-    if (hundredths % 10 == 0) return fmt::format("{}.{} {}", w, hundredths / 10, kNames[unit]);
-    return fmt::format("{}.{:02} {}", w, hundredths, kNames[unit]);
+    return two_decimals(bytes / scale, bytes % scale, scale, kNames[unit]);
 }
 
 std::string format_count(std::uint64_t n) {

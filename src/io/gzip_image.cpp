@@ -248,7 +248,7 @@ private:
                     fmt::format("decompressing \"{}\" needs more than {} of temporary space in {} "
                                 "(FSIMG_GZIP_TEMP_LIMIT); decompress it yourself (gunzip -k) and give "
                                 "the image",
-                                name_, core::format_size(limit_), tmpdir_));
+                                name_, core::format_size_both(limit_), tmpdir_));
             }
             std::size_t done = 0;
             while (done < keep) {

@@ -79,6 +79,10 @@ std::string render_json(const Report& r) {
                   {"total_bytes", row.total_bytes},
                   {"over_best_bytes", row.over_best_bytes},
                   {"unstorable_files", row.unstorable_files},
+                  {"unstorable_bytes", row.unstorable_bytes},
+                  {"complete", row.complete},
+                  {"current", row.current},
+                  {"short_bytes", row.short_bytes ? json(*row.short_bytes) : json(nullptr)},
                   {"overhead_bytes", row.overhead_bytes ? json(*row.overhead_bytes) : json(nullptr)},
                   {"free_bytes", row.free_bytes ? json(*row.free_bytes) : json(nullptr)},
                   {"fits", row.fits ? json(*row.fits) : json(nullptr)},
@@ -94,12 +98,19 @@ std::string render_json(const Report& r) {
         rows.push_back(o);
     }
     j["rows"] = rows;
-    j["recommendation"] = r.recommended ? json({{"row", *r.recommended},
-                                                {"best_row", *r.best},
-                                                {"filesystem", lower(r.rows[*r.recommended].fs)},
-                                                {"cluster_bytes", r.rows[*r.recommended].cluster_bytes},
-                                                {"reason", r.reason}})
-                                        : json(nullptr);
+    j["recommendation"] = r.recommended
+                              ? json({{"row", *r.recommended},
+                                      {"best_row", *r.best},
+                                      {"filesystem", lower(r.rows[*r.recommended].fs)},
+                                      {"cluster_bytes", r.rows[*r.recommended].cluster_bytes},
+                                      {"reason", r.reason},
+                                      {"freed_bytes", r.freed_bytes ? json(*r.freed_bytes) : json(nullptr)}})
+                              : json(nullptr);
+    j["no_recommendation_reason"] = r.recommended ? json(nullptr) : json(r.reason);
+    j["current"] = r.current ? json({{"row", *r.current},
+                                     {"filesystem", lower(r.rows[*r.current].fs)},
+                                     {"cluster_bytes", r.rows[*r.current].cluster_bytes}})
+                             : json(nullptr);
     json defs = json::array();
     for (const auto& d : r.defaults) {
         defs.push_back({{"tool", d.tool},
@@ -116,15 +127,17 @@ std::string render_json(const Report& r) {
 std::string render_csv(const Report& r) {
     std::string out =
         "filesystem,cluster_bytes,data_bytes,slack_bytes,slack_percent,metadata_bytes,total_bytes,"
-        "over_best_bytes,unstorable_files,overhead_bytes,free_bytes,fits,best,recommended\n";
+        "over_best_bytes,unstorable_files,overhead_bytes,free_bytes,fits,best,recommended,unstorable_bytes,"
+        "complete,current\n";
     for (const Row& row : r.rows) {
-        out += fmt::format("{},{},{},{},{:.3f},{},{},{},{},{},{},{},{},{}\n", lower(row.fs),
-                           row.cluster_bytes, row.data_bytes, row.slack_bytes, row.slack_percent,
-                           row.metadata_bytes, row.total_bytes, row.over_best_bytes, row.unstorable_files,
-                           row.overhead_bytes ? fmt::format("{}", *row.overhead_bytes) : "",
-                           row.free_bytes ? fmt::format("{}", *row.free_bytes) : "",
-                           row.fits ? (*row.fits ? "yes" : "no") : "", row.best ? 1 : 0,
-                           row.recommended ? 1 : 0);
+        out +=
+            fmt::format("{},{},{},{},{:.3f},{},{},{},{},{},{},{},{},{},{},{},{}\n", lower(row.fs),
+                        row.cluster_bytes, row.data_bytes, row.slack_bytes, row.slack_percent,
+                        row.metadata_bytes, row.total_bytes, row.over_best_bytes, row.unstorable_files,
+                        row.overhead_bytes ? fmt::format("{}", *row.overhead_bytes) : "",
+                        row.free_bytes ? fmt::format("{}", *row.free_bytes) : "",
+                        row.fits ? (*row.fits ? "yes" : "no") : "", row.best ? 1 : 0, row.recommended ? 1 : 0,
+                        row.unstorable_bytes, row.complete ? 1 : 0, row.current ? 1 : 0);
     }
     return out;
 }

@@ -13,6 +13,17 @@ std::string pad(const std::string& s, std::size_t w, bool right) {
     return right ? std::string(w - s.size(), ' ') + s : s + std::string(w - s.size(), ' ');
 }
 
+/// The +best cell: the cost over the best for a complete row; what an
+/// incomplete one leaves out ("15 files (77.55 GiB) not stored", "short by 3 MiB").
+std::string over_best_cell(const Row& row) {
+    if (row.unstorable_files != 0) {
+        return fmt::format("{} file{} ({}) not stored", core::format_count(row.unstorable_files),
+                           row.unstorable_files == 1 ? "" : "s", core::format_size(row.unstorable_bytes));
+    }
+    if (row.short_bytes) return "short by " + core::format_size(*row.short_bytes);
+    return row.over_best_bytes ? "+" + core::format_size(row.over_best_bytes) : "0";
+}
+
 std::string bucket_label(std::size_t k) {
     if (k == 0) return "empty";
     const std::uint64_t lo = k == 1 ? 1 : std::uint64_t{1} << (k - 1);
@@ -30,7 +41,7 @@ std::string render_table(const Report& r) {
     if (r.other) out += fmt::format("; {} devices/FIFOs/sockets skipped", core::format_count(r.other));
     if (r.extra_links) out += fmt::format("; {} extra hard-link names", core::format_count(r.extra_links));
     out += "\n";
-    if (r.volume_bytes) out += fmt::format("Volume: {}\n", core::format_size(*r.volume_bytes));
+    if (r.volume_bytes) out += fmt::format("Volume: {}\n", core::format_size_both(*r.volume_bytes));
     out += "\n";
 
     std::vector<std::string> head = {"",       "FS",       "cluster", "data", "slack",
@@ -42,7 +53,7 @@ std::string render_table(const Report& r) {
     std::vector<std::vector<std::string>> cells;
     for (const Row& row : r.rows) {
         std::vector<std::string> c = {
-            std::string(row.best ? "*" : "") + (row.recommended ? "R" : ""),
+            std::string(row.best ? "*" : "") + (row.recommended ? "R" : "") + (row.current ? "=" : ""),
             std::string(to_string(row.fs)),
             core::format_size(row.cluster_bytes),
             core::format_size(row.data_bytes),
@@ -50,7 +61,7 @@ std::string render_table(const Report& r) {
             fmt::format("{:.1f}", row.slack_percent),
             core::format_size(row.metadata_bytes),
             core::format_size(row.total_bytes),
-            row.over_best_bytes ? "+" + core::format_size(row.over_best_bytes) : "0"};
+            over_best_cell(row)};
         if (r.volume_bytes) {
             c.push_back(row.overhead_bytes ? core::format_size(*row.overhead_bytes) : "-");
             c.push_back(row.free_bytes ? core::format_size(*row.free_bytes) : "-");
@@ -74,18 +85,21 @@ std::string render_table(const Report& r) {
     };
     line(head);
     for (const auto& c : cells) line(c);
-    out += r.volume_bytes ? "\n* smallest total + overhead, R recommended."
-                          : "\n* smallest total, R recommended.";
     out +=
-        " data = cluster-rounded file data; slack = data - apparent size;\n"
+        r.volume_bytes ? "\n* smallest total + overhead, R recommended" : "\n* smallest total, R recommended";
+    out += r.current ? ", = the image's own layout.\ndata" : ". data";
+    out +=
+        " = cluster-rounded file data; slack = data - apparent size;\n"
         "metadata = directory clusters (FAT/exFAT) or MFT records and index blocks (NTFS) the tree adds.\n";
 
-    if (r.recommended) out += fmt::format("\nRecommendation: {}\n", r.reason);
+    if (!r.reason.empty()) out += fmt::format("\nRecommendation: {}\n", r.reason);
     if (!r.defaults.empty()) {
         out += "\nDefaults for this volume size:\n";
         for (const auto& d : r.defaults) {
             std::string cost;
-            if (d.row) {
+            if (d.row && !r.rows[*d.row].complete) {
+                cost = over_best_cell(r.rows[*d.row]);
+            } else if (d.row) {
                 const Row& row = r.rows[*d.row];
                 // The same measure as "over the best": the tree plus the fixed overhead.
                 cost = fmt::format("on disk {} (tree {} + overhead {}), {} over the best",

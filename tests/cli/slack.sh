@@ -78,8 +78,9 @@ b=$("$FSIMG" slack --csv -t fat32 "$WORK/e.img" | cut -d, -f1-7)
 # whole report equals the tree's, every filesystem and cluster size.
 for t in exfat ntfs; do
   "$FSIMG" mkfs -q -t $t -s 512M --from "$WORK/tree-edges" "$WORK/e-$t.img" || fail "mkfs -t $t edges"
-  a=$("$FSIMG" slack --csv -c 4K,64K "$WORK/tree-edges")
-  b=$("$FSIMG" slack --csv -c 4K,64K "$WORK/e-$t.img")
+  # (but the last column, "current": the image's own row is marked)
+  a=$("$FSIMG" slack --csv -c 4K,64K "$WORK/tree-edges" | cut -d, -f1-16)
+  b=$("$FSIMG" slack --csv -c 4K,64K "$WORK/e-$t.img" | cut -d, -f1-16)
   [ -n "$a" ] && [ "$a" = "$b" ] && pass || fail "$t image source differs from the tree: $(diff <(echo "$a") <(echo "$b") | head -4)"
 done
 

@@ -19,6 +19,11 @@ card_exfat() {
   card_tree
   fsimg mkfs -q -t exfat -s 64M --volume-id 1234ABCD -L CARD --from tree card.img
 }
+# card.img: the tree on exFAT with 1 MiB clusters (slack's own-row example).
+card_exfat_1m() {
+  card_tree
+  fsimg mkfs -q -t exfat -s 64M -c 1M --volume-id 1234ABCD -L CARD --from tree card.img
+}
 # card.img: the tree on NTFS (fsimg), left dirty, with one lost cluster in $Bitmap.
 card_ntfs_damaged() {
   card_tree

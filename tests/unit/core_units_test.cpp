@@ -13,7 +13,6 @@ TEST_CASE("parse_size accepts binary units", "[core][units]") {
     CHECK(parse_size("4k") == 4096);
     CHECK(parse_size("4KiB") == 4096);
     CHECK(parse_size("4kib") == 4096);
-    CHECK(parse_size("4KB") == 4096);
     CHECK(parse_size("512B") == 512);
     CHECK(parse_size("1M") == 1048576);
     CHECK(parse_size("1MiB") == 1048576);
@@ -22,6 +21,29 @@ TEST_CASE("parse_size accepts binary units", "[core][units]") {
     CHECK(parse_size("2P") == 2251799813685248ull);
     CHECK(parse_size("15E") == 15ull << 60);
     CHECK(parse_size("18446744073709551615") == 18446744073709551615ull);
+}
+
+TEST_CASE("parse_size reads KB, MB, GB... as powers of 1000, as coreutils does", "[core][units]") {
+    // coreutils truncate(1): K,M,G... powers of 1024, KB,MB,... powers of 1000, KiB=K.
+    CHECK(parse_size("256GB") == 256'000'000'000ull);
+    CHECK(parse_size("256G") == 274'877'906'944ull);  // 256 * 1024^3
+    CHECK(parse_size("256GiB") == 274'877'906'944ull);
+    CHECK(parse_size("4KiB") == 4096);
+    CHECK(parse_size("4K") == 4096);
+    CHECK(parse_size("4kB") == 4000);
+    CHECK(parse_size("4KB") == 4000);
+    CHECK(parse_size("1MB") == 1'000'000);
+    CHECK(parse_size("1GB") == 1'000'000'000);
+    CHECK(parse_size("2TB") == 2'000'000'000'000ull);
+    CHECK(parse_size("3PB") == 3'000'000'000'000'000ull);
+    CHECK(parse_size("18EB") == 18'000'000'000'000'000'000ull);
+    REQUIRE_THROWS_WITH(parse_size("19EB"), Catch::Contains("\"19EB\"") && Catch::Contains("64 bits"));
+    // A lower-case b after a unit letter (bits?) is refused, naming both spellings.
+    REQUIRE_THROWS_WITH(parse_size("4kb"),
+                        Catch::Contains("\"4kb\"") && Catch::Contains("4kB") && Catch::Contains("4KiB"));
+    REQUIRE_THROWS_WITH(parse_size("1.5G"), Catch::Contains("\"1.5G\"") && Catch::Contains("fractions"));
+    REQUIRE_THROWS_WITH(parse_size("256 M"), Catch::Contains("\"256 M\"") && Catch::Contains("spaces"));
+    REQUIRE_THROWS_WITH(parse_size("4GiBB"), Catch::Contains("unknown suffix"));
 }
 
 TEST_CASE("parse_size rejects bad input naming it", "[core][units]") {
@@ -61,6 +83,22 @@ TEST_CASE("format_size", "[core][units]") {
     CHECK(core::format_size(1030) == "1.01 KiB");
     CHECK(core::format_size(1048575) == "1024 KiB");  // rounds up into the next whole number
     CHECK(core::format_size(18446744073709551615ull) == "16 EiB");
+}
+
+TEST_CASE("format_decimal_size and format_size_both", "[core][units]") {
+    CHECK(core::format_decimal_size(999) == "999 B");
+    CHECK(core::format_decimal_size(1000) == "1 kB");
+    CHECK(core::format_decimal_size(4096) == "4.1 kB");
+    CHECK(core::format_decimal_size(256'000'000'000ull) == "256 GB");
+    CHECK(core::format_decimal_size(1'500'000) == "1.5 MB");
+    CHECK(core::format_size_both(512) == "512 B");
+    // 256e9 / 2^30 = 238.4185791...
+    CHECK(core::format_size_both(256'000'000'000ull) == "256 GB (238.42 GiB)");
+    // 4 * 2^30 = 4,294,967,296 = 4.29 GB
+    CHECK(core::format_size_both(4ull << 30) == "4 GiB (4.29 GB)");
+    CHECK(core::format_size_both(1'000'000'000) == "1 GB (953.67 MiB)");
+    // Exact in neither: binary first. 1,234,567 / 2^20 = 1.177..., / 10^6 = 1.23
+    CHECK(core::format_size_both(1'234'567) == "1.18 MiB (1.23 MB)");
 }
 
 TEST_CASE("format_count", "[core][units]") {

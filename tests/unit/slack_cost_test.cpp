@@ -108,19 +108,83 @@ TEST_CASE("slack: with a volume size the best row counts the fixed overhead") {
     CHECK(sized.reason.find("with the volume's overhead") != std::string::npos);
 }
 
-TEST_CASE("slack: the seed case, a 45-byte file on exFAT with 1 MiB clusters") {
+/// A tree of files in the root alone, charged to every filesystem.
+static Tally root_files(std::initializer_list<std::pair<const char*, std::uint64_t>> files) {
     AnalyzerOptions opt;
     Tally t;
     DirAccumulator root(opt, DirContext{});
-    root.add(t, "note45.txt", EntryKind::file, 45);
+    for (const auto& [name, size] : files) root.add(t, name, EntryKind::file, size);
     root.finish(t);
+    return t;
+}
+
+TEST_CASE("slack: the seed case, a 45-byte file on exFAT with 1 MiB clusters") {
+    const Tally t = root_files({{"note45.txt", 45}});
     const Report r = build_report(t, ReportOptions{});
     const Row& x = row(r, Fs::exfat, 1 << 20);
     CHECK(x.data_bytes == 1048576);
     CHECK(x.slack_bytes == 1048576 - 45);
     CHECK(x.metadata_bytes == 0);  // 96 + 96 bytes of entries fit the root's first cluster
     CHECK(t.fs[std::size_t(Fs::exfat)].entry_bytes == 96);
-    CHECK(row(r, Fs::ntfs, 1 << 20).data_bytes == 0);  // resident in its MFT record
+    CHECK(row(r, Fs::ntfs, 65536).data_bytes == 0);  // resident in its MFT record
+}
+
+TEST_CASE("slack: --for keeps what every named device reads") {
+    const auto bit = [](Fs fs) { return fs_bit(fs); };
+    CHECK(filesystems_for({"camera"}) == bit(Fs::exfat));
+    CHECK(filesystems_for({"SDXC"}) == bit(Fs::exfat));
+    CHECK(filesystems_for({"sdhc"}) == bit(Fs::fat32));
+    CHECK(filesystems_for({"macos", "tv"}) == (bit(Fs::fat32) | bit(Fs::exfat)));
+    CHECK(filesystems_for({"windows", "linux"}) == (bit(Fs::fat32) | bit(Fs::exfat) | bit(Fs::ntfs)));
+    CHECK(filesystems_for({"uefi", "macos"}) == bit(Fs::fat32));
+    REQUIRE_THROWS_WITH(filesystems_for({"phone"}), Catch::Contains("unknown device"));
+    REQUIRE_THROWS_WITH(filesystems_for({"camera", "uefi"}), Catch::Contains("no filesystem"));
+    for (const auto& r : device_rules()) CHECK(!r.source.empty());
+    // camera on a 256 GB card: the SD Association's 256 KiB (over 128 GiB, up to 512 GiB).
+    ReportOptions o;
+    o.filesystems = {Fs::exfat};
+    o.devices = {"camera"};
+    o.volume_bytes = 256'000'000'000ull;
+    const Report r = build_report(Tally{}, o);
+    const auto sd = std::find_if(r.defaults.begin(), r.defaults.end(),
+                                 [](const DefaultChoice& d) { return d.tool == "SD Assoc."; });
+    REQUIRE(sd != r.defaults.end());
+    CHECK(sd->cluster_bytes == 256u << 10);
+    CHECK(r.reason.find("(--for camera: exFAT, what these devices read.)") != std::string::npos);
+}
+
+TEST_CASE("slack: a row that leaves files out is never best; the image's own row") {
+    const Tally t = root_files({{"note45.txt", 45}, {"video.mp4", 5ull << 30}});  // over FAT32's 4 GiB - 1
+    ReportOptions o;
+    o.filesystems = {Fs::fat32, Fs::exfat};
+    o.current = CurrentLayout{Fs::exfat, 1 << 20};
+    const Report r = build_report(t, o);
+    for (const Row& x : r.rows) {
+        if (x.fs != Fs::fat32) continue;
+        CHECK(x.unstorable_files == 1);
+        CHECK(x.unstorable_bytes == 5ull << 30);
+        CHECK(!x.complete);
+        CHECK(!x.best);
+        CHECK(!x.recommended);
+        CHECK(x.over_best_bytes == 0);
+    }
+    REQUIRE(r.recommended);
+    const Row& rec = r.rows[*r.recommended];
+    CHECK(rec.fs == Fs::exfat);
+    REQUIRE(r.current);
+    CHECK(r.rows[*r.current].current);
+    CHECK(r.rows[*r.current].cluster_bytes == 1u << 20);
+    // exFAT slack at C: C - 45 for the note (5 GiB is a whole number of clusters).
+    CHECK(r.freed_bytes == std::int64_t(1 << 20) - std::int64_t(rec.cluster_bytes));
+    CHECK(r.reason.find("FAT32 leaves 1 file (5 GiB) out.") != std::string::npos);
+    CHECK(r.reason.find("frees") != std::string::npos);
+    // FAT32 alone: nothing stores every file, nothing is recommended.
+    o.filesystems = {Fs::fat32};
+    o.current.reset();
+    const Report f = build_report(t, o);
+    CHECK(!f.best);
+    CHECK(!f.recommended);
+    CHECK(f.reason.find("No choice stores every file") != std::string::npos);
 }
 
 TEST_CASE("slack: exFAT and NTFS per-entry costs") {
@@ -192,14 +256,19 @@ TEST_CASE("slack: NTFS fixed overhead reproduces mkntfs (formats.md §3.3)") {
     o.filesystems = {Fs::ntfs};
     o.volume_bytes = GiB;
     const Report r = build_report(Tally{}, o);
-    CHECK(row(r, Fs::ntfs, 1 << 20).overhead_bytes == GiB - (1023 - 15) * MiB);  // mkntfs: 15 MiB used
-    CHECK(row(r, Fs::ntfs, 2 << 20).free_bytes > 0);
-    o.volume_bytes = 300ull << 40;  // Windows formats 128 KiB clusters there
-    const Report big = build_report(Tally{}, o);
-    CHECK(big.rows.front().cluster_bytes == 128 << 10);
-    CHECK(big.defaults.size() == 2);
-    CHECK(big.defaults.front().cluster_bytes == 128 << 10);
-    CHECK(big.defaults.front().row);
+    // fsimg mkfs writes NTFS clusters up to 64 KiB (ntfs/layout.cpp): the rows stop there.
+    CHECK(r.rows.back().cluster_bytes == 64 << 10);
+    CHECK(r.rows.size() == 8);  // 512 B .. 64 KiB
+    o.cluster_sizes = {1 << 20};
+    REQUIRE_THROWS_WITH(build_report(Tally{}, o), Catch::Contains("NTFS allows 512 B, 1 KiB") &&
+                                                      Catch::Contains("32 KiB, 64 KiB") &&
+                                                      !Catch::Contains("128 KiB"));
+    o.cluster_sizes.clear();
+    // 300 TiB needs 128 KiB clusters (2^32 - 1 clusters of 64 KiB hold 256 TiB - 64 KiB),
+    // which mkfs does not write: no NTFS row at all.
+    o.volume_bytes = 300ull << 40;
+    REQUIRE_THROWS_WITH(build_report(Tally{}, o),
+                        Catch::Contains("NTFS cannot be made on a volume of 300 TiB"));
 }
 
 TEST_CASE("slack: FAT prediction == populate's plan on random trees") {

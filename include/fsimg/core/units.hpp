@@ -1,4 +1,8 @@
-// Size strings: "512", "4K", "4KiB", "1M", "64G", "1T" (binary units).
+// Size strings: "512", "4K", "4KiB", "1M", "64G" (binary units, powers of
+// 1024) and "4kB", "256GB" (decimal units, powers of 1000), as GNU coreutils
+// reads them (truncate(1): "Units are K,M,G,T,P,E,Z,Y,R,Q (powers of 1024) or
+// KB,MB,... (powers of 1000). Binary prefixes can be used, too: KiB=K, MiB=M";
+// coreutils manual §2.2 Block size: "kB" = 1000).
 #pragma once
 
 #include <cstdint>
@@ -7,12 +11,26 @@
 
 namespace fsimg::core {
 
-/// Parses a byte count. Accepted: digits with an optional suffix K, M, G, T,
-/// P, E (binary: K = 1024), optionally followed by "iB" or "B" ("4K", "4KiB",
-/// "4KB" are all 4096), case-insensitive, no spaces or signs.
-/// Throws Error(usage) naming the text on an unknown suffix ("4X"), empty
-/// input, or a value that does not fit 64 bits.
+/// Parses a byte count: digits, then an optional unit.
+///  - none, "B" or "b": bytes;
+///  - K, M, G, T, P, E (either case) alone or followed by "iB" (either case):
+///    binary, powers of 1024 ("4K" = "4KiB" = 4096, "256G" = 256 x 2^30);
+///  - the same letter followed by an upper-case "B": decimal, powers of 1000
+///    ("4kB" = "4KB" = 4000, "256GB" = 256,000,000,000), as coreutils reads them.
+/// No spaces, signs or fractions. Throws Error(usage) naming the text on an
+/// unknown suffix ("4X"), a lower-case "b" after a unit letter ("4kb": bits or
+/// bytes?), a fraction ("1.5G"), a space ("256 M"), empty input, or a value
+/// that does not fit 64 bits.
 std::uint64_t parse_size(std::string_view text);
+
+/// Formats bytes in decimal units: "512 B", "4 kB", "256 GB", "1.5 MB"
+/// (kB = 1000; exact multiples get no decimals, others up to 2).
+std::string format_decimal_size(std::uint64_t bytes);
+
+/// Formats a size a user gave in both unit systems where they differ: the
+/// exact one first, the other in parentheses: "256 GB (238.42 GiB)",
+/// "4 GiB (4.29 GB)", "512 B". Below 1000 bytes both are "N B" and one is given.
+std::string format_size_both(std::uint64_t bytes);
 
 /// Formats bytes for people: "512 B", "4 KiB", "1.5 MiB" (exact powers get no
 /// decimals; others get up to 2 significant decimals).

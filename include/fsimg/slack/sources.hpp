@@ -13,6 +13,7 @@
 #include <string>
 
 #include "fsimg/slack/analyzer.hpp"
+#include "fsimg/slack/report.hpp"
 
 namespace fsimg::slack {
 
@@ -23,6 +24,16 @@ struct SourceOptions {
     /// (never concurrently); may be empty.
     std::function<void(std::uint64_t files)> progress;
 };
+
+/// The filesystem and cluster size of the image IMAGE or IMAGE@N (gzip
+/// allowed): from its boot sector (through the backup one when sector 0 is
+/// damaged, as fs::probe says): FAT BPB_BytsPerSec x BPB_SecPerClus (FAT32
+/// when BPB_FATSz16 is 0), exFAT 2^(BytesPerSectorShift +
+/// SectorsPerClusterShift), NTFS bytes per sector x sectors per cluster
+/// (formats.md §3.1). nullopt for a FAT12/16 volume, whose text ("FAT16
+/// with 4 KiB clusters") goes to `other`; throws Error(corrupt) when no
+/// filesystem is recognised, Error(io) when it cannot be read.
+std::optional<CurrentLayout> image_layout(const std::string& spec, std::string& other);
 
 /// One pass over any number of sources into one Tally.
 class Analysis {

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# fsimg slack, honest rows and the image's own row (issue 26): a row that
+# cannot store every file shows what it leaves out in place of +best and is
+# never best (*) or recommended (R); rows and the recommendation stay within
+# what fsimg mkfs writes; an image SOURCE's own layout is marked = and the
+# recommendation says what reformatting frees.
+. "$(dirname "$0")/../lib.sh"
+cd "$WORK" || exit 1
+
+# Three 5 GiB videos (sparse host files) and a few small files: FAT32 stores
+# no file of 4 GiB or more (4 GiB - 1 is its limit).
+mkdir -p cam/DCIM
+for i in 1 2 3; do truncate -s 5G "cam/DCIM/V$i.MP4"; done
+for i in 1 2 3 4 5; do head -c $((i * 1000)) /dev/zero > "cam/DCIM/P$i.JPG"; done
+"$FSIMG" slack cam > t.txt || fail "slack cam: $(cat t.txt)"
+# 3 x 5 x 2^30 = 16,106,127,360 bytes = 15 GiB
+n=$(grep -c '^ *FAT32 .*3 files (15 GiB) not stored' t.txt)
+m=$(grep -c '^[*R=]* *FAT32 ' t.txt)
+[ "$n" -gt 0 ] && [ "$n" = "$m" ] && pass || fail "FAT32 rows: $n of $m say what they leave out: $(cat t.txt)"
+grep -Eq '^[*R]+ +FAT32 ' t.txt && fail "a FAT32 row is marked best or recommended: $(grep FAT32 t.txt)" || pass
+grep -Eq '^\*?R +(exFAT|NTFS) ' t.txt && pass || fail "no exFAT/NTFS row recommended: $(cat t.txt)"
+grep -qF "FAT32 leaves 3 files (15 GiB) out." t.txt && pass || fail "recommendation: $(grep Recommendation t.txt)"
+"$FSIMG" slack --json cam | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+rec = j["rows"][j["recommendation"]["row"]]
+assert rec["filesystem"] != "fat32" and rec["complete"], rec
+for r in j["rows"]:
+    if r["filesystem"] == "fat32":
+        assert r["unstorable_files"] == 3 and r["unstorable_bytes"] == 3 * 5 * 2**30, r
+        assert not r["complete"] and not r["best"] and not r["recommended"] and r["over_best_bytes"] == 0, r
+    # fsimg mkfs writes NTFS clusters up to 64 KiB only (ntfs/layout.cpp).
+    if r["filesystem"] == "ntfs":
+        assert r["cluster_bytes"] <= 65536, r
+' && pass || fail "json rows"
+# What mkfs accepts bounds the rows: NTFS 64 KiB yes, 128 KiB no.
+"$FSIMG" mkfs -q -t ntfs -c 64K -s 64M n64.img && pass || fail "mkfs -t ntfs -c 64K"
+expect_fail 2 "clusters above 64 KiB" "$FSIMG" mkfs -t ntfs -c 128K -s 64M n128.img
+# -t fat32 alone: no row stores every file, so none is best or recommended.
+"$FSIMG" slack -t fat32 cam > f.txt || fail "slack -t fat32"
+grep -Eq '^[*R=]+ +FAT32 ' f.txt && fail "-t fat32: a row is marked: $(cat f.txt)" || pass
+grep -qF "No choice stores every file, so none is recommended. FAT32 leaves 3 files (15 GiB) out." f.txt && pass || fail "-t fat32: $(cat f.txt)"
+# A volume too small: rows that do not fit say by how much and are never marked.
+"$FSIMG" slack -t exfat -c 4K,32K --volume-size 8G cam > s.txt || fail "slack 8G"
+grep -Eq '^ +exFAT .*short by ' s.txt && ! grep -Eq '^[*R=]+ +exFAT ' s.txt && pass || fail "short rows: $(cat s.txt)"
+grep -qF "No choice stores every file and fits the volume" s.txt && pass || fail "8G: $(grep Recomm s.txt)"
+
+# --for: only the filesystems every named device reads (docs/slack.md).
+"$FSIMG" slack --for camera cam > c.txt || fail "--for camera: $(cat c.txt)"
+grep -Eq '^[*R= ]+ +(NTFS|FAT32) ' c.txt && fail "--for camera shows NTFS or FAT32: $(cat c.txt)" || pass
+grep -Eq '^\*?R +exFAT ' c.txt && grep -qF "(--for camera: exFAT, what these devices read.)" c.txt && pass \
+  || fail "--for camera: $(grep -A1 Recomm c.txt)"
+"$FSIMG" slack --json --for camera cam | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+assert j["rows"] and all(r["filesystem"] == "exfat" for r in j["rows"]), [r["filesystem"] for r in j["rows"]]
+' && pass || fail "--for camera json"
+# macOS and a TV: FAT32 and exFAT, never NTFS; with the 5 GiB videos exFAT is recommended.
+"$FSIMG" slack --for macos,tv cam > m.txt || fail "--for macos,tv"
+grep -Eq '^[*R= ]+ +NTFS ' m.txt && fail "--for macos,tv shows NTFS" || pass
+grep -Eq '^[*R= ]+ +FAT32 ' m.txt && grep -Eq '^\*?R +exFAT ' m.txt && pass || fail "--for macos,tv: $(cat m.txt)"
+# Without --for the recommendation says what it assumes.
+grep -qF "(No --for: assumes the devices read every filesystem shown.)" t.txt && pass || fail "no assumption: $(grep Recomm t.txt)"
+expect_fail 2 "--for phone: unknown device; known: camera, sdxc" "$FSIMG" slack --for phone cam
+expect_fail 2 "no filesystem is read by every device named" "$FSIMG" slack --for sdhc,sdxc cam
+expect_fail 2 "-t and --for leave no filesystem" "$FSIMG" slack -t ntfs --for uefi cam
+
+# The image's own row: an exFAT image at 1 MiB clusters as SOURCE.
+mkdir -p pics
+sizes=(45 1000 4096 70000 131072 200001 333333 1048576 1048577 2500000)
+for i in "${!sizes[@]}"; do head -c "${sizes[$i]}" /dev/zero > "pics/f$i.bin"; done
+"$FSIMG" mkfs -q -t exfat -c 1M --from pics ex.img || fail "mkfs exfat 1M"
+"$FSIMG" slack -t exfat ex.img > e.txt || fail "slack ex.img: $(cat e.txt)"
+grep -Eq '^[*R]*= +exFAT +1 MiB ' e.txt && pass || fail "current row not marked: $(cat e.txt)"
+[ "$(grep -c '^[*R]*=' e.txt)" = 1 ] && pass || fail "more than one = row"
+# Independently: exFAT slack at C = sum of (ceil(s / C) * C - s) over the files.
+"$FSIMG" slack --json -t exfat ex.img | python3 -c '
+import json, sys
+sizes = [int(s) for s in sys.argv[1].split()]
+slack = lambda c: sum(-(-s // c) * c - s for s in sizes)
+j = json.load(sys.stdin)
+cur = j["current"]
+assert cur["filesystem"] == "exfat" and cur["cluster_bytes"] == 1 << 20, cur
+assert j["rows"][cur["row"]]["current"]
+rec = j["rows"][j["recommendation"]["row"]]
+freed = slack(1 << 20) - slack(rec["cluster_bytes"])
+assert j["recommendation"]["freed_bytes"] == freed, (j["recommendation"], freed)
+assert freed > 0, freed
+print(rec["cluster_bytes"], freed)
+' "${sizes[*]}" > freed.txt && pass || fail "freed bytes"
+read -r rc freed < freed.txt
+# The table says it in words: "reformatting as exFAT with C clusters frees F of slack".
+want=$(python3 -c '
+import sys
+c, f = int(sys.argv[1]), int(sys.argv[2])
+def fmt(b):
+    names = ["B", "KiB", "MiB", "GiB"]
+    u = 0
+    while u + 1 < len(names) and b >= 1 << (10 * (u + 1)): u += 1
+    if u == 0: return f"{b} B"
+    w, r = divmod(b, 1 << (10 * u)); h = int(r * 100 / (1 << (10 * u)) + 0.5)
+    if h >= 100: w, h = w + 1, h - 100
+    return f"{w} {names[u]}" if h == 0 else (f"{w}.{h // 10} {names[u]}" if h % 10 == 0 else f"{w}.{h:02} {names[u]}")
+print(f"reformatting as exFAT with {fmt(c)} clusters frees {fmt(f)} of slack")
+' "$rc" "$freed")
+grep -qF "$want" e.txt && pass || fail "recommendation lacks '$want': $(grep -A1 Recommendation e.txt)"
+finish
