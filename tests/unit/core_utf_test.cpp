@@ -112,7 +112,8 @@ TEST_CASE("escape_name and escape_controls spell control characters alike") {
                       "b\nc") == "a\\x1bb\\x0ac");
     CHECK(escape_name("back\\slash\x7f") == "back\\\\slash\\x7f");
     CHECK(escape_controls("a\x1b"
-                          "b\nc") == "a\\x1bb\\x0ac");
+                          "b\rc") == "a\\x1bb\\x0dc");
+    CHECK(escape_controls("error\n  what would work:") == "error\n  what would work:");  // fsimg's own lines
     // A message already holding an escaped name is left as it is: only raw controls change.
     CHECK(escape_controls("entry \"back\\\\slash\" \x07") == "entry \"back\\\\slash\" \\x07");
     CHECK(escape_controls("D\xC3\x89") == "D\xC3\x89");

@@ -12,12 +12,13 @@ namespace fsimg::core {
 /// (UTF-8 included) as is.
 std::string escape_name(std::string_view s);
 
-/// `s` with control characters (below 0x20) and DEL as \xNN, in the
-/// spelling of escape_name, and nothing else changed (a backslash stays
-/// one): the last line of defence for messages that may already hold names
-/// escaped by escape_name, so that no byte of an image (ESC, a newline that
-/// would split a line) reaches a terminal raw. Text that has no control
-/// characters is returned as it is.
+/// `s` with control characters (below 0x20) but the line feed, and DEL, as
+/// \xNN, in the spelling of escape_name, and nothing else changed (a
+/// backslash stays one, a line feed stays: fsimg's own messages have lines,
+/// "what would work:" lists): the last line of defence for warnings, notes
+/// and errors that may already hold names escaped by escape_name, so that
+/// no ESC, CR or other control byte of an image reaches a terminal raw.
+/// Names themselves go through escape_name, where a line feed is \x0a.
 std::string escape_controls(std::string_view s);
 
 }  // namespace fsimg::core
