@@ -161,7 +161,7 @@ int run(const SlackArgs& a) {
     // One image as the only source: its own row is marked, and the recommendation says what reformatting
     // frees.
     if (a.sources.size() == 1 && a.lists.empty() && !std::filesystem::is_directory(a.sources[0])) {
-        ro.current = slack::image_layout(a.sources[0], ro.current_other);
+        ro.current = analysis.image_layout(ro.current_other);
     }
     if (progress) {
         if (tally.files > reported) progress->advance(tally.files - reported);

@@ -34,6 +34,8 @@ public:
     ExfatView(const io::BlockDevice& device, const Detection& d) : View(d), volume_(device) {}
 
     std::vector<std::string> open_problems() const override { return exfat::reading_problems(volume_); }
+    std::uint32_t cluster_bytes() const noexcept override { return volume_.cluster_bytes(); }
+    std::string_view type_name() const noexcept override { return "exFAT"; }
     std::optional<Entry> lookup(std::string_view path) const override {
         auto r = volume_.lookup(path);
         if (!r) return std::nullopt;

@@ -52,6 +52,8 @@ public:
         : View(d), device_(std::move(device)), volume_(*device_) {}
 
     bool has_short_names() const noexcept override { return true; }
+    std::uint32_t cluster_bytes() const noexcept override { return volume_.cluster_bytes(); }
+    std::string_view type_name() const noexcept override { return fat::to_string(volume_.type()); }
     std::vector<std::string> open_problems() const override {
         if (detection().note.empty()) return {};
         return {detection().note};

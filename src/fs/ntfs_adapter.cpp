@@ -84,6 +84,8 @@ public:
     NtfsView(std::shared_ptr<const io::BlockDevice> device, const Detection& d)
         : View(d), device_(std::move(device)), volume_(*device_), upcase_(ntfs::load_upcase(volume_)) {}
 
+    std::uint32_t cluster_bytes() const noexcept override { return volume_.geometry().cluster_bytes; }
+    std::string_view type_name() const noexcept override { return "NTFS"; }
     std::vector<std::string> open_problems() const override {
         std::vector<std::string> out;
         if (!detection().note.empty()) out.push_back(detection().note);

@@ -15,6 +15,8 @@ public:
           opened_(std::move(opened)),
           inner_(detail::adapter(kind()).open_view(opened_->device(), detection())) {}
     bool has_short_names() const noexcept override { return inner_->has_short_names(); }
+    std::uint32_t cluster_bytes() const noexcept override { return inner_->cluster_bytes(); }
+    std::string_view type_name() const noexcept override { return inner_->type_name(); }
     std::vector<std::string> open_problems() const override { return inner_->open_problems(); }
     std::optional<Entry> lookup(std::string_view path) const override { return inner_->lookup(path); }
     std::vector<Entry> list(const Entry& dir, std::vector<std::string>& problems) const override {

@@ -12,12 +12,7 @@
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/walk.hpp"
-#include "fsimg/exfat/structs.hpp"
-#include "fsimg/fat/structs.hpp"
-#include "fsimg/fs/detect.hpp"
 #include "fsimg/fs/view.hpp"
-#include "fsimg/io/open.hpp"
-#include "fsimg/ntfs/structs.hpp"
 #include "sources_internal.hpp"
 
 namespace fsimg::slack {
@@ -36,33 +31,9 @@ struct Pending {
 
 }  // namespace
 
-std::optional<CurrentLayout> image_layout(const std::string& spec, std::string& other) {
-    io::OpenedVolume opened = io::open_volume(spec);
-    const io::BlockDevice& dev = opened.device();
-    const std::optional<fs::Detection> d = fs::probe(dev);
-    if (!d) throw Error(ErrorCode::corrupt, fmt::format("{}: no FAT, exFAT or NTFS filesystem", spec));
-    std::array<std::byte, 512> sector{};
-    dev.read_at(d->through_backup ? d->backup_offset : 0, sector);
-    if (d->kind == fs::Kind::exfat) {
-        const auto b = exfat::decode_boot_sector(exfat::BootSpan(sector));
-        const unsigned shift = unsigned(b.bytes_per_sector_shift) + b.sectors_per_cluster_shift;
-        if (shift > 31)
-            throw Error(ErrorCode::corrupt, fmt::format("{}: the cluster size is 2^{}", spec, shift));
-        return CurrentLayout{Fs::exfat, std::uint32_t{1} << shift};
-    }
-    if (d->kind == fs::Kind::ntfs) {
-        const auto b =
-            fsimg::ntfs::decode_boot_sector(std::span<const std::byte, fsimg::ntfs::kBootSectorSize>(sector));
-        const std::uint8_t raw = b.sectors_per_cluster_raw;
-        const std::uint64_t sectors = raw <= 128 ? raw : std::uint64_t{1} << std::min(256u - raw, 31u);
-        return CurrentLayout{Fs::ntfs, static_cast<std::uint32_t>(
-                                           std::min<std::uint64_t>(sectors * b.bytes_per_sector, 1u << 31))};
-    }
-    const auto b = fat::decode_boot_sector(fat::BootSpan(sector));
-    const std::uint32_t c = std::uint32_t{b.bytes_per_sector} * b.sectors_per_cluster;
-    if (b.is_fat32_shape) return CurrentLayout{Fs::fat32, c};
-    other = fmt::format("FAT12 or FAT16 with {} clusters", core::format_size(c));
-    return std::nullopt;
+std::optional<CurrentLayout> Analysis::image_layout(std::string& other) const {
+    other = impl_->image_other;
+    return impl_->image_layout;
 }
 
 void Analysis::add_image(const std::string& spec) {
@@ -74,6 +45,25 @@ void Analysis::add_image(const std::string& spec) {
         view = fs::open_view(spec);
         root = view->lookup("/");
         if (!root) throw Error(ErrorCode::corrupt, "no root directory");
+        const std::uint32_t cb = view->cluster_bytes();
+        im.image_other.clear();
+        im.image_layout.reset();
+        switch (view->kind()) {
+            case fs::Kind::exfat:
+                im.image_layout = CurrentLayout{Fs::exfat, cb};
+                break;
+            case fs::Kind::ntfs:
+                im.image_layout = CurrentLayout{Fs::ntfs, cb};
+                break;
+            case fs::Kind::fat:
+                if (view->type_name() == "FAT32") {
+                    im.image_layout = CurrentLayout{Fs::fat32, cb};
+                } else {
+                    im.image_other =
+                        fmt::format("{} with {} clusters", view->type_name(), core::format_size(cb));
+                }
+                break;
+        }
     } catch (const Error& e) {
         // Exit 1 (docs/exit-codes.md): the image is damaged or of another kind; the command line was fine.
         throw Error(

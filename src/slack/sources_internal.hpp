@@ -16,6 +16,8 @@ struct Analysis::Impl {
     Tally tally;          ///< the main thread's tally (root, images, listings)
     DirAccumulator root;  ///< every source's top level
     bool finished = false;
+    std::optional<CurrentLayout> image_layout;  ///< of the last image added (Analysis::image_layout)
+    std::string image_other;                    ///< its FAT12/16 text
     std::mutex merge_mutex;
 
     void merge(Tally&& t) {

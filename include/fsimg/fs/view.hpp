@@ -83,6 +83,14 @@ public:
     const Detection& detection() const noexcept { return detection_; }
     /// True when entries carry 8.3 short names (FAT).
     virtual bool has_short_names() const noexcept { return false; }
+    /// The cluster size in bytes, as the volume's reader decoded it from the
+    /// boot sector (FAT BPB_BytsPerSec x BPB_SecPerClus, exFAT
+    /// 2^(BytesPerSectorShift + SectorsPerClusterShift), NTFS bytes per
+    /// sector x sectors per cluster; docs/formats.md).
+    virtual std::uint32_t cluster_bytes() const noexcept = 0;
+    /// "FAT12", "FAT16" or "FAT32" (from the cluster count, as the FAT
+    /// specification decides the type), "exFAT" or "NTFS".
+    virtual std::string_view type_name() const noexcept = 0;
     /// Damage found while opening that does not stop reading (a boot sector
     /// read through its backup, an exFAT up-case table replaced by the
     /// recommended one), for one warning each.

@@ -46,7 +46,7 @@ struct ReportOptions {
     std::optional<std::uint64_t> volume_bytes;  ///< --volume-size
     double tolerance = 0.01;                    ///< --tolerance, a fraction
     std::size_t top = 0;
-    /// The image SOURCE's own layout (image_layout()): its row is marked
+    /// The image SOURCE's own layout (Analysis::image_layout()): its row is marked
     /// current and the recommendation says what reformatting frees.
     std::optional<CurrentLayout> current;
     /// Set when the image's filesystem has no row here (FAT12/16): named in

@@ -25,16 +25,6 @@ struct SourceOptions {
     std::function<void(std::uint64_t files)> progress;
 };
 
-/// The filesystem and cluster size of the image IMAGE or IMAGE@N (gzip
-/// allowed): from its boot sector (through the backup one when sector 0 is
-/// damaged, as fs::probe says): FAT BPB_BytsPerSec x BPB_SecPerClus (FAT32
-/// when BPB_FATSz16 is 0), exFAT 2^(BytesPerSectorShift +
-/// SectorsPerClusterShift), NTFS bytes per sector x sectors per cluster
-/// (formats.md §3.1). nullopt for a FAT12/16 volume, whose text ("FAT16
-/// with 4 KiB clusters") goes to `other`; throws Error(corrupt) when no
-/// filesystem is recognised, Error(io) when it cannot be read.
-std::optional<CurrentLayout> image_layout(const std::string& spec, std::string& other);
-
 /// One pass over any number of sources into one Tally.
 class Analysis {
 public:
@@ -64,6 +54,13 @@ public:
     /// loops, damaged indexes) is counted in Tally::unreadable. Throws
     /// Error(usage) naming the image when it cannot be opened as any of them.
     void add_image(const std::string& spec);
+
+    /// The layout of the last image add_image() read, from its reader
+    /// (fs::View::cluster_bytes, type_name): FAT32, exFAT or NTFS and the
+    /// cluster size in bytes, for the image's own row (ReportOptions::
+    /// current); nullopt when no image was added or for FAT12/16, which have
+    /// no row: `other` then names it ("FAT16 with 4 KiB clusters").
+    std::optional<CurrentLayout> image_layout(std::string& other) const;
 
     /// Streams a listing: one "SIZE<TAB>PATH" line per file (find DIR -type f
     /// -printf '%s\t%P\n'); PATH relative, '/'-separated, a leading "./" or
