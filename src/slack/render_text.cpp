@@ -1,12 +1,23 @@
 // render_table: the human report.
 #include <fmt/format.h>
 
+#include "fsimg/core/text.hpp"
 #include "fsimg/core/units.hpp"
+#include "fsimg/core/utf8_safe.hpp"
 #include "fsimg/slack/report.hpp"
 
 namespace fsimg::slack {
 
 namespace {
+
+/// One "  path: reason" line: the path is a name from the tree or the image
+/// (any bytes; escaped as ls and fsck print names: a line feed in it would
+/// split the line, an ESC reach the terminal), the reason ours but it may
+/// quote a name.
+std::string path_line(const std::string& path, const std::string& reason) {
+    return fmt::format("  {}: {}\n", core::escape_invalid_utf8(core::escape_name(path)),
+                       core::escape_invalid_utf8(core::escape_controls(reason)));
+}
 
 std::string pad(const std::string& s, std::size_t w, bool right) {
     if (s.size() >= w) return s;
@@ -124,16 +135,16 @@ std::string render_table(const Report& r) {
         if (s.skipped_symlinks)
             out += fmt::format(" {} symbolic links skipped", core::format_count(s.skipped_symlinks));
         out += "\n";
-        for (const auto& p : s.unstorable) out += fmt::format("  {}: {}\n", p.path, p.reason);
+        for (const auto& p : s.unstorable) out += path_line(p.path, p.reason);
         if (s.unstorable.size() < s.unstorable_entries) {
             out += fmt::format("  ... and {} more\n",
                                core::format_count(s.unstorable_entries - s.unstorable.size()));
         }
-        for (const auto& p : s.limit_violations) out += fmt::format("  {}: {}\n", p.path, p.reason);
+        for (const auto& p : s.limit_violations) out += path_line(p.path, p.reason);
     }
     if (r.unreadable_count) {
         out += fmt::format("\n{} directories could not be read:\n", core::format_count(r.unreadable_count));
-        for (const auto& p : r.unreadable) out += fmt::format("  {}: {}\n", p.path, p.reason);
+        for (const auto& p : r.unreadable) out += path_line(p.path, p.reason);
     }
     if (!r.histogram.empty()) {
         out += "\nFile sizes:\n";

@@ -104,4 +104,12 @@ def fmt(b):
 print(f"reformatting as exFAT with {fmt(c)} clusters frees {fmt(f)} of slack")
 ' "$rc" "$freed")
 grep -qF "$want" e.txt && pass || fail "recommendation lacks '$want': $(grep -A1 Recommendation e.txt)"
+# A name the tree holds is printed escaped (as ls and fsck print names): a
+# FAT-forbidden name holding a line feed and an ESC is one line, "\x0a" and
+# "\x1b" spelt out, no raw control byte in the output.
+mkdir -p esc
+printf 'x' > "esc/bad$(printf '\n\033'):name"
+"$FSIMG" slack esc > s.txt || fail "slack esc: $(cat s.txt)"
+grep -qF '  /bad\x0a\x1b:name: ' s.txt && pass || fail "escaped name line missing: $(cat -A s.txt | grep -i bad)"
+LC_ALL=C grep -q "$(printf '\033')" s.txt && fail "raw ESC in slack output" || pass
 finish
