@@ -46,11 +46,39 @@ nlohmann::json partition_json(const io::OpenedVolume& v) {
         } else {
             j["type"] = p.mbr_type;
             j["bootable"] = p.bootable;
+            j["role"] = io::is_extended_type(p.mbr_type) ? "extended" : p.index >= 5 ? "logical" : "primary";
+            if (p.index >= 5) j["ebr_lba"] = p.ebr_lba;
         }
         t["partitions"].push_back(j);
     }
+    t["problems"] = v.table.problems;
     if (v.partition) t["selected"] = v.partition->index;
     return t;
+}
+
+/// The partition table as sfdisk -l and mmls list it: one line per entry, the
+/// selected one starred, then any problem of the EBR chain as a line "  problem: ...".
+void print_partition_table(const io::OpenedVolume& v) {
+    fmt::print("Partition table:  {}, {}-byte sectors, {} partition(s)\n", io::to_string(v.table.kind),
+               v.table.sector_size, v.table.partitions.size());
+    if (v.table.kind == io::PartitionTableKind::gpt) {
+        fmt::print("  disk GUID       {}\n", io::format_guid(v.table.gpt_disk_guid));
+    } else {
+        fmt::print("  disk signature  {:08X}\n", v.table.mbr_disk_signature);
+    }
+    for (const auto& p : v.table.partitions) {
+        const std::string type =
+            v.table.kind == io::PartitionTableKind::gpt
+                ? fmt::format("type {} \"{}\"", io::format_guid(p.gpt_type), shown(p.name))
+                : fmt::format("type 0x{:02X}{}{}", p.mbr_type, p.bootable ? " active" : "",
+                              io::is_extended_type(p.mbr_type) ? " extended"
+                              : p.index >= 5 ? fmt::format(" logical, EBR at LBA {}", p.ebr_lba)
+                                             : std::string());
+        fmt::print("  #{} {} start LBA {}, {} sectors ({}), {}\n", p.index,
+                   v.partition && v.partition->index == p.index ? "*" : " ", p.first_lba, p.sector_count,
+                   core::format_size(p.sector_count * v.table.sector_size), type);
+    }
+    for (const std::string& problem : v.table.problems) fmt::print("  problem: {}\n", problem);
 }
 
 nlohmann::json dump_json(const std::string& image, const io::OpenedVolume& v, const fat::BootRegion& r) {
@@ -109,24 +137,7 @@ nlohmann::json dump_json(const std::string& image, const io::OpenedVolume& v, co
 
 void print_text(const std::string& image, const io::OpenedVolume& v, const fat::BootRegion& r) {
     fmt::print("Image:            {}\n", image);
-    if (v.table.kind != io::PartitionTableKind::none) {
-        fmt::print("Partition table:  {}, {}-byte sectors, {} partition(s)\n", io::to_string(v.table.kind),
-                   v.table.sector_size, v.table.partitions.size());
-        if (v.table.kind == io::PartitionTableKind::gpt) {
-            fmt::print("  disk GUID       {}\n", io::format_guid(v.table.gpt_disk_guid));
-        } else {
-            fmt::print("  disk signature  {:08X}\n", v.table.mbr_disk_signature);
-        }
-        for (const auto& p : v.table.partitions) {
-            const std::string type =
-                v.table.kind == io::PartitionTableKind::gpt
-                    ? fmt::format("type {} \"{}\"", io::format_guid(p.gpt_type), shown(p.name))
-                    : fmt::format("type 0x{:02X}{}", p.mbr_type, p.bootable ? " active" : "");
-            fmt::print("  #{} {} start LBA {}, {} sectors ({}), {}\n", p.index,
-                       v.partition && v.partition->index == p.index ? "*" : " ", p.first_lba, p.sector_count,
-                       core::format_size(p.sector_count * v.table.sector_size), type);
-        }
-    }
+    if (v.table.kind != io::PartitionTableKind::none) print_partition_table(v);
     fmt::print("Volume offset:    {} bytes\n", v.offset());
     fmt::print("\nBoot sector\n");
     for (const auto& f : fat::boot_fields(r.boot)) {
@@ -198,6 +209,25 @@ int run_dump(DumpArgs a) {
         throw Error(ErrorCode::usage, "dump --what boot takes only IMAGE");
     if (a.what == "mft" && a.operands.size() != 2)
         throw Error(ErrorCode::usage, "dump --what mft takes a record number and IMAGE");
+    // dump IMAGE of a disk with several partitions (or none) lists the table.
+    if (a.what == "boot" && !io::split_image_spec(a.image).second) {
+        io::OpenedVolume disk = io::open_disk(a.image);
+        if (disk.table.kind != io::PartitionTableKind::none && disk.table.partitions.size() != 1) {
+            if (a.json) {
+                const nlohmann::json j{{"schema_version", 1},
+                                       {"image", a.image},
+                                       {"filesystem", nullptr},
+                                       {"image_bytes", disk.file->size()},
+                                       {"partition_table", partition_json(disk)}};
+                fmt::print("{}\n", j.dump(2));
+            } else {
+                fmt::print("Image:            {} ({} bytes)\n", escape_name(a.image), disk.file->size());
+                print_partition_table(disk);
+                fmt::print("Choose a partition with {}@N.\n", escape_name(a.image));
+            }
+            return kExitOk;
+        }
+    }
     io::OpenedVolume v = io::open_volume(a.image);
     const fs::Detection d = fs::detect(v.device());
     const auto dev = fs::reading_device(v.device(), d);

@@ -53,6 +53,14 @@ std::pair<std::string, std::optional<unsigned>> split_image_spec(std::string_vie
     return {std::string(spec.substr(0, at)), static_cast<unsigned>(n)};
 }
 
+OpenedVolume open_disk(std::string_view path) {
+    OpenedVolume v;
+    const std::string p(path);
+    v.file = is_gzip_file(p) ? FileImage::open_gzip(p) : FileImage::open(p, false);
+    v.table = read_partition_table(*v.file);
+    return v;
+}
+
 OpenedVolume open_volume(std::string_view spec, bool writable) {
     auto [path, number] = split_image_spec(spec);
     OpenedVolume v;
@@ -89,6 +97,18 @@ OpenedVolume open_volume(std::string_view spec, bool writable) {
         throw Error(ErrorCode::usage,
                     fmt::format("\"{}\" holds {} partitions; choose one with {}@N: {}", path,
                                 v.table.partitions.size(), path, list_partitions(v.table)));
+    }
+    if (v.table.kind == PartitionTableKind::mbr && is_extended_type(chosen->mbr_type)) {
+        std::string logical;
+        for (const Partition& p : v.table.partitions) {
+            if (p.index >= 5) logical += fmt::format("{}{}@{}", logical.empty() ? "" : ", ", path, p.index);
+        }
+        throw Error(
+            ErrorCode::usage,
+            fmt::format("partition {} of \"{}\" is an extended partition (type 0x{:02X}): it holds {}",
+                        chosen->index, path, chosen->mbr_type,
+                        logical.empty() ? "no logical partitions"
+                                        : fmt::format("the logical partitions {}", logical)));
     }
     v.partition = *chosen;
     const std::uint64_t offset =

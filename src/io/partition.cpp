@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "fsimg/core/bytes.hpp"
 #include "fsimg/core/error.hpp"
@@ -497,6 +498,104 @@ bool looks_like_boot_sector(std::span<const std::byte> sector0) noexcept {
            (media == 0xF0 || media >= 0xF8);
 }
 
+bool is_extended_type(std::uint8_t type) noexcept { return type == 0x05 || type == 0x0F || type == 0x85; }
+
+namespace {
+
+/// Walks the chain of extended boot records (EBRs) of the extended partition
+/// at `ext_first` (`ext_count` sectors; formats.md §4.1): each EBR's first
+/// entry is a logical partition, relative to that EBR; its second entry links
+/// the next EBR, relative to the extended partition's start. Logical
+/// partitions are numbered 5, 6, ... in chain order, as Linux numbers them
+/// (block/partitions/msdos.c); an EBR without a data entry takes no number.
+/// The walk is bounded: it stops at a link to an EBR already visited (a loop),
+/// a link outside the disk or the extended partition, an EBR without the
+/// 55 AA signature, or after kMaxLogical EBRs; each stop is recorded in
+/// table.problems, and the logical partitions found before it stay listed.
+/// Throws Error(corrupt) for a logical partition outside the disk, as for a
+/// primary entry.
+void read_logical_partitions(const BlockDevice& disk, PartitionTable& table, std::uint64_t ext_first,
+                             std::uint64_t ext_count, std::uint64_t sectors) {
+    constexpr unsigned kMaxLogical = 1024;
+    const std::uint64_t ss = table.sector_size;
+    std::vector<std::uint64_t> visited;
+    std::uint64_t ebr = ext_first;
+    unsigned next_index = 5;
+    while (true) {
+        if (visited.size() == kMaxLogical) {
+            table.problems.push_back(fmt::format(
+                "the extended partition's EBR chain is longer than {} records; the rest is not read",
+                kMaxLogical));
+            return;
+        }
+        if (std::find(visited.begin(), visited.end(), ebr) != visited.end()) {
+            table.problems.push_back(fmt::format(
+                "the EBR at LBA {} links back to the EBR at LBA {} (a loop); the chain ends there",
+                visited.back(), ebr));
+            return;
+        }
+        if (ebr >= sectors || ebr < ext_first || ebr - ext_first >= ext_count) {
+            table.problems.push_back(fmt::format(
+                "an EBR link points to LBA {}, outside the extended partition (LBA {} + {} sectors) or the "
+                "disk of {} sectors; the chain ends there",
+                ebr, ext_first, ext_count, sectors));
+            return;
+        }
+        visited.push_back(ebr);
+        std::array<std::byte, mbr::kSize> sector{};
+        disk.read_at(ebr * ss, sector);
+        const std::span<const std::byte, mbr::kSize> m(sector);
+        if (core::le16<mbr::Signature>(m) != 0xAA55) {
+            table.problems.push_back(
+                fmt::format("the EBR at LBA {} does not end in 55 AA; the chain ends there", ebr));
+            return;
+        }
+        std::optional<std::uint64_t> link;
+        for (unsigned i = 0; i < 4; ++i) {
+            const auto e = m.subspan(mbr::Entries + i * mbr::kEntrySize, mbr::kEntrySize);
+            const auto type = static_cast<std::uint8_t>(e[mbr::entry::Type]);
+            const std::uint64_t rel = core::load_le32(e, mbr::entry::LbaFirst);
+            const std::uint64_t count = core::load_le32(e, mbr::entry::Sectors);
+            if (type == 0 || count == 0) continue;
+            if (is_extended_type(type)) {
+                if (!link) link = ext_first + rel;
+                continue;
+            }
+            // Slots 3 and 4 of an EBR are ignored: no partitioner writes them, and
+            // Linux reads them only when they fit the EBR's span (often garbage).
+            if (i >= 2) continue;
+            const std::uint64_t first = ebr + rel;
+            if (rel == 0 || first >= sectors || count > sectors - first) {
+                throw Error(
+                    ErrorCode::corrupt,
+                    fmt::format("logical partition {} (type 0x{:02X}, EBR at LBA {}) spans LBA {} + {} "
+                                "sectors, outside the disk of {} sectors of {} bytes; the partition "
+                                "table is damaged",
+                                next_index, type, ebr, first, count, sectors, ss),
+                    ebr * ss + mbr::Entries + i * mbr::kEntrySize);
+            }
+            Partition p;
+            p.index = next_index++;
+            p.first_lba = first;
+            p.sector_count = count;
+            p.mbr_type = type;
+            p.bootable = static_cast<std::uint8_t>(e[mbr::entry::Status]) == 0x80;
+            p.ebr_lba = ebr;
+            if (first + count > ext_first + ext_count) {
+                table.problems.push_back(fmt::format(
+                    "logical partition {} (LBA {} + {} sectors) runs past the end of its extended partition "
+                    "(LBA {} + {} sectors)",
+                    p.index, first, count, ext_first, ext_count));
+            }
+            table.partitions.push_back(std::move(p));
+        }
+        if (!link) return;
+        ebr = *link;
+    }
+}
+
+}  // namespace
+
 PartitionTable read_partition_table(const BlockDevice& disk) {
     PartitionTable none;
     if (disk.size() < mbr::kSize) return none;
@@ -551,7 +650,9 @@ PartitionTable read_partition_table(const BlockDevice& disk) {
     table.kind = PartitionTableKind::mbr;
     table.sector_size = sector_size;
     table.mbr_disk_signature = disk_signature;
+    const RawEntry* extended = nullptr;
     for (const RawEntry& r : entries) {
+        if (is_extended_type(r.type) && extended == nullptr) extended = &r;
         if (r.first == 0 || r.count == 0 || r.first >= sectors || r.count > sectors - r.first) {
             throw Error(
                 ErrorCode::corrupt,
@@ -568,6 +669,7 @@ PartitionTable read_partition_table(const BlockDevice& disk) {
         p.bootable = r.status == 0x80;
         table.partitions.push_back(std::move(p));
     }
+    if (extended != nullptr) read_logical_partitions(disk, table, extended->first, extended->count, sectors);
     return table;
 }
 

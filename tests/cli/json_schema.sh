@@ -48,6 +48,10 @@ validate dump-fat "$FSIMG" dump bad.img@1
 validate dump-exfat "$FSIMG" dump x.img
 validate dump-exfat "$FSIMG" dump xg.img@1
 validate dump-ntfs "$FSIMG" dump n.img
+truncate -s 8M two.img  # two primary and two logical partitions: dump IMAGE prints the table only
+printf 'label: dos\nstart=2048, size=4096, type=c\nstart=6144, size=8192, type=5\nstart=8192, size=2048, type=7\nstart=12288, size=2048, type=c\n' |
+  sfdisk -q two.img >/dev/null
+validate dump-table "$FSIMG" dump two.img
 validate fsck "$FSIMG" fsck t12.img
 validate fsck "$FSIMG" fsck t32.img@1
 validate fsck "$FSIMG" fsck bad.img@1

@@ -26,6 +26,11 @@ struct OpenedVolume {
 /// N is all digits and "disk.img@2" itself does not exist as a file.
 std::pair<std::string, std::optional<unsigned>> split_image_spec(std::string_view spec);
 
+/// Opens the image file `path` (no @N; gzip read as open_volume does) read-only
+/// with its partition table, selecting no partition: for listing the table.
+/// Errors as FileImage::open and read_partition_table.
+OpenedVolume open_disk(std::string_view path);
+
 /// Opens IMAGE or IMAGE@N (IMAGE may be gzip-compressed when not writable;
 /// see FileImage::open_gzip): without @N a bare filesystem is used as is and a
 /// table with exactly one partition opens that partition; several partitions

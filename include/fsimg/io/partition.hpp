@@ -40,14 +40,21 @@ struct Partition {
     Guid gpt_unique{};               ///< GPT only
     std::string name;                ///< GPT partition name (UTF-8), empty for MBR
     bool bootable = false;           ///< MBR status 0x80
+    std::uint64_t ebr_lba = 0;  ///< MBR logical partitions (index >= 5): LBA of the EBR that holds it, else 0
 };
+
+/// True for the MBR types of an extended partition: 0x05 (CHS), 0x0F (LBA),
+/// 0x85 (Linux extended), as Linux's block/partitions/msdos.c recognises.
+bool is_extended_type(std::uint8_t type) noexcept;
 
 struct PartitionTable {
     PartitionTableKind kind = PartitionTableKind::none;
     std::uint32_t sector_size = 512;       ///< bytes; GPT found at LBA 1 of this size
     std::uint32_t mbr_disk_signature = 0;  ///< MBR offset 440
     Guid gpt_disk_guid{};
-    std::vector<Partition> partitions;  ///< used entries, in table order
+    std::vector<Partition> partitions;  ///< used entries, in table order; MBR logical partitions (5..) last
+    std::vector<std::string>
+        problems;  ///< where the EBR chain walk stopped early or a logical overran its extended partition
 };
 
 /// Where a single partition goes in a disk of `disk_bytes`: first LBA at
@@ -76,6 +83,10 @@ void write_gpt(BlockDevice& disk, std::uint32_t sector_size, const Partition& pa
 /// signature. Validates GPT header and entry-array CRC32s (falls back to the
 /// backup header when the primary is bad), and every partition's range
 /// against the disk size; throws Error(corrupt) naming the entry otherwise.
+/// An MBR extended partition (is_extended_type) stays listed under its own
+/// number, and its logical partitions follow as 5, 6, ... (Linux numbering):
+/// the EBR chain walk visits each EBR once, at most 1024, and records where
+/// it stopped early in PartitionTable::problems instead of throwing.
 /// Memory is bounded: the entry array is read only when count*size fits the disk.
 PartitionTable read_partition_table(const BlockDevice& disk);
 
