@@ -29,13 +29,9 @@ constexpr std::uint64_t kMaxListBytes = 1u << 20;
 std::string utf8(const std::u16string& s) { return core::utf16_to_utf8_lossy(s); }
 
 /// FILETIME as "2023-11-14 22:13:20.0000000 UTC" (100 ns digits).
-std::string filetime_text(std::uint64_t ft) {
-    constexpr std::int64_t kEpochDelta = 11644473600;
-    const auto secs = static_cast<std::int64_t>(ft / 10000000) - kEpochDelta;
-    return fmt::format("{}.{:07} UTC", core::format_civil(core::civil_from_unix(secs)), ft % 10000000);
-}
+std::string filetime_utc(std::uint64_t ft) { return ntfs::filetime_text(ft) + " UTC"; }
 
-json time_json(std::uint64_t ft) { return {{"filetime", ft}, {"utc", filetime_text(ft)}}; }
+json time_json(std::uint64_t ft) { return {{"filetime", ft}, {"utc", filetime_utc(ft)}}; }
 
 std::string_view namespace_name(ntfs::Namespace n) {
     switch (n) {
@@ -325,7 +321,7 @@ struct Decoded {
 
 void add_time(Decoded& d, const char* key, const char* label, std::uint64_t ft) {
     d.j[key] = time_json(ft);
-    d.lines.push_back(fmt::format("{:<18}{}", label, filetime_text(ft)));
+    d.lines.push_back(fmt::format("{:<18}{}", label, filetime_utc(ft)));
 }
 
 }  // namespace

@@ -238,7 +238,7 @@ private:
         // files' entries differs between Windows and ntfs-3g (clean volumes
         // of both disagree with any one rule). Windows leaves the sizes of system files' entries (records
         // 0..15, files under $Extend) at their creation values: not judged there.
-        if (!system_ && t >= kFirstUserRecord && (ts.flags & rs::has_data) && !(ts.flags & rs::dir) &&
+        if (!system_ && t >= kFirstUnreservedRecord && (ts.flags & rs::has_data) && !(ts.flags & rs::dir) &&
             fn.data_size != ts.data_size)
             report(c_, "ntfs.index.sizes", at_record(c_, n_, "$I30"),
                    fmt::format(

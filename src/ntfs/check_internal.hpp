@@ -22,7 +22,7 @@ inline constexpr std::size_t kFirstLocations = 5;           ///< locations liste
 inline constexpr std::size_t kMaxPerCode = 50;              ///< findings of one code reported one by one
 inline constexpr std::uint64_t kMaxListBytes = 256 * 1024;  ///< $ATTRIBUTE_LIST values read whole
 inline constexpr std::uint64_t kRootRecord = 5;
-inline constexpr std::uint64_t kFirstUserRecord = 16;  ///< records 0..15 are reserved for system files
+inline constexpr std::uint64_t kFirstUnreservedRecord = 16;  ///< records 0..15 are reserved for system files
 
 /// Per-record state (40 bytes), filled by the records pass and used by the later ones.
 namespace rs {

@@ -178,7 +178,7 @@ void check_names(Context& c) {
                                    : ""));
         // Records 12..15 are reserved: mkntfs and Windows keep them in use without names.
         if (!(st.flags & rs::extension) && st.all_names == 0) {
-            if (n >= 12 && n < kFirstUserRecord)
+            if (n >= 12 && n < kFirstUnreservedRecord)
                 --c.summary.files;
             else
                 report(c, "ntfs.filename.missing", at_record(c, n), "the file has no $FILE_NAME attribute");

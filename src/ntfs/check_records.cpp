@@ -129,17 +129,18 @@ bool check_header(Context& c, std::uint64_t n, std::span<std::byte> raw, const M
     }
     if (h.flags & ~std::uint16_t{0x000F})
         say("ntfs.record.flags", fmt::format("flags 0x{:04X} has bits outside 0x000F", h.flags));
-    if (h.sequence == 0 && n >= kFirstUserRecord)
+    if (h.sequence == 0 && n >= kFirstUnreservedRecord)
         say("ntfs.record.sequence", "sequence number 0 on a record in use (sequence numbers start at 1)");
     if (h.usa_offset >= 0x30 && h.record_number != n)
         say("ntfs.record.number", fmt::format("the header says record number {}", h.record_number));
     const auto base = FileReference::unpack(h.base_record);
     if (h.base_record != 0 &&
-        (n < kFirstUserRecord && n != 0 ? true : (base.record >= c.records || base.record == n || n == 0)))
+        (n < kFirstUnreservedRecord && n != 0 ? true
+                                              : (base.record >= c.records || base.record == n || n == 0)))
         say("ntfs.record.base",
             fmt::format("base record reference {} (sequence {}): {}", base.record, base.sequence,
-                        n < kFirstUserRecord ? "a system file's record is its own base"
-                                             : "not another record of $MFT"));
+                        n < kFirstUnreservedRecord ? "a system file's record is its own base"
+                                                   : "not another record of $MFT"));
     return ok;
 }
 
@@ -304,10 +305,10 @@ void check_records(Context& c) {
         const bool marked = c.have_mft_bitmap && c.mft_bitmap.test(n);
         RecordState& st = c.rec[n];
         if (!read_raw_record(c, n, raw)) {
-            if (marked || n < kFirstUserRecord) unreadable.add(n);
+            if (marked || n < kFirstUnreservedRecord) unreadable.add(n);
             continue;
         }
-        const bool care = marked || n < kFirstUserRecord;
+        const bool care = marked || n < kFirstUnreservedRecord;
         if (std::memcmp(raw.data(), "BAAD", 4) == 0) {
             if (care)
                 report(c, "ntfs.record.baad", at_record(c, n),

@@ -32,8 +32,8 @@ namespace fsimg::slack::ntfs {
 inline constexpr std::uint32_t kRecordBytes = 1024;
 /// Bytes of one INDX block (NTFS's layout; mkntfs uses 4096 too).
 inline constexpr std::uint32_t kIndexBlockBytes = ::fsimg::ntfs::kIndexBlockBytes;
-/// First MFT record ntfs-3g gives a user file [EXP formats.md §3.2].
-inline constexpr std::uint64_t kFirstUserRecord = 64;
+/// First MFT record ntfs-3g and populate give a user file [EXP formats.md §3.2].
+inline constexpr std::uint64_t kFirstUserRecord = ::fsimg::ntfs::kFirstUserRecord;
 /// Records of a fresh $MFT (mkntfs): 27 [EXP formats.md §3.3].
 inline constexpr std::uint64_t kInitialMftRecords = ::fsimg::ntfs::kInitialMftRecords;
 /// ntfs-3g extends $MFT's data by 16 records at a time (at least one
