@@ -360,6 +360,11 @@ constexpr std::array kCodes = {
     CodeInfo{"ntfs.volume.dirty", S::warning, true,
              "$Volume's dirty flag is set: the volume was not unmounted cleanly"},
     CodeInfo{"ntfs.volume.information", S::error, true, "$Volume has no (decodable) $VOLUME_INFORMATION"},
+    CodeInfo{"part.ebr.chain", S::error, false,
+             "the MBR extended partition's EBR chain ends early (a loop, a link outside the extended "
+             "partition or the disk, an EBR without 55 AA): logical partitions after it are lost"},
+    CodeInfo{"part.ebr.logical-outside", S::warning, false,
+             "an MBR logical partition runs past the end of its extended partition"},
 };
 
 }  // namespace

@@ -51,7 +51,8 @@ nlohmann::json partition_json(const io::OpenedVolume& v) {
         }
         t["partitions"].push_back(j);
     }
-    t["problems"] = v.table.problems;
+    t["problems"] = nlohmann::json::array();
+    for (const auto& problem : v.table.problems) t["problems"].push_back(problem.message);
     if (v.partition) t["selected"] = v.partition->index;
     return t;
 }
@@ -78,7 +79,7 @@ void print_partition_table(const io::OpenedVolume& v) {
                    v.partition && v.partition->index == p.index ? "*" : " ", p.first_lba, p.sector_count,
                    core::format_size(p.sector_count * v.table.sector_size), type);
     }
-    for (const std::string& problem : v.table.problems) fmt::print("  problem: {}\n", problem);
+    for (const auto& problem : v.table.problems) fmt::print("  problem: {}\n", problem.message);
 }
 
 nlohmann::json dump_json(const std::string& image, const io::OpenedVolume& v, const fat::BootRegion& r) {

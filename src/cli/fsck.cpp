@@ -72,6 +72,11 @@ int run_fsck(const FsckArgs& a) {
     bool gzip_damaged = false;
     try {
         io::OpenedVolume v = io::open_volume(a.image);
+        for (const auto& problem : v.table.problems) {
+            check::Location where;
+            where.object = fmt::format("partition table (EBR at image byte {})", problem.byte_offset);
+            findings.add(problem.code, std::move(where), problem.message);
+        }
         // -v prints each path; the progress line counts them ("walking directories", no total).
         const bool print_paths = a.verbose && !a.json;
         if (print_paths) fmt::print("Walking the directory tree:\n");

@@ -519,26 +519,32 @@ void read_logical_partitions(const BlockDevice& disk, PartitionTable& table, std
     constexpr unsigned kMaxLogical = 1024;
     const std::uint64_t ss = table.sector_size;
     std::vector<std::uint64_t> visited;
+    auto problem = [&](const char* code, std::uint64_t ebr_lba, std::string message) {
+        table.problems.push_back({code, std::move(message), ebr_lba * ss});
+    };
     std::uint64_t ebr = ext_first;
     unsigned next_index = 5;
     while (true) {
         if (visited.size() == kMaxLogical) {
-            table.problems.push_back(fmt::format(
-                "the extended partition's EBR chain is longer than {} records; the rest is not read",
-                kMaxLogical));
+            problem("part.ebr.chain", ebr,
+                    fmt::format(
+                        "the extended partition's EBR chain is longer than {} records; the rest is not read",
+                        kMaxLogical));
             return;
         }
         if (std::find(visited.begin(), visited.end(), ebr) != visited.end()) {
-            table.problems.push_back(fmt::format(
-                "the EBR at LBA {} links back to the EBR at LBA {} (a loop); the chain ends there",
-                visited.back(), ebr));
+            problem("part.ebr.chain", visited.back(),
+                    fmt::format(
+                        "the EBR at LBA {} links back to the EBR at LBA {} (a loop); the chain ends there",
+                        visited.back(), ebr));
             return;
         }
         if (ebr >= sectors || ebr < ext_first || ebr - ext_first >= ext_count) {
-            table.problems.push_back(fmt::format(
-                "an EBR link points to LBA {}, outside the extended partition (LBA {} + {} sectors) or the "
-                "disk of {} sectors; the chain ends there",
-                ebr, ext_first, ext_count, sectors));
+            problem("part.ebr.chain", visited.empty() ? ext_first : visited.back(),
+                    fmt::format("an EBR link points to LBA {}, outside the extended partition (LBA {} + {} "
+                                "sectors) or the "
+                                "disk of {} sectors; the chain ends there",
+                                ebr, ext_first, ext_count, sectors));
             return;
         }
         visited.push_back(ebr);
@@ -546,8 +552,8 @@ void read_logical_partitions(const BlockDevice& disk, PartitionTable& table, std
         disk.read_at(ebr * ss, sector);
         const std::span<const std::byte, mbr::kSize> m(sector);
         if (core::le16<mbr::Signature>(m) != 0xAA55) {
-            table.problems.push_back(
-                fmt::format("the EBR at LBA {} does not end in 55 AA; the chain ends there", ebr));
+            problem("part.ebr.chain", ebr,
+                    fmt::format("the EBR at LBA {} does not end in 55 AA; the chain ends there", ebr));
             return;
         }
         std::optional<std::uint64_t> link;
@@ -582,10 +588,11 @@ void read_logical_partitions(const BlockDevice& disk, PartitionTable& table, std
             p.bootable = static_cast<std::uint8_t>(e[mbr::entry::Status]) == 0x80;
             p.ebr_lba = ebr;
             if (first + count > ext_first + ext_count) {
-                table.problems.push_back(fmt::format(
-                    "logical partition {} (LBA {} + {} sectors) runs past the end of its extended partition "
-                    "(LBA {} + {} sectors)",
-                    p.index, first, count, ext_first, ext_count));
+                problem("part.ebr.logical-outside", ebr,
+                        fmt::format("logical partition {} (LBA {} + {} sectors) runs past the end of its "
+                                    "extended partition "
+                                    "(LBA {} + {} sectors)",
+                                    p.index, first, count, ext_first, ext_count));
             }
             table.partitions.push_back(std::move(p));
         }

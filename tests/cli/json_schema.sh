@@ -52,6 +52,13 @@ truncate -s 8M two.img  # two primary and two logical partitions: dump IMAGE pri
 printf 'label: dos\nstart=2048, size=4096, type=c\nstart=6144, size=8192, type=5\nstart=8192, size=2048, type=7\nstart=12288, size=2048, type=c\n' |
   sfdisk -q two.img >/dev/null
 validate dump-table "$FSIMG" dump two.img
+cp two.img loop.img  # the second EBR (LBA 10240) links back to the first: fsck @5 reports part.ebr.chain
+printf '\x05' | dd of=loop.img bs=1 seek=$((10240 * 512 + 446 + 16 + 4)) conv=notrunc status=none
+printf '\x01' | dd of=loop.img bs=1 seek=$((10240 * 512 + 446 + 16 + 12)) conv=notrunc status=none
+validate dump-table "$FSIMG" dump loop.img
+"$FSIMG" mkfs -q -t fat12 -s 1M loop5.img && dd if=loop5.img of=loop.img bs=512 seek=8192 conv=notrunc status=none
+validate fsck "$FSIMG" fsck loop.img@5
+grep -q '"part.ebr.chain"' out.json && pass || fail "fsck loop.img@5 --json lacks part.ebr.chain"
 validate fsck "$FSIMG" fsck t12.img
 validate fsck "$FSIMG" fsck t32.img@1
 validate fsck "$FSIMG" fsck bad.img@1

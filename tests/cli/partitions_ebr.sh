@@ -120,4 +120,17 @@ put32 over.img $(($(size_of 2) - (ebr6 - ebr1) - 2048 + 100)) $((ebr6 * 512 + 44
 "$FSIMG" dump over.img > over.txt || fail "dump over.img"
 grep -q "problem: logical partition 6 .* runs past the end of its extended partition" over.txt && pass ||
   fail "no overrun problem: $(cat over.txt)"
+
+# fsck of any partition of such a disk reports the table's damage once, by code.
+fsck_codes() {  # fsck_codes IMAGE@N: "severity code" per finding
+  "$FSIMG" fsck --json "$1" 2>/dev/null | python3 -c '
+import json, sys
+for f in json.load(sys.stdin)["findings"]: print(f["severity"], f["code"])'
+}
+[ "$(fsck_codes loop.img@5)" = "error part.ebr.chain" ] && pass || fail "fsck loop.img@5: $(fsck_codes loop.img@5)"
+"$FSIMG" fsck loop.img@5 > /dev/null 2>&1; [ $? = 4 ] && pass || fail "fsck loop.img@5 does not exit 4"
+[ "$(fsck_codes far.img@1)" = "error part.ebr.chain" ] && pass || fail "fsck far.img@1: $(fsck_codes far.img@1)"
+[ "$(fsck_codes over.img@5)" = "warning part.ebr.logical-outside" ] && pass ||
+  fail "fsck over.img@5: $(fsck_codes over.img@5)"
+[ -z "$(fsck_codes disk.img@6)" ] && pass || fail "fsck of the sound disk: $(fsck_codes disk.img@6)"
 finish

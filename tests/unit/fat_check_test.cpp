@@ -116,7 +116,7 @@ TEST_CASE("the code registry is sorted, unique and documented", "[check]") {
     for (const auto& c : codes) {
         CHECK(!c.meaning.empty());
         CHECK((c.code.starts_with("fat.") || c.code.starts_with("exfat.") || c.code.starts_with("ntfs.") ||
-               c.code.starts_with("compat.")));
+               c.code.starts_with("compat.") || c.code.starts_with("part.")));
         CHECK(check::find_code(c.code) == &c);
     }
     CHECK(check::find_code("fat.no.such") == nullptr);

@@ -47,13 +47,24 @@ struct Partition {
 /// 0x85 (Linux extended), as Linux's block/partitions/msdos.c recognises.
 bool is_extended_type(std::uint8_t type) noexcept;
 
+/// A problem of an MBR extended partition's EBR chain, with the fsck code it
+/// is reported under (docs/fsck-codes.md): "part.ebr.chain" (the walk ended
+/// early: a loop, a link outside the extended partition or the disk, an EBR
+/// without 55 AA, more than 1024 EBRs) or "part.ebr.logical-outside" (a
+/// logical partition runs past its extended partition).
+struct PartitionProblem {
+    std::string code;
+    std::string message;
+    std::uint64_t byte_offset = 0;  ///< in the disk image: the EBR concerned
+};
+
 struct PartitionTable {
     PartitionTableKind kind = PartitionTableKind::none;
     std::uint32_t sector_size = 512;       ///< bytes; GPT found at LBA 1 of this size
     std::uint32_t mbr_disk_signature = 0;  ///< MBR offset 440
     Guid gpt_disk_guid{};
     std::vector<Partition> partitions;  ///< used entries, in table order; MBR logical partitions (5..) last
-    std::vector<std::string>
+    std::vector<PartitionProblem>
         problems;  ///< where the EBR chain walk stopped early or a logical overran its extended partition
 };
 
