@@ -211,25 +211,26 @@ int run_dump(DumpArgs a) {
     if (a.what == "mft" && a.operands.size() != 2)
         throw Error(ErrorCode::usage, "dump --what mft takes a record number and IMAGE");
     // dump IMAGE of a disk with several partitions (or none) lists the table.
-    if (a.what == "boot" && !io::split_image_spec(a.image).second) {
-        io::OpenedVolume disk = io::open_disk(a.image);
-        if (disk.table.kind != io::PartitionTableKind::none && disk.table.partitions.size() != 1) {
-            if (a.json) {
-                const nlohmann::json j{{"schema_version", 1},
-                                       {"image", a.image},
-                                       {"filesystem", nullptr},
-                                       {"image_bytes", disk.file->size()},
-                                       {"partition_table", partition_json(disk)}};
-                fmt::print("{}\n", j.dump(2));
-            } else {
-                fmt::print("Image:            {} ({} bytes)\n", escape_name(a.image), disk.file->size());
-                print_partition_table(disk);
-                fmt::print("Choose a partition with {}@N.\n", escape_name(a.image));
-            }
-            return kExitOk;
+    // The image is opened (a .gz decompressed) once, then its partition selected.
+    const auto [path, number] = io::split_image_spec(a.image);
+    io::OpenedVolume v = io::open_disk(path);
+    if (a.what == "boot" && !number && v.table.kind != io::PartitionTableKind::none &&
+        v.table.partitions.size() != 1) {
+        if (a.json) {
+            const nlohmann::json j{{"schema_version", 1},
+                                   {"image", a.image},
+                                   {"filesystem", nullptr},
+                                   {"image_bytes", v.file->size()},
+                                   {"partition_table", partition_json(v)}};
+            fmt::print("{}\n", j.dump(2));
+        } else {
+            fmt::print("Image:            {} ({} bytes)\n", escape_name(a.image), v.file->size());
+            print_partition_table(v);
+            fmt::print("Choose a partition with {}@N.\n", escape_name(a.image));
         }
+        return kExitOk;
     }
-    io::OpenedVolume v = io::open_volume(a.image);
+    io::select_partition(v, path, number);
     const fs::Detection d = fs::detect(v.device());
     const auto dev = fs::reading_device(v.device(), d);
     for (const std::string_view only : {"mft", "index"}) {

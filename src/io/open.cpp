@@ -53,20 +53,23 @@ std::pair<std::string, std::optional<unsigned>> split_image_spec(std::string_vie
     return {std::string(spec.substr(0, at)), static_cast<unsigned>(n)};
 }
 
-OpenedVolume open_disk(std::string_view path) {
+OpenedVolume open_disk(std::string_view path, bool writable) {
     OpenedVolume v;
     const std::string p(path);
-    v.file = is_gzip_file(p) ? FileImage::open_gzip(p) : FileImage::open(p, false);
+    // A gzip-compressed image is read through a sparse temporary copy.
+    v.file = !writable && is_gzip_file(p) ? FileImage::open_gzip(p) : FileImage::open(p, writable);
     v.table = read_partition_table(*v.file);
     return v;
 }
 
 OpenedVolume open_volume(std::string_view spec, bool writable) {
     auto [path, number] = split_image_spec(spec);
-    OpenedVolume v;
-    // A gzip-compressed image is read through a sparse temporary copy.
-    v.file = !writable && is_gzip_file(path) ? FileImage::open_gzip(path) : FileImage::open(path, writable);
-    v.table = read_partition_table(*v.file);
+    OpenedVolume v = open_disk(path, writable);
+    select_partition(v, path, number);
+    return v;
+}
+
+void select_partition(OpenedVolume& v, std::string_view path, std::optional<unsigned> number) {
     if (v.table.kind == PartitionTableKind::none) {
         if (number) {
             throw Error(ErrorCode::usage,
@@ -74,7 +77,7 @@ OpenedVolume open_volume(std::string_view spec, bool writable) {
                                     "without @{}",
                                     path, *number, path, *number));
         }
-        return v;
+        return;
     }
     const Partition* chosen = nullptr;
     if (number) {
@@ -116,7 +119,6 @@ OpenedVolume open_volume(std::string_view spec, bool writable) {
     const std::uint64_t length =
         core::checked_mul(chosen->sector_count, v.table.sector_size, "partition size");
     v.window = std::make_unique<SubRange>(*v.file, offset, length);
-    return v;
 }
 
 }  // namespace fsimg::io

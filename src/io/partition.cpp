@@ -542,8 +542,7 @@ void read_logical_partitions(const BlockDevice& disk, PartitionTable& table, std
         if (ebr >= sectors || ebr < ext_first || ebr - ext_first >= ext_count) {
             problem("part.ebr.chain", visited.empty() ? ext_first : visited.back(),
                     fmt::format("an EBR link points to LBA {}, outside the extended partition (LBA {} + {} "
-                                "sectors) or the "
-                                "disk of {} sectors; the chain ends there",
+                                "sectors) or the disk of {} sectors; the chain ends there",
                                 ebr, ext_first, ext_count, sectors));
             return;
         }
@@ -590,8 +589,7 @@ void read_logical_partitions(const BlockDevice& disk, PartitionTable& table, std
             if (first + count > ext_first + ext_count) {
                 problem("part.ebr.logical-outside", ebr,
                         fmt::format("logical partition {} (LBA {} + {} sectors) runs past the end of its "
-                                    "extended partition "
-                                    "(LBA {} + {} sectors)",
+                                    "extended partition (LBA {} + {} sectors)",
                                     p.index, first, count, ext_first, ext_count));
             }
             table.partitions.push_back(std::move(p));

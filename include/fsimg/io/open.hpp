@@ -26,10 +26,15 @@ struct OpenedVolume {
 /// N is all digits and "disk.img@2" itself does not exist as a file.
 std::pair<std::string, std::optional<unsigned>> split_image_spec(std::string_view spec);
 
-/// Opens the image file `path` (no @N; gzip read as open_volume does) read-only
-/// with its partition table, selecting no partition: for listing the table.
-/// Errors as FileImage::open and read_partition_table.
-OpenedVolume open_disk(std::string_view path);
+/// Opens the image file `path` (no @N; gzip-compressed only when not
+/// writable, see FileImage::open_gzip) with its partition table, selecting no
+/// partition. Errors as FileImage::open and read_partition_table.
+OpenedVolume open_disk(std::string_view path, bool writable = false);
+
+/// Selects partition `number` of a disk opened by open_disk (`path` names it
+/// in errors), by the rules of open_volume; the extended partition of an MBR
+/// is Error(usage) naming its logical partitions.
+void select_partition(OpenedVolume& v, std::string_view path, std::optional<unsigned> number);
 
 /// Opens IMAGE or IMAGE@N (IMAGE may be gzip-compressed when not writable;
 /// see FileImage::open_gzip): without @N a bare filesystem is used as is and a
