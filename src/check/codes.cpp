@@ -53,7 +53,7 @@ constexpr std::array kCodes = {
              "FatOffset is below 24, or the FATs run into the cluster heap"},
     CodeInfo{"exfat.boot.file_system_name", S::fatal, false, "FileSystemName is not \"EXFAT   \""},
     CodeInfo{"exfat.boot.image-truncated", S::error, false,
-             "the image is shorter than the volume it holds (VolumeLength)"},
+             "the image, or the partition holding the volume, is shorter than the volume (VolumeLength)"},
     CodeInfo{"exfat.boot.jump_boot", S::error, false, "JumpBoot is not EB 76 90"},
     CodeInfo{"exfat.boot.main-zeroed", S::error, false,
              "the main boot sector is all zeros; the volume is checked through the backup boot region"},
@@ -62,6 +62,9 @@ constexpr std::array kCodes = {
     CodeInfo{"exfat.boot.must_be_zero", S::error, false,
              "MustBeZero (bytes 11..63, the FAT BPB range) is not all zero"},
     CodeInfo{"exfat.boot.number_of_fats", S::fatal, false, "NumberOfFats is not 1 or 2"},
+    CodeInfo{
+        "exfat.boot.partition-offset", S::warning, true,
+        "PartitionOffset is neither 0 nor the start of the partition holding the volume (boot code uses it)"},
     CodeInfo{"exfat.boot.percent_in_use", S::error, true, "PercentInUse is not 0..100 or 255"},
     CodeInfo{"exfat.boot.revision", S::error, false, "FileSystemRevision's major revision is not 1"},
     CodeInfo{"exfat.boot.root_cluster", S::fatal, false,
@@ -137,8 +140,11 @@ constexpr std::array kCodes = {
     CodeInfo{"fat.boot.geometry", S::fatal, false,
              "a BPB field makes the geometry underivable (bytes per sector, sectors per cluster, "
              "reserved sectors, FAT count or size, total sectors)"},
+    CodeInfo{
+        "fat.boot.hidden-sectors", S::warning, true,
+        "BPB_HiddSec is neither 0 nor the start of the partition holding the volume (boot code uses it)"},
     CodeInfo{"fat.boot.image-truncated", S::error, false,
-             "the image is shorter than the filesystem it holds"},
+             "the image, or the partition holding the filesystem, is shorter than the filesystem"},
     CodeInfo{"fat.boot.main-damaged", S::error, true,
              "sector 0 is not a usable boot sector; the FAT32 backup boot sector stands in"},
     CodeInfo{"fat.boot.media", S::error, false, "BPB_Media is not F0 or F8..FF"},
@@ -245,8 +251,13 @@ constexpr std::array kCodes = {
              "bytes per sector is not a power of two in 256..4096"},
     CodeInfo{"ntfs.boot.cluster_size", S::fatal, true,
              "the sectors-per-cluster byte does not give a power-of-two cluster of at most 2 MiB"},
+    CodeInfo{
+        "ntfs.boot.hidden-sectors", S::warning, true,
+        "the boot sector's hidden sectors are neither 0 nor the start of the partition holding the volume "
+        "(boot code uses them)"},
     CodeInfo{"ntfs.boot.image-truncated", S::error, false,
-             "the image is shorter than the volume its boot sector describes"},
+             "the image, or the partition holding the volume, is shorter than the volume its boot sector "
+             "describes"},
     CodeInfo{"ntfs.boot.index_block_size", S::fatal, true,
              "clusters per index block does not give a power of two in 512..65536 bytes"},
     CodeInfo{"ntfs.boot.mft_lcn", S::fatal, true, "the $MFT LCN is past the volume's last cluster"},
@@ -365,6 +376,15 @@ constexpr std::array kCodes = {
              "partition or the disk, an EBR without 55 AA): logical partitions after it are lost"},
     CodeInfo{"part.ebr.logical-outside", S::warning, false,
              "an MBR logical partition runs past the end of its extended partition"},
+    CodeInfo{
+        "part.entry.outside", S::error, false,
+        "a partition table entry starts at LBA 0 or past the end of the image: nothing of it can be read"},
+    CodeInfo{"part.entry.past-image", S::warning, false,
+             "a partition table entry ends past the end of the image (the image is cut short or the entry is "
+             "too long); the part inside is read"},
+    CodeInfo{"part.gpt.past-image", S::warning, false,
+             "the GPT header describes a disk larger than the image: the image is cut short (its backup GPT "
+             "is missing)"},
 };
 
 }  // namespace

@@ -72,11 +72,7 @@ int run_fsck(const FsckArgs& a) {
     bool gzip_damaged = false;
     try {
         io::OpenedVolume v = io::open_volume(a.image);
-        for (const auto& problem : v.table.problems) {
-            check::Location where;
-            where.object = fmt::format("partition table (EBR at image byte {})", problem.byte_offset);
-            findings.add(problem.code, std::move(where), problem.message);
-        }
+        fs::add_table_findings(v.table, findings);
         // -v prints each path; the progress line counts them ("walking directories", no total).
         const bool print_paths = a.verbose && !a.json;
         if (print_paths) fmt::print("Walking the directory tree:\n");
@@ -92,6 +88,7 @@ int run_fsck(const FsckArgs& a) {
             };
         }
         opt.progress = progress.get();
+        opt.placement = fs::placement_of(v);
         checked = fs::check_volume(v.device(), findings, opt);
         if (progress) progress->end();
         // A gzip image: the rest of the stream is decompressed (not kept) so that every

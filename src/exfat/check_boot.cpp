@@ -62,10 +62,25 @@ void check_image_size(Context& c) {
     } else {
         cut = "only the excess space after the cluster heap is missing";
     }
-    c.out.add("exfat.boot.image-truncated", at_sector(have / bps, c.bps(), "end of the image"),
-              fmt::format("the image holds {} bytes, VolumeLength {} sectors needs {}: {} bytes are missing "
-                          "({})",
-                          have, bs.volume_length, volume, c.boot.missing_bytes, cut));
+    const std::string device = check::device_name(c.options.placement, have);
+    c.out.add("exfat.boot.image-truncated", at_sector(have / bps, c.bps(), "end of " + device),
+              fmt::format("{} holds {} bytes, VolumeLength {} sectors needs {}: {} bytes are missing ({}){}",
+                          device, have, bs.volume_length, volume, c.boot.missing_bytes, cut,
+                          check::partition_shortfall(c.options.placement, have, c.boot.missing_bytes,
+                                                     static_cast<std::uint32_t>(bps))));
+}
+
+/// PartitionOffset: "the media-relative sector offset of the partition which
+/// hosts the given exFAT volume", for boot code; 0 means "ignore" (exFAT
+/// spec §3.1.6). The Linux exfat driver does not read it.
+void check_partition_offset(Context& c) {
+    const BootSector& bs = c.boot.active;
+    if (!check::start_disagrees(c.options.placement, bs.partition_offset, c.bps())) return;
+    c.out.add(
+        "exfat.boot.partition-offset", at_sector(0, c.bps(), "boot sector PartitionOffset"),
+        fmt::format("PartitionOffset is {}, the partition starts at sector {}: boot code would read the "
+                    "volume from the wrong sectors (the Linux exfat driver does not read it)",
+                    bs.partition_offset, c.options.placement->start_bytes / c.bps()));
 }
 
 /// For a main region whose checksum fails: which bytes of sectors 0..10
@@ -195,6 +210,7 @@ bool check_boot(Context& c) {
     c.summary.cluster_count = bs.cluster_count;
     c.summary.cluster_bytes = c.bps() << bs.sectors_per_cluster_shift;
     check_image_size(c);
+    check_partition_offset(c);
     try {
         c.vol = std::make_unique<Volume>(c.device, c.boot);
     } catch (const Error& e) {

@@ -201,11 +201,25 @@ bool check_boot(Context& c) {
     const std::uint64_t volume_bytes = l.volume_bytes();
     if (volume_bytes > c.device.size()) {
         c.truncated = true;
+        const std::uint64_t missing = volume_bytes - c.device.size();
         c.out.add("fat.boot.image-truncated", bpb("BPB_TotSec"),
-                  fmt::format("the boot sector says the volume has {} sectors ({} bytes) but the image holds "
-                              "{} bytes: {} bytes ({}) are missing",
-                              l.total_sectors, volume_bytes, c.device.size(), volume_bytes - c.device.size(),
-                              core::format_size(volume_bytes - c.device.size())));
+                  fmt::format(
+                      "the boot sector says the volume has {} sectors ({} bytes) but {} holds {} bytes: {} "
+                      "bytes ({}) are missing{}",
+                      l.total_sectors, volume_bytes, check::device_name(c.options.placement, c.device.size()),
+                      c.device.size(), missing, core::format_size(missing),
+                      check::partition_shortfall(c.options.placement, c.device.size(), missing,
+                                                 l.bytes_per_sector)));
+    }
+    // BPB_HiddSec: "count of hidden sectors preceding the partition that
+    // contains this FAT volume" (FATGEN); boot code adds it to find the
+    // volume on the disk, the drivers do not read it.
+    if (check::start_disagrees(c.options.placement, bs.hidden_sectors, l.bytes_per_sector)) {
+        c.out.add(
+            "fat.boot.hidden-sectors", bpb("BPB_HiddSec"),
+            fmt::format("BPB_HiddSec is {}, the partition starts at sector {}: boot code would read the "
+                        "volume from the wrong sectors (the Linux vfat driver does not read it)",
+                        bs.hidden_sectors, c.options.placement->start_bytes / l.bytes_per_sector));
     }
     c.vol = std::make_unique<Volume>(c.device, c.boot);
     c.summary.cluster_count = c.vol->max_cluster() - 1;

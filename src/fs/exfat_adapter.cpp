@@ -93,6 +93,7 @@ check::Summary check(const io::BlockDevice& volume, const Detection&, check::Fin
                      const CheckOptions& options) {
     exfat::CheckOptions o;
     o.on_walk = options.on_walk;
+    o.placement = options.placement;
     return exfat::check_volume(volume, out, o);
 }
 

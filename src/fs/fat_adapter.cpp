@@ -114,6 +114,7 @@ check::Summary check(const io::BlockDevice& volume, const Detection& d, check::F
     fat::CheckOptions o;
     o.on_walk = options.on_walk;
     o.progress = options.progress;
+    o.placement = options.placement;
     if (!d.through_backup) return fat::check_volume(volume, out, o);
     check::Location at = check::at_sector(0, 512, "boot sector");
     out.add("fat.boot.main-damaged", std::move(at), d.note);

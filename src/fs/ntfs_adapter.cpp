@@ -276,6 +276,7 @@ check::Summary check(const io::BlockDevice& volume, const Detection&, check::Fin
     // each rule sector 0 breaks.
     ntfs::CheckOptions o;
     o.on_walk = options.on_walk;
+    o.placement = options.placement;
     return ntfs::check_volume(volume, out, o);
 }
 

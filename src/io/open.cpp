@@ -113,11 +113,21 @@ void select_partition(OpenedVolume& v, std::string_view path, std::optional<unsi
                         logical.empty() ? "no logical partitions"
                                         : fmt::format("the logical partitions {}", logical)));
     }
+    if (chosen->image_sectors == 0) {
+        throw Error(
+            ErrorCode::corrupt,
+            fmt::format("partition {} of \"{}\" lies outside the image (LBA {} + {} sectors, the image "
+                        "holds {} sectors of {} bytes): nothing of it can be read",
+                        chosen->index, path, chosen->first_lba, chosen->sector_count,
+                        v.file->size() / v.table.sector_size, v.table.sector_size));
+    }
     v.partition = *chosen;
     const std::uint64_t offset =
         core::checked_mul(chosen->first_lba, v.table.sector_size, "partition offset");
+    // What the image holds of it: an image cut short inside the partition is
+    // read up to its end (part.entry.past-image says so).
     const std::uint64_t length =
-        core::checked_mul(chosen->sector_count, v.table.sector_size, "partition size");
+        core::checked_mul(chosen->image_sectors, v.table.sector_size, "partition size");
     v.window = std::make_unique<SubRange>(*v.file, offset, length);
 }
 

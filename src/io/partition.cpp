@@ -217,15 +217,21 @@ GptAttempt read_gpt_at(const BlockDevice& disk, std::uint32_t sector_size, std::
     const std::uint64_t entry_lba = core::le64<gpt::EntryLba>(h);
     const std::uint32_t count = core::le32<gpt::EntryCount>(h);
     const std::uint32_t entry_size = core::le32<gpt::EntrySize>(h);
+    const std::uint64_t alternate_lba = core::le64<gpt::AlternateLba>(h);
     if (my_lba != lba) {
         out.problem = fmt::format("header at LBA {} says it is at LBA {}", lba, my_lba);
         return out;
     }
-    if (first_usable > last_usable || last_usable >= sectors) {
+    if (first_usable > last_usable || (lba != 1 && last_usable >= sectors)) {
         out.problem = fmt::format("usable LBAs {}..{} do not fit a disk of {} sectors", first_usable,
                                   last_usable, sectors);
         return out;
     }
+    // A header written for a larger disk than the image: the image is cut
+    // short (a dd that stopped, a truncate to save space). Its primary header
+    // and array are still valid; what the image lacks is the backup at the
+    // end and whatever partitions reached there (part.gpt.past-image).
+    const bool past_image = last_usable >= sectors || (lba == 1 && alternate_lba >= sectors);
     // Entry size: 128 * 2^n per UEFI; bounding it keeps count * size small.
     if (entry_size < gpt::kEntrySize || entry_size > gpt::kMaxArrayBytes || entry_size % 8 != 0) {
         out.problem =
@@ -258,6 +264,7 @@ GptAttempt read_gpt_at(const BlockDevice& disk, std::uint32_t sector_size, std::
     table.kind = PartitionTableKind::gpt;
     table.sector_size = sector_size;
     table.gpt_disk_guid = load_guid(h, gpt::DiskGuid);
+    std::vector<unsigned> cut;  // partitions the end of the image cuts
     for (std::uint32_t i = 0; i < count; ++i) {
         const auto e =
             std::span<const std::byte>(array).subspan(std::size_t{i} * entry_size, gpt::kEntrySize);
@@ -278,6 +285,8 @@ GptAttempt read_gpt_at(const BlockDevice& disk, std::uint32_t sector_size, std::
         }
         p.first_lba = first;
         p.sector_count = last - first + 1;
+        p.image_sectors = first >= sectors ? 0 : std::min(p.sector_count, sectors - first);
+        if (p.image_sectors < p.sector_count) cut.push_back(p.index);
         std::u16string name;
         for (std::size_t k = 0; k < gpt::entry::kNameUnits; ++k) {
             const auto unit = static_cast<char16_t>(core::load_le16(e, gpt::entry::Name + 2 * k));
@@ -286,6 +295,23 @@ GptAttempt read_gpt_at(const BlockDevice& disk, std::uint32_t sector_size, std::
         }
         p.name = core::utf16_to_utf8_lossy(name);
         table.partitions.push_back(std::move(p));
+    }
+    if (past_image) {
+        std::string which;
+        for (unsigned n : cut) which += fmt::format("{}{}", which.empty() ? "" : ", ", n);
+        table.problems.push_back(
+            {"part.gpt.past-image",
+             fmt::format(
+                 "the GPT header describes a disk of {} sectors (last usable LBA {}, backup header at "
+                 "LBA {}), the image holds {}: the image is cut short; {}",
+                 std::max(last_usable, alternate_lba) + 1, last_usable, alternate_lba, sectors,
+                 cut.empty() ? std::string("every partition lies inside it")
+                             : fmt::format("partition{} {} run{} past its end", cut.size() == 1 ? "" : "s",
+                                           which, cut.size() == 1 ? "s" : "")),
+             lba * sector_size});
+    } else if (!cut.empty()) {
+        // Unreachable: entries lie inside the usable LBAs, inside the image.
+        throw Error(ErrorCode::corrupt, "GPT entry past the usable LBAs", entry_lba * sector_size);
     }
     out.table = std::move(table);
     return out;
@@ -502,6 +528,44 @@ bool is_extended_type(std::uint8_t type) noexcept { return type == 0x05 || type 
 
 namespace {
 
+/// Sets p.image_sectors from the image's `sectors` and records where an MBR
+/// entry (`what`: "MBR entry 2 (type 0x07)") disagrees with the image: one
+/// starting at LBA 0 or past the end (part.entry.outside), one ending past
+/// the end (part.entry.past-image). `entry_offset`: the entry's byte offset.
+void place_in_image(PartitionTable& table, Partition& p, std::uint64_t sectors, const std::string& what,
+                    std::uint64_t entry_offset) {
+    const std::uint64_t ss = table.sector_size;
+    if (p.first_lba == 0) {
+        p.image_sectors = 0;
+        table.problems.push_back(
+            {"part.entry.outside",
+             fmt::format("{} starts at LBA 0, on the partition table itself; it cannot be read", what),
+             entry_offset});
+        return;
+    }
+    if (p.first_lba >= sectors) {
+        p.image_sectors = 0;
+        table.problems.push_back(
+            {"part.entry.outside",
+             fmt::format("{} starts at LBA {}, past the end of the image ({} sectors of {} bytes); it cannot "
+                         "be read: the image is cut short or the entry is wrong",
+                         what, p.first_lba, sectors, ss),
+             entry_offset});
+        return;
+    }
+    p.image_sectors = std::min(p.sector_count, sectors - p.first_lba);
+    if (p.image_sectors < p.sector_count) {
+        table.problems.push_back(
+            {"part.entry.past-image",
+             fmt::format(
+                 "{} spans LBA {} + {} sectors, {} sectors past the end of the image ({} sectors of {} "
+                 "bytes): the image is cut short or the entry is too long; the {} sectors inside are read",
+                 what, p.first_lba, p.sector_count, p.sector_count - p.image_sectors, sectors, ss,
+                 p.image_sectors),
+             entry_offset});
+    }
+}
+
 /// Walks the chain of extended boot records (EBRs) of the extended partition
 /// at `ext_first` (`ext_count` sectors; formats.md §4.1): each EBR's first
 /// entry is a logical partition, relative to that EBR; its second entry links
@@ -512,8 +576,8 @@ namespace {
 /// a link outside the disk or the extended partition, an EBR without the
 /// 55 AA signature, or after kMaxLogical EBRs; each stop is recorded in
 /// table.problems, and the logical partitions found before it stay listed.
-/// Throws Error(corrupt) for a logical partition outside the disk, as for a
-/// primary entry.
+/// A logical partition outside the image is listed with its problem
+/// (place_in_image), as a primary entry is.
 void read_logical_partitions(const BlockDevice& disk, PartitionTable& table, std::uint64_t ext_first,
                              std::uint64_t ext_count, std::uint64_t sectors) {
     constexpr unsigned kMaxLogical = 1024;
@@ -569,16 +633,8 @@ void read_logical_partitions(const BlockDevice& disk, PartitionTable& table, std
             // Slots 3 and 4 of an EBR are ignored: no partitioner writes them, and
             // Linux reads them only when they fit the EBR's span (often garbage).
             if (i >= 2) continue;
-            const std::uint64_t first = ebr + rel;
-            if (rel == 0 || first >= sectors || count > sectors - first) {
-                throw Error(
-                    ErrorCode::corrupt,
-                    fmt::format("logical partition {} (type 0x{:02X}, EBR at LBA {}) spans LBA {} + {} "
-                                "sectors, outside the disk of {} sectors of {} bytes; the partition "
-                                "table is damaged",
-                                next_index, type, ebr, first, count, sectors, ss),
-                    ebr * ss + mbr::Entries + i * mbr::kEntrySize);
-            }
+            // rel 0 would put the logical partition on its own EBR.
+            const std::uint64_t first = rel == 0 ? 0 : ebr + rel;
             Partition p;
             p.index = next_index++;
             p.first_lba = first;
@@ -586,7 +642,11 @@ void read_logical_partitions(const BlockDevice& disk, PartitionTable& table, std
             p.mbr_type = type;
             p.bootable = static_cast<std::uint8_t>(e[mbr::entry::Status]) == 0x80;
             p.ebr_lba = ebr;
-            if (first + count > ext_first + ext_count) {
+            place_in_image(
+                table, p, sectors,
+                fmt::format("logical partition {} (type 0x{:02X}, EBR at LBA {})", p.index, type, ebr),
+                ebr * ss + mbr::Entries + i * mbr::kEntrySize);
+            if (first != 0 && first + count > ext_first + ext_count) {
                 problem("part.ebr.logical-outside", ebr,
                         fmt::format("logical partition {} (LBA {} + {} sectors) runs past the end of its "
                                     "extended partition (LBA {} + {} sectors)",
@@ -627,6 +687,8 @@ PartitionTable read_partition_table(const BlockDevice& disk) {
         if (r.status != 0x00 && r.status != 0x80) return none;
         if (r.type == 0) continue;
         if (r.type == 0xEE) protective = true;
+        // An entry of 0 sectors is unused, as Linux reads it (msdos.c skips it).
+        if (r.count == 0) continue;
         entries.push_back(r);
     }
     // No partitions behind a jump instruction: a damaged FAT/exFAT/NTFS boot
@@ -658,23 +720,19 @@ PartitionTable read_partition_table(const BlockDevice& disk) {
     const RawEntry* extended = nullptr;
     for (const RawEntry& r : entries) {
         if (is_extended_type(r.type) && extended == nullptr) extended = &r;
-        if (r.first == 0 || r.count == 0 || r.first >= sectors || r.count > sectors - r.first) {
-            throw Error(
-                ErrorCode::corrupt,
-                fmt::format("MBR entry {} (type 0x{:02X}) spans LBA {} + {} sectors, outside the disk of {} "
-                            "sectors of {} bytes; the partition table is damaged",
-                            r.index, r.type, r.first, r.count, sectors, sector_size),
-                mbr::Entries + (r.index - 1) * mbr::kEntrySize);
-        }
         Partition p;
         p.index = r.index;
         p.first_lba = r.first;
         p.sector_count = r.count;
         p.mbr_type = r.type;
         p.bootable = r.status == 0x80;
+        place_in_image(table, p, sectors, fmt::format("MBR entry {} (type 0x{:02X})", r.index, r.type),
+                       mbr::Entries + (r.index - 1) * mbr::kEntrySize);
         table.partitions.push_back(std::move(p));
     }
-    if (extended != nullptr) read_logical_partitions(disk, table, extended->first, extended->count, sectors);
+    // The chain is walked inside what the image holds of the extended partition.
+    if (extended != nullptr && extended->first != 0 && extended->first < sectors)
+        read_logical_partitions(disk, table, extended->first, extended->count, sectors);
     return table;
 }
 

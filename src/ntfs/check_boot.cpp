@@ -31,13 +31,15 @@ void check_image_size(Context& c) {
     const std::uint64_t bps = c.g.bytes_per_sector;
     if (have < volume) {
         const std::uint64_t whole = have / c.g.cluster_bytes;
-        c.out.add(
-            "ntfs.boot.image-truncated",
-            check::at_sector(have / bps, c.g.bytes_per_sector, "end of the image"),
-            fmt::format("the image holds {} bytes, the boot sector's {} sectors of {} bytes need {} plus the "
-                        "backup boot sector: {} bytes are missing (clusters {}..{} lie past the end)",
-                        have, c.g.total_sectors, bps, volume, volume + bps - have, whole,
-                        c.g.cluster_count - 1));
+        const std::string device = check::device_name(c.options.placement, have);
+        c.out.add("ntfs.boot.image-truncated",
+                  check::at_sector(have / bps, c.g.bytes_per_sector, "end of " + device),
+                  fmt::format("{} holds {} bytes, the boot sector's {} sectors of {} bytes need {} plus the "
+                              "backup boot sector: {} bytes are missing (clusters {}..{} lie past the end){}",
+                              device, have, c.g.total_sectors, bps, volume, volume + bps - have, whole,
+                              c.g.cluster_count - 1,
+                              check::partition_shortfall(c.options.placement, have, volume + bps - have,
+                                                         c.g.bytes_per_sector)));
     } else if (have - volume < kBootSectorSize) {
         c.out.add("ntfs.boot.backup-missing",
                   check::at_sector(c.g.total_sectors, c.g.bytes_per_sector, "backup boot sector"),
@@ -79,6 +81,18 @@ bool check_boot(Context& c) {
     c.summary.cluster_bytes = c.g.cluster_bytes;
     c.summary.record_bytes = c.g.mft_record_bytes;
     check_image_size(c);
+    // Hidden sectors (BPB offset 0x1C): the partition's start, which NTFS
+    // boot code adds to find the volume; ntfs-3g and ntfs3 do not read it.
+    const std::uint32_t hidden = decode_boot_sector(boot).hidden_sectors;
+    if (check::start_disagrees(c.options.placement, hidden, c.g.bytes_per_sector)) {
+        c.out.add(
+            "ntfs.boot.hidden-sectors",
+            check::at_sector(0, c.g.bytes_per_sector, "boot sector hidden sectors"),
+            fmt::format("the boot sector's hidden sectors are {}, the partition starts at sector {}: boot "
+                        "code would read the volume from the wrong sectors (ntfs-3g and ntfs3 do not read "
+                        "it)",
+                        hidden, c.options.placement->start_bytes / c.g.bytes_per_sector));
+    }
     if (!backup) {
         const std::uint64_t at = c.g.volume_bytes();
         if (at <= c.device.size() && c.device.size() - at >= kBootSectorSize) {

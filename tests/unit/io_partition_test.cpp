@@ -179,7 +179,8 @@ TEST_CASE("placing one partition", "[io][partition]") {
     using K = io::PartitionTableKind;
     auto gpt512 = io::place_single_partition(K::gpt, 64 * kMiB, 512);
     CHECK(gpt512.first_lba == 2048);
-    CHECK(gpt512.sector_count == 131072 - 2048 - 2048);  // ends on the last 1 MiB boundary before the backup GPT
+    CHECK(gpt512.sector_count ==
+          131072 - 2048 - 2048);  // ends on the last 1 MiB boundary before the backup GPT
     auto gpt4k = io::place_single_partition(K::gpt, 64 * kMiB, 4096);
     CHECK(gpt4k.first_lba == 256);
     CHECK(gpt4k.first_lba + gpt4k.sector_count - 1 == 16384 - 256 - 1);  // ends on a 1 MiB boundary
@@ -446,9 +447,29 @@ TEST_CASE("GPT damage: fallback to the backup, then refusal", "[io][partition][g
         auto bytes = d->bytes();
         bytes.resize(32 * kMiB);
         io::MemoryImage half(std::move(bytes));
-        // The primary header still validates (its last usable LBA lies beyond
-        // the end now): it is refused and there is no backup.
-        REQUIRE_THROWS_AS(io::read_partition_table(half), Error);
+        // The primary header still validates, but its last usable LBA and
+        // its backup lie beyond the end now: it is used, the cut recorded once
+        // (Linux efi.c would skip the partition; the part inside is readable).
+        const auto t = io::read_partition_table(half);
+        REQUIRE(t.partitions.size() == 1);
+        CHECK(t.partitions[0].image_sectors == t.partitions[0].sector_count);  // 4096 sectors at 1 MiB
+        REQUIRE(t.problems.size() == 1);
+        CHECK(t.problems[0].code == "part.gpt.past-image");
+        CHECK_THAT(
+            t.problems[0].message,
+            Catch::Contains("the GPT header describes a disk of 131072 sectors (last usable LBA 131038, "
+                            "backup header at LBA 131071), the image holds 65536: the image is cut short; "
+                            "every partition lies inside it"));
+        CHECK(t.problems[0].byte_offset == 512);
+        // Cut inside the partition: it is named, and what is left of it is read.
+        auto bytes2 = d->bytes();
+        bytes2.resize(1 * kMiB + 1024 * 512);
+        io::MemoryImage cut(std::move(bytes2));
+        const auto t2 = io::read_partition_table(cut);
+        REQUIRE(t2.partitions.size() == 1);
+        CHECK(t2.partitions[0].image_sectors == 1024);
+        REQUIRE(t2.problems.size() == 1);
+        CHECK_THAT(t2.problems[0].message, Catch::EndsWith("partition 1 runs past its end"));
     }
 }
 
@@ -468,15 +489,35 @@ TEST_CASE("MBR reading skips empty entries and checks ranges", "[io][partition][
     CHECK(table.partitions[1].sector_count == 0x1000);
     CHECK(table.partitions[1].mbr_type == 0x07);
 
+    CHECK(table.partitions[1].image_sectors == 0x1000);
+    CHECK(table.problems.empty());
+
+    // Entries the image does not hold are listed with what it holds of them
+    // and a problem each; the others are untouched.
     auto beyond = hex({0, 0, 0, 0, 0x0C, 0, 0, 0, 0x00, 0x00, 0x02, 0, 0x01, 0, 0, 0});  // LBA 131072 + 1
     disk.write_at(446 + 48, beyond);
-    try {
-        io::read_partition_table(disk);
-        FAIL("expected an Error");
-    } catch (const Error& e) {
-        CHECK(e.code() == ErrorCode::corrupt);
-        CHECK_THAT(e.what(), Catch::Contains("MBR entry 4"));
-    }
+    auto across = hex({0, 0, 0, 0, 0x07, 0, 0, 0, 0x00, 0x40, 0, 0, 0x00, 0x00, 0x02, 0});  // 0x4000 + 131072
+    disk.write_at(446 + 32, across);
+    table = io::read_partition_table(disk);
+    REQUIRE(table.partitions.size() == 3);
+    CHECK(table.partitions[0].image_sectors == 4096);
+    CHECK(table.partitions[1].image_sectors == 131072 - 0x4000);
+    CHECK(table.partitions[2].index == 4);
+    CHECK(table.partitions[2].image_sectors == 0);
+    REQUIRE(table.problems.size() == 2);
+    CHECK(table.problems[0].code == "part.entry.past-image");
+    CHECK(table.problems[0].byte_offset == 446 + 32);
+    CHECK_THAT(
+        table.problems[0].message,
+        Catch::StartsWith("MBR entry 3 (type 0x07) spans LBA 16384 + 131072 sectors, 16384 sectors past "
+                          "the end of the image (131072 sectors of 512 bytes)"));
+    CHECK(table.problems[1].code == "part.entry.outside");
+    CHECK_THAT(table.problems[1].message,
+               Catch::StartsWith("MBR entry 4 (type 0x0C) starts at LBA 131072, past "
+                                 "the end of the image"));
+    // An entry of 0 sectors is unused (Linux msdos.c).
+    disk.write_at(446 + 48 + 12, hex({0, 0, 0, 0}));
+    CHECK(io::read_partition_table(disk).partitions.size() == 2);
 }
 
 TEST_CASE("MBR with 4096-byte sectors is recognised by the boot sector it points to",

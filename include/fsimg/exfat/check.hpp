@@ -29,9 +29,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string_view>
 
 #include "fsimg/check/finding.hpp"
+#include "fsimg/check/placement.hpp"
 #include "fsimg/check/summary.hpp"
 #include "fsimg/io/block_device.hpp"
 
@@ -40,6 +42,9 @@ namespace fsimg::exfat {
 struct CheckOptions {
     /// Called with each path the walk visits ("/DCIM/", "/DCIM/A.JPG"), for -v.
     std::function<void(std::string_view path)> on_walk;
+    /// Set when the volume is a partition of a disk image (IMAGE@N): size
+    /// and start findings then name the partition (check/placement.hpp).
+    std::optional<check::Placement> placement;
 };
 
 /// What the check counted (check/summary.hpp; type "exFAT").

@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "fsimg/check/finding.hpp"
+#include "fsimg/check/placement.hpp"
 #include "fsimg/check/summary.hpp"
 #include "fsimg/core/progress.hpp"
 #include "fsimg/fat/layout.hpp"
@@ -32,6 +33,9 @@ struct CheckOptions {
     /// Advanced over the FAT entries while the FATs are read and compared
     /// (phase "checking the FATs", total: the entry count); nullable.
     core::Progress* progress = nullptr;
+    /// Set when the volume is a partition of a disk image (IMAGE@N): size
+    /// and start findings then name the partition (check/placement.hpp).
+    std::optional<check::Placement> placement;
 };
 
 /// What the check counted (check/summary.hpp; type "FAT12", "FAT16" or "FAT32").

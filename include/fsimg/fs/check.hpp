@@ -5,10 +5,12 @@
 #include <string_view>
 
 #include "fsimg/check/finding.hpp"
+#include "fsimg/check/placement.hpp"
 #include "fsimg/check/summary.hpp"
 #include "fsimg/core/progress.hpp"
 #include "fsimg/fs/detect.hpp"
 #include "fsimg/io/block_device.hpp"
+#include "fsimg/io/open.hpp"
 
 namespace fsimg::fs {
 
@@ -17,6 +19,9 @@ struct CheckOptions {
     std::function<void(std::string_view path)> on_walk;
     /// Advanced over long passes (FAT: the FAT copies compared); nullable.
     core::Progress* progress = nullptr;
+    /// Set when the volume is a partition of a disk image (IMAGE@N): size
+    /// and start findings then name the partition (check/placement.hpp).
+    std::optional<check::Placement> placement;
 };
 
 /// The result of one check: what was detected and what the checker counted.
@@ -32,5 +37,15 @@ struct Checked {
 /// Throws as detect() (Error(not_this_fs) naming what the volume holds),
 /// Error(io) when the device cannot be read; damage inside never throws.
 Checked check_volume(const io::BlockDevice& volume, check::Findings& out, const CheckOptions& options = {});
+
+/// Where the partition `v` selected lies in its disk image, for
+/// CheckOptions::placement (sizes in bytes: the table's LBAs times its sector
+/// size); nullopt for a bare filesystem image.
+std::optional<check::Placement> placement_of(const io::OpenedVolume& v);
+
+/// Appends what is wrong with a disk's partition table (PartitionTable::
+/// problems: part.* codes, docs/fsck-codes.md) to `out`, located at the table
+/// sector or entry concerned (image byte offsets).
+void add_table_findings(const io::PartitionTable& table, check::Findings& out);
 
 }  // namespace fsimg::fs

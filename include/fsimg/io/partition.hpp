@@ -41,21 +41,35 @@ struct Partition {
     std::string name;                ///< GPT partition name (UTF-8), empty for MBR
     bool bootable = false;           ///< MBR status 0x80
     std::uint64_t ebr_lba = 0;  ///< MBR logical partitions (index >= 5): LBA of the EBR that holds it, else 0
+    /// Sectors of the partition the image holds: sector_count, fewer when the
+    /// image ends inside the partition (Linux truncates such a partition to
+    /// the end of the disk, block/partitions/core.c), 0 when the entry starts
+    /// at LBA 0 or past the image's end (nothing of it can be read).
+    std::uint64_t image_sectors = 0;
 };
 
 /// True for the MBR types of an extended partition: 0x05 (CHS), 0x0F (LBA),
 /// 0x85 (Linux extended), as Linux's block/partitions/msdos.c recognises.
 bool is_extended_type(std::uint8_t type) noexcept;
 
-/// A problem of an MBR extended partition's EBR chain, with the fsck code it
-/// is reported under (docs/fsck-codes.md): "part.ebr.chain" (the walk ended
-/// early: a loop, a link outside the extended partition or the disk, an EBR
-/// without 55 AA, more than 1024 EBRs) or "part.ebr.logical-outside" (a
-/// logical partition runs past its extended partition).
+/// A problem of the partition table, with the fsck code it is reported under
+/// (docs/fsck-codes.md):
+/// - "part.ebr.chain": the EBR chain walk ended early (a loop, a link outside
+///   the extended partition or the disk, an EBR without 55 AA, more than
+///   1024 EBRs);
+/// - "part.ebr.logical-outside": a logical partition runs past its extended
+///   partition;
+/// - "part.entry.outside": an entry starts at LBA 0 (on the table itself) or
+///   at or past the end of the image: nothing of it can be read;
+/// - "part.entry.past-image": an entry ends past the end of the image (the
+///   image is cut short, or the entry is too long); the part inside is read;
+/// - "part.gpt.past-image": the GPT header describes a disk larger than the
+///   image (its backup header and last usable LBA lie past the image's end):
+///   the image is cut short; entries it cuts are named here, not again.
 struct PartitionProblem {
     std::string code;
     std::string message;
-    std::uint64_t byte_offset = 0;  ///< in the disk image: the EBR concerned
+    std::uint64_t byte_offset = 0;  ///< in the disk image: the table sector or entry concerned
 };
 
 struct PartitionTable {
@@ -64,8 +78,7 @@ struct PartitionTable {
     std::uint32_t mbr_disk_signature = 0;  ///< MBR offset 440
     Guid gpt_disk_guid{};
     std::vector<Partition> partitions;  ///< used entries, in table order; MBR logical partitions (5..) last
-    std::vector<PartitionProblem>
-        problems;  ///< where the EBR chain walk stopped early or a logical overran its extended partition
+    std::vector<PartitionProblem> problems;  ///< what is wrong with the table (PartitionProblem codes)
 };
 
 /// Where a single partition goes in a disk of `disk_bytes`: first LBA at
@@ -92,8 +105,14 @@ void write_gpt(BlockDevice& disk, std::uint32_t sector_size, const Partition& pa
 /// Reads the partition table of `disk`. Returns kind none when sector 0 holds
 /// a filesystem boot sector (FAT BPB, "EXFAT   ", "NTFS    ") or no 55AA
 /// signature. Validates GPT header and entry-array CRC32s (falls back to the
-/// backup header when the primary is bad), and every partition's range
-/// against the disk size; throws Error(corrupt) naming the entry otherwise.
+/// backup header when the primary is bad; throws Error(corrupt) when neither
+/// is valid) and each GPT entry against the header's usable LBAs (throws
+/// Error(corrupt) naming the entry). What an image cut short or an entry
+/// too long looks like is not an error here: every partition is listed with
+/// the sectors the image holds of it (Partition::image_sectors) and the
+/// disagreement recorded in PartitionTable::problems, so that the other
+/// partitions stay readable. A GPT header whose disk is larger than the image
+/// is used when it is otherwise valid (part.gpt.past-image).
 /// An MBR extended partition (is_extended_type) stays listed under its own
 /// number, and its logical partitions follow as 5, 6, ... (Linux numbering):
 /// the EBR chain walk visits each EBR once, at most 1024, and records where
