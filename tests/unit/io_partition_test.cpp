@@ -520,6 +520,72 @@ TEST_CASE("MBR reading skips empty entries and checks ranges", "[io][partition][
     CHECK(io::read_partition_table(disk).partitions.size() == 2);
 }
 
+namespace {
+
+/// Writes an MBR-style partition entry (type, LBA, sectors) into slot
+/// `slot` of the table sector at `table_lba`, and the 55 AA signature.
+void put_entry(io::MemoryImage& d, std::uint64_t table_lba, unsigned slot, std::uint8_t type,
+               std::uint32_t lba, std::uint32_t sectors) {
+    std::vector<std::byte> e(16);
+    e[4] = std::byte{type};
+    core::store_le32(e, 8, lba);
+    core::store_le32(e, 12, sectors);
+    d.write_at(table_lba * 512 + 446 + slot * 16, e);
+    d.write_at(table_lba * 512 + 510, std::vector<std::byte>{std::byte{0x55}, std::byte{0xAA}});
+}
+
+}  // namespace
+
+TEST_CASE("EBR chain: logical partitions numbered from 5, bounded walk", "[io][partition][mbr]") {
+    // 64 MiB: a primary at 2048, an extended partition at 20480 + 100000
+    // sectors with EBRs at 20480 and 40960 (links relative to the extended
+    // partition's start, logical entries relative to their EBR; formats.md §4.1).
+    io::MemoryImage d(64 * kMiB);
+    put_entry(d, 0, 0, 0x0C, 2048, 16384);
+    put_entry(d, 0, 1, 0x0F, 20480, 100000);
+    put_entry(d, 20480, 0, 0x06, 2048, 8192);
+    put_entry(d, 20480, 1, 0x05, 20480, 30000);
+    put_entry(d, 40960, 0, 0x07, 2048, 10000);
+    auto t = io::read_partition_table(d);
+    REQUIRE(t.partitions.size() == 4);
+    CHECK(t.problems.empty());
+    CHECK(t.partitions[2].index == 5);
+    CHECK(t.partitions[2].first_lba == 22528);
+    CHECK(t.partitions[2].ebr_lba == 20480);
+    CHECK(t.partitions[3].index == 6);
+    CHECK(t.partitions[3].first_lba == 43008);
+    CHECK(t.partitions[3].sector_count == 10000);
+    CHECK(t.partitions[3].image_sectors == 10000);
+    CHECK(t.partitions[3].mbr_type == 0x07);
+
+    SECTION("a loop back to the first EBR ends the walk once") {
+        put_entry(d, 40960, 1, 0x05, 0, 30000);
+        t = io::read_partition_table(d);
+        CHECK(t.partitions.size() == 4);
+        REQUIRE(t.problems.size() == 1);
+        CHECK(t.problems[0].code == "part.ebr.chain");
+        CHECK(t.problems[0].byte_offset == 40960 * 512);
+    }
+    SECTION("a logical partition past the image is listed with what the image holds") {
+        put_entry(d, 40960, 0, 0x07, 2048, 100000);  // 43008 + 100000 > 131072
+        t = io::read_partition_table(d);
+        REQUIRE(t.partitions.size() == 4);
+        CHECK(t.partitions[3].image_sectors == 131072 - 43008);
+        std::vector<std::string> codes;
+        for (const auto& p : t.problems) codes.push_back(p.code);
+        CHECK(codes == std::vector<std::string>{"part.entry.past-image", "part.ebr.logical-outside"});
+        CHECK_THAT(t.problems[0].message,
+                   Catch::StartsWith("logical partition 6 (type 0x07, EBR at LBA 40960)"));
+    }
+    SECTION("an extended partition starting past the image has no chain to walk") {
+        put_entry(d, 0, 1, 0x0F, 200000, 100000);
+        t = io::read_partition_table(d);
+        REQUIRE(t.partitions.size() == 2);
+        REQUIRE(t.problems.size() == 1);
+        CHECK(t.problems[0].code == "part.entry.outside");
+    }
+}
+
 TEST_CASE("MBR with 4096-byte sectors is recognised by the boot sector it points to",
           "[io][partition][mbr]") {
     io::MemoryImage disk(64 * kMiB);
