@@ -37,13 +37,20 @@ std::optional<std::string> utf8_name_problem(std::string_view utf8) {
     return name_problem(core::utf8_to_utf16(utf8));
 }
 
+const source::TreeRules& tree_rules() {
+    static const source::TreeRules rules = [] {
+        source::TreeRules r;
+        r.name_problem = &utf8_name_problem;
+        r.case_key = &upcase_key;
+        r.reserved_name = &fat::is_windows_device_name;
+        r.case_note = "exFAT names are case-insensitive";
+        return r;
+    }();
+    return rules;
+}
+
 void check_source_tree(source::SourceTree& tree) {
-    source::TreeRules rules;
-    rules.name_problem = &utf8_name_problem;
-    rules.case_key = &upcase_key;
-    rules.reserved_name = &fat::is_windows_device_name;
-    rules.case_note = "exFAT names are case-insensitive";
-    source::check_tree(tree, rules);
+    source::check_tree(tree, tree_rules());
     // exFAT holds a trailing period or space, but Windows strips both from
     // every name it is given, so it cannot open such a file, and the Linux
     // exfat driver strips trailing periods (exfat_striptail_len) unless

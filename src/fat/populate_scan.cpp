@@ -13,18 +13,23 @@
 
 namespace fsimg::fat {
 
-void check_source_tree(SourceTree& tree) {
+const source::TreeRules& tree_rules() {
     static const std::string file_limit =
         fmt::format("a FAT file holds at most {} bytes (4 GiB - 1)", core::format_count(kMaxFileBytes));
-    source::TreeRules rules;
-    rules.name_problem = &long_name_problem;
-    rules.case_key = &case_fold_key;
-    rules.reserved_name = &is_windows_device_name;
-    rules.max_file_bytes = kMaxFileBytes;
-    rules.file_limit = file_limit;
-    rules.case_note = "FAT names are case-insensitive";
-    source::check_tree(tree, rules);
+    static const source::TreeRules rules = [] {
+        source::TreeRules r;
+        r.name_problem = &long_name_problem;
+        r.case_key = &case_fold_key;
+        r.reserved_name = &is_windows_device_name;
+        r.max_file_bytes = kMaxFileBytes;
+        r.file_limit = file_limit;
+        r.case_note = "FAT names are case-insensitive";
+        return r;
+    }();
+    return rules;
 }
+
+void check_source_tree(SourceTree& tree) { source::check_tree(tree, tree_rules()); }
 
 void rename_for_fat(SourceTree& tree) {
     auto by_name = [&](std::uint32_t a, std::uint32_t b) { return tree.nodes[a].name < tree.nodes[b].name; };

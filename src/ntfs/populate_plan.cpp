@@ -175,15 +175,22 @@ bool is_dos_name(std::u16string_view name) noexcept {
     return std::all_of(base.begin(), base.end(), ok) && std::all_of(ext.begin(), ext.end(), ok);
 }
 
+const source::TreeRules& tree_rules() {
+    static const source::TreeRules rules = [] {
+        source::TreeRules r;
+        r.name_problem = &utf8_name_problem;
+        // NTFS keeps names that differ only in case apart (POSIX namespace):
+        // only identical names would collide, and a host directory has none.
+        r.case_key = [](std::u16string_view n) { return std::u16string(n); };
+        r.reserved_name = &fat::is_windows_device_name;
+        r.case_note = "NTFS names are compared exactly";
+        return r;
+    }();
+    return rules;
+}
+
 void check_source_tree(source::SourceTree& tree) {
-    source::TreeRules rules;
-    rules.name_problem = &utf8_name_problem;
-    // NTFS keeps names that differ only in case apart (POSIX namespace):
-    // only identical names would collide, and a host directory has none.
-    rules.case_key = [](std::u16string_view n) { return std::u16string(n); };
-    rules.reserved_name = &fat::is_windows_device_name;
-    rules.case_note = "NTFS names are compared exactly";
-    source::check_tree(tree, rules);
+    source::check_tree(tree, tree_rules());
     for (std::uint32_t d = 0; d < tree.nodes.size(); ++d) {  // names equal but for case
         std::vector<std::uint32_t> kids;
         for (const std::uint32_t c : tree.nodes[d].children)

@@ -11,11 +11,13 @@
 #include "fsimg/core/utf.hpp"
 #include "fsimg/exfat/cost.hpp"
 #include "fsimg/exfat/layout.hpp"
+#include "fsimg/exfat/populate.hpp"
 #include "fsimg/fat/cost.hpp"
 #include "fsimg/fat/layout.hpp"
 #include "fsimg/fat/names.hpp"
 #include "fsimg/fat/populate.hpp"
 #include "fsimg/ntfs/names.hpp"
+#include "fsimg/ntfs/populate.hpp"
 #include "fsimg/slack/cost_ntfs.hpp"
 #include "fsimg/source/tree.hpp"
 
@@ -64,6 +66,19 @@ void add_example(std::vector<Problem>& list, Problem p, std::size_t max_examples
 }
 
 namespace {
+
+/// The storage rules populate applies on `fs` (each filesystem's tree_rules).
+const source::TreeRules& tree_rules(Fs fs) {
+    switch (fs) {
+        case Fs::fat32:
+            return fat::tree_rules();
+        case Fs::exfat:
+            return exfat::tree_rules();
+        case Fs::ntfs:
+            break;
+    }
+    return ::fsimg::ntfs::tree_rules();
+}
 
 bool top_less(const TopDirectory& a, const TopDirectory& b) {
     // min-heap on slack; ties broken by path so results are deterministic
@@ -227,59 +242,22 @@ std::uint8_t DirAccumulator::add(Tally& t, std::string_view name, EntryKind kind
             }
             continue;
         }
-        std::optional<std::string> problem;
-        if (fs == Fs::fat32) {
-            if (kind == EntryKind::symlink) {
-                ++f.skipped_symlinks;
-                excluded |= bit;
-                continue;
-            }
-            problem = fat::long_name_problem(name);
-            if (!problem && !fat_keys_.insert(fat::case_fold_key(name16)).second) {
-                problem = "differs only in letter case from an earlier name (FAT names are case-insensitive)";
-            }
-            if (!problem && is_file && size > fat::kMaxFileBytes) {
-                problem = fmt::format("{} bytes; a FAT file holds at most {} bytes (4 GiB - 1)",
-                                      core::format_count(size), core::format_count(fat::kMaxFileBytes));
-            }
-        } else if (fs == Fs::exfat) {
-            if (kind == EntryKind::symlink) {
-                ++f.skipped_symlinks;
-                excluded |= bit;
-                continue;
-            }
-            if (!valid_utf8) {
-                problem = "the name is not valid UTF-8";
-            } else {
-                problem = exfat::name_problem(name16);
-                if (!problem && !exfat_keys_.insert(exfat::upcase_key(name16)).second) {
-                    problem =
-                        "differs only in letter case from an earlier name (exFAT names are "
-                        "case-insensitive)";
-                }
-            }
-        } else {
-            if (kind == EntryKind::symlink) {  // as populate's default, --symlinks skip
-                ++f.skipped_symlinks;
-                excluded |= bit;
-                continue;
-            }
-            if (!valid_utf8) {
-                problem = "the name is not valid UTF-8";
-            } else if (name16.size() > exfat::kMaxNameUnits) {
-                problem =
-                    fmt::format("the name has {} UTF-16 units; NTFS names hold at most 255", name16.size());
-            }
+        // Symbolic links are skipped by populate on every filesystem (NTFS:
+        // its default, --symlinks skip).
+        if (kind == EntryKind::symlink) {
+            ++f.skipped_symlinks;
+            excluded |= bit;
+            continue;
         }
-        if (!problem && fs != Fs::ntfs) {  // populate's tree limits (source/tree.hpp), FAT and exFAT alike
-            const std::size_t bytes = ctx_.path_bytes + 1 + name.size();
-            if (ctx_.depth + 1 == source::kMaxTreeDepth + 1) {
-                problem = fmt::format("lies {} directories deep; fsimg stores at most {}", ctx_.depth + 1,
-                                      source::kMaxTreeDepth);
-            } else if (bytes > source::kMaxPathBytes && ctx_.path_bytes <= source::kMaxPathBytes) {
-                problem = fmt::format("the path is {} bytes long; fsimg stores paths of at most {} bytes",
-                                      bytes, source::kMaxPathBytes);
-            }
+        // The rules populate applies (source::check_tree), asked per entry.
+        const source::TreeRules& rules = tree_rules(fs);
+        std::optional<std::string> problem;
+        auto reasons = source::entry_problems(rules, name, is_file, size, ctx_.depth + 1,
+                                              ctx_.path_bytes + 1 + name.size(), ctx_.path_bytes);
+        if (!reasons.empty()) {
+            problem = std::move(reasons.front());
+        } else if (!case_keys_[fi].insert(rules.case_key(name16)).second) {
+            problem = fmt::format("differs only in letter case from an earlier name ({})", rules.case_note);
         }
         if (problem) {
             excluded |= bit;

@@ -400,6 +400,24 @@ std::string SourceTree::image_path(std::uint32_t i) const {
     return path;
 }
 
+std::vector<std::string> entry_problems(const TreeRules& rules, std::string_view utf8_name, bool is_file,
+                                        std::uint64_t size, std::uint32_t depth, std::size_t path_bytes,
+                                        std::size_t parent_path_bytes, bool* name_refused) {
+    std::vector<std::string> out;
+    auto why = rules.name_problem(utf8_name);
+    if (name_refused != nullptr) *name_refused = why.has_value();
+    if (why) out.push_back(std::move(*why));
+    if (is_file && size > rules.max_file_bytes)
+        out.push_back(fmt::format("{} bytes; {}", core::format_count(size), rules.file_limit));
+    if (depth == kMaxTreeDepth + 1)
+        out.push_back(fmt::format("lies {} directories deep; fsimg stores at most {}", depth, kMaxTreeDepth));
+    if (path_bytes > kMaxPathBytes && parent_path_bytes <= kMaxPathBytes) {
+        out.push_back(fmt::format("the path is {} bytes long; fsimg stores paths of at most {} bytes",
+                                  path_bytes, kMaxPathBytes));
+    }
+    return out;
+}
+
 void check_tree(SourceTree& tree, const TreeRules& rules) {
     const std::size_t n = tree.nodes.size();
     std::vector<std::uint32_t> depth(n, 0);
@@ -408,27 +426,14 @@ void check_tree(SourceTree& tree, const TreeRules& rules) {
         TreeNode& node = tree.nodes[i];
         depth[i] = depth[node.parent] + 1;
         path_bytes[i] = path_bytes[node.parent] + 1 + node.name.size();
-        if (auto why = rules.name_problem(node.name)) {
-            tree.problems.push_back({tree.image_path(i), *why});
+        bool name_refused = false;
+        for (std::string& why : entry_problems(rules, node.name, !node.is_dir, node.size, depth[i],
+                                               path_bytes[i], path_bytes[node.parent], &name_refused))
+            tree.problems.push_back({tree.image_path(i), std::move(why)});
+        if (name_refused) {
             node.name16.clear();
         } else if (node.name16.empty()) {
             node.name16 = core::utf8_to_utf16(node.name);
-        }
-        if (!node.is_dir && node.size > rules.max_file_bytes) {
-            tree.problems.push_back(
-                {tree.image_path(i),
-                 fmt::format("{} bytes; {}", core::format_count(node.size), rules.file_limit)});
-        }
-        if (depth[i] == kMaxTreeDepth + 1) {
-            tree.problems.push_back(
-                {tree.image_path(i),
-                 fmt::format("lies {} directories deep; fsimg stores at most {}", depth[i], kMaxTreeDepth)});
-        }
-        if (path_bytes[i] > kMaxPathBytes && path_bytes[node.parent] <= kMaxPathBytes) {
-            tree.problems.push_back(
-                {tree.image_path(i), fmt::format("the path is {} bytes long; fsimg stores "
-                                                 "paths of at most {} bytes",
-                                                 path_bytes[i], kMaxPathBytes)});
         }
     }
     // One case-insensitive namespace per directory.

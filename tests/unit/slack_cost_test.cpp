@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <fmt/format.h>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
@@ -12,13 +13,16 @@
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/utf.hpp"
 #include "fsimg/exfat/cost.hpp"
+#include "fsimg/exfat/populate.hpp"
 #include "fsimg/fat/populate.hpp"
 #include "fsimg/ntfs/format.hpp"
 #include "fsimg/ntfs/layout.hpp"
+#include "fsimg/ntfs/populate.hpp"
 #include "fsimg/slack/analyzer.hpp"
 #include "fsimg/slack/cost_ntfs.hpp"
 #include "fsimg/slack/report.hpp"
 #include "fsimg/slack/sources.hpp"
+#include "tree_builder.hpp"
 
 using namespace fsimg;
 using namespace fsimg::slack;
@@ -410,4 +414,44 @@ TEST_CASE("slack: listings stream, and report bad lines with their number") {
     CHECK(error_of("1\ta/../b\n").starts_with("list:1:"));
     CHECK(error_of("1\ta/x\n1\tb/y\n1\ta/z\n").starts_with("list:3: the directory \"a\" was left earlier"));
     CHECK(error_of("1\t\n").starts_with("list:1: the path is empty"));
+}
+
+TEST_CASE("slack: a tree 129 directories deep is refused where mkfs refuses it, for the reason mkfs gives") {
+    // source/tree.hpp: populate stores at most kMaxTreeDepth (128) levels on
+    // every filesystem; slack charges by the same rules (tree_rules()).
+    constexpr std::uint32_t kDepth = source::kMaxTreeDepth + 1;
+    std::vector<std::pair<std::string, std::string>> populate;  // (path, reason) per filesystem's check
+    for (auto check :
+         {&fat::check_source_tree, &exfat::check_source_tree, &::fsimg::ntfs::check_source_tree}) {
+        test::TreeBuilder b(check);
+        std::uint32_t at = 0;
+        for (std::uint32_t d = 1; d <= kDepth; ++d) at = b.add(at, "d", true);
+        b.add(at, "f.txt", false, 10);
+        const source::SourceTree t = b.done();
+        REQUIRE(t.problems.size() == 1);
+        populate.emplace_back(t.problems[0].path, t.problems[0].reason);
+    }
+    AnalyzerOptions opt;
+    Tally t;
+    std::vector<std::unique_ptr<DirAccumulator>> dirs;
+    dirs.push_back(std::make_unique<DirAccumulator>(opt, DirContext{}));
+    for (std::uint32_t d = 1; d <= kDepth; ++d) {
+        const std::uint8_t ex = dirs.back()->add(t, "d", EntryKind::directory, 0);
+        CHECK(ex == (d == kDepth ? fs_bit(Fs::fat32) | fs_bit(Fs::exfat) | fs_bit(Fs::ntfs) : 0));
+        dirs.push_back(std::make_unique<DirAccumulator>(opt, dirs.back()->context().child("d", ex)));
+    }
+    dirs.back()->add(t, "f.txt", EntryKind::file, 10);
+    for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) (*it)->finish(t);
+    std::size_t k = 0;
+    for (Fs fs : {Fs::fat32, Fs::exfat, Fs::ntfs}) {
+        const FsTally& f = t.fs[std::size_t(fs)];
+        INFO(to_string(fs));
+        CHECK(f.unstorable_files == 1);
+        CHECK(f.unstorable_entries == 1);
+        REQUIRE(f.unstorable.size() == 1);
+        CHECK(f.unstorable[0].path == populate[k].first);
+        CHECK(f.unstorable[0].reason == populate[k].second);
+        CHECK(f.unstorable[0].reason == "lies 129 directories deep; fsimg stores at most 128");
+        ++k;
+    }
 }

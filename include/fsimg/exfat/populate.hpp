@@ -52,6 +52,11 @@ struct ScanOptions {
 /// name_problem() of its UTF-16 form), or nullopt.
 std::optional<std::string> utf8_name_problem(std::string_view utf8);
 
+/// exFAT's storage rules (utf8_name_problem, upcase_key, no file-size limit,
+/// Windows device names warned): what check_source_tree applies, and what
+/// slack's analyzer charges a tree by.
+const source::TreeRules& tree_rules();
+
 /// Applies the exFAT rules to a tree (source::check_tree): utf8_name_problem,
 /// names equal under upcase_key in one directory, no file-size limit (the
 /// volume is the limit), Windows device names and names ending in a period

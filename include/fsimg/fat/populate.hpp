@@ -67,6 +67,11 @@ SourceTree scan_tree(const ScanOptions& options);
 /// re-sorts the children.
 void rename_for_fat(SourceTree& tree);
 
+/// FAT's storage rules (long_name_problem, case_fold_key, files up to
+/// 4 GiB - 1, Windows device names warned): what check_source_tree applies,
+/// and what slack's analyzer charges a tree by.
+const source::TreeRules& tree_rules();
+
 /// Checks the names of a tree built in memory the way scan_tree does
 /// (source::check_tree with FAT's rules: long_name_problem, case_fold_key, files
 /// up to 4 GiB - 1, Windows device names warned) and appends the problems.

@@ -85,6 +85,11 @@ bool is_win32_name(std::u16string_view name) noexcept;
 /// Win32&DOS namespace serves (formats.md §3.7).
 bool is_dos_name(std::u16string_view name) noexcept;
 
+/// NTFS's storage rules (utf8_name_problem, names compared exactly, no
+/// file-size limit, Windows device names warned): what check_source_tree
+/// applies, and what slack's analyzer charges a tree by.
+const source::TreeRules& tree_rules();
+
 /// Applies the NTFS rules to a tree (source::check_tree): utf8_name_problem, no
 /// case-insensitive duplicate refusal (POSIX names keep them apart), no
 /// file-size limit (the volume is the limit). Windows device names, names

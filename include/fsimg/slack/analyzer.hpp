@@ -186,7 +186,8 @@ private:
     const AnalyzerOptions* opt_;
     DirContext ctx_;
     std::array<std::uint64_t, kFsCount> entries_{};  ///< FAT/exFAT: 32-byte entries; NTFS: index bytes
-    std::unordered_set<std::u16string> fat_keys_, exfat_keys_;  ///< case-folded names seen
+    std::array<std::unordered_set<std::u16string>, kFsCount>
+        case_keys_;  ///< names seen, under each rules.case_key
     /// NTFS: the names' index entries, sorted at finish() in collation order
     /// for the directory's $I30 B-tree (ntfs::index_blocks).
     std::vector<std::pair<std::u16string, std::uint32_t>> ntfs_entries_;

@@ -181,6 +181,20 @@ struct TreeRules {
     std::string_view case_note;  ///< for the message: "FAT names are case-insensitive"
 };
 
+/// What `rules` refuse about one entry, every reason in this order: its name
+/// (rules.name_problem), a file's size (max_file_bytes), its depth past
+/// kMaxTreeDepth and its path past kMaxPathBytes. The depth and path reasons
+/// are given only where the limit is first passed (once per subtree).
+/// `depth` counts the entry itself (a child of the root is 1); `path_bytes`
+/// is its image path's length ("/a/b" is 4), `parent_path_bytes` its
+/// parent's (0 for the root). Sets *name_refused when the name is one of the
+/// reasons. The per-entry part of check_tree, for callers that stream a
+/// tree instead of holding it (slack's analyzer); letter-case collisions
+/// need the directory and are the caller's (rules.case_key).
+std::vector<std::string> entry_problems(const TreeRules& rules, std::string_view utf8_name, bool is_file,
+                                        std::uint64_t size, std::uint32_t depth, std::size_t path_bytes,
+                                        std::size_t parent_path_bytes, bool* name_refused = nullptr);
+
 /// Applies `rules` to every node: names (filling name16 for valid ones,
 /// clearing it for invalid ones), file sizes, depth past kMaxTreeDepth and
 /// paths past kMaxPathBytes (once per subtree), names that collide under
