@@ -16,9 +16,9 @@
 #include "fsimg/fat/layout.hpp"
 #include "fsimg/fat/names.hpp"
 #include "fsimg/fat/populate.hpp"
+#include "fsimg/ntfs/cost.hpp"
 #include "fsimg/ntfs/names.hpp"
 #include "fsimg/ntfs/populate.hpp"
-#include "fsimg/slack/cost_ntfs.hpp"
 #include "fsimg/source/tree.hpp"
 
 namespace fsimg::slack {
@@ -306,7 +306,7 @@ std::uint8_t DirAccumulator::add(Tally& t, std::string_view name, EntryKind kind
             ++f.files;
             f.apparent_bytes += size;
             if (linked ? size == 0
-                       : size <= ntfs::resident_limit(name16.size(), dos_name ? dos_name->size() : 0)) {
+                       : size <= ntfs::resident_limit_1k(name16.size(), dos_name ? dos_name->size() : 0)) {
                 ++f.resident_files;
                 f.resident_bytes += size;
                 continue;

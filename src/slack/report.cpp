@@ -12,9 +12,9 @@
 #include "fsimg/core/units.hpp"
 #include "fsimg/exfat/layout.hpp"
 #include "fsimg/fat/layout.hpp"
+#include "fsimg/ntfs/cost.hpp"
 #include "fsimg/ntfs/format.hpp"
 #include "fsimg/ntfs/layout.hpp"
-#include "fsimg/slack/cost_ntfs.hpp"
 
 namespace fsimg::slack {
 

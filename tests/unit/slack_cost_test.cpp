@@ -15,11 +15,11 @@
 #include "fsimg/exfat/cost.hpp"
 #include "fsimg/exfat/populate.hpp"
 #include "fsimg/fat/populate.hpp"
+#include "fsimg/ntfs/cost.hpp"
 #include "fsimg/ntfs/format.hpp"
 #include "fsimg/ntfs/layout.hpp"
 #include "fsimg/ntfs/populate.hpp"
 #include "fsimg/slack/analyzer.hpp"
-#include "fsimg/slack/cost_ntfs.hpp"
 #include "fsimg/slack/report.hpp"
 #include "fsimg/slack/sources.hpp"
 #include "tree_builder.hpp"
@@ -201,10 +201,10 @@ TEST_CASE("slack: exFAT and NTFS per-entry costs") {
     CHECK(exfat::name_problem(u"a:b"));
     CHECK(exfat::name_problem(u"trailing.") == std::nullopt);
     CHECK(exfat::upcase_key(u"abc\u00e9") == u"ABC\u00c9");
-    CHECK(slack::ntfs::resident_limit(9) == 728);  // populate's record; ntfs-3g's holds 648 [EXP]
-    CHECK(slack::ntfs::index_entry_bytes(8) == 104);
-    CHECK(slack::ntfs::ntfs3g_index_room(7).root_leaf == 480);  // 1024 - 120 - 424 [EXP ntfs-3g]
-    CHECK(slack::ntfs::ntfs3g_index_room(3).root_leaf == 488);
+    CHECK(ntfs::resident_limit_1k(9) == 728);  // populate's record; ntfs-3g's holds 648 [EXP]
+    CHECK(ntfs::index_entry_bytes(8) == 104);
+    CHECK(ntfs::ntfs3g_index_room(7).root_leaf == 480);  // 1024 - 120 - 424 [EXP ntfs-3g]
+    CHECK(ntfs::ntfs3g_index_room(3).root_leaf == 488);
     CHECK(fsimg::ntfs::directory_index_room(1024, 4096, 7, 8).root_leaf == 560);  // populate: 80 more
     // ntfs-3g's B-tree, names added in order [EXP ntfs-3g: blocks of directories
     // of 7-char names (96-byte entries) named nN, and of 23-char names (128)].
@@ -213,7 +213,7 @@ TEST_CASE("slack: exFAT and NTFS per-entry costs") {
         const std::vector<std::uint32_t> bytes(static_cast<std::size_t>(n),
                                                static_cast<std::uint32_t>(entry));
         return std::uint64_t(
-            fsimg::ntfs::grow_index(bytes, slack::ntfs::ntfs3g_index_room(dir_name), false).blocks.size());
+            fsimg::ntfs::grow_index(bytes, ntfs::ntfs3g_index_room(dir_name), false).blocks.size());
     };
     const std::vector<std::pair<int, std::uint64_t>> measured = {
         {4, 0},    {5, 0},    {6, 1},    {40, 1},   {50, 2},    {60, 2},    {80, 3},     {100, 4},   {150, 8},
@@ -234,12 +234,12 @@ TEST_CASE("slack: exFAT and NTFS per-entry costs") {
 
 TEST_CASE("slack: NTFS fixed overhead reproduces mkntfs (formats.md §3.3)") {
     constexpr std::uint64_t MiB = 1 << 20, GiB = 1ull << 30;
-    CHECK(slack::ntfs::fixed_overhead_clusters(100 * MiB, 4096) * 4096 == 2560000);
-    CHECK(slack::ntfs::fixed_overhead_clusters(GiB, 4096) * 4096 == 5857280);
-    CHECK(slack::ntfs::fixed_overhead_clusters(GiB, 65536) * 65536 == 6291456);
-    CHECK(slack::ntfs::fixed_overhead_clusters(GiB, 1 << 20) * (1 << 20) == 15728640);
-    CHECK(slack::ntfs::fixed_overhead_clusters(13 * GiB, 4096) * 4096 == 67993600);
-    CHECK(slack::ntfs::fixed_overhead_clusters(13 * GiB, 65536) * 65536 == 68091904);
+    CHECK(ntfs::fixed_overhead_clusters(100 * MiB, 4096) * 4096 == 2560000);
+    CHECK(ntfs::fixed_overhead_clusters(GiB, 4096) * 4096 == 5857280);
+    CHECK(ntfs::fixed_overhead_clusters(GiB, 65536) * 65536 == 6291456);
+    CHECK(ntfs::fixed_overhead_clusters(GiB, 1 << 20) * (1 << 20) == 15728640);
+    CHECK(ntfs::fixed_overhead_clusters(13 * GiB, 4096) * 4096 == 67993600);
+    CHECK(ntfs::fixed_overhead_clusters(13 * GiB, 65536) * 65536 == 68091904);
     // The report's overhead comes from NTFS's layout: the same figures but for
     // the root's 4,140-byte security descriptor, which mkntfs stores outside the
     // record (docs/ntfs-notes.md); clusters above 64 KiB from the model.

@@ -1,7 +1,7 @@
 // The names of one NTFS directory as Windows stores them with 8.3 names
 // enabled: the namespace of every name and the DOS (8.3) name generated
 // beside it. Populate (ntfs/populate.hpp) and the slack analyzer
-// (slack/cost_ntfs.hpp) both decide names here, so the index entries and
+// (ntfs/cost.hpp) both decide names here, so the index entries and
 // records they count are the same. Pure.
 //
 // Why: ntfs-3g removes a Win32 name together with the DOS name it expects

@@ -2,7 +2,7 @@
 // charged, once, to every filesystem x cluster size (a few integer operations
 // per configuration), using each filesystem's own cost functions:
 // fat/cost.hpp (the functions FAT populate allocates with), exfat/cost.hpp,
-// slack/cost_ntfs.hpp. Pure: no I/O. Sources (slack/sources.hpp) feed it one
+// ntfs/cost.hpp. Pure: no I/O. Sources (slack/sources.hpp) feed it one
 // directory at a time; memory is proportional to the directories in flight.
 //
 // What "cost" means (formats.md §5): the clusters a tree adds to a freshly
@@ -34,7 +34,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "fsimg/slack/cost_ntfs.hpp"
+#include "fsimg/ntfs/cost.hpp"
 #include "fsimg/source/tree.hpp"
 
 namespace fsimg::slack {

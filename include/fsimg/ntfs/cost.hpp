@@ -1,4 +1,4 @@
-// NTFS cost model for the slack analyzer. It predicts what fsimg's NTFS
+// NTFS cost model (the slack analyzer's, as fat/cost.hpp and exfat/cost.hpp). It predicts what fsimg's NTFS
 // populate allocates (design.md: cluster for cluster, checked by `slack
 // --verify`): resident files, directory B-trees and $MFT growth come from the
 // ntfs library (ntfs/populate.hpp resident_limit, ntfs/index_plan.hpp), the
@@ -26,16 +26,10 @@
 #include "fsimg/ntfs/layout.hpp"
 #include "fsimg/ntfs/populate.hpp"
 
-namespace fsimg::slack::ntfs {
+namespace fsimg::ntfs {
 
 /// Bytes of one MFT record (FILE record) for 512-byte sectors [NTFS-3G].
 inline constexpr std::uint32_t kRecordBytes = 1024;
-/// Bytes of one INDX block (NTFS's layout; mkntfs uses 4096 too).
-inline constexpr std::uint32_t kIndexBlockBytes = ::fsimg::ntfs::kIndexBlockBytes;
-/// First MFT record ntfs-3g and populate give a user file [EXP formats.md §3.2].
-inline constexpr std::uint64_t kFirstUserRecord = ::fsimg::ntfs::kFirstUserRecord;
-/// Records of a fresh $MFT (mkntfs): 27 [EXP formats.md §3.3].
-inline constexpr std::uint64_t kInitialMftRecords = ::fsimg::ntfs::kInitialMftRecords;
 /// ntfs-3g extends $MFT's data by 16 records at a time (at least one
 /// cluster): 27 -> 176 records grew 28,672 -> 192,512 bytes at 4 KiB [EXP §5.3].
 inline constexpr std::uint64_t kMftExtendRecords = 16;
@@ -44,10 +38,6 @@ inline constexpr std::uint64_t kMftExtendRecords = 16;
 /// $INDEX_ROOT "$I30" (header 32, root 16, node header 16, end entry 16)
 /// 80, end marker 8 [EXP ntfsinfo -F: 424 + entries with a 7-char name].
 inline constexpr std::uint64_t kDirectoryRecordFixed = 56 + 72 + 104 + 80 + 8;
-/// ntfs-3g lets $INDEX_ROOT grow only while the record keeps 120 bytes free
-/// (room to add $INDEX_ALLOCATION and $BITMAP when the index moves out):
-/// ntfs_attr_record_resize refuses growth to bytes_in_use + 120 > record.
-inline constexpr std::uint64_t kIndexRootReserve = 120;
 /// Usable bytes of one INDX block: 4096 - 64 header - 16 end entry [§5.2]; a
 /// node above the leaves ends with a 24-byte end entry (its child's VCN).
 inline constexpr std::uint64_t kIndexBlockCapacity = 4016;
@@ -56,17 +46,12 @@ inline constexpr std::uint64_t kIndexNodeCapacity = 4008;
 /// $INDEX_ALLOCATION "$I30" (non-resident header 64, name 8, runlist 8) and
 /// $BITMAP "$I30" (resident header 24, name 8, value 8).
 inline constexpr std::uint64_t kIndexAllocationAttributes = 80 + 40;
-/// Smallest and largest cluster: 512 B .. 2 MiB [NTFS-3G; MS-NTFS].
+/// Smallest cluster: 512 B [NTFS-3G; MS-NTFS] (the largest: layout.hpp kMaxClusterBytes).
 inline constexpr std::uint32_t kMinClusterBytes = 512;
-inline constexpr std::uint32_t kMaxClusterBytes = ::fsimg::ntfs::kMaxClusterBytes;
-/// At most 2^32 - 1 clusters per volume (Windows) [MS-NTFS].
-inline constexpr std::uint64_t kMaxClusters = ::fsimg::ntfs::kMaxClusters;
 
 constexpr std::uint64_t round8(std::uint64_t v) noexcept { return (v + 7) & ~std::uint64_t{7}; }
 
 /// Bytes of the index entry a name of `name_units` UTF-16 units adds to its
-/// directory's $I30 index: r8(82 + 2L) [§3.8].
-using ::fsimg::ntfs::index_entry_bytes;
 
 /// Largest file whose $DATA stays resident in its 1 KiB record, for a name of
 /// `name_units` units and a DOS name of `dos_units` beside it (0: none):
@@ -74,15 +59,16 @@ using ::fsimg::ntfs::index_entry_bytes;
 /// name, e.g. 728 for 9 units; a DOS name of D units takes 24 + r8(66 + 2D)
 /// more). ntfs-3g's records hold 80 bytes less and no DOS name (760 -
 /// r8(90 + 2L) = 648 for 9 units [§5.1; EXP]; docs/slack.md).
-inline std::uint64_t resident_limit(std::size_t name_units, std::size_t dos_units = 0) noexcept {
-    return ::fsimg::ntfs::resident_limit(kRecordBytes, name_units, dos_units);
+inline std::uint64_t resident_limit_1k(std::size_t name_units, std::size_t dos_units = 0) noexcept {
+    return resident_limit(kRecordBytes, name_units, dos_units);
 }
 
 /// Data clusters of a file: 0 when resident (size <= resident_limit), else
 /// ceil(bytes / cluster_bytes).
 inline std::uint64_t file_clusters(std::uint64_t bytes, std::size_t name_units, std::uint32_t cluster_bytes,
                                    std::size_t dos_units = 0) noexcept {
-    return bytes <= resident_limit(name_units, dos_units) ? 0 : (bytes + cluster_bytes - 1) / cluster_bytes;
+    return bytes <= resident_limit_1k(name_units, dos_units) ? 0
+                                                             : (bytes + cluster_bytes - 1) / cluster_bytes;
 }
 
 /// The room ntfs-3g's own directory records leave its $I30 B-tree, for a
@@ -90,13 +76,13 @@ inline std::uint64_t file_clusters(std::uint64_t bytes, std::size_t name_units, 
 /// r8(90 + 2L) bytes of entries before the index moves to blocks (480 for 7
 /// units [EXP]), 128 bytes less above blocks ($INDEX_ALLOCATION and $BITMAP
 /// 120, the end entry's VCN 8); blocks as populate's. With
-/// ::fsimg::ntfs::grow_index this reproduces ntfs-3g's block counts
+/// grow_index this reproduces ntfs-3g's block counts
 /// (tests/unit/slack_cost_test.cpp), the check that populate's tree grows as
 /// ntfs-3g's does.
-::fsimg::ntfs::IndexRoom ntfs3g_index_room(std::size_t name_units) noexcept;
+IndexRoom ntfs3g_index_room(std::size_t name_units) noexcept;
 
 /// One directory's $I30 index as populate lays it out
-/// (::fsimg::ntfs::directory_index), for `entry_bytes` in collation order
+/// (directory_index), for `entry_bytes` in collation order
 /// (for the root, the system files' entries included) and a directory name
 /// of `name_units` units with a DOS name of `dos_units` (0: none).
 struct IndexCost {
@@ -123,7 +109,7 @@ constexpr std::uint64_t initial_mft_bytes(std::uint32_t cluster_bytes) noexcept 
 /// directories and links (hard-linked files once) are created: user records
 /// start at 64, the allocation grows in steps of max(16 records, one
 /// cluster) [§5.3], the $BITMAP (one cluster after mkntfs) holds a bit per
-/// record (::fsimg::ntfs::mft_growth, what populate allocates).
+/// record (mft_growth, what populate allocates).
 std::uint64_t mft_growth_clusters(std::uint64_t records, std::uint32_t cluster_bytes) noexcept;
 
 /// What mkntfs allocates on an empty volume, in clusters of `cluster_bytes`
@@ -139,11 +125,12 @@ std::uint64_t fixed_overhead_clusters(std::uint64_t volume_bytes, std::uint32_t 
 
 /// Clusters of a volume: (volume_bytes - 512) / C (mkntfs keeps the last
 /// sector for the backup boot sector).
-constexpr std::uint64_t cluster_count(std::uint64_t volume_bytes, std::uint32_t cluster_bytes) noexcept {
+constexpr std::uint64_t mkntfs_cluster_count(std::uint64_t volume_bytes,
+                                             std::uint32_t cluster_bytes) noexcept {
     return volume_bytes < 512 ? 0 : (volume_bytes - 512) / cluster_bytes;
 }
 
 /// mkntfs's default: 4096, doubled while the cluster count would exceed 2^32 - 1.
 std::uint32_t mkntfs_default_cluster_bytes(std::uint64_t volume_bytes) noexcept;
 
-}  // namespace fsimg::slack::ntfs
+}  // namespace fsimg::ntfs
