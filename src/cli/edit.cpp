@@ -23,6 +23,7 @@
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/utf.hpp"
 #include "fsimg/core/utf8_safe.hpp"
+#include "fsimg/core/windows_names.hpp"
 #include "fsimg/fat/edit.hpp"
 #include "fsimg/fat/names.hpp"
 #include "fsimg/fat/populate.hpp"
@@ -202,7 +203,7 @@ std::pair<fat::DirId, fat::DirRecord> directory_at(fat::Editor& ed, const std::s
 
 /// Names Windows programs cannot open (CON, AUX.TXT...) are stored with a warning, as mkfs --from does.
 void warn_device_name(const std::string& name) {
-    if (fat::is_windows_device_name(core::utf8_to_utf16(name)))
+    if (core::is_windows_device_name(core::utf8_to_utf16(name)))
         warn(fmt::format("\"{}\" is a Windows device name: Windows programs cannot open it", shown(name)));
 }
 

@@ -11,6 +11,7 @@
 #include "fsimg/core/text.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/walk.hpp"
+#include "fsimg/core/windows_names.hpp"
 #include "fsimg/exfat/cost.hpp"
 
 namespace fsimg::exfat::detail {
@@ -42,8 +43,7 @@ struct SubDir {
 /// U+0000..U+001F and " * / : < > ? \ |.
 constexpr std::array<bool, 0x80> kForbiddenUnits = [] {
     std::array<bool, 0x80> t{};
-    for (unsigned c = 0; c < 0x20; ++c) t[c] = true;
-    for (const char c : std::string_view("\"*/:<>?\\|")) t[static_cast<unsigned char>(c)] = true;
+    for (char16_t c = 0; c < 0x80; ++c) t[c] = core::is_windows_forbidden(c);
     return t;
 }();
 

@@ -1,4 +1,5 @@
 #include "fsimg/exfat/cost.hpp"
+#include "fsimg/core/windows_names.hpp"
 
 #include <fmt/format.h>
 
@@ -17,7 +18,7 @@ std::optional<std::string> name_problem(std::u16string_view name) {
     }
     for (const char16_t c : name) {
         if (c < 0x20) return fmt::format("the name holds the control character U+{:04X}", unsigned(c));
-        if (std::u16string_view(u"\"*/:<>?\\|").find(c) != std::u16string_view::npos) {
+        if (core::is_windows_forbidden(c)) {
             return fmt::format("the name holds '{}', which exFAT forbids", char(c));
         }
     }

@@ -8,9 +8,9 @@
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/utf.hpp"
+#include "fsimg/core/windows_names.hpp"
 #include "fsimg/exfat/cost.hpp"
 #include "fsimg/exfat/populate.hpp"
-#include "fsimg/fat/names.hpp"
 
 namespace fsimg::exfat {
 
@@ -42,7 +42,7 @@ const source::TreeRules& tree_rules() {
         source::TreeRules r;
         r.name_problem = &utf8_name_problem;
         r.case_key = &upcase_key;
-        r.reserved_name = &fat::is_windows_device_name;
+        r.reserved_name = &core::is_windows_device_name;
         r.case_note = "exFAT names are case-insensitive";
         return r;
     }();

@@ -1,4 +1,5 @@
 #include "fsimg/exfat/structs.hpp"
+#include "fsimg/core/windows_names.hpp"
 
 #include <fmt/format.h>
 
@@ -248,7 +249,7 @@ VolumeLabelEntry volume_label_entry_from_utf8(std::string_view label) {
                                 label, u16.size()));
     }
     for (char16_t c : u16) {
-        if (c < 0x20 || std::u16string_view(u"\"*/:<>?\\|").find(c) != std::u16string_view::npos) {
+        if (core::is_windows_forbidden(c)) {
             throw Error(
                 ErrorCode::usage,
                 fmt::format("the exFAT volume label \"{}\" holds the character U+{:04X}, which exFAT "

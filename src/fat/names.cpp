@@ -14,11 +14,8 @@ namespace {
 constexpr bool is_ascii_lower(char16_t c) noexcept { return c >= u'a' && c <= u'z'; }
 constexpr bool is_ascii_upper(char16_t c) noexcept { return c >= u'A' && c <= u'Z'; }
 
-/// Characters no FAT name may hold [FATGEN; formats.md §1.11].
-constexpr bool is_forbidden_in_long_name(char16_t c) noexcept {
-    return c < 0x20 || c == u'"' || c == u'*' || c == u'/' || c == u':' || c == u'<' || c == u'>' ||
-           c == u'?' || c == u'\\' || c == u'|';
-}
+/// Characters no FAT name may hold [FATGEN; formats.md §1.11]: Windows' set.
+constexpr bool is_forbidden_in_long_name(char16_t c) noexcept { return core::is_windows_forbidden(c); }
 
 /// ASCII characters a short name may hold besides letters and digits:
 /// $ % ' - _ @ ~ ` ! ( ) { } ^ # & [FATGEN].
@@ -171,19 +168,6 @@ std::string with_name_suffix(std::string_view utf8, unsigned n) {
             : out.size();
     out.insert(ext_at, tail);
     return core::utf16_to_utf8(out);
-}
-
-bool is_windows_device_name(std::u16string_view name) noexcept {
-    const std::u16string_view stem = name.substr(0, name.find(u'.'));
-    std::string up;
-    for (const char16_t c : stem) {
-        if (c >= 0x80) return false;
-        up.push_back(static_cast<char>(ascii_upper(c)));
-    }
-    while (!up.empty() && up.back() == ' ') up.pop_back();
-    if (up == "CON" || up == "PRN" || up == "AUX" || up == "NUL") return true;
-    return up.size() == 4 && (up.rfind("COM", 0) == 0 || up.rfind("LPT", 0) == 0) && up[3] >= '1' &&
-           up[3] <= '9';
 }
 
 std::u16string case_fold_key(std::u16string_view name) {

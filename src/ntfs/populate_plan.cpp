@@ -10,7 +10,7 @@
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/utf.hpp"
-#include "fsimg/fat/names.hpp"
+#include "fsimg/core/windows_names.hpp"
 #include "fsimg/ntfs/format.hpp"
 #include "fsimg/ntfs/names.hpp"
 #include "fsimg/ntfs/populate.hpp"
@@ -157,9 +157,7 @@ std::optional<std::string> utf8_name_problem(std::string_view utf8) {
 
 bool is_win32_name(std::u16string_view name) noexcept {
     if (name.empty() || name.back() == u'.' || name.back() == u' ') return false;
-    return std::none_of(name.begin(), name.end(), [](char16_t c) {
-        return c < 0x20 || std::u16string_view(u"\"*/:<>?\\|").find(c) != std::u16string_view::npos;
-    });
+    return std::none_of(name.begin(), name.end(), [](char16_t c) { return core::is_windows_forbidden(c); });
 }
 
 bool is_dos_name(std::u16string_view name) noexcept {
@@ -182,7 +180,7 @@ const source::TreeRules& tree_rules() {
         // NTFS keeps names that differ only in case apart (POSIX namespace):
         // only identical names would collide, and a host directory has none.
         r.case_key = [](std::u16string_view n) { return std::u16string(n); };
-        r.reserved_name = &fat::is_windows_device_name;
+        r.reserved_name = &core::is_windows_device_name;
         r.case_note = "NTFS names are compared exactly";
         return r;
     }();

@@ -30,8 +30,10 @@
 #include <span>
 #include <string>
 #include <string_view>
+
 #include <unordered_set>
 #include <vector>
+#include "fsimg/core/windows_names.hpp"
 
 namespace fsimg::fat {
 
@@ -67,9 +69,8 @@ std::string fat_safe_name(std::string_view utf8);
 /// shortened so the result stays within 255 UTF-16 units.
 std::string with_name_suffix(std::string_view utf8, unsigned n);
 
-/// True for CON, PRN, AUX, NUL, COM1-9, LPT1-9 with or without an extension,
-/// in any case (Microsoft "Naming Files, Paths, and Namespaces").
-bool is_windows_device_name(std::u16string_view name) noexcept;
+/// Windows device names (CON, AUX.TXT ...): core/windows_names.hpp.
+using core::is_windows_device_name;
 
 /// The key under which two names collide in one directory: FAT long and short
 /// names form one case-insensitive namespace [FATGEN]. Upper-cases ASCII,
