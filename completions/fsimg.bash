@@ -7,7 +7,7 @@ _fsimg_options() {
         mkfs) echo "-t --type -s --size -c --cluster-size --sector-size -L --label --volume-id
                     --partition-table --align --mft-record-size --force --device --gzip -v --explain
                     -q --quiet --progress --from --local-time --dot-hidden --symlinks --free --rename -h --help" ;;
-        fsck) echo "-n --no-changes -y --yes --json -v --verbose --list-codes --codepage -q --quiet --progress -h --help" ;;
+        fsck) echo "-n --no-changes -y --yes -a -p --undo --json -v --verbose --list-codes --codepage -q --quiet --progress -h --help" ;;
         dump) echo "--json --what --codepage -q --quiet -h --help" ;;
         ls) echo "-l -R --short-names --json --codepage -q --quiet -h --help" ;;
         cat) echo "--codepage -q --quiet -h --help" ;;
@@ -20,6 +20,7 @@ _fsimg_options() {
         mv) echo "-f --force --json -q --quiet --codepage -h --help" ;;
         label) echo "--volume-id --json -q --quiet --codepage -h --help" ;;
         attrib) echo "--json -q --quiet --codepage --help" ;;
+        undo) echo "-q --quiet --codepage -h --help" ;;
         help) echo "-h --help" ;;
     esac
 }
@@ -27,7 +28,7 @@ _fsimg_options() {
 _fsimg() {
     local cur prev words cword
     _init_completion || return
-    local commands="mkfs dump fsck slack ls cat extract cp rm mkdir mv label attrib help"
+    local commands="mkfs dump fsck slack ls cat extract cp rm mkdir mv label attrib undo help"
     local cmd="" i
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in

@@ -72,7 +72,7 @@ int fsimg::cli::run_cli(int argc, char** argv) {
         {"mkfs", add_mkfs},     {"dump", add_dump},   {"fsck", add_fsck},       {"slack", add_slack},
         {"ls", add_ls},         {"cat", add_cat},     {"extract", add_extract}, {"cp", add_cp},
         {"rm", add_rm},         {"mkdir", add_mkdir}, {"mv", add_mv},           {"label", add_label},
-        {"attrib", add_attrib}, {"help", add_help},
+        {"attrib", add_attrib}, {"undo", add_undo},   {"help", add_help},
     };
     const std::string_view first = argc > 1 ? std::string_view(argv[1]) : std::string_view();
     const bool known = std::any_of(std::begin(kCommands), std::end(kCommands),

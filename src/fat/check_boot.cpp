@@ -82,8 +82,7 @@ void check_fsinfo_and_backup(Context& c) {
         }
     }
     if (diffs == 0) return;
-    const auto loc = at_sector(bs.backup_boot_sector, l.bytes_per_sector,
-                               fmt::format("backup boot sector (sector {})", bs.backup_boot_sector));
+    const auto loc = at_sector(bs.backup_boot_sector, l.bytes_per_sector, "backup boot sector");
     if (field_diffs == 0 && code_diffs == 0) {
         c.out.add("fat.boot.backup-dirty-only", loc,
                   "the backup boot sector differs from sector 0 only in the dirty flag of BS_Reserved1 (byte "

@@ -97,6 +97,10 @@ bool check_fats(Context& c) {
     std::vector<std::vector<std::uint32_t>> first_diffs(l.num_fats);
     std::vector<std::uint32_t> chunk, other;
     std::uint32_t fat0 = 0, fat1 = 0;
+    const std::uint32_t flag_bits = l.type == FatType::fat16   ? 0xC000u
+                                    : l.type == FatType::fat32 ? 0x0C000000u
+                                                               : 0u;  // clean-shutdown, no-hard-error
+    std::uint32_t fat1_cleared = 0;  // flag bits FAT 1 has set and another copy has cleared
     core::Progress* progress = c.options.progress;
     if (progress) progress->begin("checking the FATs", entries, core::ProgressUnit::items);
     for (std::uint32_t base = 0; base < entries; base += kFatChunkEntries) {
@@ -132,12 +136,19 @@ bool check_fats(Context& c) {
             if (std::equal(chunk.begin(), chunk.end(), other.begin())) continue;
             for (std::uint32_t i = 0; i < n; ++i) {
                 if (chunk[i] == other[i]) continue;
+                // FAT[1]'s flag bits differing between copies: a driver or a
+                // repair cut between writing one copy and the next. The
+                // volume is dirty (a copy says so); the FATs do not differ.
+                if (base + i == 1 && ((chunk[i] ^ other[i]) & ~flag_bits) == 0) {
+                    fat1_cleared |= (chunk[i] & ~other[i]) & flag_bits;
+                    continue;
+                }
                 if (differing[k]++ < kFirstLocations) first_diffs[k].push_back(base + i);
             }
         }
     }
     if (progress) progress->end();
-    check_reserved_entries(c, fat0, fat1);
+    check_reserved_entries(c, fat0, fat1 & ~fat1_cleared);
     for (unsigned k : others) {
         if (differing[k] == 0) continue;
         std::string list;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -393,6 +394,14 @@ void FileImage::zero_range(std::uint64_t offset, std::uint64_t length) {
                          static_cast<off_t>(length));
     } while (rc != 0 && errno == EINTR);
     if (rc != 0) BlockDevice::zero_range(offset, length);  // no hole punching here: write zeros
+}
+
+void FileImage::lock_exclusive() {
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+        throw Error(errno == EWOULDBLOCK ? ErrorCode::refused : ErrorCode::io,
+                    fmt::format("{} is being changed by another process (it holds a lock on the file): {}",
+                                path_.string(), std::strerror(errno)));
+    }
 }
 
 void FileImage::sync() {

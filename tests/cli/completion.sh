@@ -17,7 +17,7 @@ complete_words() {
     printf "%s\n" "${COMPREPLY[@]}" | sort | tr "\n" " "' _ "$bc" "$script" "$@"
 }
 got=$(complete_words fsimg "")
-[ "$got" = "--help --version attrib cat cp dump extract fsck help label ls mkdir mkfs mv rm slack " ] && pass || fail "commands: '$got'"
+[ "$got" = "--help --version attrib cat cp dump extract fsck help label ls mkdir mkfs mv rm slack undo " ] && pass || fail "commands: '$got'"
 got=$(complete_words fsimg help e)
 [ "$got" = "extract " ] && pass || fail "help e: '$got'"
 got=$(complete_words fsimg mkfs -t ex)

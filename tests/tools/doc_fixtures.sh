@@ -66,3 +66,15 @@ seed() {
 huge() {
   mkdir huge && truncate -s 4294967297 huge/over4gib.bin
 }
+# card.img: card_mtools after an unclean unmount (BS_Reserved1's dirty bit
+# set) with a stale FSInfo free count, as an interrupted writer leaves it.
+card_dirty() {
+  card_tree
+  truncate -s 64M card.img
+  mkfs.fat -F 32 -i 1234ABCD -n CARD card.img >/dev/null
+  mcopy -s -m -i card.img tree/* ::/
+  python3 -c '
+f = open("card.img", "r+b")
+f.seek(0x41); f.write(b"\x01")
+f.seek(512 + 0x1E8); f.write((99).to_bytes(4, "little"))'
+}

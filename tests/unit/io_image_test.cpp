@@ -15,6 +15,7 @@
 #include "fsimg/core/error.hpp"
 #include "fsimg/io/block_device.hpp"
 #include "fsimg/io/file_image.hpp"
+#include "fsimg/io/undo.hpp"
 
 using namespace fsimg;
 namespace fs = std::filesystem;
@@ -384,4 +385,65 @@ TEST_CASE("AtomicImage temporaries are removed on SIGINT, SIGTERM and SIGHUP", "
         CHECK(temporaries(dir.path()).empty());
         CHECK_FALSE(fs::exists(dest));
     }
+}
+
+TEST_CASE("undo file: saved before each write, put back last write first, refused on a changed image",
+          "[io][undo]") {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("fsimg-undo-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const fs::path file = dir / "u.undo";
+    fs::remove(file);
+    std::vector<std::byte> original(8192);
+    for (std::size_t i = 0; i < original.size(); ++i) original[i] = std::byte(i * 7 + 1);
+    io::MemoryImage image(original);
+    io::SubRange window(image, 4096, 4096);  // a partition: records hold image offsets
+    {
+        io::UndoDevice undo(window, 4096, image.size(), file);
+        const std::vector<std::byte> a(100, std::byte{0xAA}), b(50, std::byte{0xBB});
+        undo.write_at(10, a);
+        undo.write_at(60, b);  // overlaps the first write
+        undo.zero_range(1000, 300);
+        CHECK(undo.records() == 3);
+        // An undo file is never overwritten.
+        CHECK_THROWS_AS(io::UndoDevice(window, 4096, image.size(), file), Error);
+    }
+    CHECK(image.bytes() != original);
+    {
+        io::MemoryImage other(original);  // not the image it was made for: refused, nothing written
+        try {
+            io::undo_image(file, other);
+            FAIL("expected a refusal");
+        } catch (const Error& e) {
+            CHECK(e.code() == ErrorCode::refused);
+        }
+        CHECK(other.bytes() == original);
+    }
+    const auto r = io::undo_image(file, image);
+    CHECK(r.records == 3);
+    CHECK(r.bytes == 450);
+    CHECK_FALSE(r.cut_short);
+    CHECK(image.bytes() == original);
+    // A second undo: the image no longer holds what the repair wrote.
+    CHECK_THROWS_AS(io::undo_image(file, image), Error);
+    // A record cut short (the process ended while saving it) is skipped.
+    fs::resize_file(file, fs::file_size(file) - 10);
+    io::MemoryImage again(original);
+    {
+        io::SubRange w2(again, 4096, 4096);
+        const fs::path f2 = dir / "v.undo";
+        fs::remove(f2);
+        io::UndoDevice undo(w2, 4096, again.size(), f2);
+        const std::vector<std::byte> a(100, std::byte{0xAA});
+        undo.write_at(10, a);
+        undo.write_at(500, a);
+        fs::resize_file(f2, fs::file_size(f2) - 1);  // as if cut inside the second record's save...
+        // ...before its write reached the image.
+        again.write_at(4096 + 500, std::span(original).subspan(4096 + 500, 100));
+        const auto r2 = io::undo_image(f2, again);
+        CHECK(r2.cut_short);
+        CHECK(r2.records == 1);
+        CHECK(again.bytes() == original);
+    }
+    fs::remove_all(dir);
 }

@@ -59,6 +59,10 @@ public:
     void zero_range(std::uint64_t offset, std::uint64_t length) override;
     /// fsync(2); throws Error(io) on failure.
     void sync();
+    /// Takes an exclusive advisory lock (flock) for a command that changes
+    /// the image, so that two such commands never change one image at once;
+    /// Error(refused) naming the path when another process holds it.
+    void lock_exclusive();
     /// A gzip image (open_gzip): what is wrong with the compressed file as far
     /// as it was decompressed ("the CRC32 in the trailer is ..., the data's is
     /// ...", "the stream ends before its trailer", "N bytes of trailing

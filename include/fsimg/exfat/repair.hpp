@@ -1,0 +1,30 @@
+// Repairing an exFAT volume in place: the repairs fsimg fsck -a/-p/-y makes
+// (docs/fsck-codes.md "Repair"). VolumeDirty is set first and cleared last
+// [EXFAT §3.1.13.2], in the main boot sector only: VolumeFlags and
+// PercentInUse are left out of the boot checksum so that they can be
+// changed alone [EXFAT §3.4], and the backup boot region is not updated.
+#pragma once
+
+#include <vector>
+
+#include "fsimg/check/finding.hpp"
+#include "fsimg/check/repair.hpp"
+#include "fsimg/check/summary.hpp"
+#include "fsimg/io/block_device.hpp"
+
+namespace fsimg::exfat {
+
+/// Repairs on `device` what `found` (exfat::check_volume's findings for this
+/// very volume) reports and check::repairs() admits at options.level:
+/// - exfat.boot.percent_in_use, exfat.bitmap.percent-in-use: PercentInUse set
+///   to the bitmap's share, rounded down (`summary.marked_clusters` of
+///   `summary.cluster_count`) [EXFAT §3.1, PercentInUse];
+/// - exfat.boot.dirty: VolumeDirty cleared, last, and only when no error is
+///   left unrepaired.
+/// Nothing is repaired when sector 0 does not say "EXFAT   " (the volume is
+/// read through its backup region: the main one needs a repair of its own).
+/// Returns what was done, in order. Throws Error(io) on write failures.
+std::vector<check::Repair> repair_volume(io::BlockDevice& device, const check::Findings& found,
+                                         const check::Summary& summary, const check::RepairOptions& options);
+
+}  // namespace fsimg::exfat

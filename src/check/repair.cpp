@@ -1,0 +1,37 @@
+#include "fsimg/check/repair.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace fsimg::check {
+
+namespace {
+
+/// The codes the preen level repairs: flags, counts and copies from a valid
+/// twin (fat/repair.hpp, exfat/repair.hpp say how each is repaired).
+constexpr std::array<std::string_view, 8> kPreen = {
+    "exfat.bitmap.percent-in-use", "exfat.boot.dirty",     "exfat.boot.percent_in_use",
+    "fat.boot.backup-differs",     "fat.boot.dirty",       "fat.fat.dirty",
+    "fat.fsinfo.free-count",       "fat.fsinfo.next-free",
+};
+
+}  // namespace
+
+RepairPlan plan_repairs(const Findings& found, RepairLevel level) {
+    RepairPlan p;
+    for (const Finding& f : found.all()) {
+        if (repairs(f.code, level)) {
+            p.codes.insert(f.code);
+        } else if (f.severity == Severity::error || f.severity == Severity::fatal) {
+            p.errors_left = true;
+        }
+    }
+    return p;
+}
+
+bool repairs(std::string_view code, RepairLevel) noexcept {
+    // -y repairs what preen does; the repairs that need a choice are not built yet.
+    return std::find(kPreen.begin(), kPreen.end(), code) != kPreen.end();
+}
+
+}  // namespace fsimg::check

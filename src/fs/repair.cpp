@@ -1,0 +1,23 @@
+// repair_volume(): the filesystem's repairer, by what check_volume detected.
+#include "fsimg/fs/repair.hpp"
+
+#include "fsimg/exfat/repair.hpp"
+#include "fsimg/fat/repair.hpp"
+
+namespace fsimg::fs {
+
+std::vector<check::Repair> repair_volume(io::BlockDevice& volume, const Checked& checked,
+                                         const check::Findings& found, const check::RepairOptions& options) {
+    if (checked.detection.through_backup) return {};
+    switch (checked.detection.kind) {
+        case Kind::fat:
+            return fat::repair_volume(volume, found, checked.summary, options);
+        case Kind::exfat:
+            return exfat::repair_volume(volume, found, checked.summary, options);
+        case Kind::ntfs:
+            break;
+    }
+    return {};
+}
+
+}  // namespace fsimg::fs

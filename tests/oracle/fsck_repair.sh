@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# fsck -a/-p/-y (issue 23, the preen repairs): on FAT32 and FAT16 images made
+# by mkfs.fat + mcopy and an exFAT image made by mkfs.exfat, each damaged the
+# way an unclean unmount and a stale count leave them (dirty flags, FSInfo's
+# free count and next-free hint, a FAT32 backup boot sector that differs,
+# exFAT VolumeDirty and PercentInUse), fsimg fsck -p must exit 1 (errors
+# corrected), leave an image the reference checker (fsck.fat -n, fsck.exfat
+# -n) and our own fsck -n call clean, with every file byte-exact (mtools /
+# check-image --manifest), change nothing on a second run (exit 0, same
+# sha256), and `fsimg undo` must put back the original bytes exactly. Cut
+# after every write of the repair (FSIMG_TEST_CUT_AFTER_WRITES), the image
+# must read as before, no worse than the damage plus the dirty flag. A volume
+# with an error preen does not repair keeps its dirty flag and exits 4.
+here=$(dirname "$0"); . "$here/../lib.sh"
+need_shared
+need_oracles
+export SOURCE_DATE_EPOCH=1700000000
+cd "$WORK"
+mkdir -p tree/dir
+printf 'hello\n' > tree/a.txt
+head -c 50000 /dev/urandom > tree/dir/b.bin
+poke() { python3 -c '
+import sys
+f = open(sys.argv[1], "r+b"); f.seek(int(sys.argv[2], 0)); f.write(bytes.fromhex(sys.argv[3]))' "$@"; }
+codes() { "$FSIMG" fsck --json "$1" 2>/dev/null | python3 -c '
+import json, sys
+print(" ".join(sorted(f["code"] for f in json.load(sys.stdin)["findings"] if f["severity"] != "info")))'; }
+files_ok() {  # files_ok IMG TYPE: every file reads back byte-exact
+  if [ "$2" = exfat ]; then
+    "$FSIMG" cat "$1" /a.txt | cmp -s - tree/a.txt && "$FSIMG" cat "$1" /dir/b.bin | cmp -s - tree/dir/b.bin
+  else
+    mtype -i "$1" ::a.txt | cmp -s - tree/a.txt && mtype -i "$1" ::dir/b.bin | cmp -s - tree/dir/b.bin
+  fi
+}
+ref_check() {  # ref_check IMG TYPE
+  if [ "$2" = exfat ]; then fsck.exfat -n "$1" >/dev/null 2>&1; else fsck.fat -n "$1" >/dev/null 2>&1; fi
+}
+
+make_fat() {  # make_fat IMG BITS
+  truncate -s 64M "$1"
+  mkfs.fat -F "$2" -i 12345678 "$1" >/dev/null
+  mcopy -s -i "$1" tree/a.txt tree/dir :: || fail "mcopy"
+}
+make_fat f32.img 32
+poke f32.img 0x41 01                  # BS_Reserved1 dirty bit
+poke f32.img $((512 * 2 + 4 + 3)) 00  # FAT 1 entry 1: clean-shutdown bit cleared (top byte 0x0F -> 0x00 keeps no-error clear too)
+poke f32.img $((512 * 2 + 4 + 3)) 07  #   ... clean bit (0x08) off, no-error bit (0x04) on
+poke f32.img $((512 + 0x1E8)) 05000000    # FSI_Free_Count 5
+poke f32.img $((512 + 0x1EC)) ffffff7f    # FSI_Nxt_Free far past the volume
+poke f32.img $((512 * 6 + 0x2B)) 4f4c44   # backup boot sector: a label byte differs ("OLD")
+make_fat f16.img 16
+poke f16.img 0x25 01
+# FAT[1] 0xFFFF -> 0x7FFF in both FATs (clean bit off), as Windows leaves a volume it had mounted.
+for k in 0 1; do
+  at=$(python3 -c 'import struct, sys; b = open("f16.img", "rb").read(24)
+print((struct.unpack_from("<H", b, 14)[0] + int(sys.argv[1]) * struct.unpack_from("<H", b, 22)[0]) * 512 + 3)' $k)
+  poke f16.img "$at" 7f
+done
+truncate -s 64M ex.img && mkfs.exfat -q ex.img >/dev/null 2>&1 || mkfs.exfat ex.img >/dev/null
+# (exFAT content through fsimg cp: the repair must keep it)
+"$FSIMG" cp ex.img tree/a.txt / >/dev/null 2>&1 || mkdir -p none
+"$FSIMG" mkdir ex.img /dir >/dev/null 2>&1
+"$FSIMG" cp ex.img tree/dir/b.bin /dir/ >/dev/null 2>&1
+poke ex.img 106 0200   # VolumeDirty
+poke ex.img 112 4d     # PercentInUse 77
+
+for pair in "f32.img fat" "f16.img fat" "ex.img exfat"; do
+  set -- $pair; img=$1 type=$2
+  [ "$type" = exfat ] && ! files_ok "$img" exfat && { echo "exFAT editing not available: $img checked empty"; printf '' > tree/none; }
+  before=$(codes "$img")
+  [ -n "$before" ] && pass || fail "$img: no findings before the repair"
+  cp "$img" orig-$img
+  sha_orig=$(sha256sum < "$img")
+  # Every cut of the repair leaves the files readable and the image no worse.
+  FSIMG_TEST_COUNT_WRITES=1 "$FSIMG" fsck -p "$img" > /dev/null 2> count.err
+  total=$(sed -n 's/^fsimg: test: \([0-9]*\) writes$/\1/p' count.err)
+  cp orig-$img "$img"
+  [ -n "$total" ] && [ "$total" -ge 2 ] && pass || fail "$img: write count: $(cat count.err)"
+  for n in $(seq 1 $((total - 1))); do
+    cp orig-$img cut-$img
+    FSIMG_TEST_CUT_AFTER_WRITES=$n "$FSIMG" fsck -p cut-$img >/dev/null 2>&1; rc=$?
+    [ $rc = 99 ] || fail "$img: cut after write $n: exit $rc"
+    if [ "$type" = exfat ] && [ -e tree/none ]; then :; else files_ok cut-$img $type || fail "$img: files unreadable after cut $n"; fi
+    after=$(codes cut-$img)
+    for c in $after; do
+      case " $before fat.fat.dirty fat.boot.dirty exfat.boot.dirty " in *" $c "*) ;; *) fail "$img: cut $n added $c" ;; esac
+    done
+    "$FSIMG" fsck -p cut-$img > /dev/null 2>&1; rc=$?
+    [ $rc = 1 ] && [ -z "$(codes cut-$img)" ] && pass || fail "$img: repair after cut $n: exit $rc, left $(codes cut-$img)"
+  done
+  # The repair itself, with an undo file.
+  "$FSIMG" fsck -p --undo $img.undo "$img" > rep.out 2>&1; rc=$?
+  [ $rc = 1 ] && pass || fail "$img: fsck -p exit $rc: $(cat rep.out)"
+  grep -q "^$img: [0-9]* repairs\? made; clean" rep.out && pass || fail "$img: $(cat rep.out)"
+  [ -z "$(codes "$img")" ] && pass || fail "$img: left $(codes "$img")"
+  ref_check "$img" $type && pass || fail "$img: the reference checker objects"
+  if [ "$type" = exfat ] && [ -e tree/none ]; then :; else files_ok "$img" $type && pass || fail "$img: files differ"; fi
+  sha_fixed=$(sha256sum < "$img")
+  "$FSIMG" fsck -p "$img" > /dev/null 2>&1; rc=$?
+  [ $rc = 0 ] && [ "$(sha256sum < "$img")" = "$sha_fixed" ] && pass || fail "$img: second -p: exit $rc or changed"
+  "$FSIMG" fsck -y "$img" > /dev/null 2>&1; rc=$?
+  [ $rc = 0 ] && [ "$(sha256sum < "$img")" = "$sha_fixed" ] && pass || fail "$img: -y after -p: exit $rc or changed"
+  "$FSIMG" undo $img.undo "$img" > /dev/null 2> undo.err && pass || fail "$img: undo: $(cat undo.err)"
+  [ "$(sha256sum < "$img")" = "$sha_orig" ] && pass || fail "$img: undo did not restore the original bytes"
+  # Undo refuses twice (the bytes no longer hold what the repair wrote) and an existing undo file.
+  expect_fail 3 "no longer hold what the repair wrote" "$FSIMG" undo $img.undo "$img"
+  expect_fail 8 "never overwritten" "$FSIMG" fsck -p --undo $img.undo "$img"
+  [ "$(sha256sum < "$img")" = "$sha_orig" ] && pass || fail "$img: a refused command changed the image"
+done
+if [ -z "$(ls tree/none 2>/dev/null)" ]; then files_ok ex.img exfat && pass || fail "ex.img files after undo"; fi
+
+# An error preen does not repair: the dirty flag stays; the free count it
+# does repair (exit 1|4 = 5), JSON says so.
+make_fat bad.img 32
+poke bad.img 0x41 01
+mdel -i bad.img ::a.txt 2>/dev/null
+poke bad.img $((512 * 32 + 4 * 3)) ffffff0f  # a lost cluster (FAT 1 entry 3: end of chain, owned by nothing)
+"$FSIMG" fsck -a --json bad.img > bad.json; rc=$?
+[ $rc = 5 ] && pass || fail "bad.img: exit $rc"
+python3 - bad.json <<'PY' && pass || fail "bad.img JSON: $(cat bad.json)"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["mode"] == "preen" and j["status"] == "errors" and j["exit_code"] == 5, j
+assert [r["code"] for r in j["repairs"]] == ["fat.fsinfo.free-count"], j["repairs"]
+assert "fat.boot.dirty" in [f["code"] for f in j["findings"]], j["findings"]
+PY
+# fsck(8) conventions: several images, exit statuses OR-ed; modes exclusive.
+cp orig-f16.img one.img
+"$FSIMG" fsck -p one.img bad.img > /dev/null 2>&1; rc=$?
+[ $rc = 5 ] && pass || fail "two images: exit $rc, expected 1|4"
+cp orig-f16.img one.img
+expect_fail 16 "exclude each other" "$FSIMG" fsck -n -y one.img
+expect_fail 16 "gunzip it first" sh -c "gzip -c one.img > one.img.gz && '$FSIMG' fsck -p one.img.gz"
+finish
