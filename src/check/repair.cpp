@@ -9,10 +9,11 @@ namespace {
 
 /// The codes the preen level repairs: flags, counts and copies from a valid
 /// twin (fat/repair.hpp, exfat/repair.hpp say how each is repaired).
-constexpr std::array<std::string_view, 8> kPreen = {
+constexpr std::array<std::string_view, 11> kPreen = {
     "exfat.bitmap.percent-in-use", "exfat.boot.dirty",     "exfat.boot.percent_in_use",
     "fat.boot.backup-differs",     "fat.boot.dirty",       "fat.fat.dirty",
-    "fat.fsinfo.free-count",       "fat.fsinfo.next-free",
+    "fat.fsinfo.free-count",       "fat.fsinfo.next-free", "ntfs.boot.backup-differs",
+    "ntfs.mftmirr.differs",        "ntfs.mftmirr.stale",
 };
 
 }  // namespace

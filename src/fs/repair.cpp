@@ -3,6 +3,7 @@
 
 #include "fsimg/exfat/repair.hpp"
 #include "fsimg/fat/repair.hpp"
+#include "fsimg/ntfs/repair.hpp"
 
 namespace fsimg::fs {
 
@@ -15,7 +16,7 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& volume, const Checked&
         case Kind::exfat:
             return exfat::repair_volume(volume, found, checked.summary, options);
         case Kind::ntfs:
-            break;
+            return ntfs::repair_volume(volume, found, options);
     }
     return {};
 }

@@ -17,7 +17,10 @@ head -c 1048576 /dev/zero >"$WORK/zero.img"
 expect 8 "not a FAT image" "$FSIMG" fsck "$WORK/zero.img"
 expect 16 "unknown option" "$FSIMG" fsck --bogus "$img"
 expect 16 "no image" "$FSIMG" fsck
-expect 16 "-y not available" "$FSIMG" fsck -y "$img"
+sha_before=$(sha256sum < "$img")
+expect 0 "-y on a clean image changes nothing" "$FSIMG" fsck -y "$img"
+[ "$(sha256sum < "$img")" = "$sha_before" ] && pass || fail "fsck -y changed a clean image"
+expect 16 "-n and -y exclude each other" "$FSIMG" fsck -n -y "$img"
 expect 0 "--list-codes" "$FSIMG" fsck --list-codes
 grep -q '^fat.chain.cross-link	error	' "$WORK/out" && pass || fail "--list-codes lacks fat.chain.cross-link"
 # Damage: FAT[1] clean-shutdown bit cleared in both FATs (FAT16: entry 1 at byte 2 of each FAT).

@@ -12,10 +12,9 @@ namespace fsimg::fs {
 
 /// Repairs `volume` (writable) after check_volume() found `found` on it and
 /// returned `checked`: the filesystem's repair_volume (fat/repair.hpp,
-/// exfat/repair.hpp; NTFS has none yet, and a volume read through its backup
-/// boot sector is left as it is: its main boot sector needs a repair of its
-/// own). Returns what was done, in order; empty when nothing was. Throws
-/// Error(io) on write failures.
+/// exfat/repair.hpp, ntfs/repair.hpp; a volume read through its backup boot
+/// sector is left as it is: its main boot sector needs a repair of its own). Returns what was done, in order;
+/// empty when nothing was. Throws Error(io) on write failures.
 std::vector<check::Repair> repair_volume(io::BlockDevice& volume, const Checked& checked,
                                          const check::Findings& found, const check::RepairOptions& options);
 

@@ -1,0 +1,31 @@
+// Repairing an NTFS volume in place: the repairs fsimg fsck -a/-p/-y makes
+// (docs/fsck-codes.md "Repair"). Both are copies from a valid twin into a
+// backup structure that no driver reads while the original is sound, so a
+// repair cut at any write leaves the backup partly rewritten and the volume
+// as readable as before; no dirty flag is set (setting $Volume's would make
+// Windows run chkdsk at its next mount).
+#pragma once
+
+#include <vector>
+
+#include "fsimg/check/finding.hpp"
+#include "fsimg/check/repair.hpp"
+#include "fsimg/io/block_device.hpp"
+
+namespace fsimg::ntfs {
+
+/// Repairs on `device` what `found` (ntfs::check_volume's findings for this
+/// very volume) reports and check::repairs() admits at options.level:
+/// - ntfs.mftmirr.differs, ntfs.mftmirr.stale: every record $MFTMirr holds
+///   (its data size over the record size, at most the records $MFT holds)
+///   rewritten from $MFT's, bytes as stored (fixups included), as ntfsfix
+///   rewrites the mirror [FLATCAP files/mftmirr];
+/// - ntfs.boot.backup-differs: the backup boot sector (the sector after the
+///   volume's total sectors) rewritten from sector 0.
+/// Nothing is repaired when sector 0 does not say "NTFS    " or $MFT cannot
+/// be read through it. Returns what was done. Throws Error(io) on I/O
+/// failures.
+std::vector<check::Repair> repair_volume(io::BlockDevice& device, const check::Findings& found,
+                                         const check::RepairOptions& options);
+
+}  // namespace fsimg::ntfs

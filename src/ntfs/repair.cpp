@@ -1,0 +1,81 @@
+#include "fsimg/ntfs/repair.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <vector>
+
+#include "fsimg/core/error.hpp"
+#include "fsimg/ntfs/structs.hpp"
+#include "fsimg/ntfs/volume.hpp"
+
+namespace fsimg::ntfs {
+
+std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Findings& found,
+                                         const check::RepairOptions& options) {
+    std::vector<check::Repair> done;
+    std::array<std::byte, kBootSectorSize> s0{};
+    if (dev.size() < s0.size()) return done;
+    dev.read_at(0, s0);
+    if (std::memcmp(s0.data() + 3, "NTFS    ", 8) != 0) return done;
+    const check::RepairPlan plan = check::plan_repairs(found, options.level);
+    std::optional<Volume> vol;
+    try {
+        vol.emplace(dev);
+    } catch (const Error& e) {
+        if (e.code() == ErrorCode::io) throw;
+        return done;  // $MFT unreadable: nothing to copy from
+    }
+    const Geometry& g = vol->geometry();
+    if (plan.has("ntfs.mftmirr.differs") || plan.has("ntfs.mftmirr.stale")) {
+        try {
+            const MftRecord r1 = vol->read_record(1);
+            const Attribute* mirror = r1.find(AttrType::data);
+            const std::uint64_t rs = g.mft_record_bytes;
+            if (mirror != nullptr && mirror->non_resident) {
+                const std::uint64_t n = std::min<std::uint64_t>(mirror->data_size / rs, vol->record_count());
+                std::vector<std::byte> chunk(512);
+                std::uint64_t copied = 0;
+                for (std::uint64_t rec = 0; rec < n; ++rec) {
+                    // In 512-byte pieces: with clusters smaller than a record,
+                    // a record may span runs of either stream.
+                    bool whole = true;
+                    for (std::uint64_t at = rec * rs; at < (rec + 1) * rs; at += chunk.size()) {
+                        const auto from = vol->device_offset(vol->mft_data(), at);
+                        const auto to = vol->device_offset(*mirror, at);
+                        if (!from || !to || *to + chunk.size() > dev.size()) {
+                            whole = false;
+                            break;
+                        }
+                        dev.read_at(*from, chunk);
+                        dev.write_at(*to, chunk);
+                    }
+                    if (!whole) break;
+                    ++copied;
+                }
+                if (copied > 0)
+                    done.push_back(
+                        {plan.has("ntfs.mftmirr.differs") ? "ntfs.mftmirr.differs" : "ntfs.mftmirr.stale",
+                         fmt::format("$MFTMirr rewritten from $MFT: record{} 0..{}", copied == 1 ? "" : "s",
+                                     copied - 1)});
+            }
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+        }
+    }
+    if (plan.has("ntfs.boot.backup-differs")) {
+        const std::uint64_t at = g.volume_bytes();
+        if (at <= dev.size() && dev.size() - at >= kBootSectorSize) {
+            dev.write_at(at, s0);
+            done.push_back(
+                {"ntfs.boot.backup-differs",
+                 fmt::format("the backup boot sector (sector {}) rewritten from sector 0", g.total_sectors)});
+        }
+    }
+    if (options.barrier && !done.empty()) options.barrier();
+    return done;
+}
+
+}  // namespace fsimg::ntfs
