@@ -26,7 +26,6 @@ constexpr std::size_t kWindowBytes = 65536;
 constexpr std::size_t kMaxWindows = 64;  // 4 MiB of FAT at most
 constexpr std::uint8_t kDeleted = 0xE5;
 constexpr std::uint8_t kSettableAttributes = kAttrReadOnly | kAttrHidden | kAttrSystem | kAttrArchive;
-constexpr std::size_t kDataChunk = 1 << 20;
 
 std::uint32_t clean_bit(FatType t) noexcept {
     return t == FatType::fat16 ? 0x8000u : t == FatType::fat32 ? 0x08000000u : 0u;
@@ -653,37 +652,12 @@ struct Editor::Impl {
     }
 
     /// Writes a file's bytes into the runs, holes and the last cluster's tail
-    /// as zeros. The device is cut into pieces of at most kDataChunk bytes,
-    /// each written once: its data segments read into a zeroed buffer, so a
-    /// small file is one write (holes the size of a whole piece are punched).
+    /// as zeros (source::write_into_extents).
     void write_data(const std::vector<ClusterRun>& runs, const source::SourceFile& data) {
-        const std::vector<source::Segment> segments = data.segments();
-        std::vector<std::byte> buf;
-        std::uint64_t file_off = 0;
-        const std::uint64_t cb = L.cluster_bytes();
-        for (const auto& run : runs) {
-            const std::uint64_t dev_at = L.cluster_offset(run.first);
-            const std::uint64_t stop = file_off + run.count * cb;
-            for (std::uint64_t at = file_off; at < stop; at += kDataChunk) {
-                const std::uint64_t end = std::min<std::uint64_t>(stop, at + kDataChunk);
-                buf.assign(static_cast<std::size_t>(end - at), std::byte{0});
-                bool any = false;
-                for (const source::Segment& s : segments) {
-                    const std::uint64_t s0 = std::max(s.offset, at), s1 = std::min(s.offset + s.length, end);
-                    if (s1 <= s0) continue;
-                    data.read_at(s0, std::span(buf).subspan(static_cast<std::size_t>(s0 - at),
-                                                            static_cast<std::size_t>(s1 - s0)));
-                    any = true;
-                }
-                if (any) {
-                    dev.write_at(dev_at + (at - file_off), buf);
-                } else {
-                    dev.zero_range(dev_at + (at - file_off), end - at);
-                }
-            }
-            file_off = stop;
-        }
-        data.finish();
+        std::vector<source::DeviceExtent> extents;
+        for (const auto& run : runs)
+            extents.push_back({L.cluster_offset(run.first), std::uint64_t(run.count) * L.cluster_bytes()});
+        source::write_into_extents(data, extents, dev);
     }
     /// Allocates and writes a file's data and its chain (flushed); returns the
     /// first cluster (0 for an empty file).
