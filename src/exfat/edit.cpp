@@ -119,18 +119,21 @@ struct Editor::Impl {
         const std::uint64_t fat_bytes = (std::uint64_t(count) + 2) * kFatEntrySize;
         if (fat_at + fat_bytes > dev.size())
             throw Error(ErrorCode::corrupt, "the FAT lies past the end of the image");
-        fat = std::make_unique<io::ByteCache>(dev, fat_bytes, kFatWindow, kMaxWindows,
-                                              [fat_at](std::uint64_t at) { return fat_at + at; });
+        fat = std::make_unique<io::ByteCache>(
+            dev, fat_bytes, kFatWindow, kMaxWindows, [fat_at](std::uint64_t at) { return fat_at + at; },
+            std::vector<std::uint64_t>{0}, [this] { vol.reset(); });
         const std::size_t bw = std::min<std::size_t>(cb, kFatWindow);
-        bitmap =
-            std::make_unique<io::ByteCache>(dev, bitmap_bytes, bw, kMaxWindows, [this](std::uint64_t at) {
+        bitmap = std::make_unique<io::ByteCache>(
+            dev, bitmap_bytes, bw, kMaxWindows,
+            [this](std::uint64_t at) {
                 std::uint64_t k = at / cb;
                 for (const auto& r : bitmap_runs) {
                     if (k < r.count) return vol_offset(r.first + static_cast<std::uint32_t>(k)) + at % cb;
                     k -= r.count;
                 }
                 return ~std::uint64_t{0};  // not reached: the runs cover the bitmap
-            });
+            },
+            std::vector<std::uint64_t>{0}, [this] { vol.reset(); });
     }
 
     std::uint64_t vol_offset(std::uint32_t c) const { return heap + std::uint64_t(c - 2) * cb; }
@@ -140,12 +143,8 @@ struct Editor::Impl {
         if (!vol) vol = std::make_unique<Volume>(dev);
         return *vol;
     }
-    void flush_fat() {
-        if (fat->flush() != 0) vol.reset();
-    }
-    void flush_bitmap() {
-        if (bitmap->flush() != 0) vol.reset();
-    }
+    void flush_fat() { fat->flush(); }
+    void flush_bitmap() { bitmap->flush(); }
 
     // --- begin / allocation ---------------------------------------------------------------------
     void write_flags(std::uint16_t flags) {

@@ -16,6 +16,7 @@
 #include "fsimg/core/utf.hpp"
 #include "fsimg/fat/names.hpp"
 #include "fsimg/fat/structs.hpp"
+#include "fsimg/io/byte_cache.hpp"
 #include "stamp.hpp"
 
 namespace fsimg::fat {
@@ -23,7 +24,7 @@ namespace fsimg::fat {
 namespace {
 
 constexpr std::size_t kWindowBytes = 65536;
-constexpr std::size_t kMaxWindows = 64;  // 4 MiB of FAT at most
+constexpr std::size_t kMaxWindows = 64;  // 4 MiB of FAT at most (io/byte_cache.hpp)
 constexpr std::uint8_t kDeleted = 0xE5;
 constexpr std::uint8_t kSettableAttributes = kAttrReadOnly | kAttrHidden | kAttrSystem | kAttrArchive;
 
@@ -49,8 +50,7 @@ struct Editor::Impl {
     Stamper stamper;
     mutable std::unique_ptr<Volume> vol;
 
-    std::map<std::uint64_t, std::vector<std::byte>> windows;             // FAT copy 0, by window
-    std::map<std::uint64_t, std::pair<std::size_t, std::size_t>> dirty;  // window -> [lo, hi)
+    std::unique_ptr<io::ByteCache> fat;  ///< FAT copy 0, written into every copy
     bool began = false;
     bool was_clean = false;
     std::uint64_t allocated = 0;
@@ -77,6 +77,12 @@ struct Editor::Impl {
                             std::max(fat_end, L.volume_bytes()), dev.size()));
         }
         last = Volume(dev, br).max_cluster();
+        std::vector<std::uint64_t> copies;
+        for (unsigned c = 0; c < L.num_fats; ++c) copies.push_back(std::uint64_t(c) * L.fat_bytes());
+        fat = std::make_unique<io::ByteCache>(
+            dev, L.fat_bytes(), kWindowBytes, kMaxWindows,
+            [this](std::uint64_t at) { return fat_base(0) + at; }, std::move(copies),
+            [this] { vol.reset(); });
         if (L.type == FatType::fat32 && br.fsinfo && br.fsinfo->next_free >= 2 &&
             br.fsinfo->next_free <= L.cluster_count + 1)
             hint = br.fsinfo->next_free;
@@ -92,31 +98,8 @@ struct Editor::Impl {
     }
 
     // --- FAT entries through the window cache ---------------------------------------------------
-    std::vector<std::byte>& window(std::uint64_t w) {
-        if (auto it = windows.find(w); it != windows.end()) return it->second;
-        if (windows.size() >= kMaxWindows) {
-            flush_fat();
-            windows.clear();
-        }
-        const std::uint64_t at = w * kWindowBytes;
-        std::vector<std::byte> bytes(
-            static_cast<std::size_t>(std::min<std::uint64_t>(kWindowBytes, L.fat_bytes() - at)));
-        dev.read_at(fat_base(0) + at, bytes);
-        return windows.emplace(w, std::move(bytes)).first->second;
-    }
-    std::uint8_t byte_at(std::uint64_t off) {
-        return std::to_integer<std::uint8_t>(window(off / kWindowBytes)[off % kWindowBytes]);
-    }
-    void set_byte(std::uint64_t off, std::uint8_t b) {
-        const std::uint64_t w = off / kWindowBytes;
-        const std::size_t i = off % kWindowBytes;
-        window(w)[i] = std::byte{b};
-        auto [it, fresh] = dirty.try_emplace(w, i, i + 1);
-        if (!fresh) {
-            it->second.first = std::min(it->second.first, i);
-            it->second.second = std::max(it->second.second, i + 1);
-        }
-    }
+    std::uint8_t byte_at(std::uint64_t off) { return fat->get(off); }
+    void set_byte(std::uint64_t off, std::uint8_t b) { fat->set(off, b); }
     std::uint32_t entry(std::uint32_t n) {
         switch (L.type) {
             case FatType::fat12: {
@@ -162,19 +145,7 @@ struct Editor::Impl {
         }
     }
     /// Writes every changed byte range into every FAT copy, copy 1 first.
-    void flush_fat() {
-        if (dirty.empty()) return;
-        for (unsigned c = 0; c < L.num_fats; ++c) {
-            for (const auto& [w, range] : dirty) {
-                const auto& bytes = windows.at(w);
-                dev.write_at(
-                    fat_base(c) + w * kWindowBytes + range.first,
-                    std::span<const std::byte>(bytes).subspan(range.first, range.second - range.first));
-            }
-        }
-        dirty.clear();
-        vol.reset();
-    }
+    void flush_fat() { fat->flush(); }
 
     // --- begin / finish -----------------------------------------------------------------------
     void begin() {

@@ -6,13 +6,15 @@
 namespace fsimg::io {
 
 ByteCache::ByteCache(BlockDevice& device, std::uint64_t length, std::size_t window_bytes,
-                     std::size_t max_windows, Locate locate, std::vector<std::uint64_t> copies)
+                     std::size_t max_windows, Locate locate, std::vector<std::uint64_t> copies,
+                     std::function<void()> written)
     : dev_(device),
       length_(length),
       window_bytes_(window_bytes),
       max_windows_(std::max<std::size_t>(1, max_windows)),
       locate_(std::move(locate)),
-      copies_(std::move(copies)) {}
+      copies_(std::move(copies)),
+      written_(std::move(written)) {}
 
 std::vector<std::byte>& ByteCache::window(std::uint64_t w) {
     if (auto it = windows_.find(w); it != windows_.end()) return it->second;
@@ -63,6 +65,7 @@ std::size_t ByteCache::flush() {
         }
     }
     dirty_.clear();
+    if (written_) written_();
     return writes;
 }
 

@@ -21,7 +21,10 @@ fuse_put() {
   local lo; lo=$(losetup -f --show "$1" 2>/dev/null) || return 1
   mkdir -p "$WORK/mnt"
   if ! timeout 30 mount.exfat-fuse "$lo" "$WORK/mnt" >/dev/null 2>&1; then losetup -d "$lo"; return 1; fi
-  cp -r "$2/." "$WORK/mnt/"; local rc=$?
+  # In sorted order, so that the layout does not follow the host's directory order.
+  local rc=0 f
+  while IFS= read -r f; do mkdir -p "$WORK/mnt/$f" || rc=1; done < <(cd "$2" && find . -mindepth 1 -type d | LC_ALL=C sort)
+  while IFS= read -r f; do cp "$2/$f" "$WORK/mnt/$f" || rc=1; done < <(cd "$2" && find . -type f | LC_ALL=C sort)
   umount "$WORK/mnt"; losetup -d "$lo"
   return $rc
 }

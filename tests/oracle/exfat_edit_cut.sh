@@ -33,7 +33,10 @@ put_by_fuse() {
   local lo; lo=$(losetup -f --show "$base" 2>/dev/null) || return 1
   mkdir -p mnt
   if ! timeout 30 mount.exfat-fuse "$lo" mnt >/dev/null 2>&1; then losetup -d "$lo"; return 1; fi
-  cp -r pre/. mnt/; local rc=$?
+  # In sorted order, so that the layout does not follow the host's directory order.
+  local rc=0 f
+  while IFS= read -r f; do mkdir -p "mnt/$f" || rc=1; done < <(cd pre && find . -mindepth 1 -type d | LC_ALL=C sort)
+  while IFS= read -r f; do cp "pre/$f" "mnt/$f" || rc=1; done < <(cd pre && find . -type f | LC_ALL=C sort)
   umount mnt; losetup -d "$lo"
   return $rc
 }
@@ -109,9 +112,11 @@ KEEP=; ARGS=("/Old File.txt"); sweep rm '/Old File.txt' 0 rm
 ARGS=("/dir"); sweep rm-r '/dir' 0 rm -r
 ARGS=("/New Directory"); sweep mkdir '/New Directory' 0 mkdir
 KEEP='/Old File.txt' KEEP_OLD=$old KEEP_NEW=; ARGS=("/Old File.txt" "/OLD FILE.TXT"); sweep mv-case '/Old File.txt|/OLD FILE.TXT' 0 mv
-KEEP='/Old File.txt|/A much longer name than the old one.txt'; ARGS=("/Old File.txt" "/A much longer name than the old one.txt"); sweep mv-long '/Old File.txt|/A much longer name than the old one.txt' 1 mv
-# Both names on the same clusters for a moment (the new set is written first).
+# Both names on the same clusters for a moment (the new set is written
+# first): a move, and a longer name when the root has to grow for it (how
+# full the root is depends on the order exfat-fuse was given the files).
 FSCK_ALLOW='cluster is already allocated for the other file'
+KEEP='/Old File.txt|/A much longer name than the old one.txt'; ARGS=("/Old File.txt" "/A much longer name than the old one.txt"); sweep mv-long '/Old File.txt|/A much longer name than the old one.txt' 1 mv
 KEEP='/Old File.txt|/other/Old File.txt'; ARGS=("/Old File.txt" "/other"); sweep mv-dir '/Old File.txt|/other/Old File.txt' 1 mv
 FSCK_ALLOW=
 KEEP='/Old File.txt'; ARGS=(+r +h "/Old File.txt"); sweep attrib '/nothing' 0 attrib

@@ -29,8 +29,11 @@ public:
     /// every copy: `copies` holds the bytes added to the device offset for
     /// each ({0} for one copy, {0, F} for a FAT and its second copy F bytes
     /// on), each copy complete before the next. Reads come from copy 0.
+    /// `written` (may be empty) is called after every flush that wrote,
+    /// also one forced by a full cache (readers of the device drop their
+    /// own caches then).
     ByteCache(BlockDevice& device, std::uint64_t length, std::size_t window_bytes, std::size_t max_windows,
-              Locate locate, std::vector<std::uint64_t> copies = {0});
+              Locate locate, std::vector<std::uint64_t> copies = {0}, std::function<void()> written = {});
 
     std::uint64_t length() const noexcept { return length_; }
     /// Byte `at` of the region (at < length()). Throws what the device's
@@ -58,6 +61,7 @@ private:
     std::map<std::uint64_t, std::vector<std::byte>> windows_;             ///< by window number
     std::map<std::uint64_t, std::pair<std::size_t, std::size_t>> dirty_;  ///< window -> [lo, hi)
     std::vector<std::uint64_t> copies_;
+    std::function<void()> written_;
 };
 
 }  // namespace fsimg::io
