@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "fsimg/core/bytes.hpp"
+#include "fsimg/core/cluster_runs.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/utf.hpp"
@@ -172,59 +173,26 @@ struct Editor::Impl {
     /// from `near`), else the first free ones found from there. Nothing is
     /// written. Error(io) when fewer than n are free.
     std::vector<ClusterRun> find_free(std::uint64_t n, std::uint32_t near) {
-        std::vector<ClusterRun> out;
-        if (n == 0) return out;
-        if (!is_cluster(near)) near = 2;
         std::uint64_t free_seen = 0;
-        for (int pass = 0; pass < 2; ++pass) {
-            const std::uint64_t lo = pass == 0 ? near : 2, hi = pass == 0 ? last() : near - 1;
-            std::uint32_t run_start = 0;
-            std::uint64_t run_len = 0;
-            for (std::uint64_t c = lo; c <= hi;) {
-                if ((c - 2) % 8 == 0 && c + 7 <= hi && bitmap->get((c - 2) / 8) == 0xFF) {  // a full byte
-                    run_len = 0;
-                    c += 8;
-                    continue;
-                }
-                if (!bit(static_cast<std::uint32_t>(c))) {
-                    ++free_seen;
-                    if (run_len == 0) run_start = static_cast<std::uint32_t>(c);
-                    if (++run_len == n) return {ClusterRun{run_start, static_cast<std::uint32_t>(n)}};
-                } else {
-                    run_len = 0;
-                }
-                ++c;
-            }
-        }
-        if (free_seen < n)
+        std::vector<ClusterRun> out = core::find_free_runs<ClusterRun>(
+            n, near, 2, last(), [this](std::uint32_t c) { return !bit(c); },
+            [this](std::uint32_t c) {  // a byte of the bitmap with every bit set: 8 clusters in use
+                return (c - 2) % 8 == 0 && bitmap->get((c - 2) / 8) == 0xFF ? std::uint64_t{8}
+                                                                            : std::uint64_t{0};
+            },
+            free_seen);
+        if (n != 0 && out.empty())
             throw Error(ErrorCode::io,
                         fmt::format("no space left on the volume: {} clusters of {} bytes are needed, {} are "
                                     "free",
                                     n, cb, free_seen));
-        std::uint64_t got = 0;
-        const std::uint64_t span = count;
-        for (std::uint64_t k = 0; k < span && got < n; ++k) {
-            const auto c = static_cast<std::uint32_t>(2 + (near - 2 + k) % span);
-            if (bit(c)) continue;
-            if (!out.empty() && out.back().first + out.back().count == c) {
-                ++out.back().count;
-            } else {
-                out.push_back(ClusterRun{c, 1});
-            }
-            ++got;
-        }
         return out;
     }
     /// FAT entries linking the runs into one chain ending in end-of-chain (flushed).
     void write_chain(const std::vector<ClusterRun>& runs) {
-        for (std::size_t r = 0; r < runs.size(); ++r) {
-            for (std::uint32_t i = 0; i < runs[r].count; ++i) {
-                const std::uint32_t c = runs[r].first + i;
-                std::uint32_t next = c + 1;
-                if (i + 1 == runs[r].count) next = r + 1 < runs.size() ? runs[r + 1].first : kFatEndOfChain;
-                fat->set_le32(std::uint64_t(c) * kFatEntrySize, next);
-            }
-        }
+        core::chain_links(runs, kFatEndOfChain, [this](std::uint32_t c, std::uint32_t next) {
+            fat->set_le32(std::uint64_t(c) * kFatEntrySize, next);
+        });
         flush_fat();
     }
     /// Sets or clears the bitmap bits of the runs (flushed).

@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "fsimg/core/bytes.hpp"
+#include "fsimg/core/cluster_runs.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/utf.hpp"
@@ -166,57 +167,22 @@ struct Editor::Impl {
     /// from `near`), else the first free ones found. Nothing is written.
     /// Throws Error(io) when the volume has fewer than n free clusters.
     std::vector<ClusterRun> find_free(std::uint64_t n, std::uint32_t near) {
-        std::vector<ClusterRun> out;
-        if (n == 0) return out;
-        const std::uint32_t first = 2, last = max_cluster();
-        if (near < first || near > last) near = first;
         std::uint64_t free_seen = 0;
-        std::uint32_t run_start = 0, run_len = 0;
-        // Pass 1: a run of n, from `near` to the end, then from the start up to `near`.
-        for (int pass = 0; pass < 2; ++pass) {
-            const std::uint32_t lo = pass == 0 ? near : first, hi = pass == 0 ? last : near - 1;
-            run_len = 0;
-            for (std::uint64_t c = lo; c <= hi && c >= first; ++c) {
-                if (entry(static_cast<std::uint32_t>(c)) == 0) {
-                    ++free_seen;
-                    if (run_len == 0) run_start = static_cast<std::uint32_t>(c);
-                    if (++run_len == n) return {ClusterRun{run_start, run_len}};
-                } else {
-                    run_len = 0;
-                }
-            }
-        }
-        if (free_seen < n) {
+        std::vector<ClusterRun> out = core::find_free_runs<ClusterRun>(
+            n, near, 2, max_cluster(), [this](std::uint32_t c) { return entry(c) == 0; },
+            [](std::uint32_t) { return std::uint64_t{0}; }, free_seen);
+        if (n != 0 && out.empty()) {
             throw Error(
                 ErrorCode::io,
                 fmt::format("no space left on the volume: {} clusters of {} bytes are needed, {} are free", n,
                             L.cluster_bytes(), free_seen));
         }
-        // Pass 2: fragments, next-fit.
-        std::uint64_t got = 0;
-        for (std::uint64_t k = 0; k < std::uint64_t(last - first + 1) && got < n; ++k) {
-            const auto c = static_cast<std::uint32_t>(first + (near - first + k) % (last - first + 1));
-            if (entry(c) != 0) continue;
-            if (!out.empty() && out.back().first + out.back().count == c) {
-                ++out.back().count;
-            } else {
-                out.push_back(ClusterRun{c, 1});
-            }
-            ++got;
-        }
         return out;
     }
     /// Links the runs into one chain ending in end-of-chain (FAT cache only).
     void set_chain(const std::vector<ClusterRun>& runs) {
-        const std::uint32_t eoc = end_of_chain(L.type);
-        for (std::size_t r = 0; r < runs.size(); ++r) {
-            for (std::uint32_t i = 0; i < runs[r].count; ++i) {
-                const std::uint32_t c = runs[r].first + i;
-                std::uint32_t next = c + 1;
-                if (i + 1 == runs[r].count) next = r + 1 < runs.size() ? runs[r + 1].first : eoc;
-                set_entry(c, next);
-            }
-        }
+        core::chain_links(runs, end_of_chain(L.type),
+                          [this](std::uint32_t c, std::uint32_t next) { set_entry(c, next); });
         for (const auto& r : runs) allocated += r.count;
         if (!runs.empty()) {
             const ClusterRun& back = runs.back();
