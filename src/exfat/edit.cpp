@@ -507,10 +507,15 @@ struct Editor::Impl {
         }
         return at;
     }
+    /// Writes whole entries where make_room puts them; returns the first index.
+    std::uint32_t add_raw(DirId d, std::span<const std::byte> entries) {
+        const std::uint32_t at = make_room(d, static_cast<std::uint32_t>(entries.size() / kDirEntrySize));
+        write_dir(d, at, entries);
+        return at;
+    }
     FileRecord add_entries(DirId d, std::span<const std::byte> set) {
         const auto need = static_cast<std::uint32_t>(set.size() / kDirEntrySize);
-        const std::uint32_t at = make_room(d, need);
-        write_dir(d, at, set);
+        const std::uint32_t at = add_raw(d, set);
         const FileRecord r = record_of(d, at, need);
         CachedDir& c = dir(d);
         if (c.indexed) c.names.try_emplace(key_of(r.name16), r.index, r.entries);
@@ -920,7 +925,7 @@ void Editor::set_label(std::string_view label) {
     }
     if (label.empty()) return;
     m.begin();
-    m.add_entries(kRootDir, b);
+    (void)m.add_raw(kRootDir, b);
 }
 
 std::uint32_t Editor::volume_id() const noexcept { return impl_->boot.volume_serial_number; }

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <map>
 #include <set>
 #include <string>
@@ -292,6 +293,25 @@ TEST_CASE("exfat edit: remove, rename, move, replace, attributes, label, serial 
         e.set_label("");
         e.finish();
         CHECK(e.label().empty());
+    }
+    {
+        // A root without a Volume Label entry gets one (the label entry marked unused first).
+        Editor e(img, opts());
+        e.set_label("");
+        e.finish();
+        const Volume v(img);
+        std::vector<std::byte> root = v.read_directory_bytes(v.root_record());
+        std::size_t at = 0;
+        while (root[at] != std::byte{kEntryVolumeLabel}) at += kDirEntrySize;
+        const std::array<std::byte, 1> unused{std::byte{kEntryVolumeLabel & 0x7F}};
+        img.write_at(v.cluster_offset(v.root_cluster()) + at, unused);
+    }
+    {
+        Editor e(img, opts());
+        CHECK(e.label().empty());
+        e.set_label("Vol \u00dcmlaut");
+        e.finish();
+        CHECK(Editor(img, opts()).label() == "Vol \u00dcmlaut");
     }
     check::Findings f;
     const auto sum = exfat::check_volume(img, f);
