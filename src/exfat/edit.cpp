@@ -419,7 +419,13 @@ struct Editor::Impl {
             flush_fat();
         } else {
             Where& w = where.at(d);
-            const bool contiguous = w.no_fat_chain && runs.size() == 1 && runs.front().first == tail + 1;
+            // One run right after the last cluster of a directory whose clusters are one run: it
+            // stays (or, FAT-chained, becomes) NoFatChain, and the parent's set is the one write
+            // that makes the new cluster part of it. Otherwise it is (or becomes) FAT-chained.
+            bool one_run = true;
+            for (std::size_t k = 1; k < c.clusters.size() && one_run; ++k)
+                one_run = c.clusters[k] == c.clusters[k - 1] + 1;
+            const bool contiguous = one_run && runs.size() == 1 && runs.front().first == tail + 1;
             if (!contiguous) {
                 if (w.no_fat_chain) {  // the whole chain, old clusters first: readers do not look at it yet
                     std::vector<ClusterRun> all{
@@ -441,14 +447,13 @@ struct Editor::Impl {
                 auto stream = set.subspan(kDirEntrySize).first<kDirEntrySize>();
                 core::store64<stream_off::DataLength>(stream, length);
                 core::store64<stream_off::ValidDataLength>(stream, length);
-                if (!contiguous)
-                    core::store8<stream_off::GeneralSecondaryFlags>(
-                        stream, static_cast<std::uint8_t>(
-                                    std::to_integer<std::uint8_t>(stream[stream_off::GeneralSecondaryFlags]) &
-                                    ~kSecondaryNoFatChain));
+                const auto flags = std::to_integer<std::uint8_t>(stream[stream_off::GeneralSecondaryFlags]);
+                core::store8<stream_off::GeneralSecondaryFlags>(
+                    stream, static_cast<std::uint8_t>(contiguous ? flags | kSecondaryNoFatChain
+                                                                 : flags & ~kSecondaryNoFatChain));
             });
             w.data_length = length;
-            w.no_fat_chain = w.no_fat_chain && contiguous;
+            w.no_fat_chain = contiguous;
         }
         CachedDir& again = dir(d);
         for (const auto& r : added)

@@ -440,3 +440,81 @@ TEST_CASE("exfat edit: cut after every write, what was there is intact and the c
         }
     }
 }
+
+namespace {
+
+/// Makes directory `name` of the root FAT-chained, as exfat-fuse writes
+/// directories: GeneralSecondaryFlags 0x01, its FAT entries a chain.
+void make_fat_chained(io::MemoryImage& img, const std::string& name) {
+    const Volume v(img);
+    const auto r = v.lookup("/" + name);
+    REQUIRE(r);
+    REQUIRE(r->no_fat_chain());
+    REQUIRE(r->data_length == v.cluster_bytes());
+    std::vector<std::byte> root = v.read_directory_bytes(v.root_record());
+    REQUIRE(std::size_t(r->index + r->entries) * kDirEntrySize <= v.cluster_bytes());  // in the first cluster
+    const auto set = std::span(root).subspan(std::size_t(r->index) * kDirEntrySize,
+                                             std::size_t(r->entries) * kDirEntrySize);
+    set[kDirEntrySize + stream_off::GeneralSecondaryFlags] = std::byte{kSecondaryAllocationPossible};
+    const std::uint16_t sum = entry_set_checksum(set);
+    set[file_off::SetChecksum] = static_cast<std::byte>(sum & 0xFF);
+    set[file_off::SetChecksum + 1] = static_cast<std::byte>(sum >> 8);
+    img.write_at(v.cluster_offset(v.root_cluster()) + std::uint64_t(r->index) * kDirEntrySize, set);
+    const std::array<std::byte, 4> eoc{std::byte{0xFF}, std::byte{0xFF}, std::byte{0xFF}, std::byte{0xFF}};
+    img.write_at(std::uint64_t(v.boot_sector().fat_offset) * v.bytes_per_sector() + 4ull * r->first_cluster,
+                 eoc);
+}
+
+}  // namespace
+
+TEST_CASE("exfat edit: a FAT-chained directory grown by its next cluster becomes NoFatChain in one write",
+          "[exfat][edit][cut]") {
+    HostFiles h;
+    Source s(h.make("x", ""));  // empty files: no clusters, so the one after the directory stays free
+    const Layout l = plan(8 << 20, 512);
+    io::MemoryImage base = formatted(l);
+    {
+        Editor e(base, opts());
+        const DirId d = e.directory_of(e.add_directory(kRootDir, "chained", {}));
+        for (int i = 0; i < 4; ++i)
+            e.add_file(d, fmt::format("a file with a long name {:02}.txt", i), s.open(), {});
+        e.finish();  // 16 entries: the directory's one cluster is full; the next cluster is free
+    }
+    make_fat_chained(base, "chained");
+    REQUIRE(problems(base) == "");
+    REQUIRE_FALSE(Volume(base).lookup("/chained")->no_fat_chain());
+    const auto add = [&](io::BlockDevice& dev) {
+        Editor e(dev, opts());
+        e.add_file(dir_of(e, "/chained"), "one more file with a long name.txt", s.open(), {});
+        e.finish();
+    };
+    io::MemoryImage full = base;
+    CutAfter counting(full, UINT64_MAX);
+    add(counting);
+    {
+        const Volume v(full);
+        const auto r = v.lookup("/chained");
+        REQUIRE(r);
+        CHECK(r->no_fat_chain());
+        CHECK(r->data_length == 2 * 512);
+        CHECK(read_back(full, "/chained/one more file with a long name.txt").empty());
+        CHECK(problems(full) == "");
+    }
+    for (std::uint64_t n = 0; n <= counting.writes(); ++n) {
+        INFO("cut after write " << n << " of " << counting.writes());
+        io::MemoryImage img = base;
+        CutAfter dev(img, n);
+        try {
+            add(dev);
+        } catch (const Error&) {
+        }
+        for (const auto& [code, count] : findings(img)) {
+            INFO(code << "\n" << problems(img));
+            CHECK((code == "exfat.boot.dirty" || code == "exfat.bitmap.lost" ||
+                   code == "exfat.bitmap.percent-in-use"));
+        }
+        for (int i = 0; i < 4; ++i)
+            CHECK(
+                Volume(img).lookup(fmt::format("/chained/a file with a long name {:02}.txt", i)).has_value());
+    }
+}

@@ -34,8 +34,10 @@
 //     NoFatChain and the new cluster is not the next one), their bitmap
 //     bits, and then: the root is linked from its last cluster (the root's
 //     size is its chain [§3.1.10]); a subdirectory's DataLength and
-//     ValidDataLength (and NoFatChain cleared when it became fragmented) are
-//     rewritten in its parent's entry set, one write;
+//     ValidDataLength are rewritten in its parent's entry set, one write,
+//     with NoFatChain set when its clusters are still one run (a FAT-chained
+//     directory grown by the next cluster becomes NoFatChain: no FAT write)
+//     and cleared when it became fragmented;
 //  8. finish(): PercentInUse in the main boot sector (the bitmap counted
 //     when it is at most 8 MiB, else 0xFF, "not available" [§3.1.18]; not
 //     in the checksum either), the barrier (fsync), then VolumeDirty cleared
@@ -45,9 +47,9 @@
 // the same clusters), mv -f onto a file likewise; an entry set rewritten in
 // place (attributes, a replaced file, a grown directory's DataLength) that
 // crosses into a non-adjacent cluster is two writes (a cut between leaves
-// its SetChecksum wrong); a FAT-chained subdirectory that grows is linked
-// before its DataLength is raised (a cut between leaves its chain one cluster
-// longer than its DataLength). The serial number (set_volume_id) is covered
+// its SetChecksum wrong); a FAT-chained subdirectory that grows into a
+// cluster that is not the next one is linked before its DataLength is raised
+// (a cut between leaves its chain one cluster longer than its DataLength). The serial number (set_volume_id) is covered
 // by the boot checksum: each boot region is rewritten whole in one write,
 // the backup region first.
 //
