@@ -15,6 +15,7 @@
 
 #include "fsimg/core/bytes.hpp"
 #include "fsimg/core/cluster_runs.hpp"
+#include "fsimg/core/entry_span.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/utf.hpp"
@@ -531,34 +532,20 @@ struct Editor::Impl {
     bool rename_in_one_write(DirId d, const FileRecord& r, std::span<const std::byte> set) {
         CachedDir& c = dir(d);
         std::vector<std::byte> bytes = c.bytes;
-        const std::uint32_t total = c.total(), end = c.end;
-        auto type = [&](std::uint32_t i) {
-            return std::to_integer<std::uint8_t>(bytes[std::size_t(i) * kDirEntrySize]);
-        };
         for (std::uint32_t i = r.index; i < r.index + r.entries; ++i)
             bytes[std::size_t(i) * kDirEntrySize] &= std::byte{0x7F};
-        const auto need = static_cast<std::uint32_t>(set.size() / kDirEntrySize);
-        for (std::uint32_t s = 0; s <= end && s + need <= total; ++s) {
-            bool free = true;
-            for (std::uint32_t k = s; k < s + need && free; ++k) free = k >= end || !in_use(type(k));
-            if (!free) continue;
-            const bool terminator = s + need > end && s + need < total && type(s + need) != 0;
-            const std::uint32_t lo = std::min(s, r.index);
-            const std::uint32_t hi = std::max(s + need + (terminator ? 1u : 0u), r.index + r.entries);
-            if (!consecutive(c, lo, hi - lo)) continue;
-            std::copy(set.begin(), set.end(), bytes.begin() + std::ptrdiff_t(s) * kDirEntrySize);
-            if (terminator)
-                std::fill_n(bytes.begin() + std::ptrdiff_t(s + need) * kDirEntrySize, kDirEntrySize,
-                            std::byte{0});
-            write_dir(d, lo,
-                      std::span<const std::byte>(bytes).subspan(std::size_t(lo) * kDirEntrySize,
-                                                                std::size_t(hi - lo) * kDirEntrySize));
-            c.indexed = false;
-            touched.insert(d);
-            if (r.is_directory() && r.first_cluster != 0) where[r.first_cluster].index = s;
-            return true;
-        }
-        return false;
+        const auto span = core::place_in_one_span(
+            bytes, c.end, r.index, r.index + r.entries, set, [](std::uint8_t b) { return !in_use(b); },
+            [&](std::uint32_t lo, std::uint32_t n) { return consecutive(c, lo, n); });
+        if (!span) return false;
+        write_dir(
+            d, span->lo,
+            std::span<const std::byte>(bytes).subspan(std::size_t(span->lo) * kDirEntrySize,
+                                                      std::size_t(span->hi - span->lo) * kDirEntrySize));
+        c.indexed = false;
+        touched.insert(d);
+        if (r.is_directory() && r.first_cluster != 0) where[r.first_cluster].index = span->at;
+        return true;
     }
 
     /// The entry set for `name` with the fields of `info` (the name checked, NameHash from the volume's

@@ -12,6 +12,7 @@
 
 #include "fsimg/core/bytes.hpp"
 #include "fsimg/core/cluster_runs.hpp"
+#include "fsimg/core/entry_span.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/utf.hpp"
@@ -505,33 +506,19 @@ struct Editor::Impl {
         std::vector<std::byte> bytes = c.bytes;
         const std::uint32_t total = c.place.entries;
         if (r.index >= total) return false;
-        auto first_byte = [&](std::uint32_t i) {
-            return std::to_integer<std::uint8_t>(bytes[std::size_t(i) * kDirEntrySize]);
-        };
         for (std::uint32_t i = r.first_index; i <= r.index; ++i)
             bytes[std::size_t(i) * kDirEntrySize] = std::byte{kDeleted};
-        const auto need = static_cast<std::uint32_t>(set.size() / kDirEntrySize);
-        const std::uint32_t end = c.end;
-        for (std::uint32_t s = 0; s <= end && s + need <= total; ++s) {
-            bool free = true;
-            for (std::uint32_t k = s; k < s + need && free; ++k) free = k >= end || first_byte(k) == kDeleted;
-            if (!free) continue;
-            const bool terminator = s + need > end && s + need < total && first_byte(s + need) != 0;
-            const std::uint32_t lo = std::min(s, r.first_index);
-            const std::uint32_t hi = std::max({s + need + (terminator ? 1u : 0u), r.index + 1});
-            if (!consecutive(c.place, lo, hi - lo)) continue;
-            std::copy(set.begin(), set.end(), bytes.begin() + std::ptrdiff_t(s) * kDirEntrySize);
-            if (terminator)
-                std::fill_n(bytes.begin() + std::ptrdiff_t(s + need) * kDirEntrySize, kDirEntrySize,
-                            std::byte{0});
-            write_dir(d, lo,
-                      std::span<const std::byte>(bytes).subspan(std::size_t(lo) * kDirEntrySize,
-                                                                std::size_t(hi - lo) * kDirEntrySize));
-            c.indexed = false;
-            touched.insert(d);
-            return true;
-        }
-        return false;
+        const auto span = core::place_in_one_span(
+            bytes, c.end, r.first_index, r.index + 1, set, [](std::uint8_t b) { return b == kDeleted; },
+            [&](std::uint32_t lo, std::uint32_t n) { return consecutive(c.place, lo, n); });
+        if (!span) return false;
+        write_dir(
+            d, span->lo,
+            std::span<const std::byte>(bytes).subspan(std::size_t(span->lo) * kDirEntrySize,
+                                                      std::size_t(span->hi - span->lo) * kDirEntrySize));
+        c.indexed = false;
+        touched.insert(d);
+        return true;
     }
     /// Rewrites the short entry of record r of directory d.
     void rewrite_short_entry(DirId d, const DirRecord& r, const DirEntry& e) {

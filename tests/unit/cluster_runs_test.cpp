@@ -1,5 +1,5 @@
-// core/cluster_runs.hpp: the next-fit free-cluster search and the chain
-// links both editors allocate with.
+// core/cluster_runs.hpp and core/entry_span.hpp: the next-fit free-cluster search, the chain
+// links and the one-write rename span both editors use.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "fsimg/core/cluster_runs.hpp"
+#include "fsimg/core/entry_span.hpp"
 
 namespace {
 
@@ -62,4 +63,40 @@ TEST_CASE("chain_links: each cluster to the next, across runs, the last to the e
                              [&](std::uint32_t c, std::uint32_t next) { links.emplace_back(c, next); });
     CHECK(links == std::vector<std::pair<std::uint32_t, std::uint32_t>>{
                        {5, 6}, {6, 9}, {9, 20}, {20, 21}, {21, 0xFFFFFFFFu}});
+}
+
+TEST_CASE("place_in_one_span: the renamed set where old and new fit one consecutive span", "[cluster_runs]") {
+    // Entries by first byte: 'A' in use, 0xE5 free (the old set, marked), 0 end; 4 entries per "cluster".
+    const auto dir = [](std::initializer_list<int> types) {
+        std::vector<std::byte> d;
+        for (const int t : types) {
+            d.push_back(static_cast<std::byte>(t));
+            d.insert(d.end(), 31, std::byte{0});
+        }
+        return d;
+    };
+    const std::vector<std::byte> set(3 * 32, std::byte{'N'});
+    const auto is_free = [](std::uint8_t b) { return b == 0xE5; };
+    {
+        std::vector<std::byte> d = dir({'A', 0xE5, 0xE5, 'A', 'A', 0, 0, 0});
+        const auto all = [](std::uint32_t, std::uint32_t) { return true; };
+        const auto s = fsimg::core::place_in_one_span(d, 5, 1, 3, set, is_free, all);
+        REQUIRE(s);
+        CHECK(
+            (s->at == 5 && s->lo == 1 && s->hi == 8));  // past the end: 1..2 freed and 5..7 written together
+        CHECK(d[5 * 32] == std::byte{'N'});
+    }
+    {
+        // Clusters 0..3 and 4..7 not adjacent: no span holds both the old set and the new one.
+        std::vector<std::byte> d = dir({'A', 0xE5, 0xE5, 'A', 'A', 0, 0, 0});
+        const auto split = [](std::uint32_t lo, std::uint32_t n) { return lo / 4 == (lo + n - 1) / 4; };
+        const std::vector<std::byte> before = d;
+        CHECK_FALSE(fsimg::core::place_in_one_span(d, 5, 1, 3, set, is_free, split));
+        CHECK(d == before);
+        // A set of two fits where the old one was.
+        const std::vector<std::byte> two(2 * 32, std::byte{'M'});
+        const auto s = fsimg::core::place_in_one_span(d, 5, 1, 3, two, is_free, split);
+        REQUIRE(s);
+        CHECK((s->at == 1 && s->lo == 1 && s->hi == 3));
+    }
 }
