@@ -1,8 +1,8 @@
 // fsimg cp, rm, mkdir, mv, label, attrib: changing an existing image in
-// place (FAT12/16/32; fat/edit.hpp orders every write).
+// place (FAT12/16/32 and exFAT through fs/edit.hpp; fat/edit.hpp and
+// exfat/edit.hpp order every write).
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "cut_device.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/text.hpp"
 #include "fsimg/core/time.hpp"
@@ -24,11 +25,9 @@
 #include "fsimg/core/utf.hpp"
 #include "fsimg/core/utf8_safe.hpp"
 #include "fsimg/core/windows_names.hpp"
-#include "fsimg/fat/edit.hpp"
 #include "fsimg/fat/names.hpp"
-#include "fsimg/fat/populate.hpp"
-#include "fsimg/fat/structs.hpp"
 #include "fsimg/fs/detect.hpp"
+#include "fsimg/fs/edit.hpp"
 #include "fsimg/fs/view.hpp"
 #include "fsimg/io/file_image.hpp"
 #include "fsimg/io/open.hpp"
@@ -44,52 +43,12 @@ namespace {
 /// A name or path for JSON (valid UTF-8).
 std::string jtext(std::string_view s) { return core::escape_invalid_utf8(s); }
 
-/// The test-only switch that proves the write order (docs/editing.md):
-/// FSIMG_TEST_CUT_AFTER_WRITES=N ends the process with exit status 99 right
-/// after the Nth write reaches the image (no later write, no cleanup), as a
-/// crash or power cut would; FSIMG_TEST_COUNT_WRITES=1 prints how many writes
-/// a command made ("fsimg: test: N writes") so that a test can cut at each.
-class CutDevice final : public io::BlockDevice {
-public:
-    CutDevice(io::BlockDevice& inner, std::uint64_t cut_after) : inner_(inner), cut_after_(cut_after) {}
-    std::uint64_t size() const override { return inner_.size(); }
-    void read_at(std::uint64_t offset, std::span<std::byte> out) const override {
-        inner_.read_at(offset, out);
-    }
-    void write_at(std::uint64_t offset, std::span<const std::byte> in) override {
-        inner_.write_at(offset, in);
-        count();
-    }
-    void zero_range(std::uint64_t offset, std::uint64_t length) override {
-        inner_.zero_range(offset, length);
-        count();
-    }
-    std::uint64_t writes() const noexcept { return writes_; }
-
-private:
-    void count() {
-        if (++writes_ == cut_after_) ::_exit(99);
-    }
-    io::BlockDevice& inner_;
-    std::uint64_t cut_after_;
-    std::uint64_t writes_ = 0;
-};
-
-std::optional<std::uint64_t> env_number(const char* name) {
-    const char* v = std::getenv(name);
-    if (v == nullptr || *v == '\0') return std::nullopt;
-    char* end = nullptr;
-    const unsigned long long n = std::strtoull(v, &end, 10);
-    if (*end != '\0') throw Error(ErrorCode::usage, fmt::format("{}={} is not a number", name, v));
-    return n;
-}
-
 /// An image opened for changing.
 struct Session {
     std::string spec;
     io::OpenedVolume opened;
     std::unique_ptr<CutDevice> cut;
-    std::unique_ptr<fat::Editor> editor;
+    std::unique_ptr<fs::Editor> editor;
     nlohmann::json changes = nlohmann::json::array();
     int status = kExitOk;
 
@@ -99,7 +58,7 @@ struct Session {
     Session(Session&&) = default;
     Session& operator=(Session&&) = delete;
     /// A command that stops on an error still ends the change (the writes
-    /// before it left the volume consistent): FSInfo and the clean bit.
+    /// before it left the volume consistent): finish().
     ~Session() {
         if (editor && !finished) {
             try {
@@ -108,13 +67,13 @@ struct Session {
             }
         }
     }
-    fat::Editor& ed() { return *editor; }
-    /// Ends the change: FSInfo and the clean flag (fat::Editor::finish).
+    fs::Editor& ed() { return *editor; }
+    /// Ends the change: FSInfo and the clean bit (FAT), PercentInUse and
+    /// VolumeDirty (exFAT): fs::Editor::finish.
     void finish() {
         finished = true;
         editor->finish();  // one fsync, before the clean bit (EditOptions::barrier)
-        if (env_number("FSIMG_TEST_COUNT_WRITES"))
-            fmt::print(stderr, "fsimg: test: {} writes\n", cut ? cut->writes() : 0);
+        CutDevice::report(cut.get());
     }
     /// Runs the change of one path: a usage or I/O error is reported naming
     /// the path, makes the exit status 1, and the other paths go on.
@@ -151,15 +110,11 @@ Session open_session(const std::string& spec, std::string_view command) {
     }
     s.opened = io::open_volume(spec, true);
     // One writer at a time: two commands changing one image at once would allocate the same clusters.
-    if (::flock(s.opened.file->descriptor(), LOCK_EX | LOCK_NB) != 0) {
-        throw Error(errno == EWOULDBLOCK ? ErrorCode::refused : ErrorCode::io,
-                    fmt::format("{} is being changed by another process (it holds a lock on the file): {}",
-                                path, std::strerror(errno)));
-    }
+    s.opened.file->lock_exclusive();
     const fs::Detection d = fs::detect(s.opened.device());
-    if (d.kind != fs::Kind::fat) {
+    if (d.kind == fs::Kind::ntfs) {
         throw Error(ErrorCode::unsupported,
-                    fmt::format("{} holds {}; fsimg {} changes FAT12/16/32 volumes (exFAT and NTFS not yet)",
+                    fmt::format("{} holds {}; fsimg {} changes FAT12/16/32 and exFAT volumes (NTFS not yet)",
                                 spec, fs::label(d.kind), command));
     }
     if (d.through_backup) {
@@ -169,18 +124,15 @@ Session open_session(const std::string& spec, std::string_view command) {
                                 spec, d.note));
     }
     io::BlockDevice* dev = &s.opened.device();
-    const std::uint64_t cut_after = env_number("FSIMG_TEST_CUT_AFTER_WRITES").value_or(0);
-    if (cut_after != 0 || env_number("FSIMG_TEST_COUNT_WRITES")) {
-        s.cut = std::make_unique<CutDevice>(*dev, cut_after);
-        dev = s.cut.get();
-    }
-    fat::EditOptions o;
+    s.cut = CutDevice::from_environment(*dev);
+    if (s.cut) dev = s.cut.get();
+    fs::EditOptions o;
     const auto epoch = core::source_date_epoch();
     o.now = epoch.value_or(static_cast<std::int64_t>(std::time(nullptr)));
     o.clamp = epoch;
     io::FileImage* file = s.opened.file.get();
     o.barrier = [file] { file->sync(); };
-    s.editor = std::make_unique<fat::Editor>(*dev, std::move(o));
+    s.editor = fs::open_editor(*dev, d.kind, std::move(o));
     return s;
 }
 
@@ -193,10 +145,10 @@ std::pair<std::string, std::string> split_path(const std::string& path) {
 }
 
 /// The directory at `path`, or Error(usage) naming why it is not one.
-std::pair<fat::DirId, fat::DirRecord> directory_at(fat::Editor& ed, const std::string& path) {
+std::pair<fs::EditDir, fs::EditEntry> directory_at(fs::Editor& ed, const std::string& path) {
     const auto r = ed.lookup(path);
     if (!r) throw Error(ErrorCode::usage, fmt::format("\"{}\" does not exist", shown(path)));
-    if (!r->is_root && r->kind != fat::RecordKind::directory)
+    if (!r->is_root && !r->is_dir)
         throw Error(ErrorCode::usage, fmt::format("\"{}\" is not a directory", shown(path)));
     return {ed.directory_of(*r), *r};
 }
@@ -229,13 +181,13 @@ int run_mkdir(const MkdirArgs& a) {
             for (std::size_t b = 1; b <= norm.size();) {
                 const std::size_t e = std::min(norm.find('/', b), norm.size());
                 const std::string c = norm.substr(b, e - b);
-                if (auto why = fat::Editor::name_problem(c))
+                if (auto why = s.ed().name_problem(c))
                     throw Error(ErrorCode::usage, fmt::format("\"{}\": {}", c, *why));
                 warn_device_name(c);
                 b = e + 1;
             }
             // Walk down, creating missing parents with -p.
-            fat::DirId dir = fat::kRootDir;
+            fs::EditDir dir = 0;  // the root
             std::string at;
             std::size_t pos = 1;
             while (pos <= norm.size()) {
@@ -245,7 +197,7 @@ int run_mkdir(const MkdirArgs& a) {
                 at += "/" + name;
                 const auto r = s.ed().find(dir, name);
                 if (r) {
-                    if (r->kind != fat::RecordKind::directory)
+                    if (!r->is_dir)
                         throw Error(ErrorCode::usage,
                                     fmt::format("\"{}\" exists and is not a directory", at));
                     if (last && !a.parents) throw Error(ErrorCode::usage, fmt::format("\"{}\" exists", at));
@@ -254,7 +206,7 @@ int run_mkdir(const MkdirArgs& a) {
                     throw Error(ErrorCode::usage,
                                 fmt::format("\"{}\" does not exist (mkdir -p makes the parents)", at));
                 } else {
-                    const fat::DirRecord made = s.ed().add_directory(dir, name, fat::NewEntryInfo{});
+                    const fs::EditEntry made = s.ed().add_directory(dir, name, fs::NewEntry{});
                     dir = s.ed().directory_of(made);
                     s.changes.push_back({{"action", "mkdir"}, {"path", jtext(at)}});
                 }
@@ -282,9 +234,9 @@ int run_rm(const RmArgs& a) {
             const auto [parent, name] = split_path(path);
             if (name.empty()) throw Error(ErrorCode::usage, "the root directory cannot be removed");
             const auto pr = s.ed().lookup(parent);
-            std::optional<fat::DirRecord> r;
-            fat::DirId dir = fat::kRootDir;
-            if (pr && (pr->is_root || pr->kind == fat::RecordKind::directory)) {
+            std::optional<fs::EditEntry> r;
+            fs::EditDir dir = 0;
+            if (pr && (pr->is_root || pr->is_dir)) {
                 dir = s.ed().directory_of(*pr);
                 r = s.ed().find(dir, name);
             }
@@ -292,12 +244,11 @@ int run_rm(const RmArgs& a) {
                 if (!a.force) s.failed(path, "no such file or directory");
                 return;
             }
-            if (r->kind == fat::RecordKind::directory && !a.recursive)
+            if (r->is_dir && !a.recursive)
                 throw Error(ErrorCode::usage, "is a directory (rm -r removes it and everything below it)");
             s.ed().remove(dir, *r);
-            s.changes.push_back({{"action", "rm"},
-                                 {"path", jtext(fs::normalize_path(path))},
-                                 {"directory", r->kind == fat::RecordKind::directory}});
+            s.changes.push_back(
+                {{"action", "rm"}, {"path", jtext(fs::normalize_path(path))}, {"directory", r->is_dir}});
         });
     }
     return s.done(a.json);
@@ -314,14 +265,15 @@ struct CpArgs {
     bool json = false;
 };
 
-fat::NewEntryInfo info_of(const source::TreeNode& n, bool preserve) {
-    fat::NewEntryInfo i;
+fs::NewEntry info_of(const source::TreeNode& n, bool preserve) {
+    fs::NewEntry i;
     if (preserve && n.has_times) {
         i.mtime = n.mtime;
+        i.mtime_ns = n.mtime_ns;
         i.btime = n.btime;
         i.btime_ns = n.btime_ns;
     }
-    if (preserve && !n.is_dir && n.read_only) i.attributes |= fat::kAttrReadOnly;
+    i.read_only = preserve && !n.is_dir && n.read_only;
     return i;
 }
 
@@ -353,13 +305,13 @@ source::SourceTree single_file_tree(const std::string& host_path, const struct s
 /// Copies node `i` of `tree` (and, for a directory, everything below it)
 /// into directory `dir` as `name`.
 void copy_node(Session& s, const CpArgs& a, const source::SourceTree& tree, source::SourceReader& reader,
-               std::uint32_t i, fat::DirId dir, const std::string& name, const std::string& image_path) {
+               std::uint32_t i, fs::EditDir dir, const std::string& name, const std::string& image_path) {
     const source::TreeNode& n = tree.nodes[i];
     const auto existing = s.ed().find(dir, name);
     if (!n.is_dir) {
         const source::SourceFile f = reader.open(i);
         if (existing) {
-            if (existing->kind == fat::RecordKind::directory)
+            if (existing->is_dir)
                 throw Error(ErrorCode::usage,
                             fmt::format("\"{}\" is a directory; a file is not copied over it", image_path));
             if (!a.force)
@@ -372,9 +324,9 @@ void copy_node(Session& s, const CpArgs& a, const source::SourceTree& tree, sour
         }
         return;
     }
-    fat::DirId sub = 0;
+    fs::EditDir sub = 0;
     if (existing) {
-        if (existing->kind != fat::RecordKind::directory)
+        if (!existing->is_dir)
             throw Error(ErrorCode::usage, fmt::format("\"{}\" exists and is not a directory", image_path));
         sub = s.ed().directory_of(*existing);
     } else {
@@ -398,8 +350,7 @@ int run_cp(const CpArgs& a) {
     const std::vector<std::string> sources(a.operands.begin(), a.operands.end() - 1);
     const std::string dest = fs::normalize_path(a.operands.back());
     const auto dest_record = s.ed().lookup(dest);
-    const bool into_dir =
-        dest_record && (dest_record->is_root || dest_record->kind == fat::RecordKind::directory);
+    const bool into_dir = dest_record && (dest_record->is_root || dest_record->is_dir);
     if (!into_dir && sources.size() > 1)
         throw Error(ErrorCode::usage,
                     fmt::format("\"{}\" is not a directory (several sources need one)", dest));
@@ -429,7 +380,7 @@ int run_cp(const CpArgs& a) {
                 if (::realpath(host.c_str(), resolved) != nullptr)
                     name = std::filesystem::path(resolved).filename().string();
             }
-            fat::DirId dir = fat::kRootDir;
+            fs::EditDir dir = 0;
             if (into_dir) {
                 dir = s.ed().directory_of(*dest_record);
                 image_path = (dest == "/" ? "" : dest) + "/" + name;
@@ -445,17 +396,18 @@ int run_cp(const CpArgs& a) {
                     throw Error(ErrorCode::usage,
                                 fmt::format("{} is a directory (cp -r copies directories)", src));
                 tree = source::scan_host_trees({source::TreeSource{host, "/"}}, source::SymlinkPolicy::skip);
-                fat::check_source_tree(tree);
+                s.ed().check_tree(tree);
                 for (const std::string& w : tree.warnings) warn(w);
                 if (!tree.problems.empty()) {
                     std::string why;
                     for (const auto& p : tree.problems)
                         why += fmt::format("\n  {}: {}", shown(p.path), p.reason);
-                    throw Error(ErrorCode::usage, fmt::format("{} cannot be stored on FAT:{}", src, why));
+                    throw Error(ErrorCode::usage, fmt::format("{} cannot be stored on {}:{}", src,
+                                                              fs::label(s.ed().kind()), why));
                 }
             } else if (S_ISREG(st.st_mode)) {
                 tree = single_file_tree(host, st);
-                if (auto why = fat::Editor::name_problem(name)) throw Error(ErrorCode::usage, *why);
+                if (auto why = s.ed().name_problem(name)) throw Error(ErrorCode::usage, *why);
                 warn_device_name(name);
             } else {
                 throw Error(ErrorCode::usage, fmt::format("{} is not a regular file or directory", src));
@@ -493,18 +445,18 @@ int run_mv(const MvArgs& a) {
         s.each(src, [&] {
             const auto [sparent, sname] = split_path(src);
             if (sname.empty()) throw Error(ErrorCode::usage, "the root directory cannot be moved");
-            const fat::DirId from = directory_at(s.ed(), sparent).first;
+            const fs::EditDir from = directory_at(s.ed(), sparent).first;
             const auto r = s.ed().find(from, sname);
             if (!r) throw Error(ErrorCode::usage, "no such file or directory");
             const auto d = s.ed().lookup(dest);
-            fat::DirId to = 0;
+            fs::EditDir to = 0;
             std::string name;
-            if (d && (d->is_root || d->kind == fat::RecordKind::directory)) {
-                const fat::DirId dd = s.ed().directory_of(*d);
+            if (d && (d->is_root || d->is_dir)) {
+                const fs::EditDir dd = s.ed().directory_of(*d);
                 // "mv a A" where a is a directory: DEST is the source itself, renamed in case.
                 const auto [dparent, dname] = split_path(dest);
-                if (!d->is_root && d->entry.first_cluster == r->entry.first_cluster &&
-                    r->kind == fat::RecordKind::directory && directory_at(s.ed(), dparent).first == from) {
+                if (!d->is_root && r->is_dir && dd == s.ed().directory_of(*r) &&
+                    directory_at(s.ed(), dparent).first == from) {
                     to = from;
                     name = dname;
                 } else {
@@ -547,12 +499,12 @@ int run_label(const LabelArgs& a) {
     // Everything given is checked before anything is written (--volume-id as mkfs takes it).
     const bool set_id = a.volume_id.has_value();
     const std::uint32_t new_id = set_id ? parse_volume_id(*a.volume_id) : 0;
-    if (a.label && !a.label->empty()) (void)fat::normalize_volume_label(*a.label);
     Session s = open_session(a.image, "label");
+    if (a.label) s.ed().check_label(*a.label);
     const bool change = a.label.has_value() || set_id;
     if (a.label) {
         s.ed().set_label(*a.label);
-        if (!a.label->empty()) {
+        if (!a.label->empty() && s.ed().windows_upper_cases_labels()) {
             bool lower = false;
             for (char c : *a.label) lower = lower || (c >= 'a' && c <= 'z');
             if (lower)
@@ -594,10 +546,10 @@ struct AttribArgs {
 
 std::string attr_text(std::uint8_t a) {
     std::string t;
-    t += (a & fat::kAttrArchive) ? 'A' : '-';
-    t += (a & fat::kAttrSystem) ? 'S' : '-';
-    t += (a & fat::kAttrHidden) ? 'H' : '-';
-    t += (a & fat::kAttrReadOnly) ? 'R' : '-';
+    t += (a & fs::kAttrArchive) ? 'A' : '-';
+    t += (a & fs::kAttrSystem) ? 'S' : '-';
+    t += (a & fs::kAttrHidden) ? 'H' : '-';
+    t += (a & fs::kAttrReadOnly) ? 'R' : '-';
     return t;
 }
 
@@ -614,19 +566,19 @@ int run_attrib(const AttribArgs& a) {
                 switch (t[i]) {
                     case 'r':
                     case 'R':
-                        bit = fat::kAttrReadOnly;
+                        bit = fs::kAttrReadOnly;
                         break;
                     case 'h':
                     case 'H':
-                        bit = fat::kAttrHidden;
+                        bit = fs::kAttrHidden;
                         break;
                     case 's':
                     case 'S':
-                        bit = fat::kAttrSystem;
+                        bit = fs::kAttrSystem;
                         break;
                     case 'a':
                     case 'A':
-                        bit = fat::kAttrArchive;
+                        bit = fs::kAttrArchive;
                         break;
                     default:
                         throw Error(ErrorCode::usage,
@@ -648,7 +600,7 @@ int run_attrib(const AttribArgs& a) {
         s.each(path, [&] {
             const auto [parent, name] = split_path(path);
             if (name.empty()) throw Error(ErrorCode::usage, "the root directory has no attributes");
-            const fat::DirId dir = directory_at(s.ed(), parent).first;
+            const fs::EditDir dir = directory_at(s.ed(), parent).first;
             auto r = s.ed().find(dir, name);
             if (!r) throw Error(ErrorCode::usage, "no such file or directory");
             if (set | clear) {
@@ -656,12 +608,12 @@ int run_attrib(const AttribArgs& a) {
                 r = s.ed().find(dir, name);
                 s.changes.push_back({{"action", "attrib"},
                                      {"path", jtext(fs::normalize_path(path))},
-                                     {"attributes", attr_text(r->entry.attr)}});
+                                     {"attributes", attr_text(r->attributes)}});
             } else if (a.json) {
                 listing.push_back(
-                    {{"path", jtext(fs::normalize_path(path))}, {"attributes", attr_text(r->entry.attr)}});
+                    {{"path", jtext(fs::normalize_path(path))}, {"attributes", attr_text(r->attributes)}});
             } else {
-                fmt::print("{}  {}\n", attr_text(r->entry.attr), shown(fs::normalize_path(path)));
+                fmt::print("{}  {}\n", attr_text(r->attributes), shown(fs::normalize_path(path)));
             }
         });
     }
@@ -683,7 +635,7 @@ constexpr const char* kImageHelp = "Image file (not .gz); IMAGE@N selects partit
 
 Action add_mkdir(CLI::App& app) {
     auto a = std::make_shared<MkdirArgs>();
-    CLI::App* cmd = app.add_subcommand("mkdir", "Make directories in a FAT image");
+    CLI::App* cmd = app.add_subcommand("mkdir", "Make directories in a FAT or exFAT image");
     cmd->footer("Examples:\n  fsimg mkdir card.img /DCIM\n  fsimg mkdir -p disk.img@1 /boot/overlays/extra");
     cmd->add_option("IMAGE", a->image, kImageHelp)->required();
     cmd->add_option("PATH", a->paths, "Directories to make")->required();
@@ -694,7 +646,7 @@ Action add_mkdir(CLI::App& app) {
 
 Action add_rm(CLI::App& app) {
     auto a = std::make_shared<RmArgs>();
-    CLI::App* cmd = app.add_subcommand("rm", "Remove files and directories from a FAT image");
+    CLI::App* cmd = app.add_subcommand("rm", "Remove files and directories from a FAT or exFAT image");
     cmd->footer("Examples:\n  fsimg rm card.img /old.log\n  fsimg rm -r -f disk.img@1 /tmp");
     cmd->add_option("IMAGE", a->image, kImageHelp)->required();
     cmd->add_option("PATH", a->paths, "Files (and with -r directories) to remove")->required();
@@ -706,7 +658,7 @@ Action add_rm(CLI::App& app) {
 
 Action add_cp(CLI::App& app) {
     auto a = std::make_shared<CpArgs>();
-    CLI::App* cmd = app.add_subcommand("cp", "Copy host files and directories into a FAT image");
+    CLI::App* cmd = app.add_subcommand("cp", "Copy host files and directories into a FAT or exFAT image");
     cmd->footer(
         "Examples:\n"
         "  fsimg cp boot.img config.txt /\n"
@@ -728,7 +680,8 @@ Action add_cp(CLI::App& app) {
 
 Action add_mv(CLI::App& app) {
     auto a = std::make_shared<MvArgs>();
-    CLI::App* cmd = app.add_subcommand("mv", "Rename or move files and directories inside a FAT image");
+    CLI::App* cmd =
+        app.add_subcommand("mv", "Rename or move files and directories inside a FAT or exFAT image");
     cmd->footer(
         "Examples:\n  fsimg mv card.img /readme.txt /README.TXT\n  fsimg mv disk.img@1 /a.txt /b.txt "
         "/archive");
@@ -743,12 +696,14 @@ Action add_mv(CLI::App& app) {
 
 Action add_label(CLI::App& app) {
     auto a = std::make_shared<LabelArgs>();
-    CLI::App* cmd = app.add_subcommand("label", "Show or set the label and serial number of a FAT image");
+    CLI::App* cmd =
+        app.add_subcommand("label", "Show or set the label and serial number of a FAT or exFAT image");
     cmd->footer(
         "Examples:\n  fsimg label card.img\n  fsimg label card.img BOOT --volume-id 1234-ABCD\n  fsimg label "
         "card.img ''");
     cmd->add_option("IMAGE", a->image, kImageHelp)->required();
-    cmd->add_option("NEW", a->label, "The new label (up to 11 ASCII characters; '' removes it)");
+    cmd->add_option("NEW", a->label,
+                    "The new label (FAT: up to 11 ASCII characters, exFAT: 11 UTF-16 units; '' removes it)");
     cmd->add_option("--volume-id", a->volume_id, "The new volume serial number (8 hex digits)");
     cmd->add_flag("--json", a->json, "Print the label and serial (and what changed) as JSON");
     return [a] { return run_label(*a); };
@@ -756,7 +711,8 @@ Action add_label(CLI::App& app) {
 
 Action add_attrib(CLI::App& app) {
     auto a = std::make_shared<AttribArgs>();
-    CLI::App* cmd = app.add_subcommand("attrib", "Show or change the attributes of files in a FAT image");
+    CLI::App* cmd =
+        app.add_subcommand("attrib", "Show or change the attributes of files in a FAT or exFAT image");
     cmd->footer(
         "Examples:\n  fsimg attrib card.img /boot.ini\n  fsimg attrib card.img +r +h /boot.ini\n  fsimg "
         "attrib card.img -a /data/log.txt");

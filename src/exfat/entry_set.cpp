@@ -8,6 +8,7 @@
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/time.hpp"
 #include "fsimg/exfat/cost.hpp"
+#include "fsimg/exfat/directory.hpp"
 #include "fsimg/exfat/structs.hpp"
 
 namespace fsimg::exfat {
@@ -109,7 +110,8 @@ std::vector<std::byte> encode_file_entry_set(const FileEntrySetInfo& in) {
     core::store8<stream_off::EntryType>(stream, kEntryStreamExtension);
     core::store8<stream_off::GeneralSecondaryFlags>(stream, in.secondary_flags);
     core::store8<stream_off::NameLength>(stream, static_cast<std::uint8_t>(in.name.size()));
-    core::store16<stream_off::NameHash>(stream, name_hash(in.name));
+    core::store16<stream_off::NameHash>(
+        stream, in.upcase.empty() ? name_hash(in.name) : name_hash(in.name, in.upcase));
     core::store64<stream_off::ValidDataLength>(stream, in.valid_data_length);
     core::store32<stream_off::FirstCluster>(stream, in.first_cluster);
     core::store64<stream_off::DataLength>(stream, in.data_length);

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <ctime>
 
 #include "fsimg/core/bytes.hpp"
 #include "fsimg/core/error.hpp"
@@ -15,6 +14,7 @@
 #include "fsimg/exfat/structs.hpp"
 #include "fsimg/io/stream_writer.hpp"
 #include "fsimg/source/file.hpp"
+#include "stamp.hpp"
 
 namespace fsimg::exfat {
 
@@ -22,43 +22,27 @@ namespace {
 
 constexpr std::size_t kRootSystemBytes = std::size_t{kRootSystemEntries} * kDirEntrySize;
 
-/// Source times -> entry timestamps: clamp, time zone, 10 ms increments.
-class Stamper {
+/// Source times -> entry timestamps (stamp.hpp), the creation time for nodes without times.
+class NodeStamper {
 public:
-    explicit Stamper(const source::PopulateWriteOptions& o) : opt_(o) {}
-    EntryTimestamp stamp(std::int64_t t, std::uint32_t ns) const {
-        if (opt_.clamp && t >= *opt_.clamp) {
-            t = *opt_.clamp;
-            ns = 0;
-        }
-        std::int32_t offset = 0;
-        if (opt_.local_time) {
-            const std::time_t tt = static_cast<std::time_t>(t);
-            std::tm tm{};
-            if (::localtime_r(&tt, &tm) != nullptr) offset = static_cast<std::int32_t>(tm.tm_gmtoff);
-        }
-        return entry_timestamp(t, ns, offset);
-    }
+    explicit NodeStamper(const source::PopulateWriteOptions& o) : opt_(o), stamper_(o.clamp, o.local_time) {}
     void apply(const source::TreeNode& n, FileEntrySetInfo& e) const {
         if (!n.has_times) {
-            e.created = e.modified = e.accessed = stamp(opt_.creation_time, 0);
+            e.created = e.modified = e.accessed = stamper_.stamp(opt_.creation_time, 0);
+            e.accessed.increment_10ms = 0;
         } else {
-            e.created = stamp(n.btime, n.btime_ns);
-            e.modified = stamp(n.mtime, n.mtime_ns);
-            // Not the host atime: reading the tree to copy it moves that, so
-            // two builds would differ. The content's age is what is known.
-            e.accessed = stamp(n.mtime, 0);
+            stamper_.apply(e, n.mtime, n.mtime_ns, n.btime, n.btime_ns);
         }
-        e.accessed.increment_10ms = 0;  // LastAccessed has no 10ms field [EXFAT §7.4]
     }
 
 private:
     const source::PopulateWriteOptions& opt_;
+    Stamper stamper_;
 };
 
 /// Encodes directory `d` into `out` (zero-filled, its whole size).
 void build_directory(const source::SourceTree& tree, const PopulatePlan& plan, std::uint32_t d,
-                     const Stamper& stamper, const source::PopulateWriteOptions& opt,
+                     const NodeStamper& stamper, const source::PopulateWriteOptions& opt,
                      std::span<const std::byte> system_entries, std::span<std::byte> out, std::uint32_t cb) {
     std::size_t at = 0;
     if (d == 0) {
@@ -111,7 +95,7 @@ void write_percent_in_use(io::BlockDevice& dev, const Layout& l, std::uint64_t u
 
 void write_population(io::BlockDevice& dev, const Layout& layout, const source::SourceTree& tree,
                       const PopulatePlan& plan, const source::PopulateWriteOptions& opt) {
-    const Stamper stamper(opt);
+    const NodeStamper stamper(opt);
     const std::uint32_t cb = layout.cluster_bytes();
 
     // The label, bitmap and up-case entries format_volume wrote stay first in the root.

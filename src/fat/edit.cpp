@@ -11,11 +11,14 @@
 #include <unordered_set>
 
 #include "fsimg/core/bytes.hpp"
+#include "fsimg/core/cluster_runs.hpp"
+#include "fsimg/core/entry_span.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/utf.hpp"
 #include "fsimg/fat/names.hpp"
 #include "fsimg/fat/structs.hpp"
+#include "fsimg/io/byte_cache.hpp"
 #include "stamp.hpp"
 
 namespace fsimg::fat {
@@ -23,10 +26,9 @@ namespace fsimg::fat {
 namespace {
 
 constexpr std::size_t kWindowBytes = 65536;
-constexpr std::size_t kMaxWindows = 64;  // 4 MiB of FAT at most
+constexpr std::size_t kMaxWindows = 64;  // 4 MiB of FAT at most (io/byte_cache.hpp)
 constexpr std::uint8_t kDeleted = 0xE5;
 constexpr std::uint8_t kSettableAttributes = kAttrReadOnly | kAttrHidden | kAttrSystem | kAttrArchive;
-constexpr std::size_t kDataChunk = 1 << 20;
 
 std::uint32_t clean_bit(FatType t) noexcept {
     return t == FatType::fat16 ? 0x8000u : t == FatType::fat32 ? 0x08000000u : 0u;
@@ -50,8 +52,7 @@ struct Editor::Impl {
     Stamper stamper;
     mutable std::unique_ptr<Volume> vol;
 
-    std::map<std::uint64_t, std::vector<std::byte>> windows;             // FAT copy 0, by window
-    std::map<std::uint64_t, std::pair<std::size_t, std::size_t>> dirty;  // window -> [lo, hi)
+    std::unique_ptr<io::ByteCache> fat;  ///< FAT copy 0, written into every copy
     bool began = false;
     bool was_clean = false;
     std::uint64_t allocated = 0;
@@ -78,6 +79,12 @@ struct Editor::Impl {
                             std::max(fat_end, L.volume_bytes()), dev.size()));
         }
         last = Volume(dev, br).max_cluster();
+        std::vector<std::uint64_t> copies;
+        for (unsigned c = 0; c < L.num_fats; ++c) copies.push_back(std::uint64_t(c) * L.fat_bytes());
+        fat = std::make_unique<io::ByteCache>(
+            dev, L.fat_bytes(), kWindowBytes, kMaxWindows,
+            [this](std::uint64_t at) { return fat_base(0) + at; }, std::move(copies),
+            [this] { vol.reset(); });
         if (L.type == FatType::fat32 && br.fsinfo && br.fsinfo->next_free >= 2 &&
             br.fsinfo->next_free <= L.cluster_count + 1)
             hint = br.fsinfo->next_free;
@@ -93,31 +100,8 @@ struct Editor::Impl {
     }
 
     // --- FAT entries through the window cache ---------------------------------------------------
-    std::vector<std::byte>& window(std::uint64_t w) {
-        if (auto it = windows.find(w); it != windows.end()) return it->second;
-        if (windows.size() >= kMaxWindows) {
-            flush_fat();
-            windows.clear();
-        }
-        const std::uint64_t at = w * kWindowBytes;
-        std::vector<std::byte> bytes(
-            static_cast<std::size_t>(std::min<std::uint64_t>(kWindowBytes, L.fat_bytes() - at)));
-        dev.read_at(fat_base(0) + at, bytes);
-        return windows.emplace(w, std::move(bytes)).first->second;
-    }
-    std::uint8_t byte_at(std::uint64_t off) {
-        return std::to_integer<std::uint8_t>(window(off / kWindowBytes)[off % kWindowBytes]);
-    }
-    void set_byte(std::uint64_t off, std::uint8_t b) {
-        const std::uint64_t w = off / kWindowBytes;
-        const std::size_t i = off % kWindowBytes;
-        window(w)[i] = std::byte{b};
-        auto [it, fresh] = dirty.try_emplace(w, i, i + 1);
-        if (!fresh) {
-            it->second.first = std::min(it->second.first, i);
-            it->second.second = std::max(it->second.second, i + 1);
-        }
-    }
+    std::uint8_t byte_at(std::uint64_t off) { return fat->get(off); }
+    void set_byte(std::uint64_t off, std::uint8_t b) { fat->set(off, b); }
     std::uint32_t entry(std::uint32_t n) {
         switch (L.type) {
             case FatType::fat12: {
@@ -163,19 +147,7 @@ struct Editor::Impl {
         }
     }
     /// Writes every changed byte range into every FAT copy, copy 1 first.
-    void flush_fat() {
-        if (dirty.empty()) return;
-        for (unsigned c = 0; c < L.num_fats; ++c) {
-            for (const auto& [w, range] : dirty) {
-                const auto& bytes = windows.at(w);
-                dev.write_at(
-                    fat_base(c) + w * kWindowBytes + range.first,
-                    std::span<const std::byte>(bytes).subspan(range.first, range.second - range.first));
-            }
-        }
-        dirty.clear();
-        vol.reset();
-    }
+    void flush_fat() { fat->flush(); }
 
     // --- begin / finish -----------------------------------------------------------------------
     void begin() {
@@ -196,57 +168,22 @@ struct Editor::Impl {
     /// from `near`), else the first free ones found. Nothing is written.
     /// Throws Error(io) when the volume has fewer than n free clusters.
     std::vector<ClusterRun> find_free(std::uint64_t n, std::uint32_t near) {
-        std::vector<ClusterRun> out;
-        if (n == 0) return out;
-        const std::uint32_t first = 2, last = max_cluster();
-        if (near < first || near > last) near = first;
         std::uint64_t free_seen = 0;
-        std::uint32_t run_start = 0, run_len = 0;
-        // Pass 1: a run of n, from `near` to the end, then from the start up to `near`.
-        for (int pass = 0; pass < 2; ++pass) {
-            const std::uint32_t lo = pass == 0 ? near : first, hi = pass == 0 ? last : near - 1;
-            run_len = 0;
-            for (std::uint64_t c = lo; c <= hi && c >= first; ++c) {
-                if (entry(static_cast<std::uint32_t>(c)) == 0) {
-                    ++free_seen;
-                    if (run_len == 0) run_start = static_cast<std::uint32_t>(c);
-                    if (++run_len == n) return {ClusterRun{run_start, run_len}};
-                } else {
-                    run_len = 0;
-                }
-            }
-        }
-        if (free_seen < n) {
+        std::vector<ClusterRun> out = core::find_free_runs<ClusterRun>(
+            n, near, 2, max_cluster(), [this](std::uint32_t c) { return entry(c) == 0; },
+            [](std::uint32_t) { return std::uint64_t{0}; }, free_seen);
+        if (n != 0 && out.empty()) {
             throw Error(
                 ErrorCode::io,
                 fmt::format("no space left on the volume: {} clusters of {} bytes are needed, {} are free", n,
                             L.cluster_bytes(), free_seen));
         }
-        // Pass 2: fragments, next-fit.
-        std::uint64_t got = 0;
-        for (std::uint64_t k = 0; k < std::uint64_t(last - first + 1) && got < n; ++k) {
-            const auto c = static_cast<std::uint32_t>(first + (near - first + k) % (last - first + 1));
-            if (entry(c) != 0) continue;
-            if (!out.empty() && out.back().first + out.back().count == c) {
-                ++out.back().count;
-            } else {
-                out.push_back(ClusterRun{c, 1});
-            }
-            ++got;
-        }
         return out;
     }
     /// Links the runs into one chain ending in end-of-chain (FAT cache only).
     void set_chain(const std::vector<ClusterRun>& runs) {
-        const std::uint32_t eoc = end_of_chain(L.type);
-        for (std::size_t r = 0; r < runs.size(); ++r) {
-            for (std::uint32_t i = 0; i < runs[r].count; ++i) {
-                const std::uint32_t c = runs[r].first + i;
-                std::uint32_t next = c + 1;
-                if (i + 1 == runs[r].count) next = r + 1 < runs.size() ? runs[r + 1].first : eoc;
-                set_entry(c, next);
-            }
-        }
+        core::chain_links(runs, end_of_chain(L.type),
+                          [this](std::uint32_t c, std::uint32_t next) { set_entry(c, next); });
         for (const auto& r : runs) allocated += r.count;
         if (!runs.empty()) {
             const ClusterRun& back = runs.back();
@@ -569,33 +506,19 @@ struct Editor::Impl {
         std::vector<std::byte> bytes = c.bytes;
         const std::uint32_t total = c.place.entries;
         if (r.index >= total) return false;
-        auto first_byte = [&](std::uint32_t i) {
-            return std::to_integer<std::uint8_t>(bytes[std::size_t(i) * kDirEntrySize]);
-        };
         for (std::uint32_t i = r.first_index; i <= r.index; ++i)
             bytes[std::size_t(i) * kDirEntrySize] = std::byte{kDeleted};
-        const auto need = static_cast<std::uint32_t>(set.size() / kDirEntrySize);
-        const std::uint32_t end = c.end;
-        for (std::uint32_t s = 0; s <= end && s + need <= total; ++s) {
-            bool free = true;
-            for (std::uint32_t k = s; k < s + need && free; ++k) free = k >= end || first_byte(k) == kDeleted;
-            if (!free) continue;
-            const bool terminator = s + need > end && s + need < total && first_byte(s + need) != 0;
-            const std::uint32_t lo = std::min(s, r.first_index);
-            const std::uint32_t hi = std::max({s + need + (terminator ? 1u : 0u), r.index + 1});
-            if (!consecutive(c.place, lo, hi - lo)) continue;
-            std::copy(set.begin(), set.end(), bytes.begin() + std::ptrdiff_t(s) * kDirEntrySize);
-            if (terminator)
-                std::fill_n(bytes.begin() + std::ptrdiff_t(s + need) * kDirEntrySize, kDirEntrySize,
-                            std::byte{0});
-            write_dir(d, lo,
-                      std::span<const std::byte>(bytes).subspan(std::size_t(lo) * kDirEntrySize,
-                                                                std::size_t(hi - lo) * kDirEntrySize));
-            c.indexed = false;
-            touched.insert(d);
-            return true;
-        }
-        return false;
+        const auto span = core::place_in_one_span(
+            bytes, c.end, r.first_index, r.index + 1, set, [](std::uint8_t b) { return b == kDeleted; },
+            [&](std::uint32_t lo, std::uint32_t n) { return consecutive(c.place, lo, n); });
+        if (!span) return false;
+        write_dir(
+            d, span->lo,
+            std::span<const std::byte>(bytes).subspan(std::size_t(span->lo) * kDirEntrySize,
+                                                      std::size_t(span->hi - span->lo) * kDirEntrySize));
+        c.indexed = false;
+        touched.insert(d);
+        return true;
     }
     /// Rewrites the short entry of record r of directory d.
     void rewrite_short_entry(DirId d, const DirRecord& r, const DirEntry& e) {
@@ -653,37 +576,12 @@ struct Editor::Impl {
     }
 
     /// Writes a file's bytes into the runs, holes and the last cluster's tail
-    /// as zeros. The device is cut into pieces of at most kDataChunk bytes,
-    /// each written once: its data segments read into a zeroed buffer, so a
-    /// small file is one write (holes the size of a whole piece are punched).
+    /// as zeros (source::write_into_extents).
     void write_data(const std::vector<ClusterRun>& runs, const source::SourceFile& data) {
-        const std::vector<source::Segment> segments = data.segments();
-        std::vector<std::byte> buf;
-        std::uint64_t file_off = 0;
-        const std::uint64_t cb = L.cluster_bytes();
-        for (const auto& run : runs) {
-            const std::uint64_t dev_at = L.cluster_offset(run.first);
-            const std::uint64_t stop = file_off + run.count * cb;
-            for (std::uint64_t at = file_off; at < stop; at += kDataChunk) {
-                const std::uint64_t end = std::min<std::uint64_t>(stop, at + kDataChunk);
-                buf.assign(static_cast<std::size_t>(end - at), std::byte{0});
-                bool any = false;
-                for (const source::Segment& s : segments) {
-                    const std::uint64_t s0 = std::max(s.offset, at), s1 = std::min(s.offset + s.length, end);
-                    if (s1 <= s0) continue;
-                    data.read_at(s0, std::span(buf).subspan(static_cast<std::size_t>(s0 - at),
-                                                            static_cast<std::size_t>(s1 - s0)));
-                    any = true;
-                }
-                if (any) {
-                    dev.write_at(dev_at + (at - file_off), buf);
-                } else {
-                    dev.zero_range(dev_at + (at - file_off), end - at);
-                }
-            }
-            file_off = stop;
-        }
-        data.finish();
+        std::vector<source::DeviceExtent> extents;
+        for (const auto& run : runs)
+            extents.push_back({L.cluster_offset(run.first), std::uint64_t(run.count) * L.cluster_bytes()});
+        source::write_into_extents(data, extents, dev);
     }
     /// Allocates and writes a file's data and its chain (flushed); returns the
     /// first cluster (0 for an empty file).

@@ -304,4 +304,33 @@ void copy_file(const SourceFile& file, std::uint64_t allocated, io::StreamWriter
     if (allocated > file.size()) w.append_zeros(allocated - file.size());
 }
 
+void write_into_extents(const SourceFile& data, std::span<const DeviceExtent> extents, io::BlockDevice& dev) {
+    constexpr std::uint64_t kPiece = 1 << 20;
+    const std::vector<Segment> segments = data.segments();
+    std::vector<std::byte> buf;
+    std::uint64_t file_off = 0;
+    for (const DeviceExtent& x : extents) {
+        const std::uint64_t stop = file_off + x.bytes;
+        for (std::uint64_t at = file_off; at < stop; at += kPiece) {
+            const std::uint64_t end = std::min<std::uint64_t>(stop, at + kPiece);
+            buf.assign(static_cast<std::size_t>(end - at), std::byte{0});
+            bool any = false;
+            for (const Segment& s : segments) {
+                const std::uint64_t s0 = std::max(s.offset, at), s1 = std::min(s.offset + s.length, end);
+                if (s1 <= s0) continue;
+                data.read_at(s0, std::span(buf).subspan(static_cast<std::size_t>(s0 - at),
+                                                        static_cast<std::size_t>(s1 - s0)));
+                any = true;
+            }
+            if (any) {
+                dev.write_at(x.device_offset + (at - file_off), buf);
+            } else {
+                dev.zero_range(x.device_offset + (at - file_off), end - at);
+            }
+        }
+        file_off = stop;
+    }
+    data.finish();
+}
+
 }  // namespace fsimg::source

@@ -5,17 +5,15 @@
 #include <catch2/catch.hpp>
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <string>
 #include <variant>
 #include <vector>
 
+#include "edit_test_support.hpp"
 #include "fsimg/check/finding.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/fat/check.hpp"
@@ -29,7 +27,7 @@
 
 using namespace fsimg;
 using namespace fsimg::fat;
-namespace stdfs = std::filesystem;
+using namespace fsimg::test;
 
 namespace {
 
@@ -52,50 +50,6 @@ io::MemoryImage formatted(const Layout& l, const std::string& label = "") {
     o.timestamp_unix = 1700000000;
     format_volume(img, l, o);
     return img;
-}
-
-/// Host files to copy from, in a private temporary folder.
-struct HostFiles {
-    stdfs::path dir;
-    HostFiles() {
-        char tmpl[] = "/tmp/fsimg-edit-test.XXXXXX";
-        REQUIRE(::mkdtemp(tmpl) != nullptr);
-        dir = tmpl;
-    }
-    ~HostFiles() { stdfs::remove_all(dir); }
-    std::string make(const std::string& name, const std::string& content) {
-        const stdfs::path p = dir / name;
-        std::ofstream(p, std::ios::binary) << content;
-        return p.string();
-    }
-};
-
-/// A SourceFile for a host file (the tree of one node, as fsimg cp makes it).
-struct Source {
-    source::SourceTree tree;
-    std::unique_ptr<source::SourceReader> reader;
-    explicit Source(const std::string& path) {
-        tree.nodes.resize(2);
-        tree.nodes[0].is_dir = true;
-        tree.nodes[0].children = {1};
-        tree.nodes[1].name = stdfs::path(path).filename().string();
-        tree.nodes[1].host_path = path;
-        tree.nodes[1].size = stdfs::file_size(path);
-        reader = std::make_unique<source::SourceReader>(tree);
-    }
-    source::SourceFile open() { return reader->open(1); }
-};
-
-std::string pattern(std::size_t n, unsigned seed) {
-    std::string s(n, '\0');
-    std::uint32_t x = 2463534242u + seed;
-    for (auto& c : s) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        c = static_cast<char>(x);
-    }
-    return s;
 }
 
 std::string read_back(const io::BlockDevice& dev, const std::string& path) {
@@ -315,33 +269,6 @@ TEST_CASE("fat edit: a free gap too small is passed over, only fragments left ma
     CHECK(read_back(img, "/D") == ten);
     CHECK(problems(img) == "");
 }
-
-namespace {
-
-/// A device that takes the first `limit` writes and then fails every one
-/// (Error(io)): what a process cut after write N leaves behind.
-class CutAfter final : public io::BlockDevice {
-public:
-    CutAfter(io::MemoryImage& img, std::uint64_t limit) : img_(img), limit_(limit) {}
-    std::uint64_t size() const override { return img_.size(); }
-    void read_at(std::uint64_t o, std::span<std::byte> out) const override { img_.read_at(o, out); }
-    void write_at(std::uint64_t o, std::span<const std::byte> in) override {
-        if (writes_++ >= limit_) throw Error(ErrorCode::io, "cut");
-        img_.write_at(o, in);
-    }
-    void zero_range(std::uint64_t o, std::uint64_t n) override {
-        if (writes_++ >= limit_) throw Error(ErrorCode::io, "cut");
-        img_.zero_range(o, n);
-    }
-    std::uint64_t writes() const { return writes_; }
-
-private:
-    io::MemoryImage& img_;
-    std::uint64_t limit_;
-    std::uint64_t writes_ = 0;
-};
-
-}  // namespace
 
 TEST_CASE("fat edit: cut after every write, what was there is intact and the change absent or complete",
           "[fat][edit][cut]") {

@@ -99,6 +99,10 @@ struct FileEntrySetInfo {
     std::uint32_t first_cluster = 0;   ///< FirstCluster (0 when nothing is allocated)
     std::uint64_t valid_data_length = 0;
     std::uint64_t data_length = 0;
+    /// The volume's expanded up-case table (65,536 mappings) NameHash is
+    /// computed with [EXFAT §7.6.4]; empty: the recommended table (what
+    /// format writes).
+    std::span<const char16_t> upcase;
 };
 
 /// 16-bit SetChecksum [EXFAT §6.3.3]: over the whole set (File entry and
@@ -120,7 +124,8 @@ std::uint16_t name_hash(std::u16string_view name);
 
 /// The entry set's bytes: File entry (SecondaryCount = 1 + ceil(L/15),
 /// SetChecksum), Stream Extension (NameLength, NameHash), and ceil(L/15)
-/// File Name entries, unused name units 0. Reserved bytes are 0. Returns
+/// File Name entries, unused name units 0, NameHash through info.upcase.
+/// Reserved bytes are 0. Returns
 /// entry_set_entries(L) * 32 bytes. Throws Error(usage) when the name is
 /// empty or longer than 255 units.
 std::vector<std::byte> encode_file_entry_set(const FileEntrySetInfo& info);

@@ -110,4 +110,22 @@ void copy_range(const SourceFile& file, std::uint64_t from, std::uint64_t length
 void copy_file(const SourceFile& file, std::uint64_t allocated, io::StreamWriter& writer,
                core::Progress* progress);
 
+/// `bytes` consecutive bytes of the device at `device_offset`: one piece of
+/// a file's allocation (a run of clusters).
+struct DeviceExtent {
+    std::uint64_t device_offset = 0;
+    std::uint64_t bytes = 0;
+};
+
+/// Writes the file into `extents` (its allocation, in file order; together
+/// at least size() bytes) and zeros the rest of them, so no old bytes are
+/// left past the end. The device is cut into pieces of at most 1 MiB, each
+/// written once: its data segments read into a zeroed buffer (a small file
+/// is one write), a piece without data made zero with zero_range (holes
+/// punched). Then SourceFile::finish(). Throws the source's Error(io) (a
+/// file that cannot be read or changed as it was read) and the device's.
+/// The changing editors use it (fat/edit.hpp, exfat/edit.hpp).
+void write_into_extents(const SourceFile& file, std::span<const DeviceExtent> extents,
+                        io::BlockDevice& device);
+
 }  // namespace fsimg::source

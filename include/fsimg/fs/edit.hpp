@@ -1,0 +1,107 @@
+// The filesystem-neutral face of the changing commands (cp, rm, mkdir, mv,
+// label, attrib): one Editor interface, one adapter per filesystem over its
+// own editor (fat::Editor, fat/edit.hpp; exfat::Editor, exfat/edit.hpp), so
+// that the command line names no filesystem to change one. Each adapter
+// keeps its filesystem's write order and its promises (docs/editing.md).
+#pragma once
+
+#include <any>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "fsimg/fs/detect.hpp"
+#include "fsimg/io/block_device.hpp"
+#include "fsimg/source/file.hpp"
+#include "fsimg/source/tree.hpp"
+
+namespace fsimg::fs {
+
+/// Attribute bits as FAT's DIR_Attr [FATGEN] and exFAT's FileAttributes
+/// [EXFAT §7.4.4] both store them.
+inline constexpr std::uint8_t kAttrReadOnly = 0x01;
+inline constexpr std::uint8_t kAttrHidden = 0x02;
+inline constexpr std::uint8_t kAttrSystem = 0x04;
+inline constexpr std::uint8_t kAttrArchive = 0x20;
+
+/// A file or directory of the volume being changed.
+struct EditEntry {
+    std::string name;  ///< UTF-8 (the long name on FAT)
+    bool is_root = false;
+    bool is_dir = false;
+    std::uint8_t attributes = 0;  ///< kAttr* bits
+    std::any record;              ///< the filesystem's own record, for its editor
+};
+
+/// A directory, as the adapter names it (0: the root).
+using EditDir = std::uint64_t;
+
+/// How an editor stamps what it writes and when it waits for the device.
+struct EditOptions {
+    std::int64_t now = 0;               ///< Unix seconds
+    std::optional<std::int64_t> clamp;  ///< SOURCE_DATE_EPOCH
+    bool local_time = false;
+    std::function<void()> barrier;  ///< the image's fsync, before the clean/dirty flag is reset
+};
+
+/// What a new entry records besides its name and data.
+struct NewEntry {
+    std::optional<std::int64_t> mtime;  ///< Unix seconds; nullopt: now
+    std::uint32_t mtime_ns = 0;
+    std::optional<std::int64_t> btime;
+    std::uint32_t btime_ns = 0;
+    bool read_only = false;
+};
+
+/// The operations every changing command uses; the filesystem's editor
+/// behind them documents units, order and errors (the same Error codes:
+/// usage for what the user asked wrongly, io for no space or a changed
+/// source, corrupt for damage found).
+class Editor {
+public:
+    virtual ~Editor() = default;
+    virtual Kind kind() const noexcept = 0;
+
+    virtual std::optional<EditEntry> lookup(std::string_view path) = 0;
+    virtual EditDir directory_of(const EditEntry& dir) = 0;
+    virtual std::optional<EditEntry> find(EditDir dir, std::string_view name) = 0;
+    /// Why `name` cannot be a new entry's name, or nullopt.
+    virtual std::optional<std::string> name_problem(std::string_view name) const = 0;
+    /// Applies the filesystem's name rules to a scanned host tree (cp -r):
+    /// appends its problems and warnings.
+    virtual void check_tree(source::SourceTree& tree) const = 0;
+    /// Throws Error(usage) when the filesystem cannot hold `label`.
+    virtual void check_label(std::string_view label) const = 0;
+    /// True when Windows upper-cases the labels it writes (FAT), so that a
+    /// lower-case label is worth a warning.
+    virtual bool windows_upper_cases_labels() const noexcept = 0;
+
+    virtual EditEntry add_file(EditDir dir, std::string_view name, const source::SourceFile& data,
+                               const NewEntry& info) = 0;
+    virtual void replace_file(EditDir dir, const EditEntry& existing, const source::SourceFile& data,
+                              const NewEntry& info) = 0;
+    virtual EditEntry add_directory(EditDir dir, std::string_view name, const NewEntry& info) = 0;
+    virtual void remove(EditDir dir, const EditEntry& entry) = 0;
+    virtual void rename(EditDir from, const EditEntry& entry, EditDir to, std::string_view new_name,
+                        bool replace) = 0;
+    /// Sets and clears kAttr* bits (read-only, hidden, system, archive).
+    virtual void set_attributes(EditDir dir, const EditEntry& entry, std::uint8_t set,
+                                std::uint8_t clear) = 0;
+
+    virtual std::string label() = 0;
+    virtual void set_label(std::string_view label) = 0;
+    virtual std::uint32_t volume_id() = 0;
+    virtual void set_volume_id(std::uint32_t id) = 0;
+    /// Ends the change (the clean/dirty flag reset last).
+    virtual void finish() = 0;
+};
+
+/// The editor for a volume detect() found to be `kind` (a whole image or a
+/// partition window, which must outlive it). Throws Error(unsupported) for
+/// NTFS (not changed yet), and what the filesystem's editor throws.
+std::unique_ptr<Editor> open_editor(io::BlockDevice& volume, Kind kind, EditOptions options);
+
+}  // namespace fsimg::fs

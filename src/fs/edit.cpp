@@ -1,0 +1,152 @@
+// fs/edit.hpp: the changing commands' adapters over fat::Editor and
+// exfat::Editor.
+#include "fsimg/fs/edit.hpp"
+
+#include <fmt/format.h>
+
+#include "fsimg/core/error.hpp"
+#include "fsimg/exfat/edit.hpp"
+#include "fsimg/exfat/populate.hpp"
+#include "fsimg/exfat/structs.hpp"
+#include "fsimg/fat/edit.hpp"
+#include "fsimg/fat/populate.hpp"
+#include "fsimg/fat/structs.hpp"
+
+namespace fsimg::fs {
+
+namespace {
+
+// What differs between the filesystems: their types, records and name rules.
+struct FatTraits {
+    using Ed = fat::Editor;
+    using Record = fat::DirRecord;
+    using Options = fat::EditOptions;
+    using Id = fat::DirId;
+    static constexpr Kind kind = Kind::fat;
+    static constexpr bool upper_case_labels = true;
+    static fat::NewEntryInfo info(const NewEntry& n) {
+        fat::NewEntryInfo i;
+        i.mtime = n.mtime;
+        i.btime = n.btime;
+        i.btime_ns = n.btime_ns;
+        if (n.read_only) i.attributes |= fat::kAttrReadOnly;
+        return i;
+    }
+    static bool is_dir(const Record& r) { return r.kind == fat::RecordKind::directory; }
+    static std::uint8_t attributes(const Record& r) { return r.entry.attr; }
+    static void check_tree(source::SourceTree& t) { fat::check_source_tree(t); }
+    static void check_label(std::string_view l) {
+        if (!l.empty()) (void)fat::normalize_volume_label(l);
+    }
+};
+
+struct ExfatTraits {
+    using Ed = exfat::Editor;
+    using Record = exfat::FileRecord;
+    using Options = exfat::EditOptions;
+    using Id = exfat::DirId;
+    static constexpr Kind kind = Kind::exfat;
+    static constexpr bool upper_case_labels = false;  // Windows keeps an exFAT label's case
+    static exfat::NewEntryInfo info(const NewEntry& n) {
+        exfat::NewEntryInfo i;
+        i.mtime = n.mtime;
+        i.mtime_ns = n.mtime_ns;
+        i.btime = n.btime;
+        i.btime_ns = n.btime_ns;
+        if (n.read_only) i.attributes |= exfat::kFileAttrReadOnly;
+        return i;
+    }
+    static bool is_dir(const Record& r) { return r.is_directory(); }
+    static std::uint8_t attributes(const Record& r) {
+        return static_cast<std::uint8_t>(r.attributes & exfat::kSettableAttributes);
+    }
+    static void check_tree(source::SourceTree& t) { exfat::check_source_tree(t); }
+    static void check_label(std::string_view l) { (void)exfat::volume_label_entry_from_utf8(l); }
+};
+
+template <typename T>
+class Adapter final : public Editor {
+public:
+    Adapter(io::BlockDevice& dev, const EditOptions& o) : ed_(dev, options(o)) {}
+    Kind kind() const noexcept override { return T::kind; }
+
+    std::optional<EditEntry> lookup(std::string_view path) override { return wrap(ed_.lookup(path)); }
+    EditDir directory_of(const EditEntry& dir) override { return ed_.directory_of(rec(dir)); }
+    std::optional<EditEntry> find(EditDir dir, std::string_view name) override {
+        return wrap(ed_.find(id(dir), name));
+    }
+    std::optional<std::string> name_problem(std::string_view name) const override {
+        return T::Ed::name_problem(name);
+    }
+    void check_tree(source::SourceTree& tree) const override { T::check_tree(tree); }
+    void check_label(std::string_view label) const override { T::check_label(label); }
+    bool windows_upper_cases_labels() const noexcept override { return T::upper_case_labels; }
+
+    EditEntry add_file(EditDir dir, std::string_view name, const source::SourceFile& data,
+                       const NewEntry& info) override {
+        return wrap(ed_.add_file(id(dir), name, data, T::info(info)));
+    }
+    void replace_file(EditDir dir, const EditEntry& existing, const source::SourceFile& data,
+                      const NewEntry& info) override {
+        ed_.replace_file(id(dir), rec(existing), data, T::info(info));
+    }
+    EditEntry add_directory(EditDir dir, std::string_view name, const NewEntry& info) override {
+        return wrap(ed_.add_directory(id(dir), name, T::info(info)));
+    }
+    void remove(EditDir dir, const EditEntry& e) override { ed_.remove(id(dir), rec(e)); }
+    void rename(EditDir from, const EditEntry& e, EditDir to, std::string_view name, bool replace) override {
+        ed_.rename(id(from), rec(e), id(to), name, replace);
+    }
+    void set_attributes(EditDir dir, const EditEntry& e, std::uint8_t set, std::uint8_t clear) override {
+        ed_.set_attributes(id(dir), rec(e), set, clear);
+    }
+    std::string label() override { return ed_.label(); }
+    void set_label(std::string_view label) override { ed_.set_label(label); }
+    std::uint32_t volume_id() override { return ed_.volume_id(); }
+    void set_volume_id(std::uint32_t v) override { ed_.set_volume_id(v); }
+    void finish() override { ed_.finish(); }
+
+private:
+    static typename T::Options options(const EditOptions& o) {
+        typename T::Options f;
+        f.now = o.now;
+        f.clamp = o.clamp;
+        f.local_time = o.local_time;
+        f.barrier = o.barrier;
+        return f;
+    }
+    static typename T::Id id(EditDir d) { return static_cast<typename T::Id>(d); }
+    static const typename T::Record& rec(const EditEntry& e) {
+        return std::any_cast<const typename T::Record&>(e.record);
+    }
+    static EditEntry wrap(const typename T::Record& r) {
+        EditEntry e;
+        e.name = r.name;
+        e.is_root = r.is_root;
+        e.is_dir = T::is_dir(r);
+        e.attributes = T::attributes(r);
+        e.record = r;
+        return e;
+    }
+    static std::optional<EditEntry> wrap(const std::optional<typename T::Record>& r) {
+        if (!r) return std::nullopt;
+        return wrap(*r);
+    }
+    typename T::Ed ed_;
+};
+
+}  // namespace
+
+std::unique_ptr<Editor> open_editor(io::BlockDevice& volume, Kind kind, EditOptions options) {
+    switch (kind) {
+        case Kind::fat:
+            return std::make_unique<Adapter<FatTraits>>(volume, options);
+        case Kind::exfat:
+            return std::make_unique<Adapter<ExfatTraits>>(volume, options);
+        case Kind::ntfs:
+            break;
+    }
+    throw Error(ErrorCode::unsupported, fmt::format("{} volumes are not changed yet", label(kind)));
+}
+
+}  // namespace fsimg::fs
