@@ -33,64 +33,6 @@ std::string filetime_utc(std::uint64_t ft) { return ntfs::filetime_text(ft) + " 
 
 json time_json(std::uint64_t ft) { return {{"filetime", ft}, {"utc", filetime_utc(ft)}}; }
 
-std::string_view namespace_name(ntfs::Namespace n) {
-    switch (n) {
-        case ntfs::Namespace::posix:
-            return "POSIX";
-        case ntfs::Namespace::win32:
-            return "Win32";
-        case ntfs::Namespace::dos:
-            return "DOS";
-        case ntfs::Namespace::win32_and_dos:
-            return "Win32&DOS";
-    }
-    return "unknown";
-}
-
-std::string flag_names(std::uint64_t v, std::initializer_list<std::pair<std::uint64_t, const char*>> names) {
-    std::string s;
-    for (const auto& [bit, name] : names) {
-        if (!(v & bit)) continue;
-        if (!s.empty()) s += ", ";
-        s += name;
-        v &= ~bit;
-    }
-    if (v) s += fmt::format("{}0x{:X}", s.empty() ? "" : ", ", v);
-    return s.empty() ? "none" : s;
-}
-
-std::string file_attr_text(std::uint32_t v) {
-    return flag_names(v, {{0x1, "read-only"},
-                          {0x2, "hidden"},
-                          {0x4, "system"},
-                          {0x20, "archive"},
-                          {0x40, "device"},
-                          {0x80, "normal"},
-                          {0x100, "temporary"},
-                          {0x200, "sparse"},
-                          {0x400, "reparse"},
-                          {0x800, "compressed"},
-                          {0x1000, "offline"},
-                          {0x2000, "not indexed"},
-                          {0x4000, "encrypted"},
-                          {0x10000000, "directory"},
-                          {0x20000000, "view index"}});
-}
-
-std::string record_flag_text(std::uint16_t v) {
-    return flag_names(v, {{0x1, "in use"}, {0x2, "directory"}, {0x4, "in $Extend"}, {0x8, "view index"}});
-}
-
-std::string volume_flag_text(std::uint16_t v) {
-    return flag_names(v, {{0x1, "dirty"},
-                          {0x2, "resize $LogFile"},
-                          {0x4, "upgrade on mount"},
-                          {0x8, "mounted on NT4"},
-                          {0x10, "deleting USN"},
-                          {0x20, "repair object ids"},
-                          {0x8000, "modified by chkdsk"}});
-}
-
 std::string hex_bytes(std::span<const std::byte> b, std::size_t max) {
     std::string s;
     for (std::size_t i = 0; i < b.size() && i < max; ++i)
@@ -102,36 +44,6 @@ std::string hex_bytes(std::span<const std::byte> b, std::size_t max) {
 json ref_json(ntfs::FileReference r) { return {{"record", r.record}, {"sequence", r.sequence}}; }
 
 // ---- boot sector
-
-struct Field {
-    const char* name;
-    std::size_t offset, width;
-};
-constexpr std::array kFields{
-    Field{"OemId", off::OemId, 8},
-    Field{"BytesPerSector", off::BytesPerSector, 2},
-    Field{"SectorsPerCluster", off::SectorsPerCluster, 1},
-    Field{"MediaDescriptor", off::MediaDescriptor, 1},
-    Field{"SectorsPerTrack", off::SectorsPerTrack, 2},
-    Field{"NumberOfHeads", off::NumberOfHeads, 2},
-    Field{"HiddenSectors", off::HiddenSectors, 4},
-    Field{"DriveSignature", off::DriveSignature, 4},
-    Field{"TotalSectors", off::TotalSectors, 8},
-    Field{"MftLcn", off::MftLcn, 8},
-    Field{"MftMirrLcn", off::MftMirrLcn, 8},
-    Field{"ClustersPerMftRecord", off::ClustersPerMftRecord, 1},
-    Field{"ClustersPerIndexBlock", off::ClustersPerIndexBlock, 1},
-    Field{"VolumeSerialNumber", off::VolumeSerialNumber, 8},
-    Field{"Checksum", off::Checksum, 4},
-    Field{"Signature", off::Signature, 2},
-};
-
-std::uint64_t field_value(std::span<const std::byte, ntfs::kBootSectorSize> s, const Field& f) {
-    std::uint64_t v = 0;
-    for (std::size_t i = 0; i < f.width; ++i)
-        v |= std::uint64_t(static_cast<std::uint8_t>(s[f.offset + i])) << (8 * i);
-    return v;
-}
 
 /// What the boot dump shows beyond the raw fields, gathered without
 /// throwing: a damaged volume still gets its fields printed.
@@ -197,13 +109,14 @@ json boot_json(const std::string& image, const io::OpenedVolume& v, const BootVi
     j["volume_device_bytes"] = b.device_bytes;
     if (!table.is_null()) j["partition_table"] = table;
     json bs = json::object();
-    for (const Field& f : kFields) {
-        if (f.offset == off::OemId) {
-            bs[f.name] = core::load_string(std::span<const std::byte>(b.sector).subspan(f.offset, f.width));
-        } else if (f.offset == off::ClustersPerMftRecord || f.offset == off::ClustersPerIndexBlock) {
-            bs[f.name] = static_cast<std::int8_t>(field_value(b.sector, f));
+    for (const ntfs::BootField& f : ntfs::boot_fields(b.sector)) {
+        const std::string key(f.name);
+        if (f.kind == ntfs::BootField::Kind::text) {
+            bs[key] = f.text;
+        } else if (f.kind == ntfs::BootField::Kind::size_code) {
+            bs[key] = f.size_code();
         } else {
-            bs[f.name] = field_value(b.sector, f);
+            bs[key] = f.number;
         }
     }
     j["boot_sector"] = bs;
@@ -253,24 +166,28 @@ void print_boot(const std::string& image, const io::OpenedVolume& v, const BootV
     }
     fmt::print("Volume offset:    {} bytes\n", v.offset());
     fmt::print("\nBoot sector (NTFS)\n");
-    for (const Field& f : kFields) {
-        const std::uint64_t n = field_value(b.sector, f);
-        if (f.offset == off::OemId) {
-            fmt::print(
-                "  0x{:03X}  {:<22} \"{}\"\n", f.offset, f.name,
-                shown(core::load_string(std::span<const std::byte>(b.sector).subspan(f.offset, f.width))));
-        } else if (f.offset == off::ClustersPerMftRecord || f.offset == off::ClustersPerIndexBlock) {
-            const auto s = static_cast<std::int8_t>(n);
-            fmt::print("  0x{:03X}  {:<22} {} ({})\n", f.offset, f.name, s,
-                       s > 0 ? fmt::format("{} cluster(s)", s) : fmt::format("2^{} bytes", -s));
-        } else if (f.offset == off::Signature) {
-            fmt::print("  0x{:03X}  {:<22} {:02X} {:02X}\n", f.offset, f.name, n & 0xFF, n >> 8);
-        } else if (f.offset == off::SectorsPerCluster || f.offset == off::MediaDescriptor ||
-                   f.offset == off::DriveSignature || f.offset == off::VolumeSerialNumber ||
-                   f.offset == off::Checksum) {
-            fmt::print("  0x{:03X}  {:<22} 0x{:0{}X}\n", f.offset, f.name, n, f.width * 2);
-        } else {
-            fmt::print("  0x{:03X}  {:<22} {}\n", f.offset, f.name, n);
+    using Kind = ntfs::BootField::Kind;
+    for (const ntfs::BootField& f : ntfs::boot_fields(b.sector)) {
+        const std::uint64_t n = f.number;
+        switch (f.kind) {
+            case Kind::text:
+                fmt::print("  0x{:03X}  {:<22} \"{}\"\n", f.offset, f.name, shown(f.text));
+                break;
+            case Kind::size_code: {
+                const std::int8_t c = f.size_code();
+                fmt::print("  0x{:03X}  {:<22} {} ({})\n", f.offset, f.name, c,
+                           c > 0 ? fmt::format("{} cluster(s)", c) : fmt::format("2^{} bytes", -c));
+                break;
+            }
+            case Kind::signature:
+                fmt::print("  0x{:03X}  {:<22} {:02X} {:02X}\n", f.offset, f.name, n & 0xFF, n >> 8);
+                break;
+            case Kind::hex:
+                fmt::print("  0x{:03X}  {:<22} 0x{:0{}X}\n", f.offset, f.name, n, f.width * 2);
+                break;
+            case Kind::number:
+                fmt::print("  0x{:03X}  {:<22} {}\n", f.offset, f.name, n);
+                break;
         }
     }
     fmt::print("\nGeometry\n");
@@ -305,7 +222,8 @@ void print_boot(const std::string& image, const io::OpenedVolume& v, const BootV
         fmt::print("\n$Volume\n  label             {}\n",
                    b.label ? "\"" + *b.label + "\"" : std::string("none"));
         fmt::print("  version           {}.{}\n", b.info->major, b.info->minor);
-        fmt::print("  flags             0x{:04X} ({})\n", b.info->flags, volume_flag_text(b.info->flags));
+        fmt::print("  flags             0x{:04X} ({})\n", b.info->flags,
+                   ntfs::volume_flag_names(b.info->flags));
     }
     for (const auto& e : b.errors) fmt::print("\nERROR: {}\n", e);
 }
@@ -326,14 +244,7 @@ void add_time(Decoded& d, const char* key, const char* label, std::uint64_t ft) 
 
 }  // namespace
 
-IndexKeys index_keys(std::u16string_view name, std::uint32_t indexed_type) {
-    if (indexed_type == 0x30) return IndexKeys::file_name;
-    return name == ntfs::kReparseIndex.name && indexed_type == ntfs::kReparseIndex.indexed_type
-               ? IndexKeys::reparse
-               : IndexKeys::raw;
-}
-
-json index_entries(const std::vector<ntfs::IndexEntry>& entries, IndexKeys keys,
+json index_entries(const std::vector<ntfs::IndexEntry>& entries, ntfs::IndexKeys keys,
                    std::vector<std::string>& lines, std::string_view indent) {
     json out = json::array();
     for (const auto& e : entries) {
@@ -342,19 +253,20 @@ json index_entries(const std::vector<ntfs::IndexEntry>& entries, IndexKeys keys,
             fmt::format("{}entry @0x{:03X} len {:>3} key {:>3}", indent, e.offset, e.length, e.key_length);
         if (e.last()) {
             line += " (last)";
-        } else if (keys == IndexKeys::file_name && e.file_name) {
+        } else if (keys == ntfs::IndexKeys::file_name && e.file_name) {
             const auto ref = ntfs::FileReference::unpack(e.reference);
             je["file_reference"] = ref_json(ref);
             je["name"] = utf8(e.file_name->name);
-            je["namespace"] = namespace_name(e.file_name->name_space);
-            line += fmt::format(" -> record {} seq {} \"{}\" ({})", ref.record, ref.sequence,
-                                shown(utf8(e.file_name->name)), namespace_name(e.file_name->name_space));
+            je["namespace"] = ntfs::namespace_name(e.file_name->name_space);
+            line +=
+                fmt::format(" -> record {} seq {} \"{}\" ({})", ref.record, ref.sequence,
+                            shown(utf8(e.file_name->name)), ntfs::namespace_name(e.file_name->name_space));
         } else {
             je["data_offset"] = e.reference & 0xFFFF;
             je["data_length"] = (e.reference >> 16) & 0xFFFF;
             je["key_hex"] = hex_bytes(e.key, 32);
             line += fmt::format(" key {}", hex_bytes(e.key, 16));
-            if (keys == IndexKeys::reparse && e.key.size() == 12) {  // le32 tag, le64 file reference
+            if (keys == ntfs::IndexKeys::reparse && e.key.size() == 12) {  // le32 tag, le64 file reference
                 const std::uint32_t tag = core::load_le32(e.key, 0);
                 const auto ref = ntfs::FileReference::unpack(core::load_le64(e.key, 4));
                 je["reparse_tag"] = tag;
@@ -379,41 +291,36 @@ namespace {
 void index_blocks(Decoded& d, const ntfs::Volume& vol, const ntfs::MftRecord& rec, const ntfs::Attribute& a) {
     constexpr std::uint64_t kMaxBlocks = 64;
     const auto* root = rec.find(ntfs::AttrType::index_root, a.name);
-    const auto* bitmap = rec.find(ntfs::AttrType::bitmap, a.name);
     std::uint32_t block_bytes = vol.geometry().index_block_bytes;
-    IndexKeys keys = a.name == ntfs::kI30Index.name ? IndexKeys::file_name : IndexKeys::raw;
+    auto keys = a.name == ntfs::kI30Index.name ? ntfs::IndexKeys::file_name : ntfs::IndexKeys::raw;
     if (root && !root->non_resident) {
         const auto r = ntfs::decode_index_root(root->value);
         block_bytes = r.index_block_bytes;
-        keys = index_keys(a.name, r.indexed_type);
+        keys = ntfs::index_keys(a.name, r.indexed_type);
     }
-    const std::vector<std::byte> bits =
-        bitmap ? vol.read_stream(*bitmap, kMaxListBytes) : std::vector<std::byte>();
-    const std::uint64_t blocks = block_bytes ? a.size() / block_bytes : 0;
+    const ntfs::IndexBlocks ib = ntfs::read_index_blocks(vol, a, rec.find(ntfs::AttrType::bitmap, a.name),
+                                                         block_bytes, keys, kMaxBlocks);
     d.j["block_bytes"] = block_bytes;
     d.j["blocks"] = json::array();
-    for (std::uint64_t i = 0; i < std::min(blocks, kMaxBlocks); ++i) {
-        const bool in_use =
-            !bitmap || (i / 8 < bits.size() && (std::to_integer<unsigned>(bits[i / 8]) >> (i % 8)) & 1);
-        if (!in_use) {
-            d.lines.push_back(fmt::format("block {}: free in $BITMAP:{}", i, utf8(a.name)));
+    if (ib.bitmap_error)
+        d.lines.push_back(fmt::format("$BITMAP:{}: {}; every block shown", utf8(a.name), *ib.bitmap_error));
+    for (const ntfs::IndexBlockSlot& slot : ib.slots) {
+        if (!slot.decoded) {
+            d.lines.push_back(fmt::format("block {}: CANNOT DECODE: {}", slot.block, slot.error));
+            d.j["blocks"].push_back({{"block", slot.block}, {"error", slot.error}});
             continue;
         }
-        try {
-            const ntfs::IndexBlock b = vol.read_index_block(a, i, block_bytes, keys == IndexKeys::file_name);
-            d.lines.push_back(
-                fmt::format("block {} (VCN {}): entries at {}, {} used, {} allocated, flags 0x{:X}", i, b.vcn,
-                            b.entries_offset, b.index_length, b.allocated_length, b.node_flags));
-            json jb{{"block", i}, {"vcn", b.vcn}, {"lsn", b.lsn}, {"node_flags", b.node_flags}};
-            jb["entries"] = index_entries(b.entries, keys, d.lines, "  ");
-            d.j["blocks"].push_back(jb);
-        } catch (const Error& e) {
-            d.lines.push_back(fmt::format("block {}: CANNOT DECODE: {}", i, e.what()));
-            d.j["blocks"].push_back({{"block", i}, {"error", e.what()}});
-        }
+        const ntfs::IndexBlock& b = *slot.decoded;
+        d.lines.push_back(fmt::format("block {} (VCN {}): entries at {}, {} used, {} allocated, flags 0x{:X}",
+                                      slot.block, b.vcn, b.entries_offset, b.index_length, b.allocated_length,
+                                      b.node_flags));
+        json jb{{"block", slot.block}, {"vcn", b.vcn}, {"lsn", b.lsn}, {"node_flags", b.node_flags}};
+        jb["entries"] = index_entries(b.entries, keys, d.lines, "  ");
+        d.j["blocks"].push_back(jb);
     }
-    if (blocks > kMaxBlocks)
-        d.lines.push_back(fmt::format("({} more blocks not shown)", blocks - kMaxBlocks));
+    if (ib.in_use.size() == kMaxBlocks)
+        d.lines.push_back(
+            fmt::format("(the first {} blocks in use shown, of {} blocks)", kMaxBlocks, ib.blocks));
 }
 
 Decoded decode_value(const ntfs::Volume& vol, const ntfs::MftRecord& rec, const ntfs::Attribute& a) {
@@ -429,7 +336,7 @@ Decoded decode_value(const ntfs::Volume& vol, const ntfs::MftRecord& rec, const 
                 add_time(d, "access_time", "accessed", si.access_time);
                 d.j["file_attributes"] = si.file_attributes;
                 d.lines.push_back(fmt::format("{:<18}0x{:08X} ({})", "attributes", si.file_attributes,
-                                              file_attr_text(si.file_attributes)));
+                                              ntfs::file_attribute_names(si.file_attributes)));
                 if (a.value.size() >= ntfs::kStandardInformationSize) {
                     d.j["owner_id"] = si.owner_id;
                     d.j["security_id"] = si.security_id;
@@ -446,9 +353,9 @@ Decoded decode_value(const ntfs::Volume& vol, const ntfs::MftRecord& rec, const 
                 const auto fn = ntfs::decode_file_name(a.value);
                 d.j["parent"] = ref_json(fn.parent);
                 d.j["name"] = utf8(fn.name);
-                d.j["namespace"] = namespace_name(fn.name_space);
+                d.j["namespace"] = ntfs::namespace_name(fn.name_space);
                 d.lines.push_back(fmt::format("{:<18}\"{}\" ({})", "name", shown(utf8(fn.name)),
-                                              namespace_name(fn.name_space)));
+                                              ntfs::namespace_name(fn.name_space)));
                 d.lines.push_back(fmt::format("{:<18}record {}, sequence {}", "parent", fn.parent.record,
                                               fn.parent.sequence));
                 add_time(d, "creation_time", "created", fn.creation_time);
@@ -462,7 +369,7 @@ Decoded decode_value(const ntfs::Volume& vol, const ntfs::MftRecord& rec, const 
                 d.lines.push_back(
                     fmt::format("{:<18}{} data, {} allocated", "sizes", fn.data_size, fn.allocated_size));
                 d.lines.push_back(fmt::format("{:<18}0x{:08X} ({})", "attributes", fn.file_attributes,
-                                              file_attr_text(fn.file_attributes)));
+                                              ntfs::file_attribute_names(fn.file_attributes)));
                 break;
             }
             case ntfs::AttrType::volume_name: {
@@ -479,7 +386,7 @@ Decoded decode_value(const ntfs::Volume& vol, const ntfs::MftRecord& rec, const 
                 d.j["flags"] = vi.flags;
                 d.lines.push_back(fmt::format("{:<18}{}.{}", "version", vi.major, vi.minor));
                 d.lines.push_back(
-                    fmt::format("{:<18}0x{:04X} ({})", "flags", vi.flags, volume_flag_text(vi.flags)));
+                    fmt::format("{:<18}0x{:04X} ({})", "flags", vi.flags, ntfs::volume_flag_names(vi.flags)));
                 break;
             }
             case ntfs::AttrType::index_root: {
@@ -500,7 +407,8 @@ Decoded decode_value(const ntfs::Volume& vol, const ntfs::MftRecord& rec, const 
                                               "node", r.entries_offset, r.index_length, r.allocated_length,
                                               r.node_flags,
                                               r.node_flags & 1 ? " (large: sub-nodes in INDX blocks)" : ""));
-                d.j["entries"] = index_entries(r.entries, index_keys(a.name, r.indexed_type), d.lines, "  ");
+                d.j["entries"] =
+                    index_entries(r.entries, ntfs::index_keys(a.name, r.indexed_type), d.lines, "  ");
                 break;
             }
             case ntfs::AttrType::index_allocation:
@@ -606,7 +514,7 @@ void print_record(const ntfs::Volume& vol, const ntfs::MftRecord& r) {
     fmt::print("  $LogFile LSN      {}\n", h.lsn);
     fmt::print("  sequence number   {}\n", h.sequence);
     fmt::print("  link count        {}\n", h.link_count);
-    fmt::print("  flags             0x{:04X} ({})\n", h.flags, record_flag_text(h.flags));
+    fmt::print("  flags             0x{:04X} ({})\n", h.flags, ntfs::record_flag_names(h.flags));
     fmt::print("  bytes in use      {} of {} allocated\n", h.bytes_in_use, h.bytes_allocated);
     fmt::print("  first attribute   0x{:X}\n", h.first_attribute);
     const auto base = ntfs::FileReference::unpack(h.base_record);
@@ -616,16 +524,11 @@ void print_record(const ntfs::Volume& vol, const ntfs::MftRecord& r) {
     fmt::print("  next instance     {}\n", h.next_instance);
     fmt::print("  record number     {}\n", h.record_number);
     for (const auto& a : r.attributes) {
-        fmt::print(
-            "\nAttribute 0x{:X} {}{} at 0x{:X}, {} bytes, {}, instance {}, flags 0x{:04X}{}\n", a.type,
-            ntfs::attr_type_name(a.type).empty() ? "(unknown)" : ntfs::attr_type_name(a.type),
-            a.name.empty() ? "" : " \"" + utf8(a.name) + "\"", a.offset, a.length,
-            a.non_resident ? "non-resident" : "resident", a.instance, a.flags,
-            a.flags
-                ? " (" +
-                      flag_names(a.flags, {{0x1, "compressed"}, {0x4000, "encrypted"}, {0x8000, "sparse"}}) +
-                      ")"
-                : "");
+        fmt::print("\nAttribute 0x{:X} {}{} at 0x{:X}, {} bytes, {}, instance {}, flags 0x{:04X}{}\n", a.type,
+                   ntfs::attr_type_name(a.type).empty() ? "(unknown)" : ntfs::attr_type_name(a.type),
+                   a.name.empty() ? "" : " \"" + utf8(a.name) + "\"", a.offset, a.length,
+                   a.non_resident ? "non-resident" : "resident", a.instance, a.flags,
+                   a.flags ? " (" + ntfs::attribute_flag_names(a.flags) + ")" : "");
         if (!a.non_resident) {
             fmt::print("    value             {} bytes at 0x{:X}{}\n", a.value.size(), a.value_offset,
                        a.indexed ? ", indexed" : "");

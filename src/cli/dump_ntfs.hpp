@@ -8,6 +8,7 @@
 
 #include "fsimg/fs/detect.hpp"
 #include "fsimg/io/open.hpp"
+#include "fsimg/ntfs/describe.hpp"
 #include "fsimg/ntfs/structs.hpp"
 
 namespace fsimg::cli {
@@ -28,18 +29,11 @@ int dump_ntfs(const std::string& image, const io::OpenedVolume& volume, const fs
 int dump_ntfs_record(const std::string& number, const std::string& image, const io::OpenedVolume& volume,
                      const io::BlockDevice& reading, bool json);
 
-/// How an index's keys are shown: $FILE_NAMEs (type 0x30 indexes such as
-/// $I30), the 12-byte keys of $Extend/$Reparse:$R (le32 reparse tag, le64
-/// file reference [NTFS-3G layout.h REPARSE_INDEX_KEY]), or raw bytes.
-enum class IndexKeys { file_name, reparse, raw };
-/// The key kind of index `name` whose $INDEX_ROOT says `indexed_type`.
-IndexKeys index_keys(std::u16string_view name, std::uint32_t indexed_type);
-
 /// Index entries as JSON (offset, length, key_length, flags; the key decoded
 /// as `keys` says: file reference, name and namespace, or reparse tag and
 /// file reference, else in hex; child_vcn), and one text line each,
 /// prefixed by `indent`, appended to `lines` (dump_ntfs.cpp).
-nlohmann::json index_entries(const std::vector<ntfs::IndexEntry>& entries, IndexKeys keys,
+nlohmann::json index_entries(const std::vector<ntfs::IndexEntry>& entries, ntfs::IndexKeys keys,
                              std::vector<std::string>& lines, std::string_view indent);
 
 /// `dump --what index PATH IMAGE` and `--what extents PATH IMAGE` on NTFS

@@ -11,6 +11,7 @@
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/utf.hpp"
 #include "fsimg/fs/view.hpp"
+#include "fsimg/ntfs/describe.hpp"
 #include "fsimg/ntfs/directory.hpp"
 #include "fsimg/ntfs/file.hpp"
 #include "fsimg/ntfs/volume.hpp"
@@ -90,7 +91,7 @@ int dump_index(const ntfs::Volume& v, const std::string& image, const std::strin
                     fmt::format("\"{}\" (MFT record {}) has no resident $INDEX_ROOT named $I30 or $R: not a "
                                 "directory, nor $Extend/$Reparse",
                                 path, r.number));
-    const IndexKeys keys = index_keys(spec->name, spec->indexed_type);
+    const ntfs::IndexKeys keys = ntfs::index_keys(spec->name, spec->indexed_type);
     const std::string_view label = spec->label;
     json j{{"schema_version", 1}, {"image", image},     {"what", "index"}, {"filesystem", "ntfs"},
            {"path", path},        {"record", r.number}, {"index", label}};
@@ -148,66 +149,50 @@ int dump_index(const ntfs::Volume& v, const std::string& image, const std::strin
     }
     std::vector<std::string> tail;
     if (alloc) {
-        const std::uint64_t blocks =
-            core::is_power_of_two(block_bytes) && block_bytes >= 512 ? alloc->size() / block_bytes : 0;
+        const ntfs::IndexBlocks ib = ntfs::read_index_blocks(v, *alloc, bitmap ? &*bitmap : nullptr,
+                                                             block_bytes, keys, kMaxShownBlocks);
         j["allocation"] = {{"data_size", alloc->size()},
                            {"allocated_size", alloc->non_resident ? alloc->allocated_size : alloc->size()},
-                           {"blocks", blocks},
+                           {"blocks", ib.blocks},
                            {"runs", runs_of(v, *alloc)}};
-        std::vector<std::byte> bits;
-        if (bitmap) {
-            try {
-                bits = v.read_stream(*bitmap, ntfs::kMaxIndexBitmapBytes);
-            } catch (const Error& e) {
-                if (e.code() == ErrorCode::io) throw;
-                lines.push_back(fmt::format("$BITMAP:{}: {}", label, e.what()));
-            }
-        }
-        auto in_use = [&](std::uint64_t b) {
-            return b / 8 < bits.size() && (std::to_integer<unsigned>(bits[b / 8]) >> (b % 8) & 1);
-        };
-        json used = json::array();
-        for (std::uint64_t b = 0; b < std::min<std::uint64_t>(bits.size() * 8, kMaxShownBlocks); ++b)
-            if (in_use(b)) used.push_back(b);
-        j["bitmap_in_use"] = used;
+        if (ib.bitmap_error)
+            lines.push_back(fmt::format("$BITMAP:{}: {}; every block shown", label, *ib.bitmap_error));
+        j["bitmap_in_use"] = ib.in_use;
         lines.push_back(
             fmt::format("$INDEX_ALLOCATION:{0}: {1} bytes, {2} blocks of {3}, {4} runs; $BITMAP:{0}: {5} "
                         "of them in use",
-                        label, alloc->size(), blocks, block_bytes, alloc->runs.size(), used.size()));
-        const std::uint32_t vcns = ntfs::index_vcns_per_block(v, block_bytes ? block_bytes : 4096);
-        for (std::uint64_t b = 0; b < std::min(blocks, kMaxShownBlocks); ++b) {
-            if (!in_use(b)) continue;
-            json jb{{"block", b}, {"vcn", b * vcns}};
-            const auto d = depth_of.find(b);
+                        label, alloc->size(), ib.blocks, block_bytes, alloc->runs.size(),
+                        ib.bitmap_error ? std::string("?") : std::to_string(ib.in_use.size())));
+        for (const ntfs::IndexBlockSlot& slot : ib.slots) {
+            json jb{{"block", slot.block}, {"vcn", slot.vcn}};
+            const auto d = depth_of.find(slot.block);
             jb["depth"] = d == depth_of.end() ? json(nullptr) : json(d->second);
-            try {
-                const ntfs::IndexBlock ib =
-                    v.read_index_block(*alloc, b, block_bytes, keys == IndexKeys::file_name);
-                jb["stored_vcn"] = ib.vcn;
-                jb["lsn"] = ib.lsn;
-                jb["entries_offset"] = ib.entries_offset;
-                jb["index_length"] = ib.index_length;
-                jb["allocated_length"] = ib.allocated_length;
-                jb["node_flags"] = ib.node_flags;
-                lines.push_back(
-                    fmt::format("INDX block {} (VCN {}{}, {}): entries at {}, {} used, {} allocated, "
-                                "flags 0x{:X}{}",
-                                b, b * vcns, ib.vcn == b * vcns ? "" : fmt::format(", says {}", ib.vcn),
-                                d == depth_of.end() ? std::string("not reached by the walk")
-                                                    : fmt::format("depth {}", d->second),
-                                ib.entries_offset, ib.index_length, ib.allocated_length, ib.node_flags,
-                                ib.node_flags & 1 ? " (inner node)" : " (leaf)"));
-                jb["entries"] = index_entries(ib.entries, keys, lines, "  ");
-            } catch (const Error& e) {
-                if (e.code() == ErrorCode::io) throw;
-                jb["error"] = e.what();
-                lines.push_back(fmt::format("INDX block {}: CANNOT DECODE: {}", b, e.what()));
+            if (!slot.decoded) {
+                jb["error"] = slot.error;
+                lines.push_back(fmt::format("INDX block {}: CANNOT DECODE: {}", slot.block, slot.error));
                 rc = kExitFailure;
+                j["blocks"].push_back(jb);
+                continue;
             }
+            const ntfs::IndexBlock& b = *slot.decoded;
+            jb["stored_vcn"] = b.vcn;
+            jb["lsn"] = b.lsn;
+            jb["entries_offset"] = b.entries_offset;
+            jb["index_length"] = b.index_length;
+            jb["allocated_length"] = b.allocated_length;
+            jb["node_flags"] = b.node_flags;
+            lines.push_back(fmt::format(
+                "INDX block {} (VCN {}{}, {}): entries at {}, {} used, {} allocated, flags 0x{:X}{}",
+                slot.block, slot.vcn, b.vcn == slot.vcn ? "" : fmt::format(", says {}", b.vcn),
+                d == depth_of.end() ? std::string("not reached by the walk")
+                                    : fmt::format("depth {}", d->second),
+                b.entries_offset, b.index_length, b.allocated_length, b.node_flags,
+                b.node_flags & 1 ? " (inner node)" : " (leaf)"));
+            jb["entries"] = index_entries(b.entries, keys, lines, "  ");
             j["blocks"].push_back(jb);
         }
-        if (blocks > kMaxShownBlocks)
-            lines.push_back(fmt::format("({} more blocks not shown)", blocks - kMaxShownBlocks));
+        if (ib.in_use.size() == kMaxShownBlocks)
+            lines.push_back(fmt::format("(blocks past {} not shown)", ib.in_use.back()));
     }
     j["walk"] = {{"entries", walked}, {"depth", max_depth}, {"blocks_reached", depth_of.size()}};
     if (walk_error) j["walk"]["error"] = *walk_error;

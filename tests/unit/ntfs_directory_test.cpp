@@ -7,9 +7,11 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <variant>
@@ -19,6 +21,7 @@
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/utf.hpp"
 #include "fsimg/io/block_device.hpp"
+#include "fsimg/ntfs/describe.hpp"
 #include "fsimg/ntfs/directory.hpp"
 #include "fsimg/ntfs/file.hpp"
 #include "fsimg/ntfs/format.hpp"
@@ -423,4 +426,95 @@ TEST_CASE("ntfs directory: random index damage never crashes", "[ntfs][directory
     }
     CHECK(errors > 0);
     CHECK(errors + clean == 300);
+}
+
+TEST_CASE("ntfs describe: boot sector fields as formatted", "[ntfs][describe]") {
+    DirImage d(0, 16u << 20);
+    std::array<std::byte, kBootSectorSize> sector{};
+    d.img.read_at(0, sector);
+    std::map<std::string, BootField> f;
+    for (BootField& b : boot_fields(sector)) f.emplace(std::string(b.name), std::move(b));
+    CHECK(f.at("OemId").text == "NTFS    ");
+    CHECK(f.at("BytesPerSector").number == 512);
+    CHECK(f.at("SectorsPerCluster").number == 8);
+    CHECK(f.at("TotalSectors").number == d.layout.total_sectors);
+    CHECK(f.at("MftLcn").number == d.layout.mft.lcn);
+    CHECK(f.at("MftMirrLcn").number == d.layout.mftmirr.lcn);
+    CHECK(f.at("ClustersPerMftRecord").size_code() == -10);  // 2^10 = 1024-byte records
+    CHECK(f.at("ClustersPerIndexBlock").size_code() == 1);   // one 4 KiB cluster
+    CHECK(f.at("VolumeSerialNumber").number == 0x0123456789ABCDEFull);
+    CHECK(f.at("VolumeSerialNumber").offset == 0x48);
+    CHECK(f.at("Signature").number == 0xAA55);
+}
+
+TEST_CASE("ntfs describe: flag names", "[ntfs][describe]") {
+    CHECK(file_attribute_names(0) == "none");
+    CHECK(file_attribute_names(0x3) == "read-only, hidden");
+    CHECK(file_attribute_names(0x10000020) == "archive, directory");
+    CHECK(file_attribute_names(0x80000) == "0x80000");
+    CHECK(attribute_flag_names(0x8001) == "compressed, sparse");
+    CHECK(record_flag_names(0x3) == "in use, directory");
+    CHECK(volume_flag_names(0x8001) == "dirty, modified by chkdsk");
+    CHECK(volume_flag_names(0x40) == "0x40");
+    CHECK(namespace_name(Namespace::win32_and_dos) == "Win32&DOS");
+    CHECK(index_keys(u"$I30", 0x30) == IndexKeys::file_name);
+    CHECK(index_keys(u"$R", 0) == IndexKeys::reparse);
+    CHECK(index_keys(u"$O", 0) == IndexKeys::raw);
+}
+
+TEST_CASE("ntfs describe: the INDX blocks of a directory", "[ntfs][describe]") {
+    DirImage d(2000, 32u << 20);
+    const auto blocks = [&](bool with_bitmap, std::uint64_t max_blocks) {
+        const Volume v(d.img);
+        const MftRecord r = v.read_record(d.dir_record);
+        const auto alloc = load_attribute(v, r, AttrType::index_allocation, u"$I30");
+        REQUIRE(alloc);
+        const auto bitmap = load_attribute(v, r, AttrType::bitmap, u"$I30");
+        REQUIRE(bitmap);
+        return read_index_blocks(v, *alloc, with_bitmap ? &*bitmap : nullptr, 4096, IndexKeys::file_name,
+                                 max_blocks);
+    };
+    const IndexBlocks all = blocks(true, 1000);
+    CHECK(all.block_bytes == 4096);
+    CHECK_FALSE(all.bitmap_error);
+    REQUIRE(all.slots.size() == all.in_use.size());
+    REQUIRE(all.slots.size() >= 2);
+    // Every non-DOS name of /Dir lies in exactly one block or in the root.
+    std::set<std::string> seen;
+    std::size_t names = 0;
+    for (const IndexBlockSlot& s : all.slots) {
+        REQUIRE(s.decoded);
+        CHECK(s.error.empty());
+        CHECK(s.vcn == s.block);  // 4 KiB clusters and blocks
+        CHECK(s.decoded->vcn == s.vcn);
+        for (const IndexEntry& e : without_dos(s.decoded->entries))
+            if (!e.last()) {
+                seen.insert(core::utf16_to_utf8(e.file_name.value().name));
+                ++names;
+            }
+    }
+    const Volume v(d.img);
+    const auto root =
+        decode_index_root(v.read_record(d.dir_record).find(AttrType::index_root, u"$I30")->value);
+    for (const IndexEntry& e : without_dos(root.entries))
+        if (!e.last()) {
+            seen.insert(core::utf16_to_utf8(e.file_name.value().name));
+            ++names;
+        }
+    CHECK(names == 2000);
+    CHECK(seen.size() == 2000);
+    // No bitmap: every whole block of the allocation is shown.
+    const IndexBlocks unmapped = blocks(false, 1000);
+    CHECK(unmapped.bitmap_error == "no $BITMAP");
+    CHECK(unmapped.in_use.size() == unmapped.blocks);
+    // The limit, and damage confined to its slot.
+    CHECK(blocks(true, 1).slots.size() == 1);
+    const std::uint64_t torn = all.in_use[1];
+    patch_block(d.img, d.dir_record, torn, [](std::span<std::byte> b) { b[0] = std::byte{'X'}; });
+    const IndexBlocks damaged = blocks(true, 1000);
+    REQUIRE(damaged.slots.size() == all.slots.size());
+    for (const IndexBlockSlot& s : damaged.slots) {
+        CHECK(s.decoded.has_value() == (s.block != torn));
+        CHECK(s.error.empty() == (s.block != torn));
+    }
 }
