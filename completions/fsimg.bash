@@ -5,7 +5,7 @@
 _fsimg_options() {
     case $1 in
         mkfs) echo "-t --type -s --size -c --cluster-size --sector-size -L --label --volume-id
-                    --partition-table --align --mft-record-size --force --device --gzip -v --explain
+                    --partition-table --align --mft-record-size --force --keep-type --device --gzip -v --explain
                     -q --quiet --progress --from --local-time --dot-hidden --symlinks --free --rename -h --help" ;;
         fsck) echo "-n --no-changes -y --yes -a -p --undo --json -v --verbose --list-codes --codepage -q --quiet --progress -h --help" ;;
         dump) echo "--json --what --codepage -q --quiet -h --help" ;;

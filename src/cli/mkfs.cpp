@@ -18,6 +18,7 @@
 #include "fsimg/fat/structs.hpp"
 #include "fsimg/fs/detect.hpp"
 #include "fsimg/io/file_image.hpp"
+#include "fsimg/io/open.hpp"
 #include "fsimg/io/partition.hpp"
 #include "fsimg/io/probe.hpp"
 #include "mkfs_common.hpp"
@@ -45,6 +46,8 @@ struct MkfsArgs {
     bool explain = false;
     bool quiet = false;
     bool gzip = false;
+    bool keep_type = false;
+    bool sector_size_given = false;
     std::string image;
     PopulateArgs populate;  // --from and its options
 };
@@ -96,7 +99,39 @@ void refuse_idle_options(const MkfsArgs& a) {
     }
 }
 
-int run_mkfs(const MkfsArgs& a) {
+/// IMAGE@N: the options that make a new disk refused, the partition opened.
+PartitionTarget mkfs_partition_target(const MkfsArgs& a, const std::string& disk, unsigned number,
+                                      std::optional<std::string>& refusal) {
+    const auto refuse = [&](const char* option, const char* why) {
+        throw Error(ErrorCode::usage, fmt::format("{} with {}@{}: {}", option, disk, number, why));
+    };
+    if (a.partition_table != "none")
+        refuse("--partition-table", "IMAGE@N formats partition N of the existing table; leave it out");
+    if (a.gzip) refuse("--gzip", "IMAGE@N changes an existing disk image; compress it afterwards");
+    if (a.device) refuse("--device", "give the partition's own device (/dev/sdb2) instead");
+    if (a.size == "auto") refuse("-s auto", "the partition has its size; leave -s out to fill it");
+    if (a.populate.free_given)
+        refuse("--free", "the partition has its size; the free space is what the tree leaves");
+    struct stat st {};
+    if (::stat(disk.c_str(), &st) != 0)
+        throw Error(
+            ErrorCode::usage,
+            fmt::format("{} does not exist: IMAGE@N formats partition N of an existing disk image", disk));
+    if (!S_ISREG(st.st_mode))
+        throw Error(
+            ErrorCode::refused,
+            fmt::format("{} is not a regular file: IMAGE@N formats a partition of a disk image file", disk));
+    std::uint32_t sector_size = a.sector_size;
+    if (!a.sector_size_given) {  // the table's, 512 or 4096
+        const io::OpenedVolume v = io::open_disk(disk);
+        sector_size = v.table.kind == io::PartitionTableKind::none ? a.sector_size : v.table.sector_size;
+    }
+    PartitionTarget t = open_partition_target(disk, number, sector_size, a.force, refusal);
+    t.keep_type = a.keep_type;
+    return t;
+}
+
+int run_mkfs(MkfsArgs a) {
     refuse_idle_options(a);
     if (a.sector_size != 512 && a.sector_size != 1024 && a.sector_size != 2048 && a.sector_size != 4096) {
         throw Error(
@@ -104,72 +139,94 @@ int run_mkfs(const MkfsArgs& a) {
             fmt::format("--sector-size {} is not supported; use 512, 1024, 2048 or 4096", a.sector_size));
     }
     const io::PartitionTableKind ptable = io::parse_partition_table_kind(a.partition_table);
-    const std::filesystem::path path(a.image);
-
-    // What is at the destination now.
-    struct stat st {};
-    const bool exists = ::stat(path.c_str(), &st) == 0;
-    const bool is_device = exists && (S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode));
-    if (is_device && !a.device) {
-        throw Error(ErrorCode::refused,
-                    fmt::format("{} is a device; fsimg writes image files. Pass --device to format the "
-                                "device itself (everything on it is lost)",
-                                a.image));
-    }
-    if (exists && !is_device && !S_ISREG(st.st_mode)) {
-        throw Error(ErrorCode::refused, fmt::format("{} exists and is not a regular file", a.image));
-    }
-    if (is_device && a.gzip) {
+    // IMAGE@N: partition N of an existing disk image.
+    auto [disk_path, number] = io::split_image_spec(a.image);
+    if (a.keep_type && !number)
         throw Error(ErrorCode::usage,
-                    fmt::format("--gzip writes a compressed image file; {} is a device", a.image));
-    }
-    // Content worth keeping refuses the write, but only once the arguments
-    // have been checked (write_destination throws it): in a file anything but
-    // zeros, on a device any format libblkid or fsimg recognises.
-    if (is_device) {
-        if (auto why = io::device_busy_reason(path)) {
-            throw Error(
-                ErrorCode::refused,
-                fmt::format("{}; fsimg never formats a mounted or busy device (not even with --force)",
-                            *why));
-        }
-    }
+                    "--keep-type is for IMAGE@N, formatting a partition of an existing disk");
+    std::optional<PartitionTarget> target;
     std::optional<std::string> refusal;
-    std::unique_ptr<io::FileImage> existing;
-    if (exists) existing = io::FileImage::open(path, is_device, is_device);
-    if (exists && !a.force) {
-        // A device's old bytes are noise: only formats count there, so no zero test.
-        io::Content content = io::probe_path(path, io::ProbeOptions{!is_device});
-        // FAT, exFAT and NTFS are named by the detector every command uses
-        // (fs::detect) where libblkid names something else (an NTFS volume
-        // with a damaged sector 0 as a DOS partition table).
-        const std::string first = content.signatures.empty() ? "" : content.signatures.front().type;
-        const bool ours = first == "vfat" || first == "exfat" || first == "ntfs";
-        if (auto own = ours ? std::nullopt : fs::describe_own(*existing)) {
-            content.kind = io::ContentKind::filesystem;
-            content.description = std::move(*own);
-        }
-        refusal = io::overwrite_refusal(a.image, content, is_device);
-    }
-
     std::uint64_t image_bytes = 0;
-    const bool auto_size = wants_auto_size(a.populate, a.size);  // --from without -s, or -s auto
-    if (auto_size) {
-        // Decided from the tree below.
-    } else if (!a.size.empty()) {
-        image_bytes = core::parse_size(a.size);
-        if (is_device && image_bytes > existing->size()) {
-            throw Error(ErrorCode::usage,
-                        fmt::format("-s {} is larger than the device ({} bytes)", a.size, existing->size()));
+    bool auto_size = false;
+    bool is_device = false;
+    std::unique_ptr<io::FileImage> existing;
+    if (number) {
+        target = mkfs_partition_target(a, disk_path, *number, refusal);
+        a.sector_size = target->table.sector_size;
+        image_bytes = target->bytes();
+        if (!a.size.empty()) {
+            image_bytes = core::parse_size(a.size);
+            if (image_bytes > target->bytes())
+                throw Error(ErrorCode::usage,
+                            fmt::format("-s {} is larger than partition {} of \"{}\" ({})", a.size, *number,
+                                        disk_path, core::format_size_both(target->bytes())));
         }
-    } else if (a.gzip) {
-        throw Error(ErrorCode::usage,
-                    "--gzip needs the size of the uncompressed image: give it with -s SIZE (e.g. -s 64M)");
-    } else if (exists) {
-        image_bytes = existing->size();
     } else {
-        throw Error(ErrorCode::usage,
-                    fmt::format("{} does not exist: give its size with -s SIZE (e.g. -s 64M)", a.image));
+        const std::filesystem::path path(a.image);
+
+        // What is at the destination now.
+        struct stat st {};
+        const bool exists = ::stat(path.c_str(), &st) == 0;
+        is_device = exists && (S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode));
+        if (is_device && !a.device) {
+            throw Error(ErrorCode::refused,
+                        fmt::format("{} is a device; fsimg writes image files. Pass --device to format the "
+                                    "device itself (everything on it is lost)",
+                                    a.image));
+        }
+        if (exists && !is_device && !S_ISREG(st.st_mode)) {
+            throw Error(ErrorCode::refused, fmt::format("{} exists and is not a regular file", a.image));
+        }
+        if (is_device && a.gzip) {
+            throw Error(ErrorCode::usage,
+                        fmt::format("--gzip writes a compressed image file; {} is a device", a.image));
+        }
+        // Content worth keeping refuses the write, but only once the arguments
+        // have been checked (write_destination throws it): in a file anything but
+        // zeros, on a device any format libblkid or fsimg recognises.
+        if (is_device) {
+            if (auto why = io::device_busy_reason(path)) {
+                throw Error(
+                    ErrorCode::refused,
+                    fmt::format("{}; fsimg never formats a mounted or busy device (not even with --force)",
+                                *why));
+            }
+        }
+        if (exists) existing = io::FileImage::open(path, is_device, is_device);
+        if (exists && !a.force) {
+            // A device's old bytes are noise: only formats count there, so no zero test.
+            io::Content content = io::probe_path(path, io::ProbeOptions{!is_device});
+            // FAT, exFAT and NTFS are named by the detector every command uses
+            // (fs::detect) where libblkid names something else (an NTFS volume
+            // with a damaged sector 0 as a DOS partition table).
+            const std::string first = content.signatures.empty() ? "" : content.signatures.front().type;
+            const bool ours = first == "vfat" || first == "exfat" || first == "ntfs";
+            if (auto own = ours ? std::nullopt : fs::describe_own(*existing)) {
+                content.kind = io::ContentKind::filesystem;
+                content.description = std::move(*own);
+            }
+            refusal = io::overwrite_refusal(a.image, content, is_device);
+        }
+
+        auto_size = wants_auto_size(a.populate, a.size);  // --from without -s, or -s auto
+        if (auto_size) {
+            // Decided from the tree below.
+        } else if (!a.size.empty()) {
+            image_bytes = core::parse_size(a.size);
+            if (is_device && image_bytes > existing->size()) {
+                throw Error(ErrorCode::usage, fmt::format("-s {} is larger than the device ({} bytes)",
+                                                          a.size, existing->size()));
+            }
+        } else if (a.gzip) {
+            throw Error(
+                ErrorCode::usage,
+                "--gzip needs the size of the uncompressed image: give it with -s SIZE (e.g. -s 64M)");
+        } else if (exists) {
+            image_bytes = existing->size();
+        } else {
+            throw Error(ErrorCode::usage,
+                        fmt::format("{} does not exist: give its size with -s SIZE (e.g. -s 64M)", a.image));
+        }
     }
     if (image_bytes % a.sector_size != 0) {
         warn(fmt::format(
@@ -182,13 +239,14 @@ int run_mkfs(const MkfsArgs& a) {
         return run_mkfs_exfat(
             {a.image, is_device, image_bytes, a.size, a.cluster, a.align, a.sector_size, a.label,
              a.volume_id.empty() ? std::nullopt : std::optional(parse_volume_id(a.volume_id)),
-             a.partition_table, a.explain, a.quiet, &a.populate, auto_size, a.gzip, refusal});
+             a.partition_table, a.explain, a.quiet, &a.populate, auto_size, a.gzip, refusal,
+             target ? &*target : nullptr});
     }
     if (a.type == "ntfs") {
         existing.reset();
         return run_mkfs_ntfs({a.image, is_device, image_bytes, a.size, a.cluster, a.sector_size, a.label,
                               a.volume_id, a.mft_record_size, a.partition_table, a.explain, a.quiet, a.gzip,
-                              refusal, &a.populate, auto_size});
+                              refusal, &a.populate, auto_size, target ? &*target : nullptr});
     }
 
     // --from: read the trees before anything is created; every problem stops here.
@@ -208,10 +266,8 @@ int run_mkfs(const MkfsArgs& a) {
     }
 
     // Where the filesystem goes.
-    io::PartitionPlacement place{0, image_bytes / a.sector_size};
-    if (ptable != io::PartitionTableKind::none) {
-        place = io::place_single_partition(ptable, image_bytes, a.sector_size);
-    }
+    const PartitionTarget* in_partition = target ? &*target : nullptr;
+    const io::PartitionPlacement place = place_volume(in_partition, ptable, image_bytes, a.sector_size);
     fat::LayoutRequest req;
     req.volume_bytes = place.sector_count * a.sector_size;
     req.bytes_per_sector = a.sector_size;
@@ -241,7 +297,7 @@ int run_mkfs(const MkfsArgs& a) {
     if (a.explain) {
         for (const auto& line : fat::explain_layout(req, layout)) fmt::print("{}\n", line);
     }
-    if (ptable == io::PartitionTableKind::none && !a.quiet) {
+    if (ptable == io::PartitionTableKind::none && !in_partition && !a.quiet) {
         note(
             "no partition table: Windows handles unpartitioned fixed disks badly; "
             "use --partition-table mbr for images meant for Windows");
@@ -255,7 +311,8 @@ int run_mkfs(const MkfsArgs& a) {
 
     existing.reset();
     write_destination(
-        {a.image, is_device, image_bytes, a.gzip, refusal}, [&](io::BlockDevice& disk, bool zeroed) {
+        {a.image, is_device, image_bytes, a.gzip, refusal, in_partition, mbr_type_for(layout.type)},
+        [&](io::BlockDevice& disk, bool zeroed) {
             fo.device_is_zeroed = zeroed;
             write_partition_table(disk, ptable, a.sector_size, place, mbr_type_for(layout.type), volume_id,
                                   a.label);
@@ -272,12 +329,13 @@ int run_mkfs(const MkfsArgs& a) {
         });
 
     if (!a.quiet) {
-        fmt::print(
-            "{}: {} {}, {} clusters of {}, serial {:04X}-{:04X}{}{}{}\n", a.image, to_string(layout.type),
-            core::format_size_both(req.volume_bytes), core::format_count(layout.cluster_count),
-            core::format_size(layout.cluster_bytes()), volume_id >> 16, volume_id & 0xFFFF,
-            a.label.empty() ? "" : fmt::format(", label \"{}\"", a.label), partition_summary(ptable, place),
-            populate ? populate_summary(*tree, *populate, layout) : "");
+        fmt::print("{}: {} {}, {} clusters of {}, serial {:04X}-{:04X}{}{}{}\n", a.image,
+                   to_string(layout.type), core::format_size_both(req.volume_bytes),
+                   core::format_count(layout.cluster_count), core::format_size(layout.cluster_bytes()),
+                   volume_id >> 16, volume_id & 0xFFFF,
+                   a.label.empty() ? "" : fmt::format(", label \"{}\"", a.label),
+                   partition_summary(in_partition, ptable, place),
+                   populate ? populate_summary(*tree, *populate, layout) : "");
     }
     return kExitOk;
 }
@@ -316,14 +374,21 @@ Action add_mkfs(CLI::App& app) {
     cmd->add_flag("--force", args->force,
                   "Overwrite a file that holds anything but zeros (a filesystem, a partition table, a disk "
                   "image, data)");
+    cmd->add_flag("--keep-type", args->keep_type,
+                  "IMAGE@N: leave the partition's type byte/GUID as it is (default: set to match the "
+                  "filesystem)");
     cmd->add_flag("--device", args->device, "Allow formatting a block device in place");
     cmd->add_flag("--gzip", args->gzip,
                   "Write IMAGE gzip-compressed (built as a sparse temporary image, then compressed)");
     cmd->add_flag("-v,--explain", args->explain, "Print the chosen geometry and why");
     cmd->add_flag("-q,--quiet", args->quiet, "Print nothing but errors");
     add_populate_options(cmd, args->populate);
-    cmd->add_option("IMAGE", args->image, "Image file to create")->required();
-    return [args] {
+    cmd->add_option("IMAGE", args->image,
+                    "Image file to create, or IMAGE@N: format partition N of an existing disk image")
+        ->required();
+    auto* sector_opt = cmd->get_option("--sector-size");
+    return [args, sector_opt] {
+        args->sector_size_given = sector_opt->count() > 0;
         args->populate.image = args->image;
         return run_mkfs(*args);
     };

@@ -12,7 +12,10 @@
 #include "fsimg/core/time.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/fat/format.hpp"
+#include "fsimg/fs/detect.hpp"
 #include "fsimg/io/file_image.hpp"
+#include "fsimg/io/open.hpp"
+#include "fsimg/io/probe.hpp"
 
 namespace fsimg::cli {
 
@@ -88,7 +91,52 @@ void write_partition_table(io::BlockDevice& disk, io::PartitionTableKind ptable,
     }
 }
 
-std::string partition_summary(io::PartitionTableKind ptable, const io::PartitionPlacement& place) {
+PartitionTarget open_partition_target(const std::string& disk, unsigned number, std::uint32_t sector_size,
+                                      bool force, std::optional<std::string>& refusal) {
+    if (io::is_gzip_file(disk))
+        throw Error(ErrorCode::usage,
+                    fmt::format("\"{}\" is gzip-compressed: mkfs IMAGE@N changes a disk image in place; "
+                                "decompress it first",
+                                disk));
+    io::OpenedVolume v = io::open_disk(disk);
+    io::select_partition(v, disk, number);  // no table, no such partition, extended: Error(usage)
+    const io::Partition& p = *v.partition;
+    if (p.image_sectors < p.sector_count)
+        throw Error(ErrorCode::usage,
+                    fmt::format("partition {} of \"{}\" runs past the end of the image (LBA {} + {} sectors, "
+                                "the image holds {}): grow the image or fix the table first",
+                                number, disk, p.first_lba, p.sector_count, p.image_sectors));
+    if (sector_size != v.table.sector_size)
+        throw Error(ErrorCode::usage,
+                    fmt::format("\"{}\" has {}-byte sectors (its {} table says so); give --sector-size {} or "
+                                "leave it out",
+                                disk, v.table.sector_size, io::to_string(v.table.kind), v.table.sector_size));
+    if (!force) {
+        io::Content content = io::probe_device(*v.window, io::ProbeOptions{true});
+        const std::string first = content.signatures.empty() ? "" : content.signatures.front().type;
+        const bool ours = first == "vfat" || first == "exfat" || first == "ntfs";
+        if (auto own = ours ? std::nullopt : fs::describe_own(*v.window)) {
+            content.kind = io::ContentKind::filesystem;
+            content.description = std::move(*own);
+        }
+        refusal = io::overwrite_refusal(fmt::format("partition {} of {}", number, disk), content, false);
+    }
+    return {disk, std::move(v.table), p, false};
+}
+
+io::PartitionPlacement place_volume(const PartitionTarget* target, io::PartitionTableKind ptable,
+                                    std::uint64_t image_bytes, std::uint32_t sector_size) {
+    if (target) return {target->partition.first_lba, image_bytes / sector_size};
+    if (ptable != io::PartitionTableKind::none)
+        return io::place_single_partition(ptable, image_bytes, sector_size);
+    return {0, image_bytes / sector_size};
+}
+
+std::string partition_summary(const PartitionTarget* target, io::PartitionTableKind ptable,
+                              const io::PartitionPlacement& place) {
+    if (target)
+        return fmt::format(", in {} partition {} at sector {}", io::to_string(target->table.kind),
+                           target->partition.index, place.first_lba);
     if (ptable == io::PartitionTableKind::none) return "";
     return fmt::format(", in {} partition 1 at sector {}", io::to_string(ptable), place.first_lba);
 }
@@ -105,7 +153,33 @@ void note_stale(const io::AtomicImage& image) {
 void write_destination(const Destination& dest,
                        const std::function<void(io::BlockDevice& disk, bool device_is_zeroed)>& write) {
     if (dest.refusal) throw Error(ErrorCode::refused, *dest.refusal);
-    if (dest.is_device) {
+    if (dest.partition) {
+        const PartitionTarget& t = *dest.partition;
+        const auto disk = io::FileImage::open(t.disk, false);
+        disk->lock_exclusive();  // no fsimg command changes it while it is copied
+        // The table read before must still be the table (nothing changed it since).
+        const io::PartitionTable now = io::read_partition_table(*disk);
+        const bool same =
+            now.kind == t.table.kind &&
+            std::any_of(now.partitions.begin(), now.partitions.end(), [&](const io::Partition& p) {
+                return p.index == t.partition.index && p.first_lba == t.partition.first_lba &&
+                       p.sector_count == t.partition.sector_count &&
+                       p.entry_offset == t.partition.entry_offset;
+            });
+        if (!same)
+            throw Error(
+                ErrorCode::refused,
+                fmt::format("the partition table of \"{}\" changed while mkfs ran; nothing was written",
+                            t.disk));
+        io::AtomicImage out(std::filesystem::path(t.disk), disk->size());
+        note_stale(out);
+        const std::uint64_t offset = t.partition.first_lba * t.table.sector_size;
+        io::copy_stored_bytes(*disk, out.device(), offset, t.bytes());
+        write(out.device(), true);
+        if (!t.keep_type)
+            io::set_partition_type(out.device(), t.table, t.partition, dest.mbr_type, io::kGptBasicDataType);
+        out.commit();
+    } else if (dest.is_device) {
         auto dev = io::FileImage::open(dest.image, true, true);
         write(*dev, false);
         dev->sync();

@@ -65,8 +65,35 @@ void write_partition_table(io::BlockDevice& disk, io::PartitionTableKind ptable,
                            const io::PartitionPlacement& place, std::uint8_t mbr_type,
                            std::uint32_t volume_id, const std::string& label);
 
-/// ", in gpt partition 1 at sector 2048" for the summary line, "" for none.
-std::string partition_summary(io::PartitionTableKind ptable, const io::PartitionPlacement& place);
+/// mkfs IMAGE@N: partition N of the existing disk image IMAGE is formatted,
+/// and nothing outside it changes (a new disk file is built around it and
+/// renamed over IMAGE, as every mkfs writes).
+struct PartitionTarget {
+    std::string disk;  ///< IMAGE
+    io::PartitionTable table;
+    io::Partition partition;
+    bool keep_type = false;  ///< --keep-type: the entry's type byte/GUID stays
+    std::uint64_t bytes() const noexcept { return partition.sector_count * table.sector_size; }
+};
+
+/// Opens IMAGE of "IMAGE@N" for mkfs: the partition must lie wholly in the
+/// image and be no extended partition (Error(usage) naming the logical
+/// ones); `sector_size` must be the table's (Error(usage)). `refusal` is set
+/// as mkfs sets it for a file, from what the partition holds (any format or
+/// any non-zero byte), unless `force`.
+PartitionTarget open_partition_target(const std::string& disk, unsigned number, std::uint32_t sector_size,
+                                      bool force, std::optional<std::string>& refusal);
+
+/// Where the filesystem of `volume_bytes` goes: in `target`'s partition
+/// when there is one, else in a new table's single partition
+/// (io::place_single_partition of `image_bytes`), else at sector 0.
+io::PartitionPlacement place_volume(const PartitionTarget* target, io::PartitionTableKind ptable,
+                                    std::uint64_t image_bytes, std::uint32_t sector_size);
+
+/// The partition summary of the final line (", in gpt partition 1 at
+/// sector 2048"; "" for none), for a new table or `target`.
+std::string partition_summary(const PartitionTarget* target, io::PartitionTableKind ptable,
+                              const io::PartitionPlacement& place);
 
 /// Where mkfs writes.
 struct Destination {
@@ -79,6 +106,10 @@ struct Destination {
     /// before, thrown only when writing, so that a wrong argument is reported
     /// as such first.
     std::optional<std::string> refusal;
+    /// IMAGE@N: the disk file is rebuilt with everything outside the
+    /// partition as it was; `image` and `image_bytes` are not used.
+    const PartitionTarget* partition = nullptr;
+    std::uint8_t mbr_type = 0;  ///< the partition's new MBR type (GPT: Basic Data), unless keep_type
 };
 
 /// Calls `write(disk, device_is_zeroed)` on the destination. An image file is
@@ -86,7 +117,11 @@ struct Destination {
 /// device_is_zeroed is true) and renamed into place when `write` returns; it
 /// is removed when `write` throws. With gzip, that sparse temporary image is
 /// then compressed into IMAGE (itself written under a temporary name and
-/// renamed into place) and removed. A device is written in place
+/// renamed into place) and removed. With dest.partition, the temporary file
+/// is the size of the disk image and holds what it stores outside the
+/// partition (io::copy_stored_bytes; the partition reads as zeros), the
+/// disk image is locked while it is read (FileImage::lock_exclusive), and
+/// the partition's type is set after `write` returns. A device is written in place
 /// (device_is_zeroed false) and synced. Throws Error(refused) with
 /// dest.refusal, before anything is created, when it is set.
 void write_destination(const Destination& dest,

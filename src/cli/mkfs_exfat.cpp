@@ -53,8 +53,7 @@ int run_mkfs_exfat(const ExfatMkfsRequest& a) {
         image_bytes = image_bytes_for_volume(std::get<std::uint64_t>(sized), ptable, bps);
     }
 
-    io::PartitionPlacement place{0, image_bytes / bps};
-    if (ptable != io::PartitionTableKind::none) place = io::place_single_partition(ptable, image_bytes, bps);
+    const io::PartitionPlacement place = place_volume(a.partition, ptable, image_bytes, bps);
     req.volume_bytes = place.sector_count * bps;
     req.partition_offset = place.first_lba;
     auto planned = exfat::plan_layout(req);
@@ -88,14 +87,15 @@ int run_mkfs_exfat(const ExfatMkfsRequest& a) {
     if (a.explain) {
         for (const auto& line : exfat::explain_layout(req, layout)) fmt::print("{}\n", line);
     }
-    if (ptable == io::PartitionTableKind::none && !a.quiet) {
+    if (ptable == io::PartitionTableKind::none && !a.partition && !a.quiet) {
         note(
             "no partition table: Windows handles unpartitioned fixed disks badly (and writes into the exFAT "
             "boot sector); use --partition-table mbr or gpt for images meant for Windows");
     }
 
     write_destination(
-        {a.image, a.is_device, image_bytes, a.gzip, a.refusal}, [&](io::BlockDevice& disk, bool zeroed) {
+        {a.image, a.is_device, image_bytes, a.gzip, a.refusal, a.partition, kMbrTypeExfat},
+        [&](io::BlockDevice& disk, bool zeroed) {
             fo.device_is_zeroed = zeroed;
             write_partition_table(disk, ptable, bps, place, kMbrTypeExfat, fo.volume_serial_number, a.label);
             io::SubRange volume(disk, place.first_lba * bps, req.volume_bytes);
@@ -116,7 +116,7 @@ int run_mkfs_exfat(const ExfatMkfsRequest& a) {
             core::format_size_both(layout.volume_bytes()), core::format_count(layout.cluster_count),
             core::format_size(layout.cluster_bytes()), fo.volume_serial_number >> 16,
             fo.volume_serial_number & 0xFFFF, a.label.empty() ? "" : fmt::format(", label \"{}\"", a.label),
-            partition_summary(ptable, place),
+            partition_summary(a.partition, ptable, place),
             populate ? fmt::format(", {} files ({}), {} directories, {} of {} clusters used",
                                    core::format_count(tree->files), core::format_size(tree->data_bytes),
                                    core::format_count(tree->directories),

@@ -7,7 +7,8 @@
 
 namespace fsimg::cli {
 
-struct PopulateArgs;  // mkfs_populate.hpp
+struct PopulateArgs;     // mkfs_populate.hpp
+struct PartitionTarget;  // mkfs_common.hpp
 
 /// What run_mkfs has already checked and worked out for an exFAT request.
 struct ExfatMkfsRequest {
@@ -27,6 +28,7 @@ struct ExfatMkfsRequest {
     bool auto_size = false;              ///< -s auto (or --from without -s): the image is sized to the tree
     bool gzip = false;                   ///< --gzip: write IMAGE gzip-compressed
     std::optional<std::string> refusal;  ///< Destination::refusal
+    const PartitionTarget* partition = nullptr;  ///< IMAGE@N: the partition formatted in place
 };
 
 /// Plans, formats, populates (--from: scanned and planned before anything is

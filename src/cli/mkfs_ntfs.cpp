@@ -67,8 +67,7 @@ int run_mkfs_ntfs(const NtfsMkfsRequest& a) {
         image_bytes = image_bytes_for_volume(std::get<std::uint64_t>(sized), ptable, bps);
     }
 
-    io::PartitionPlacement place{0, image_bytes / bps};
-    if (ptable != io::PartitionTableKind::none) place = io::place_single_partition(ptable, image_bytes, bps);
+    const io::PartitionPlacement place = place_volume(a.partition, ptable, image_bytes, bps);
     req.volume_bytes = place.sector_count * bps;
     req.hidden_sectors = place.first_lba;
     auto planned = ntfs::plan_layout(req, ntfs::secure_sds_bytes());
@@ -117,7 +116,8 @@ int run_mkfs_ntfs(const NtfsMkfsRequest& a) {
     const std::uint32_t serial32 = static_cast<std::uint32_t>(fo.volume_serial_number);
 
     write_destination(
-        {a.image, a.is_device, image_bytes, a.gzip, a.refusal}, [&](io::BlockDevice& disk, bool zeroed) {
+        {a.image, a.is_device, image_bytes, a.gzip, a.refusal, a.partition, kMbrTypeNtfs},
+        [&](io::BlockDevice& disk, bool zeroed) {
             fo.device_is_zeroed = zeroed;
             write_partition_table(disk, ptable, bps, place, kMbrTypeNtfs, serial32, a.label);
             io::SubRange volume(disk, place.first_lba * bps, req.volume_bytes);
@@ -137,7 +137,8 @@ int run_mkfs_ntfs(const NtfsMkfsRequest& a) {
             "{}: NTFS {}, {} clusters of {}, serial {:016X}{}{}{}\n", a.image,
             core::format_size_both(layout.volume_bytes()), core::format_count(layout.cluster_count),
             core::format_size(layout.cluster_bytes), fo.volume_serial_number,
-            a.label.empty() ? "" : fmt::format(", label \"{}\"", a.label), partition_summary(ptable, place),
+            a.label.empty() ? "" : fmt::format(", label \"{}\"", a.label),
+            partition_summary(a.partition, ptable, place),
             populate
                 ? fmt::format(
                       ", {} files ({}), {} directories, {} MFT records, {} of {} clusters used",

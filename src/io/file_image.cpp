@@ -510,4 +510,47 @@ void AtomicImage::commit() {
     }
 }
 
+void copy_stored_bytes(const FileImage& source, BlockDevice& target, std::uint64_t skip_offset,
+                       std::uint64_t skip_bytes) {
+    constexpr std::size_t kBlock = 64 * 1024;
+    std::vector<std::byte> buf(16 * kBlock);
+    const std::uint64_t end = source.size();
+    const std::uint64_t skip_end =
+        skip_bytes > end - std::min(end, skip_offset) ? end : skip_offset + skip_bytes;
+    const int fd = source.descriptor();
+    bool seek = true;
+    std::uint64_t at = 0;
+    while (at < end) {
+        if (at >= skip_offset && at < skip_end) {
+            at = skip_end;
+            continue;
+        }
+        std::uint64_t stop = at < skip_offset ? std::min(skip_offset, end) : end;
+        if (seek) {
+            const off_t data = ::lseek(fd, static_cast<off_t>(at), SEEK_DATA);
+            if (data < 0 && errno == ENXIO) return;  // holes to the end
+            if (data < 0) {
+                seek = false;
+            } else if (static_cast<std::uint64_t>(data) > at) {
+                at = static_cast<std::uint64_t>(data);
+                continue;
+            } else if (const off_t hole = ::lseek(fd, data, SEEK_HOLE); hole > data) {
+                stop = std::min<std::uint64_t>(stop, static_cast<std::uint64_t>(hole));
+            }
+        }
+        while (at < stop) {
+            const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), stop - at));
+            const auto chunk = std::span(buf).first(n);
+            source.read_at(at, chunk);
+            for (std::size_t b = 0; b < n; b += kBlock) {
+                const auto block = chunk.subspan(b, std::min(kBlock, n - b));
+                const bool zero = block.front() == std::byte{0} &&
+                                  std::memcmp(block.data(), block.data() + 1, block.size() - 1) == 0;
+                if (!zero) target.write_at(at + b, block);
+            }
+            at += n;
+        }
+    }
+}
+
 }  // namespace fsimg::io

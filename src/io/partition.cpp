@@ -272,6 +272,7 @@ GptAttempt read_gpt_at(const BlockDevice& disk, std::uint32_t sector_size, std::
         p.gpt_type = load_guid(e, gpt::entry::TypeGuid);
         if (is_zero(p.gpt_type)) continue;
         p.index = i + 1;
+        p.entry_offset = entry_lba * sector_size + std::uint64_t{i} * entry_size;
         p.gpt_unique = load_guid(e, gpt::entry::UniqueGuid);
         const std::uint64_t first = core::load_le64(e, gpt::entry::FirstLba);
         const std::uint64_t last = core::load_le64(e, gpt::entry::LastLba);
@@ -524,6 +525,97 @@ bool looks_like_boot_sector(std::span<const std::byte> sector0) noexcept {
            (media == 0xF0 || media >= 0xF8);
 }
 
+namespace {
+
+/// One GPT header that validates (signature, size, CRC32, its own LBA) with
+/// its entry array, for rewriting an entry in place.
+struct GptCopy {
+    std::uint64_t lba = 0;
+    std::vector<std::byte> header;  ///< the whole header sector
+    std::uint64_t entry_lba = 0;
+    std::uint32_t entry_size = 0;
+    std::vector<std::byte> array;  ///< count * entry_size bytes
+};
+std::optional<GptCopy> read_gpt_copy(const BlockDevice& disk, std::uint32_t ss, std::uint64_t lba) {
+    const std::uint64_t sectors = disk.size() / ss;
+    if (lba == 0 || lba >= sectors) return std::nullopt;
+    GptCopy c;
+    c.lba = lba;
+    c.header.resize(ss);
+    disk.read_at(lba * ss, c.header);
+    const auto h = std::span<const std::byte>(c.header).first<gpt::kHeaderSize>();
+    if (core::load_string(h.subspan(gpt::Signature, 8)) != "EFI PART") return std::nullopt;
+    const std::uint32_t size = core::le32<gpt::HeaderSize>(h);
+    if (size < gpt::kHeaderSize || size > ss || core::le64<gpt::MyLba>(h) != lba) return std::nullopt;
+    std::vector<std::byte> plain(c.header.begin(), c.header.begin() + size);
+    core::store_le32(plain, gpt::HeaderCrc32, 0);
+    if (crc32_of(plain) != core::le32<gpt::HeaderCrc32>(h)) return std::nullopt;
+    c.entry_lba = core::le64<gpt::EntryLba>(h);
+    c.entry_size = core::le32<gpt::EntrySize>(h);
+    const std::uint64_t bytes = std::uint64_t{core::le32<gpt::EntryCount>(h)} * c.entry_size;
+    if (c.entry_size < gpt::kEntrySize || bytes > gpt::kMaxArrayBytes || c.entry_lba >= sectors ||
+        core::div_ceil(bytes, ss) > sectors - c.entry_lba)
+        return std::nullopt;
+    c.array.resize(static_cast<std::size_t>(bytes));
+    disk.read_at(c.entry_lba * ss, c.array);
+    if (crc32_of(c.array) != core::le32<gpt::EntryArrayCrc32>(h)) return std::nullopt;
+    return c;
+}
+
+}  // namespace
+
+bool set_partition_type(BlockDevice& disk, const PartitionTable& table, const Partition& partition,
+                        std::uint8_t mbr_type, const Guid& gpt_type) {
+    if (table.kind == PartitionTableKind::mbr) {
+        std::array<std::byte, 1> type{};
+        disk.read_at(partition.entry_offset + mbr::entry::Type, type);
+        if (static_cast<std::uint8_t>(type[0]) == mbr_type) return false;
+        if (type[0] != std::byte{partition.mbr_type})
+            throw Error(ErrorCode::corrupt,
+                        fmt::format("the MBR entry of partition {} changed while it was being formatted",
+                                    partition.index),
+                        partition.entry_offset);
+        type[0] = std::byte{mbr_type};
+        disk.write_at(partition.entry_offset + mbr::entry::Type, type);
+        return true;
+    }
+    if (table.kind != PartitionTableKind::gpt)
+        throw Error(ErrorCode::usage, "the image has no partition table: there is no partition type to set");
+    if (partition.gpt_type == gpt_type) return false;
+    const std::uint32_t ss = table.sector_size;
+    std::optional<GptCopy> primary = read_gpt_copy(disk, ss, 1);
+    std::optional<GptCopy> backup;
+    if (primary) backup = read_gpt_copy(disk, ss, core::load_le64(primary->header, gpt::AlternateLba));
+    if (!backup && disk.size() / ss > 1) backup = read_gpt_copy(disk, ss, disk.size() / ss - 1);
+    if (!primary && !backup)
+        throw Error(ErrorCode::corrupt, "neither GPT header validates: the partition type cannot be set", ss);
+    const std::uint64_t slot = partition.index - 1;
+    for (std::optional<GptCopy>* copy : {&backup, &primary}) {
+        if (!*copy) continue;
+        GptCopy& c = **copy;
+        if ((slot + 1) * c.entry_size > c.array.size() ||
+            load_guid(std::span<const std::byte>(c.array).subspan(slot * c.entry_size),
+                      gpt::entry::TypeGuid) != partition.gpt_type)
+            throw Error(ErrorCode::corrupt,
+                        fmt::format("GPT entry {} at LBA {} is not the partition read before",
+                                    partition.index, c.entry_lba),
+                        c.entry_lba * ss);
+        store_guid(std::span(c.array).subspan(slot * c.entry_size), gpt::entry::TypeGuid, gpt_type);
+        auto h = std::span(c.header).first<gpt::kHeaderSize>();
+        core::store32<gpt::EntryArrayCrc32>(h, crc32_of(c.array));
+        core::store32<gpt::HeaderCrc32>(h, 0);
+        const std::uint32_t size = core::load_le32(c.header, gpt::HeaderSize);
+        core::store32<gpt::HeaderCrc32>(h, crc32_of(std::span(c.header).first(size)));
+        // Only the sector holding the entry changes in the array.
+        const std::uint64_t sector = slot * c.entry_size / ss;
+        disk.write_at((c.entry_lba + sector) * ss,
+                      std::span(c.array).subspan(static_cast<std::size_t>(sector * ss),
+                                                 std::min<std::size_t>(ss, c.array.size() - sector * ss)));
+        disk.write_at(c.lba * ss, c.header);
+    }
+    return true;
+}
+
 bool is_extended_type(std::uint8_t type) noexcept { return type == 0x05 || type == 0x0F || type == 0x85; }
 
 namespace {
@@ -535,6 +627,7 @@ namespace {
 void place_in_image(PartitionTable& table, Partition& p, std::uint64_t sectors, const std::string& what,
                     std::uint64_t entry_offset) {
     const std::uint64_t ss = table.sector_size;
+    p.entry_offset = entry_offset;
     if (p.first_lba == 0) {
         p.image_sectors = 0;
         table.problems.push_back(

@@ -78,3 +78,14 @@ f = open("card.img", "r+b")
 f.seek(0x41); f.write(b"\x01")
 f.seek(512 + 0x1E8); f.write((99).to_bytes(4, "little"))'
 }
+# sd.img: a 256 MiB disk partitioned by sfdisk (two empty Linux partitions),
+# and the trees boot/ and data/ for mkfs IMAGE@N.
+sd_disk() {
+  mkdir -p boot data
+  printf 'console=serial0\n' > boot/cmdline.txt
+  head -c 100000 /dev/zero | tr '\0' 'd' > data/log.bin
+  touch -d @1700000000 boot/cmdline.txt data/log.bin boot data
+  truncate -s 256M sd.img
+  printf 'label: dos\nlabel-id: 0x5eed0001\nstart=2048, size=131072, type=83\nstart=133120, type=83\n' |
+    sfdisk -q sd.img
+}

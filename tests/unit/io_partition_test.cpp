@@ -815,3 +815,82 @@ TEST_CASE("open_volume picks the partition", "[io][open]") {
         REQUIRE_THROWS_WITH(io::open_volume((dir.path() / "nope.img").string()), Catch::Contains("nope.img"));
     }
 }
+
+TEST_CASE("setting a partition type changes that byte or GUID only", "[io][partition]") {
+    SECTION("MBR primary and logical entries") {
+        io::MemoryImage d(64 * kMiB);
+        put_entry(d, 0, 0, 0x83, 2048, 16384);
+        put_entry(d, 0, 1, 0x0F, 20480, 100000);
+        put_entry(d, 20480, 0, 0x83, 2048, 8192);
+        const auto before = read(d, 0, static_cast<std::size_t>(d.size()));
+        const auto t = io::read_partition_table(d);
+        REQUIRE(t.partitions.size() == 3);
+        CHECK(t.partitions[0].entry_offset == 446);
+        CHECK(t.partitions[2].entry_offset == 20480 * 512 + 446);
+        CHECK(io::set_partition_type(d, t, t.partitions[2], 0x07, io::kGptBasicDataType));
+        CHECK_FALSE(io::set_partition_type(d, t, t.partitions[0], 0x83, io::kGptBasicDataType));
+        auto after = read(d, 0, static_cast<std::size_t>(d.size()));
+        CHECK(after[20480 * 512 + 446 + 4] == std::byte{0x07});
+        after[20480 * 512 + 446 + 4] = std::byte{0x83};
+        CHECK(after == before);
+        CHECK(io::read_partition_table(d).partitions[2].mbr_type == 0x07);
+        // A table that changed since it was read is not written over.
+        put_entry(d, 20480, 0, 0x0B, 2048, 8192);
+        CHECK_THROWS_AS(io::set_partition_type(d, t, t.partitions[2], 0x0C, io::kGptBasicDataType), Error);
+    }
+    SECTION("GPT: both arrays, both headers, valid CRCs") {
+        io::MemoryImage disk(64 * kMiB);
+        const auto place = io::place_single_partition(io::PartitionTableKind::gpt, disk.size(), 512);
+        auto p = one_partition(place.first_lba, place.sector_count);
+        p.gpt_type = io::guid_from_seed(3, 3);  // some other type
+        io::write_gpt(disk, 512, p, io::guid_from_seed(7, 1));
+        const auto t = io::read_partition_table(disk);
+        REQUIRE(t.partitions.size() == 1);
+        CHECK(t.partitions[0].entry_offset == 2 * 512);
+        CHECK(io::set_partition_type(disk, t, t.partitions[0], 0x07, io::kGptBasicDataType));
+        const std::uint64_t n = disk.size() / 512;
+        for (const std::uint64_t lba : {std::uint64_t{1}, n - 1}) {
+            auto header = read(disk, lba * 512, 92);
+            const std::uint32_t stored = core::load_le32(header, 16);
+            core::store_le32(header, 16, 0);
+            CHECK(stored == zlib_crc(header));
+            const auto array = read(disk, core::load_le64(header, 72) * 512, 128 * 128);
+            CHECK(core::load_le32(header, 88) == zlib_crc(array));
+            CHECK(std::vector<std::byte>(array.begin(), array.begin() + 16) ==
+                  hex({0xA2, 0xA0, 0xD0, 0xEB, 0xE5, 0xB9, 0x33, 0x44, 0x87, 0xC0, 0x68, 0xB6, 0xB7, 0x26,
+                       0x99, 0xC7}));
+        }
+        const auto again = io::read_partition_table(disk);
+        CHECK(again.partitions[0].gpt_type == io::kGptBasicDataType);
+        CHECK(again.partitions[0].gpt_unique == t.partitions[0].gpt_unique);
+        CHECK(again.partitions[0].name == t.partitions[0].name);
+        // The primary damaged: the backup alone is rewritten, and still read.
+        disk.write_at(512 + 16, std::vector<std::byte>(4, std::byte{0xEE}));
+        const auto from_backup = io::read_partition_table(disk);
+        CHECK(io::set_partition_type(disk, from_backup, from_backup.partitions[0], 0x07, p.gpt_type));
+        CHECK(io::read_partition_table(disk).partitions[0].gpt_type == p.gpt_type);
+    }
+}
+
+TEST_CASE("copy_stored_bytes copies data around a skipped range, keeping holes", "[io]") {
+    const fs::path dir = fs::temp_directory_path() / ("fsimg-copy-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const fs::path src = dir / "src.img";
+    {
+        std::ofstream(src, std::ios::binary).flush();
+        fs::resize_file(src, 8 * kMiB);
+        auto f = io::FileImage::open(src, true);
+        f->write_at(100, std::vector<std::byte>(10, std::byte{1}));             // before the range
+        f->write_at(3 * kMiB, std::vector<std::byte>(kMiB, std::byte{2}));      // inside it
+        f->write_at(6 * kMiB + 7, std::vector<std::byte>(70000, std::byte{3}));  // after it
+    }
+    const auto source = io::FileImage::open(src, false);
+    io::MemoryImage target(8 * kMiB);
+    io::copy_stored_bytes(*source, target, 2 * kMiB, 3 * kMiB);
+    std::vector<std::byte> want(8 * kMiB), got(8 * kMiB);
+    source->read_at(0, want);
+    std::fill(want.begin() + 2 * kMiB, want.begin() + 5 * kMiB, std::byte{0});
+    target.read_at(0, got);
+    CHECK(got == want);
+    fs::remove_all(dir);
+}

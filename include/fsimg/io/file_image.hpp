@@ -105,6 +105,17 @@ bool is_gzip_file(const std::filesystem::path& path);
 /// Throws Error(io) on failure.
 void write_gzip(const BlockDevice& source, const std::filesystem::path& destination);
 
+/// Copies the bytes `source` stores into `target` (at least source.size()
+/// bytes long, reading as zeros) at the same offsets, except those in
+/// [skip_offset, skip_offset + skip_bytes): only the source's data segments
+/// are read (lseek SEEK_DATA/SEEK_HOLE; everything where the host cannot
+/// tell holes), and 64 KiB blocks of zeros are not written, so a sparse
+/// source gives a sparse copy and the time follows what it stores. mkfs
+/// IMAGE@N builds the new disk this way around the partition it formats.
+/// Throws as read_at and write_at.
+void copy_stored_bytes(const FileImage& source, BlockDevice& target, std::uint64_t skip_offset,
+                       std::uint64_t skip_bytes);
+
 /// Registers a temporary file for removal by the cleanup signals (those
 /// AtomicImage names) while the object lives; release() once the file was
 /// renamed into place or removed. For temporaries made with openat (extract

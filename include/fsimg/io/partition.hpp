@@ -46,6 +46,10 @@ struct Partition {
     /// the end of the disk, block/partitions/core.c), 0 when the entry starts
     /// at LBA 0 or past the image's end (nothing of it can be read).
     std::uint64_t image_sectors = 0;
+    /// Byte offset in the disk image of the entry describing it: its 16-byte
+    /// MBR entry (sector 0, or its EBR for a logical partition), or its
+    /// 128-byte entry in the GPT entry array the table was read from.
+    std::uint64_t entry_offset = 0;
 };
 
 /// True for the MBR types of an extended partition: 0x05 (CHS), 0x0F (LBA),
@@ -119,6 +123,19 @@ void write_gpt(BlockDevice& disk, std::uint32_t sector_size, const Partition& pa
 /// it stopped early in PartitionTable::problems instead of throwing.
 /// Memory is bounded: the entry array is read only when count*size fits the disk.
 PartitionTable read_partition_table(const BlockDevice& disk);
+
+/// Sets the type of `partition` (as read_partition_table(disk) returned it
+/// in `table`) in place, changing nothing else: for MBR the type byte of its
+/// entry (sector 0, or the EBR of a logical partition); for GPT the type GUID
+/// of its entry in the backup array, that array's CRC32 and the backup
+/// header's CRC32, then the same in the primary (so that a write cut
+/// between them leaves one valid header: UEFI §5.3.2 has firmware fall back
+/// to the other). A GPT header that does not validate is left alone; none
+/// validating, or an entry at another place than the table said, is
+/// Error(corrupt). Returns false when the type already was that (nothing
+/// written). Throws Error(io) on write failures.
+bool set_partition_type(BlockDevice& disk, const PartitionTable& table, const Partition& partition,
+                        std::uint8_t mbr_type, const Guid& gpt_type);
 
 /// True when the 512 bytes look like a FAT, exFAT or NTFS boot sector.
 bool looks_like_boot_sector(std::span<const std::byte> sector0) noexcept;
