@@ -880,8 +880,8 @@ TEST_CASE("copy_stored_bytes copies data around a skipped range, keeping holes",
         std::ofstream(src, std::ios::binary).flush();
         fs::resize_file(src, 8 * kMiB);
         auto f = io::FileImage::open(src, true);
-        f->write_at(100, std::vector<std::byte>(10, std::byte{1}));             // before the range
-        f->write_at(3 * kMiB, std::vector<std::byte>(kMiB, std::byte{2}));      // inside it
+        f->write_at(100, std::vector<std::byte>(10, std::byte{1}));              // before the range
+        f->write_at(3 * kMiB, std::vector<std::byte>(kMiB, std::byte{2}));       // inside it
         f->write_at(6 * kMiB + 7, std::vector<std::byte>(70000, std::byte{3}));  // after it
     }
     const auto source = io::FileImage::open(src, false);
