@@ -5,7 +5,8 @@
 _fsimg_options() {
     case $1 in
         mkfs) echo "-t --type -s --size -c --cluster-size --sector-size -L --label --volume-id
-                    --partition-table --align --mft-record-size --force --keep-type --device --gzip -v --explain
+                    --partition-table --partition-type --partition-start --disk-id --partition-uuid
+                    --partition-name --bootable --hidden-sectors --align --mft-record-size --force --keep-type --device --gzip -v --explain
                     -q --quiet --progress --from --local-time --dot-hidden --symlinks --free --rename -h --help" ;;
         fsck) echo "-n --no-changes -y --yes -a -p --undo --json -v --verbose --list-codes --codepage -q --quiet --progress -h --help" ;;
         dump) echo "--json --what --codepage -q --quiet -h --help" ;;
@@ -53,6 +54,10 @@ _fsimg() {
             fi
             return ;;
         --partition-table) COMPREPLY=($(compgen -W "none mbr gpt" -- "$cur")); return ;;
+        --partition-type)
+            COMPREPLY=($(compgen -W "esp linux linux-swap basic-data fat12 fat16 fat16-lba fat32 fat32-lba exfat ntfs bios-boot" -- "$cur"))
+            return ;;
+        --partition-start | --disk-id | --partition-uuid | --partition-name | --hidden-sectors) return ;;
         --sector-size) COMPREPLY=($(compgen -W "512 1024 2048 4096" -- "$cur")); return ;;
         --mft-record-size) COMPREPLY=($(compgen -W "1024 4096" -- "$cur")); return ;;
         --symlinks) COMPREPLY=($(compgen -W "skip follow error" -- "$cur")); return ;;

@@ -48,6 +48,7 @@ struct MkfsArgs {
     bool gzip = false;
     bool keep_type = false;
     bool sector_size_given = false;
+    PartitionOptions part;  // --partition-type, --partition-start, ...
     std::string image;
     PopulateArgs populate;  // --from and its options
 };
@@ -127,7 +128,12 @@ PartitionTarget mkfs_partition_target(const MkfsArgs& a, const std::string& disk
         sector_size = v.table.kind == io::PartitionTableKind::none ? a.sector_size : v.table.sector_size;
     }
     PartitionTarget t = open_partition_target(disk, number, sector_size, a.force, refusal);
+    check_partition_options(a.part, t.table.kind, true);
+    if (a.keep_type && !a.part.type.empty())
+        throw Error(ErrorCode::usage,
+                    "--keep-type keeps the type; --partition-type sets one: give one of them");
     t.keep_type = a.keep_type;
+    t.options = a.part;
     return t;
 }
 
@@ -144,6 +150,8 @@ int run_mkfs(MkfsArgs a) {
     if (a.keep_type && !number)
         throw Error(ErrorCode::usage,
                     "--keep-type is for IMAGE@N, formatting a partition of an existing disk");
+    if (!number) check_partition_options(a.part, ptable, false);
+    if (number) a.populate.image = disk_path;  // the file the trees must not contain
     std::optional<PartitionTarget> target;
     std::optional<std::string> refusal;
     std::uint64_t image_bytes = 0;
@@ -240,13 +248,13 @@ int run_mkfs(MkfsArgs a) {
             {a.image, is_device, image_bytes, a.size, a.cluster, a.align, a.sector_size, a.label,
              a.volume_id.empty() ? std::nullopt : std::optional(parse_volume_id(a.volume_id)),
              a.partition_table, a.explain, a.quiet, &a.populate, auto_size, a.gzip, refusal,
-             target ? &*target : nullptr});
+             target ? &*target : nullptr, &a.part});
     }
     if (a.type == "ntfs") {
         existing.reset();
         return run_mkfs_ntfs({a.image, is_device, image_bytes, a.size, a.cluster, a.sector_size, a.label,
                               a.volume_id, a.mft_record_size, a.partition_table, a.explain, a.quiet, a.gzip,
-                              refusal, &a.populate, auto_size, target ? &*target : nullptr});
+                              refusal, &a.populate, auto_size, target ? &*target : nullptr, &a.part});
     }
 
     // --from: read the trees before anything is created; every problem stops here.
@@ -262,17 +270,19 @@ int run_mkfs(MkfsArgs a) {
             base.cluster_bytes =
                 static_cast<std::uint32_t>(std::min<std::uint64_t>(core::parse_size(a.cluster), 1u << 31));
         }
-        image_bytes = auto_image_bytes(a.populate, *tree, base, !a.label.empty(), ptable, a.sector_size);
+        image_bytes = auto_image_bytes(a.populate, *tree, base, !a.label.empty(), ptable, a.sector_size,
+                                       partition_start_lba(a.part, a.sector_size));
     }
 
     // Where the filesystem goes.
     const PartitionTarget* in_partition = target ? &*target : nullptr;
-    const io::PartitionPlacement place = place_volume(in_partition, ptable, image_bytes, a.sector_size);
+    const io::PartitionPlacement place =
+        place_volume(in_partition, ptable, image_bytes, a.sector_size, &a.part);
     fat::LayoutRequest req;
     req.volume_bytes = place.sector_count * a.sector_size;
     req.bytes_per_sector = a.sector_size;
     req.type = parse_fat_type(a.type);
-    req.hidden_sectors = place.first_lba;
+    req.hidden_sectors = hidden_sectors(&a.part, place);
     if (tree && !req.type)
         req.root_entry_count = fat::root_entry_count_for_tree(*tree, !a.label.empty(), a.sector_size);
     if (!a.cluster.empty()) {
@@ -315,7 +325,7 @@ int run_mkfs(MkfsArgs a) {
         [&](io::BlockDevice& disk, bool zeroed) {
             fo.device_is_zeroed = zeroed;
             write_partition_table(disk, ptable, a.sector_size, place, mbr_type_for(layout.type), volume_id,
-                                  a.label);
+                                  a.label, &a.part);
             io::SubRange volume(disk, place.first_lba * a.sector_size, req.volume_bytes);
             fat::format_volume(volume, layout, fo);
             if (populate) {
@@ -367,6 +377,23 @@ Action add_mkfs(CLI::App& app) {
                     "Volume serial number, 8 hex digits (default: from the time)");
     cmd->add_option("--partition-table", args->partition_table, "none, mbr or gpt (one partition at 1 MiB)")
         ->check(CLI::IsMember({"none", "mbr", "gpt"}));
+    cmd->add_option(
+        "--partition-type", args->part.type,
+        "With --partition-table: the partition's type: esp, linux, basic-data, fat32-lba, exfat, "
+        "ntfs, ... or an MBR byte (0c) / GPT GUID (default: from the filesystem; GPT Basic Data)");
+    cmd->add_option("--partition-start", args->part.start,
+                    "With --partition-table: where the partition starts, a size (4M) or sectors (2048s); "
+                    "default 1M");
+    cmd->add_option("--disk-id", args->part.disk_id,
+                    "With --partition-table: the MBR disk signature (8 hex digits) or the GPT disk GUID "
+                    "(default: from the volume ID)");
+    cmd->add_option("--partition-uuid", args->part.uuid,
+                    "GPT: the partition's unique GUID, its PARTUUID (default: from the volume ID)");
+    cmd->add_option("--partition-name", args->part.name, "GPT: the partition's name (default: the label)");
+    cmd->add_flag("--bootable", args->part.bootable, "MBR: mark the partition active (status 0x80)");
+    cmd->add_option("--hidden-sectors", args->part.hidden_sectors,
+                    "No partition table: the boot sector's hidden sectors, for a partition image placed at "
+                    "that sector later (mkfs.fat -h)");
     cmd->add_option(
         "--align", args->align,
         "exFAT: align the FAT and cluster heap to SIZE (default 1M; the heap also to the cluster)");

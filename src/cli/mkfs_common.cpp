@@ -5,12 +5,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <chrono>
 #include <filesystem>
 
 #include "common.hpp"
 #include "fsimg/core/time.hpp"
 #include "fsimg/core/units.hpp"
+#include "fsimg/core/utf.hpp"
 #include "fsimg/fat/format.hpp"
 #include "fsimg/fs/detect.hpp"
 #include "fsimg/io/file_image.hpp"
@@ -45,7 +47,7 @@ CreationTime creation_time() {
     return t;
 }
 
-std::uint64_t parse_hex_volume_id(const std::string& text, unsigned bits) {
+std::uint64_t parse_hex_volume_id(const std::string& text, unsigned bits, std::string_view option) {
     std::string hex = text;
     if (hex.size() > 2 && (hex.rfind("0x", 0) == 0 || hex.rfind("0X", 0) == 0)) hex = hex.substr(2);
     if (bits == 32) {
@@ -58,11 +60,38 @@ std::uint64_t parse_hex_volume_id(const std::string& text, unsigned bits) {
     });
     if (!ok) {
         throw Error(ErrorCode::usage,
-                    fmt::format("--volume-id \"{}\" is not a {}-bit hexadecimal number (e.g. {})", text, bits,
+                    fmt::format("{} \"{}\" is not a {}-bit hexadecimal number (e.g. {})", option, text, bits,
                                 bits == 32 ? "1234ABCD or 1234-ABCD" : "0123456789ABCDEF"));
     }
     return std::stoull(hex, nullptr, 16);
 }
+
+namespace {
+/// Decimal digits as a number; nullopt when empty, not all digits, or past
+/// 64 bits.
+std::optional<std::uint64_t> parse_decimal(std::string_view digits) {
+    std::uint64_t v = 0;
+    if (digits.empty()) return std::nullopt;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    if (ec != std::errc{} || end != digits.data() + digits.size()) return std::nullopt;
+    return v;
+}
+/// An MBR type byte in hex ("0c", "0x83", "b"); nullopt unless it is 1..FF
+/// (type 0 marks an unused entry).
+std::optional<std::uint8_t> parse_mbr_type(std::string_view text) {
+    if (text.size() > 2 && (text.substr(0, 2) == "0x" || text.substr(0, 2) == "0X")) text.remove_prefix(2);
+    if (text.empty() || text.size() > 2) return std::nullopt;
+    unsigned v = 0;
+    for (const char c : text) {
+        if (!std::isxdigit(static_cast<unsigned char>(c))) return std::nullopt;
+        v = v * 16 + static_cast<unsigned>(std::isdigit(static_cast<unsigned char>(c))
+                                               ? c - '0'
+                                               : std::tolower(static_cast<unsigned char>(c)) - 'a' + 10);
+    }
+    if (v == 0) return std::nullopt;
+    return static_cast<std::uint8_t>(v);
+}
+}  // namespace
 
 std::uint32_t parse_volume_id(const std::string& text) {
     return static_cast<std::uint32_t>(parse_hex_volume_id(text, 32));
@@ -72,22 +101,141 @@ std::uint32_t volume_id_32(const std::optional<std::uint32_t>& given, const Crea
     return given ? *given : fat::volume_id_from_time(time.unix_seconds, time.nanoseconds);
 }
 
+void check_partition_options(const PartitionOptions& o, io::PartitionTableKind ptable, bool in_partition) {
+    const char* table_only = !o.type.empty() && !in_partition ? "--partition-type"
+                             : !o.start.empty()               ? "--partition-start"
+                             : !o.disk_id.empty()             ? "--disk-id"
+                             : !o.uuid.empty()                ? "--partition-uuid"
+                             : !o.name.empty()                ? "--partition-name"
+                             : o.bootable                     ? "--bootable"
+                                                              : nullptr;
+    if (table_only && in_partition)
+        throw Error(ErrorCode::usage,
+                    fmt::format("{} is for the partition a new table gets; IMAGE@N formats a partition that "
+                                "exists (sfdisk/sgdisk change its entry)",
+                                table_only));
+    if (table_only && ptable == io::PartitionTableKind::none)
+        throw Error(
+            ErrorCode::usage,
+            fmt::format("{} needs --partition-table mbr or gpt; there is no partition table", table_only));
+    if (!o.hidden_sectors.empty() && (ptable != io::PartitionTableKind::none || in_partition))
+        throw Error(
+            ErrorCode::usage,
+            "--hidden-sectors is for an image without a partition table (a partition image for a later "
+            "disk); in a table the hidden sectors are the partition's start");
+    const bool gpt = ptable == io::PartitionTableKind::gpt;
+    if (!o.uuid.empty() && !gpt)
+        throw Error(ErrorCode::usage, "--partition-uuid is for GPT; MBR entries have none");
+    if (!o.name.empty() && !gpt)
+        throw Error(ErrorCode::usage, "--partition-name is for GPT; MBR entries have none");
+    if (o.bootable && gpt)
+        throw Error(ErrorCode::usage,
+                    "--bootable sets the MBR active flag; a GPT partition has none (BIOS boot from GPT uses "
+                    "the protective MBR)");
+    if (!o.uuid.empty() && !io::parse_guid(o.uuid))
+        throw Error(ErrorCode::usage,
+                    fmt::format("--partition-uuid {}: not a GUID (8-4-4-4-12 hex digits)", o.uuid));
+    if (!o.disk_id.empty()) {
+        if (gpt && !io::parse_guid(o.disk_id))
+            throw Error(
+                ErrorCode::usage,
+                fmt::format("--disk-id {}: a GPT disk ID is a GUID (8-4-4-4-12 hex digits)", o.disk_id));
+        if (!gpt) parse_hex_volume_id(o.disk_id, 32, "--disk-id");
+    }
+    if (!o.name.empty() && core::utf8_to_utf16(o.name).size() > 36)
+        throw Error(
+            ErrorCode::usage,
+            fmt::format("--partition-name \"{}\" is longer than the 36 UTF-16 units a GPT entry holds",
+                        o.name));
+    if (!o.type.empty() && !io::named_partition_type(o.type)) {
+        const bool ok = gpt ? io::parse_guid(o.type).has_value() : parse_mbr_type(o.type).has_value();
+        if (!ok)
+            throw Error(
+                ErrorCode::usage,
+                fmt::format("--partition-type {}: give a name ({}) or {}", o.type, io::partition_type_names(),
+                            gpt ? "a GPT type GUID" : "an MBR type byte in hex (0c, 0x83)"));
+    }
+    if (!o.hidden_sectors.empty() && !parse_decimal(o.hidden_sectors))
+        throw Error(ErrorCode::usage,
+                    fmt::format("--hidden-sectors {}: give a number of sectors", o.hidden_sectors));
+}
+
+std::uint64_t partition_start_lba(const PartitionOptions& o, std::uint32_t sector_size) {
+    if (o.start.empty()) return 0;
+    std::uint64_t lba = 0;
+    if (o.start.back() == 's') {
+        const auto v = parse_decimal(std::string_view(o.start).substr(0, o.start.size() - 1));
+        if (!v)
+            throw Error(ErrorCode::usage,
+                        fmt::format("--partition-start {}: give a size (1M) or sectors (2048s)", o.start));
+        lba = *v;
+    } else {
+        const std::uint64_t bytes = core::parse_size(o.start);
+        if (bytes % sector_size != 0)
+            throw Error(ErrorCode::usage,
+                        fmt::format("--partition-start {} is not a whole number of {}-byte sectors", o.start,
+                                    sector_size));
+        lba = bytes / sector_size;
+    }
+    if (lba == 0)
+        throw Error(ErrorCode::usage,
+                    fmt::format("--partition-start {}: sector 0 holds the partition table", o.start));
+    return lba;
+}
+
+std::uint64_t hidden_sectors(const PartitionOptions* o, const io::PartitionPlacement& place) {
+    if (o && !o->hidden_sectors.empty()) {
+        const auto v = parse_decimal(o->hidden_sectors);
+        if (!v || *v > 0xFFFFFFFFu)
+            throw Error(ErrorCode::usage, fmt::format("--hidden-sectors {} is not a 32-bit number of sectors",
+                                                      o->hidden_sectors));
+        return *v;
+    }
+    return place.first_lba;
+}
+
+io::PartitionType partition_type(const PartitionOptions& o, io::PartitionTableKind ptable,
+                                 std::uint8_t mbr_type) {
+    const bool gpt = ptable == io::PartitionTableKind::gpt;
+    if (o.type.empty()) return {mbr_type, io::kGptBasicDataType};
+    if (const auto named = io::named_partition_type(o.type)) {
+        if (!gpt && named->mbr == 0)
+            throw Error(ErrorCode::usage,
+                        fmt::format("--partition-type {} is a GPT type; an MBR has none", o.type));
+        if (gpt && named->gpt == io::Guid{})
+            throw Error(ErrorCode::usage,
+                        fmt::format("--partition-type {} is an MBR type; a GPT has none", o.type));
+        return *named;
+    }
+    if (gpt) return {0, *io::parse_guid(o.type)};
+    return {*parse_mbr_type(o.type), {}};
+}
+
 void write_partition_table(io::BlockDevice& disk, io::PartitionTableKind ptable, std::uint32_t sector_size,
                            const io::PartitionPlacement& place, std::uint8_t mbr_type,
-                           std::uint32_t volume_id, const std::string& label) {
+                           std::uint32_t volume_id, const std::string& label,
+                           const PartitionOptions* options) {
     if (ptable == io::PartitionTableKind::none) return;
+    const PartitionOptions none;
+    const PartitionOptions& o = options ? *options : none;
     io::Partition p;
     p.index = 1;
     p.first_lba = place.first_lba;
     p.sector_count = place.sector_count;
-    p.mbr_type = mbr_type;
-    p.gpt_type = io::kGptBasicDataType;
-    p.gpt_unique = io::guid_from_seed(volume_id, 2);
-    p.name = label.empty() ? "Basic data partition" : label;
+    const io::PartitionType type = partition_type(o, ptable, mbr_type);
+    p.mbr_type = type.mbr;
+    p.gpt_type = type.gpt;
+    p.gpt_unique = o.uuid.empty() ? io::guid_from_seed(volume_id, 2) : *io::parse_guid(o.uuid);
+    p.name = !o.name.empty() ? o.name : label.empty() ? "Basic data partition" : label;
+    p.bootable = o.bootable;
     if (ptable == io::PartitionTableKind::mbr) {
-        io::write_mbr(disk, sector_size, p, volume_id);
+        io::write_mbr(disk, sector_size, p,
+                      o.disk_id.empty()
+                          ? volume_id
+                          : static_cast<std::uint32_t>(parse_hex_volume_id(o.disk_id, 32, "--disk-id")));
     } else {
-        io::write_gpt(disk, sector_size, p, io::guid_from_seed(volume_id, 1));
+        io::write_gpt(disk, sector_size, p,
+                      o.disk_id.empty() ? io::guid_from_seed(volume_id, 1) : *io::parse_guid(o.disk_id));
     }
 }
 
@@ -121,14 +269,16 @@ PartitionTarget open_partition_target(const std::string& disk, unsigned number, 
         }
         refusal = io::overwrite_refusal(fmt::format("partition {} of {}", number, disk), content, false);
     }
-    return {disk, std::move(v.table), p, false};
+    return {disk, std::move(v.table), p, false, {}};
 }
 
 io::PartitionPlacement place_volume(const PartitionTarget* target, io::PartitionTableKind ptable,
-                                    std::uint64_t image_bytes, std::uint32_t sector_size) {
+                                    std::uint64_t image_bytes, std::uint32_t sector_size,
+                                    const PartitionOptions* options) {
     if (target) return {target->partition.first_lba, image_bytes / sector_size};
     if (ptable != io::PartitionTableKind::none)
-        return io::place_single_partition(ptable, image_bytes, sector_size);
+        return io::place_single_partition(ptable, image_bytes, sector_size,
+                                          options ? partition_start_lba(*options, sector_size) : 0);
     return {0, image_bytes / sector_size};
 }
 
@@ -176,8 +326,10 @@ void write_destination(const Destination& dest,
         const std::uint64_t offset = t.partition.first_lba * t.table.sector_size;
         io::copy_stored_bytes(*disk, out.device(), offset, t.bytes());
         write(out.device(), true);
-        if (!t.keep_type)
-            io::set_partition_type(out.device(), t.table, t.partition, dest.mbr_type, io::kGptBasicDataType);
+        if (!t.keep_type) {
+            const io::PartitionType type = partition_type(t.options, t.table.kind, dest.mbr_type);
+            io::set_partition_type(out.device(), t.table, t.partition, type.mbr, type.gpt);
+        }
         out.commit();
     } else if (dest.is_device) {
         auto dev = io::FileImage::open(dest.image, true, true);

@@ -48,8 +48,10 @@ CreationTime creation_time();
 
 /// --volume-id as a number of `bits` (32 or 64) bits: hexadecimal digits,
 /// optionally after 0x; for 32 bits one dash in the middle ("1234-ABCD"),
-/// for 64 any dashes. Throws Error(usage) naming the text and an example.
-std::uint64_t parse_hex_volume_id(const std::string& text, unsigned bits);
+/// for 64 any dashes. Throws Error(usage) naming `option`, the text and an
+/// example.
+std::uint64_t parse_hex_volume_id(const std::string& text, unsigned bits,
+                                  std::string_view option = "--volume-id");
 /// --volume-id for FAT and exFAT: "1234ABCD", "0x1234abcd" or "1234-ABCD".
 std::uint32_t parse_volume_id(const std::string& text);
 
@@ -57,13 +59,48 @@ std::uint32_t parse_volume_id(const std::string& text);
 /// creation time as other mkfs tools do (fat::volume_id_from_time).
 std::uint32_t volume_id_32(const std::optional<std::uint32_t>& given, const CreationTime& time);
 
+/// The new partition's options, as given (empty: the default):
+/// --partition-type (a name of io::named_partition_type, an MBR type byte
+/// in hex, or a GPT type GUID), --partition-start (a size: 1M, 4K, or
+/// sectors: 2048s), --disk-id (MBR: 8 hex digits; GPT: a GUID),
+/// --partition-uuid (GPT), --partition-name (GPT), --bootable (MBR) and
+/// --hidden-sectors (no table: BPB_HiddSec, exFAT PartitionOffset, NTFS
+/// HiddenSectors, as mkfs.fat -h).
+struct PartitionOptions {
+    std::string type, start, disk_id, uuid, name, hidden_sectors;
+    bool bootable = false;
+};
+
+/// The type --partition-type names for a table of `ptable` (a name, an MBR
+/// byte in hex, a GPT GUID: check_partition_options has checked it), or
+/// `mbr_type` / GPT Basic Data when it is not given. Error(usage) for a
+/// name the table kind has no type for (bios-boot on MBR).
+io::PartitionType partition_type(const PartitionOptions& o, io::PartitionTableKind ptable,
+                                 std::uint8_t mbr_type);
+
+/// Refuses options that do nothing for `ptable` (or for IMAGE@N, whose
+/// partition exists) with Error(usage) naming what they need, and values
+/// that do not parse.
+void check_partition_options(const PartitionOptions& o, io::PartitionTableKind ptable, bool in_partition);
+
+/// --partition-start in sectors of `sector_size`, 0 when not given.
+/// Error(usage) when it is not a whole number of sectors.
+std::uint64_t partition_start_lba(const PartitionOptions& o, std::uint32_t sector_size);
+
+/// What the boot sector's hidden-sectors field holds: --hidden-sectors when
+/// given, else the partition's first sector (0 without a table).
+std::uint64_t hidden_sectors(const PartitionOptions* o, const io::PartitionPlacement& place);
+
 /// Writes an MBR or a GPT (nothing for none) holding one partition at
-/// `place`, of MBR type `mbr_type` (GPT: basic data), named after the label.
-/// The identifiers come from `volume_id`: the MBR disk signature is the ID,
-/// the GPT disk GUID and partition GUID are io::guid_from_seed(ID, 1 and 2).
+/// `place`, of MBR type `mbr_type` (GPT: basic data) unless --partition-type
+/// says otherwise, named after the label unless --partition-name does, active
+/// with --bootable. The identifiers come from `volume_id` unless --disk-id /
+/// --partition-uuid give them: the MBR disk signature is the ID, the GPT
+/// disk GUID and partition GUID are io::guid_from_seed(ID, 1 and 2).
 void write_partition_table(io::BlockDevice& disk, io::PartitionTableKind ptable, std::uint32_t sector_size,
                            const io::PartitionPlacement& place, std::uint8_t mbr_type,
-                           std::uint32_t volume_id, const std::string& label);
+                           std::uint32_t volume_id, const std::string& label,
+                           const PartitionOptions* options = nullptr);
 
 /// mkfs IMAGE@N: partition N of the existing disk image IMAGE is formatted,
 /// and nothing outside it changes (a new disk file is built around it and
@@ -72,7 +109,8 @@ struct PartitionTarget {
     std::string disk;  ///< IMAGE
     io::PartitionTable table;
     io::Partition partition;
-    bool keep_type = false;  ///< --keep-type: the entry's type byte/GUID stays
+    bool keep_type = false;    ///< --keep-type: the entry's type byte/GUID stays
+    PartitionOptions options;  ///< --partition-type, when given, is the type set
     std::uint64_t bytes() const noexcept { return partition.sector_count * table.sector_size; }
 };
 
@@ -88,7 +126,8 @@ PartitionTarget open_partition_target(const std::string& disk, unsigned number, 
 /// when there is one, else in a new table's single partition
 /// (io::place_single_partition of `image_bytes`), else at sector 0.
 io::PartitionPlacement place_volume(const PartitionTarget* target, io::PartitionTableKind ptable,
-                                    std::uint64_t image_bytes, std::uint32_t sector_size);
+                                    std::uint64_t image_bytes, std::uint32_t sector_size,
+                                    const PartitionOptions* options = nullptr);
 
 /// The partition summary of the final line (", in gpt partition 1 at
 /// sector 2048"; "" for none), for a new table or `target`.

@@ -29,6 +29,7 @@ constexpr std::uint8_t kMbrTypeExfat = 0x07;  ///< formats.md §4.1, [EXFAT §10
 int run_mkfs_exfat(const ExfatMkfsRequest& a) {
     const io::PartitionTableKind ptable = io::parse_partition_table_kind(a.partition_table);
     const std::uint32_t bps = a.sector_size;
+    const std::uint64_t start = a.part ? partition_start_lba(*a.part, bps) : 0;  // --partition-start
 
     exfat::LayoutRequest req;
     req.bytes_per_sector = bps;
@@ -47,15 +48,17 @@ int run_mkfs_exfat(const ExfatMkfsRequest& a) {
     std::uint64_t image_bytes = a.image_bytes;
     if (a.auto_size && tree) {
         exfat::LayoutRequest base = req;
-        base.partition_offset = ptable == io::PartitionTableKind::none ? 0 : (1u << 20) / bps;
+        base.partition_offset = ptable == io::PartitionTableKind::none ? 0
+                                : start != 0                           ? start
+                                                                       : (1u << 20) / bps;
         const auto sized = exfat::volume_bytes_for_tree(*tree, base, core::parse_size(a.populate->free));
         if (const auto* r = std::get_if<exfat::LayoutRefusal>(&sized)) refuse_layout("-s auto", *r);
-        image_bytes = image_bytes_for_volume(std::get<std::uint64_t>(sized), ptable, bps);
+        image_bytes = image_bytes_for_volume(std::get<std::uint64_t>(sized), ptable, bps, start);
     }
 
-    const io::PartitionPlacement place = place_volume(a.partition, ptable, image_bytes, bps);
+    const io::PartitionPlacement place = place_volume(a.partition, ptable, image_bytes, bps, a.part);
     req.volume_bytes = place.sector_count * bps;
-    req.partition_offset = place.first_lba;
+    req.partition_offset = hidden_sectors(a.part, place);
     auto planned = exfat::plan_layout(req);
     if (auto* refusal = std::get_if<exfat::LayoutRefusal>(&planned)) {
         refuse_layout(cannot_make("exfat", a.size_text, image_bytes, a.cluster,
@@ -97,7 +100,8 @@ int run_mkfs_exfat(const ExfatMkfsRequest& a) {
         {a.image, a.is_device, image_bytes, a.gzip, a.refusal, a.partition, kMbrTypeExfat},
         [&](io::BlockDevice& disk, bool zeroed) {
             fo.device_is_zeroed = zeroed;
-            write_partition_table(disk, ptable, bps, place, kMbrTypeExfat, fo.volume_serial_number, a.label);
+            write_partition_table(disk, ptable, bps, place, kMbrTypeExfat, fo.volume_serial_number, a.label,
+                                  a.part);
             io::SubRange volume(disk, place.first_lba * bps, req.volume_bytes);
             exfat::format_volume(volume, layout, fo);
             if (populate) {

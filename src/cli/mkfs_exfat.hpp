@@ -7,8 +7,9 @@
 
 namespace fsimg::cli {
 
-struct PopulateArgs;     // mkfs_populate.hpp
-struct PartitionTarget;  // mkfs_common.hpp
+struct PopulateArgs;      // mkfs_populate.hpp
+struct PartitionTarget;   // mkfs_common.hpp
+struct PartitionOptions;  // mkfs_common.hpp
 
 /// What run_mkfs has already checked and worked out for an exFAT request.
 struct ExfatMkfsRequest {
@@ -29,6 +30,7 @@ struct ExfatMkfsRequest {
     bool gzip = false;                   ///< --gzip: write IMAGE gzip-compressed
     std::optional<std::string> refusal;  ///< Destination::refusal
     const PartitionTarget* partition = nullptr;  ///< IMAGE@N: the partition formatted in place
+    const PartitionOptions* part = nullptr;      ///< the new partition's options (--partition-type, ...)
 };
 
 /// Plans, formats, populates (--from: scanned and planned before anything is

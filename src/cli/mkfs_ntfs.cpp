@@ -40,6 +40,7 @@ std::uint64_t serial_from(std::uint64_t seed) {
 int run_mkfs_ntfs(const NtfsMkfsRequest& a) {
     const io::PartitionTableKind ptable = io::parse_partition_table_kind(a.partition_table);
     const std::uint32_t bps = a.sector_size;
+    const std::uint64_t start = a.part ? partition_start_lba(*a.part, bps) : 0;  // --partition-start
 
     ntfs::LayoutRequest req;
     req.bytes_per_sector = bps;
@@ -61,15 +62,17 @@ int run_mkfs_ntfs(const NtfsMkfsRequest& a) {
     std::uint64_t image_bytes = a.image_bytes;
     if (a.auto_size && tree) {
         ntfs::LayoutRequest base = req;
-        base.hidden_sectors = ptable == io::PartitionTableKind::none ? 0 : (1u << 20) / bps;
+        base.hidden_sectors = ptable == io::PartitionTableKind::none ? 0
+                              : start != 0                           ? start
+                                                                     : (1u << 20) / bps;
         const auto sized = ntfs::volume_bytes_for_tree(*tree, base, core::parse_size(a.populate->free));
         if (const auto* r = std::get_if<ntfs::LayoutRefusal>(&sized)) refuse_layout("-s auto", *r);
-        image_bytes = image_bytes_for_volume(std::get<std::uint64_t>(sized), ptable, bps);
+        image_bytes = image_bytes_for_volume(std::get<std::uint64_t>(sized), ptable, bps, start);
     }
 
-    const io::PartitionPlacement place = place_volume(a.partition, ptable, image_bytes, bps);
+    const io::PartitionPlacement place = place_volume(a.partition, ptable, image_bytes, bps, a.part);
     req.volume_bytes = place.sector_count * bps;
-    req.hidden_sectors = place.first_lba;
+    req.hidden_sectors = hidden_sectors(a.part, place);
     auto planned = ntfs::plan_layout(req, ntfs::secure_sds_bytes());
     if (auto* refusal = std::get_if<ntfs::LayoutRefusal>(&planned)) {
         refuse_layout(cannot_make("ntfs", a.size_text, image_bytes, a.cluster), *refusal);
@@ -119,7 +122,7 @@ int run_mkfs_ntfs(const NtfsMkfsRequest& a) {
         {a.image, a.is_device, image_bytes, a.gzip, a.refusal, a.partition, kMbrTypeNtfs},
         [&](io::BlockDevice& disk, bool zeroed) {
             fo.device_is_zeroed = zeroed;
-            write_partition_table(disk, ptable, bps, place, kMbrTypeNtfs, serial32, a.label);
+            write_partition_table(disk, ptable, bps, place, kMbrTypeNtfs, serial32, a.label, a.part);
             io::SubRange volume(disk, place.first_lba * bps, req.volume_bytes);
             ntfs::format_volume(volume, layout, fo);
             if (populate) {

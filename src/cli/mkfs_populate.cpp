@@ -120,22 +120,29 @@ fat::SourceTree scan_sources(const PopulateArgs& args) {
 
 std::uint64_t auto_image_bytes(const PopulateArgs& args, const fat::SourceTree& tree,
                                const fat::LayoutRequest& base, bool has_label, io::PartitionTableKind ptable,
-                               std::uint32_t sector_size) {
+                               std::uint32_t sector_size, std::uint64_t start_lba) {
     const std::uint64_t free_bytes = core::parse_size(args.free);
     const auto sized = fat::volume_bytes_for_tree(tree, base, has_label, free_bytes);
     if (const auto* r = std::get_if<fat::LayoutRefusal>(&sized)) refuse_layout("-s auto", *r);
-    return image_bytes_for_volume(std::get<std::uint64_t>(sized), ptable, sector_size);
+    return image_bytes_for_volume(std::get<std::uint64_t>(sized), ptable, sector_size, start_lba);
 }
 
 std::uint64_t image_bytes_for_volume(std::uint64_t volume, io::PartitionTableKind ptable,
-                                     std::uint32_t sector_size) {
+                                     std::uint32_t sector_size, std::uint64_t start_lba) {
     // The partition starts at 1 MiB; GPT keeps its backup in the last MiB.
     const std::uint64_t mib = 1 << 20;
     std::uint64_t image = volume;
-    if (ptable == io::PartitionTableKind::mbr) image += mib;
-    if (ptable == io::PartitionTableKind::gpt) image += 2 * mib;
+    if (start_lba != 0 && ptable != io::PartitionTableKind::none) {
+        // Elsewhere: up to the next 1 MiB boundary, where the partition ends.
+        image = core::div_ceil(start_lba * sector_size + volume, mib) * mib;
+        if (ptable == io::PartitionTableKind::gpt) image += mib;
+    } else if (ptable == io::PartitionTableKind::mbr) {
+        image += mib;
+    } else if (ptable == io::PartitionTableKind::gpt) {
+        image += 2 * mib;
+    }
     if (ptable != io::PartitionTableKind::none) {
-        const auto place = io::place_single_partition(ptable, image, sector_size);
+        const auto place = io::place_single_partition(ptable, image, sector_size, start_lba);
         if (place.sector_count * sector_size < volume) {
             throw Error(ErrorCode::unsupported,
                         "internal error: -s auto placed a partition smaller than planned");

@@ -61,12 +61,14 @@ fat::SourceTree scan_sources(const PopulateArgs& args);
 /// plus --free. `base` is the layout request without volume_bytes.
 std::uint64_t auto_image_bytes(const PopulateArgs& args, const fat::SourceTree& tree,
                                const fat::LayoutRequest& base, bool has_label, io::PartitionTableKind ptable,
-                               std::uint32_t sector_size);
+                               std::uint32_t sector_size, std::uint64_t start_lba = 0);
 
 /// The image size (partition table included: the partition starts at 1 MiB,
-/// GPT keeps its backup in the last MiB) for a volume of `volume` bytes.
+/// or at sector `start_lba` (--partition-start), and ends on a 1 MiB
+/// boundary; GPT keeps its backup in the last MiB) for a volume of `volume`
+/// bytes.
 std::uint64_t image_bytes_for_volume(std::uint64_t volume, io::PartitionTableKind ptable,
-                                     std::uint32_t sector_size);
+                                     std::uint32_t sector_size, std::uint64_t start_lba = 0);
 
 /// Plans the tree on the layout; throws Error(usage) listing every problem.
 fat::PopulatePlan plan_or_refuse(const fat::SourceTree& tree, const fat::Layout& layout, bool has_label);

@@ -380,6 +380,79 @@ std::string format_guid(const Guid& g) {
 const Guid kGptBasicDataType = {0xA2, 0xA0, 0xD0, 0xEB, 0xE5, 0xB9, 0x33, 0x44,
                                 0x87, 0xC0, 0x68, 0xB6, 0xB7, 0x26, 0x99, 0xC7};
 
+std::uint64_t table_tail_sectors(PartitionTableKind kind, std::uint32_t sector_size) noexcept {
+    return kind == PartitionTableKind::gpt ? gpt_array_sectors(sector_size) + 1 : 0;
+}
+
+namespace {
+
+/// GUID text to bytes, or nullopt (parse_guid).
+constexpr std::optional<Guid> guid_of(std::string_view t) noexcept {
+    if (t.size() == 38 && t.front() == '{' && t.back() == '}') t = t.substr(1, 36);
+    if (t.size() != 36 || t[8] != '-' || t[13] != '-' || t[18] != '-' || t[23] != '-') return std::nullopt;
+    std::array<std::uint8_t, 16> text_order{};  // the bytes as written
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        if (i == 8 || i == 13 || i == 18 || i == 23) continue;
+        const char c = t[i];
+        const int v = c >= '0' && c <= '9'   ? c - '0'
+                      : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                      : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                             : -1;
+        if (v < 0) return std::nullopt;
+        text_order[n / 2] = static_cast<std::uint8_t>(text_order[n / 2] << 4 | v);
+        ++n;
+    }
+    // The first three fields are stored little-endian (UEFI Appendix A).
+    Guid g{};
+    constexpr std::array<std::size_t, 16> order{3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15};
+    for (std::size_t i = 0; i < 16; ++i) g[i] = text_order[order[i]];
+    return g;
+}
+
+struct NamedType {
+    std::string_view name;
+    std::uint8_t mbr;
+    std::string_view gpt;  ///< "" when GPT has none
+};
+// MBR bytes: the Windows and Linux partitioners' (fdisk's type list); GPT
+// GUIDs: UEFI 2.x §5.3.3 (ESP), Microsoft (basic data), the Discoverable
+// Partitions Specification (Linux data, swap), GRUB (BIOS boot).
+constexpr std::array<NamedType, 12> kNamedTypes{{
+    {"esp", 0xEF, "C12A7328-F81F-11D2-BA4B-00A0C93EC93B"},
+    {"linux", 0x83, "0FC63DAF-8483-4772-8E79-3D69D8477DE4"},
+    {"linux-swap", 0x82, "0657FD6D-A4AB-43C4-84E5-0933C84B4F4F"},
+    {"basic-data", 0x07, "EBD0A0A2-B9E5-4433-87C0-68B6B72699C7"},
+    {"fat12", 0x01, "EBD0A0A2-B9E5-4433-87C0-68B6B72699C7"},
+    {"fat16", 0x06, "EBD0A0A2-B9E5-4433-87C0-68B6B72699C7"},
+    {"fat16-lba", 0x0E, "EBD0A0A2-B9E5-4433-87C0-68B6B72699C7"},
+    {"fat32", 0x0B, "EBD0A0A2-B9E5-4433-87C0-68B6B72699C7"},
+    {"fat32-lba", 0x0C, "EBD0A0A2-B9E5-4433-87C0-68B6B72699C7"},
+    {"exfat", 0x07, "EBD0A0A2-B9E5-4433-87C0-68B6B72699C7"},
+    {"ntfs", 0x07, "EBD0A0A2-B9E5-4433-87C0-68B6B72699C7"},
+    {"bios-boot", 0x00, "21686148-6449-6E6F-744E-656564454649"},
+}};
+
+}  // namespace
+
+std::optional<Guid> parse_guid(std::string_view text) noexcept { return guid_of(text); }
+
+std::optional<PartitionType> named_partition_type(std::string_view name) noexcept {
+    for (const NamedType& t : kNamedTypes) {
+        if (t.name != name) continue;
+        PartitionType out;
+        out.mbr = t.mbr;
+        if (!t.gpt.empty()) out.gpt = *guid_of(t.gpt);
+        return out;
+    }
+    return std::nullopt;
+}
+
+std::string_view partition_type_names() noexcept {
+    return "esp, linux, linux-swap, basic-data, fat12, fat16, fat16-lba, fat32, fat32-lba, exfat, ntfs, "
+           "bios-boot";
+}
+
 Guid guid_from_seed(std::uint64_t seed, std::uint32_t salt) noexcept {
     std::uint64_t state = seed ^ (std::uint64_t{salt} * 0xD6E8FEB86659FD93ULL);
     Guid g{};
@@ -395,27 +468,35 @@ Guid guid_from_seed(std::uint64_t seed, std::uint32_t salt) noexcept {
 }
 
 PartitionPlacement place_single_partition(PartitionTableKind kind, std::uint64_t disk_bytes,
-                                          std::uint32_t sector_size) {
+                                          std::uint32_t sector_size, std::uint64_t first_lba) {
     check_sector_size(sector_size);
     const std::uint64_t sectors = disk_bytes / sector_size;
     if (kind == PartitionTableKind::none) return {0, sectors};
-    const std::uint64_t first = kAlignment / sector_size;
+    const std::uint64_t mib = kAlignment / sector_size;
+    const std::uint64_t first = first_lba == 0 ? mib : first_lba;
+    const std::uint64_t table = kind == PartitionTableKind::gpt ? 2 + gpt_array_sectors(sector_size) : 1;
+    if (first < table) {
+        throw Error(ErrorCode::usage,
+                    fmt::format("a {} partition cannot start at sector {}: the table takes sectors 0..{} (of "
+                                "{} bytes)",
+                                to_string(kind), first, table - 1, sector_size));
+    }
     // Sectors after the partition: backup array + backup header for GPT.
-    const std::uint64_t tail = kind == PartitionTableKind::gpt ? gpt_array_sectors(sector_size) + 1 : 0;
+    const std::uint64_t tail = table_tail_sectors(kind, sector_size);
     const std::uint64_t minimum_sectors = first + 1 + tail;
     if (sectors < minimum_sectors) {
         throw Error(
             ErrorCode::usage,
             fmt::format("a disk of {} bytes is too small for a {} partition table: it needs at least {} "
-                        "bytes ({} sectors of {} bytes) so that the partition starts at 1 MiB",
+                        "bytes ({} sectors of {} bytes) so that the partition starts at sector {}",
                         disk_bytes, to_string(kind), minimum_sectors * sector_size, minimum_sectors,
-                        sector_size));
+                        sector_size, first));
     }
     std::uint64_t count = sectors - first - tail;
     // End on a 1 MiB boundary too, as partitioning tools do (sgdisk cautions
     // otherwise), unless that would leave less than 1 MiB.
-    const std::uint64_t aligned_end = (first + count) / first * first;
-    if (aligned_end > first) count = aligned_end - first;
+    const std::uint64_t aligned_end = (first + count) / mib * mib;
+    if (aligned_end >= first + mib) count = aligned_end - first;
     if (kind == PartitionTableKind::mbr && count > std::numeric_limits<std::uint32_t>::max()) {
         throw Error(ErrorCode::usage,
                     fmt::format("a partition of {} sectors of {} bytes does not fit an MBR (at most 2^32 - 1 "

@@ -86,16 +86,43 @@ struct PartitionTable {
 };
 
 /// Where a single partition goes in a disk of `disk_bytes`: first LBA at
-/// 1 MiB, last sector before the GPT backup structures for GPT (last usable
-/// LBA = N - 34 at 512-byte sectors), the rest of the disk for MBR.
-/// Throws Error(usage) when the disk is too small (names the minimum) or, for
-/// MBR, when the partition would pass 2^32 sectors.
+/// `first_lba` (0: at 1 MiB, as partitioning tools place it), last sector
+/// before the GPT backup structures for GPT (last usable LBA = N - 34 at
+/// 512-byte sectors), the rest of the disk for MBR; the end is rounded down
+/// to a 1 MiB boundary when that leaves at least 1 MiB. Throws Error(usage)
+/// when the disk is too small (names the minimum), when `first_lba` lies on
+/// the table (MBR: LBA 0; GPT: before its first usable LBA, 34 at 512-byte
+/// sectors) or, for MBR, when the partition would pass 2^32 sectors.
 struct PartitionPlacement {
     std::uint64_t first_lba = 0;
     std::uint64_t sector_count = 0;
 };
 PartitionPlacement place_single_partition(PartitionTableKind kind, std::uint64_t disk_bytes,
-                                          std::uint32_t sector_size);
+                                          std::uint32_t sector_size, std::uint64_t first_lba = 0);
+
+/// The sectors a table of `kind` needs after its last partition: the GPT
+/// backup array and header (33 at 512-byte sectors), none for MBR.
+std::uint64_t table_tail_sectors(PartitionTableKind kind, std::uint32_t sector_size) noexcept;
+
+/// A partition type by the names users know (and systemd-repart's Type=
+/// names where they exist): "esp", "linux", "linux-swap", "basic-data",
+/// "fat12", "fat16", "fat16-lba", "fat32", "fat32-lba", "exfat", "ntfs",
+/// "bios-boot" (GPT only). Each has its MBR type byte (0 when it has none)
+/// and its GPT type GUID (zero when it has none). nullopt for another name.
+/// Facts: docs/formats.md §4 (the MBR types of the Linux and Windows
+/// partitioners; the GPT GUIDs of the UEFI spec and the Discoverable
+/// Partitions Specification).
+struct PartitionType {
+    std::uint8_t mbr = 0;
+    Guid gpt{};
+};
+std::optional<PartitionType> named_partition_type(std::string_view name) noexcept;
+/// The names named_partition_type() knows, for messages.
+std::string_view partition_type_names() noexcept;
+
+/// "C12A7328-F81F-11D2-BA4B-00A0C93EC93B" (either case, braces allowed) in
+/// on-disk byte order; nullopt when it is not 32 hex digits in 8-4-4-4-12.
+std::optional<Guid> parse_guid(std::string_view text) noexcept;
 
 /// Writes an MBR with one primary partition (sector 0 only).
 void write_mbr(BlockDevice& disk, std::uint32_t sector_size, const Partition& partition,
