@@ -1,5 +1,6 @@
 // fsimg cat: write a file of a FAT, exFAT or NTFS image to stdout.
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <string>

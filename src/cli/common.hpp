@@ -1,11 +1,13 @@
 // Shared pieces of the command line: exit codes and subcommand registration.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <functional>
 #include <string>
 #include <string_view>
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace fsimg::cli {
 

@@ -1,5 +1,6 @@
 // fsimg dump: show the boot region of an image (and its partition table).
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <nlohmann/json.hpp>
 #include <string>

@@ -25,8 +25,6 @@ using json = nlohmann::json;
 /// INDX blocks shown at most (a 20,000-entry directory has about 700).
 constexpr std::uint64_t kMaxShownBlocks = 65536;
 
-std::string utf8(const std::u16string& s) { return core::utf16_to_utf8_lossy(s); }
-
 std::string attr_label(const ntfs::Attribute& a) { return a.display_name(); }
 
 json runs_of(const ntfs::Volume& v, const ntfs::Attribute& a) {
@@ -228,9 +226,12 @@ int dump_extents(const ntfs::Volume& v, const std::string& image, const std::str
     for (const ntfs::AttributeKey& k : ntfs::list_attributes(v, r)) {
         const auto a = ntfs::load_attribute(v, r, static_cast<ntfs::AttrType>(k.type), k.name);
         if (!a) continue;
-        json ja{{"type", a->type},       {"type_name", std::string(ntfs::attr_type_name(a->type))},
-                {"name", utf8(a->name)}, {"resident", !a->non_resident},
-                {"flags", a->flags},     {"size", a->size()}};
+        json ja{{"type", a->type},
+                {"type_name", std::string(ntfs::attr_type_name(a->type))},
+                {"name", core::utf16_to_utf8_lossy(a->name)},
+                {"resident", !a->non_resident},
+                {"flags", a->flags},
+                {"size", a->size()}};
         if (!a->non_resident) {
             ja["record"] = a->record;
             if (!json_out)

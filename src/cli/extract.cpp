@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <fmt/format.h>
 
@@ -58,7 +59,7 @@ struct ExtractArgs {
     std::string streams = "files";  ///< NTFS alternate data streams: "files" (name:stream) or "skip"
 };
 
-constexpr unsigned kMaxDepth = 256;
+constexpr unsigned kMaxExtractDepth = 256;
 
 class Fd {
 public:
@@ -311,7 +312,8 @@ struct Extractor {
                      unsigned depth) {
         const std::uint64_t cl = dir.id;
         if (!visited.enter(cl, path)) return reached_again(path, cl);
-        if (depth >= kMaxDepth) return problem(path, fmt::format("nested deeper than {} levels", kMaxDepth));
+        if (depth >= kMaxExtractDepth)
+            return problem(path, fmt::format("nested deeper than {} levels", kMaxExtractDepth));
         std::vector<fs::Entry> d;
         std::vector<std::string> skipped;
         try {

@@ -1,6 +1,7 @@
 // fsimg fsck: check a FAT, exFAT or NTFS image and report findings, repair with -a/-p/-y; exit status as
 // fsck(8). fsimg undo: put back what a repair with --undo overwrote.
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <functional>

@@ -1,5 +1,6 @@
 // fsimg help [COMMAND]: the same text as `fsimg COMMAND --help`.
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <memory>
 #include <string>

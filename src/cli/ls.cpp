@@ -1,5 +1,6 @@
 // fsimg ls: list the files of a FAT, exFAT or NTFS image.
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -25,7 +26,7 @@ struct LsArgs {
     bool short_names = false;
 };
 
-constexpr unsigned kMaxDepth = 256;
+constexpr unsigned kMaxListDepth = 256;
 
 struct Lister {
     const LsArgs& a;
@@ -92,7 +93,7 @@ struct Lister {
             show(p, r);
             if (a.recursive && r.is_dir) subdirs.emplace_back(p, &r);
         }
-        if (depth + 1 < kMaxDepth) {
+        if (depth + 1 < kMaxListDepth) {
             for (const auto& [p, r] : subdirs) {
                 try {
                     list_dir(p, *r, depth + 1);

@@ -1,5 +1,6 @@
 // fsimg: the command line. Parsing (CLI11) and printing (fmt) only.
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <csignal>

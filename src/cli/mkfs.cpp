@@ -1,6 +1,7 @@
 // fsimg mkfs: create a filesystem image.
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <array>

@@ -1,5 +1,6 @@
 // mkfs --from: options, warnings, refusals and -s auto.
 #include "mkfs_populate.hpp"
+#include <CLI/CLI.hpp>
 
 #include <fmt/format.h>
 

@@ -2,8 +2,6 @@
 // printing warnings and refusals, -s auto). The work is in fat/populate.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -15,6 +13,10 @@
 #include "fsimg/io/partition.hpp"
 #include "fsimg/source/tree.hpp"
 #include "mkfs_common.hpp"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace fsimg::cli {
 

@@ -1,4 +1,5 @@
 #include "output.hpp"
+#include <CLI/CLI.hpp>
 
 #include <fmt/format.h>
 #include <sys/ioctl.h>

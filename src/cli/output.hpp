@@ -2,11 +2,13 @@
 // the progress line on stderr.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <memory>
 
 #include "fsimg/core/progress.hpp"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace fsimg::cli {
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 
 namespace fsimg::core {
 
@@ -112,6 +113,10 @@ std::string load_string(std::span<const std::byte> field) {
     std::string out(field.size(), '\0');
     for (std::size_t i = 0; i < field.size(); ++i) out[i] = static_cast<char>(field[i]);
     return out;
+}
+
+bool all_zero(const std::byte* p, std::size_t n) noexcept {
+    return n == 0 || (p[0] == std::byte{0} && std::memcmp(p, p + 1, n - 1) == 0);
 }
 
 }  // namespace fsimg::core

@@ -8,6 +8,7 @@
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/utf.hpp"
+#include "fsimg/exfat/layout.hpp"
 
 namespace fsimg::exfat {
 
@@ -15,7 +16,6 @@ namespace {
 
 constexpr std::size_t kMaxRootBytes = 64u << 10;        ///< read at a time from the root, for system entries
 constexpr std::uint64_t kMaxRootDirBytes = 256u << 20;  ///< a directory's limit [EXFAT §6.2]
-constexpr std::size_t kMaxUpcaseBytes = 128u << 10;     ///< a full uncompressed table [EXFAT §7.2]
 
 BootRegionCopy read_copy(const io::BlockDevice& dev, std::uint64_t first_sector, std::uint32_t bps,
                          std::vector<std::byte>& bytes) {

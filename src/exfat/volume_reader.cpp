@@ -12,14 +12,14 @@
 #include "fsimg/core/utf.hpp"
 #include "fsimg/core/walk.hpp"
 #include "fsimg/exfat/cost.hpp"
+#include "fsimg/exfat/layout.hpp"
 #include "fsimg/exfat/volume.hpp"
 
 namespace fsimg::exfat {
 
 namespace {
 
-constexpr std::size_t kMaxUpcaseBytes = 128u << 10;  ///< a full uncompressed table [EXFAT §7.2]
-constexpr std::size_t kReadChunk = 1u << 20;         ///< read_file's largest piece
+constexpr std::size_t kReadChunk = 1u << 20;  ///< read_file's largest piece
 
 std::string_view end_reason(ChainEnd e) {
     switch (e) {

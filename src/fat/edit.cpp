@@ -34,6 +34,11 @@ std::uint32_t clean_bit(FatType t) noexcept {
     return t == FatType::fat16 ? 0x8000u : t == FatType::fat32 ? 0x08000000u : 0u;
 }
 
+}  // namespace
+
+// Named, not anonymous: Editor::Impl holds one (-Wsubobject-linkage in a unity build).
+namespace edit_detail {
+
 /// Where a directory's entries lie on the device.
 struct DirPlace {
     bool fixed = false;                   ///< the FAT12/16 root region
@@ -42,7 +47,8 @@ struct DirPlace {
     std::uint32_t entries = 0;            ///< entries the region or chain holds
 };
 
-}  // namespace
+}  // namespace edit_detail
+using edit_detail::DirPlace;
 
 struct Editor::Impl {
     io::BlockDevice& dev;

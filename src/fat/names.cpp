@@ -260,7 +260,7 @@ std::uint16_t windows_short_name_hash(std::u16string_view name) noexcept {
                                       ((checksum & 0x00F0) << 4) | ((checksum & 0x000F) << 12));
 }
 
-std::string short_name_display(const ShortName& n) {
+std::string short_name_dotted(const ShortName& n) {
     std::string base(n.begin(), n.begin() + 8);
     std::string ext(n.begin() + 8, n.end());
     while (!base.empty() && base.back() == ' ') base.pop_back();

@@ -17,7 +17,7 @@ namespace {
 /// "EXFAT   " at byte 3 [EXFAT §3.1.2]; without it, a whole backup boot
 /// region at sector 12 (exfat::probe). The exFAT readers take the backup
 /// region themselves when the main one is damaged, so no device is patched.
-std::optional<Match> probe(const io::BlockDevice& volume, bool backups) {
+std::optional<Match> probe_exfat(const io::BlockDevice& volume, bool backups) {
     if (!backups) {
         if (volume.size() < 11) return std::nullopt;
         std::array<std::byte, 11> head{};
@@ -85,12 +85,12 @@ private:
     exfat::Volume volume_;
 };
 
-std::unique_ptr<View> open(const io::BlockDevice& volume, const Detection& d) {
+std::unique_ptr<View> open_exfat(const io::BlockDevice& volume, const Detection& d) {
     return std::make_unique<ExfatView>(volume, d);
 }
 
-check::Summary check(const io::BlockDevice& volume, const Detection&, check::Findings& out,
-                     const CheckOptions& options) {
+check::Summary check_exfat(const io::BlockDevice& volume, const Detection&, check::Findings& out,
+                           const CheckOptions& options) {
     exfat::CheckOptions o;
     o.on_walk = options.on_walk;
     o.placement = options.placement;
@@ -99,6 +99,6 @@ check::Summary check(const io::BlockDevice& volume, const Detection&, check::Fin
 
 }  // namespace
 
-Adapter exfat_adapter() { return {Kind::exfat, probe, open, check}; }
+Adapter exfat_adapter() { return {Kind::exfat, probe_exfat, open_exfat, check_exfat}; }
 
 }  // namespace fsimg::fs::detail

@@ -16,7 +16,7 @@ namespace {
 /// alone (the BPB broken) is a weak match, which a valid FAT32 backup boot
 /// sector (sector 6) makes a backup one. exFAT and NTFS boot sectors also
 /// start with EB xx 90: their names at byte 3 exclude them.
-std::optional<Match> probe(const io::BlockDevice& volume, bool backups) {
+std::optional<Match> probe_fat(const io::BlockDevice& volume, bool backups) {
     if (volume.size() < fat::kBootSectorSize) return std::nullopt;
     std::array<std::byte, fat::kBootSectorSize> s0{};
     volume.read_at(0, s0);
@@ -105,12 +105,12 @@ private:
     fat::Volume volume_;
 };
 
-std::unique_ptr<View> open(const io::BlockDevice& volume, const Detection& d) {
+std::unique_ptr<View> open_fat(const io::BlockDevice& volume, const Detection& d) {
     return std::make_unique<FatView>(reading_device(volume, d), d);
 }
 
-check::Summary check(const io::BlockDevice& volume, const Detection& d, check::Findings& out,
-                     const CheckOptions& options) {
+check::Summary check_fat(const io::BlockDevice& volume, const Detection& d, check::Findings& out,
+                         const CheckOptions& options) {
     fat::CheckOptions o;
     o.on_walk = options.on_walk;
     o.progress = options.progress;
@@ -123,6 +123,6 @@ check::Summary check(const io::BlockDevice& volume, const Detection& d, check::F
 
 }  // namespace
 
-Adapter fat_adapter() { return {Kind::fat, probe, open, check}; }
+Adapter fat_adapter() { return {Kind::fat, probe_fat, open_fat, check_fat}; }
 
 }  // namespace fsimg::fs::detail

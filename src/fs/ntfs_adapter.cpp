@@ -37,7 +37,7 @@ namespace {
 /// "NTFS    " at byte 3 (as ntfs-3g and the kernel test it): NTFS, read
 /// through the backup boot sector when sector 0 breaks a rule and the backup
 /// keeps them all; without the name, a valid backup boot sector alone.
-std::optional<Match> probe(const io::BlockDevice& volume, bool backups) {
+std::optional<Match> probe_ntfs(const io::BlockDevice& volume, bool backups) {
     if (volume.size() < ntfs::kBootSectorSize) return std::nullopt;
     std::array<std::byte, ntfs::kBootSectorSize> s0{};
     volume.read_at(0, s0);
@@ -266,12 +266,12 @@ private:
     ntfs::UpcaseTable upcase_;
 };
 
-std::unique_ptr<View> open(const io::BlockDevice& volume, const Detection& d) {
+std::unique_ptr<View> open_ntfs(const io::BlockDevice& volume, const Detection& d) {
     return std::make_unique<NtfsView>(reading_device(volume, d), d);
 }
 
-check::Summary check(const io::BlockDevice& volume, const Detection&, check::Findings& out,
-                     const CheckOptions& options) {
+check::Summary check_ntfs(const io::BlockDevice& volume, const Detection&, check::Findings& out,
+                          const CheckOptions& options) {
     // The checker finds and uses the backup boot sector itself, reporting
     // each rule sector 0 breaks.
     ntfs::CheckOptions o;
@@ -282,6 +282,6 @@ check::Summary check(const io::BlockDevice& volume, const Detection&, check::Fin
 
 }  // namespace
 
-Adapter ntfs_adapter() { return {Kind::ntfs, probe, open, check}; }
+Adapter ntfs_adapter() { return {Kind::ntfs, probe_ntfs, open_ntfs, check_ntfs}; }
 
 }  // namespace fsimg::fs::detail

@@ -46,10 +46,6 @@ std::string gz_error(gzFile f) {
     return code == Z_ERRNO ? std::strerror(errno) : (msg ? msg : "unknown zlib error");
 }
 
-bool all_zero(const std::byte* p, std::size_t n) {
-    return n == 0 || (p[0] == std::byte{0} && std::memcmp(p, p + 1, n - 1) == 0);
-}
-
 /// The bytes the first sectors say the image spans, or 0 when they say
 /// nothing known: a FAT, exFAT or NTFS volume's size, or the end of an MBR's
 /// last partition or of a GPT (its backup header's LBA + 1).
@@ -240,7 +236,7 @@ private:
         for (std::size_t at = 0; at < got; at += kHoleBlock) {
             const std::size_t len = std::min(kHoleBlock, got - at);
             const std::uint64_t off = produced_ + at;
-            if (off >= store_end || all_zero(p + at, len)) continue;
+            if (off >= store_end || core::all_zero(p + at, len)) continue;
             const std::size_t keep = static_cast<std::size_t>(std::min<std::uint64_t>(len, store_end - off));
             if (stored_ + keep > limit_) {
                 throw Error(

@@ -200,10 +200,6 @@ private:
     std::uint64_t size_;
 };
 
-bool all_zero(const std::byte* p, std::size_t n) noexcept {
-    return n == 0 || (p[0] == std::byte{0} && std::memcmp(p, p + 1, n - 1) == 0);
-}
-
 /// Whether [offset, offset+size) of fd holds a non-zero byte, and how many
 /// bytes it stores (data segments, SEEK_DATA/SEEK_HOLE; the whole range where
 /// the host cannot tell holes, as for most block devices).
@@ -232,7 +228,7 @@ DataScan scan_data(int fd, std::uint64_t offset, std::uint64_t size) {
                 static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), seg_end - p));
             const std::size_t got = pread_some(fd, p, std::span<std::byte>(buf.data(), want));
             if (got == 0) break;
-            scan.non_zero = !all_zero(buf.data(), got);
+            scan.non_zero = !core::all_zero(buf.data(), got);
             p += got;
         }
         at = seg_end;
@@ -507,7 +503,7 @@ Content probe_device(const BlockDevice& device, const ProbeOptions& options) {
             const std::size_t len =
                 static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), size - at));
             device.read_at(at, std::span<std::byte>(chunk.data(), len));
-            if (!all_zero(chunk.data(), len)) {
+            if (!core::all_zero(chunk.data(), len)) {
                 c.kind = ContentKind::data;
                 c.data_bytes = size;
                 c.description = fmt::format("{} of unrecognised data", core::format_size(size));

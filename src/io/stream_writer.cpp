@@ -1,4 +1,5 @@
 #include "fsimg/io/stream_writer.hpp"
+#include "fsimg/core/bytes.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -16,10 +17,6 @@ namespace {
 
 constexpr std::size_t kStreamBuffer = 8u << 20;  ///< bytes gathered before one write
 constexpr std::size_t kZeroBlock = 64u << 10;    ///< all-zero blocks of this size may stay holes
-
-bool all_zero(const std::byte* p, std::size_t n) noexcept {
-    return n == 0 || (p[0] == std::byte{0} && std::memcmp(p, p + 1, n - 1) == 0);
-}
 
 }  // namespace
 
@@ -71,7 +68,7 @@ void StreamWriter::flush() {
         std::size_t run_begin = 0, pos = 0;
         while (pos < used_) {
             const std::size_t len = std::min(kZeroBlock, used_ - pos);
-            if (all_zero(p + pos, len)) {
+            if (core::all_zero(p + pos, len)) {
                 if (pos > run_begin)
                     dev_.write_at(start_ + run_begin,
                                   std::span<const std::byte>(p + run_begin, pos - run_begin));

@@ -24,7 +24,7 @@ std::u16string upcase_key(std::u16string_view name) {
     return key;
 }
 
-std::u16string display16(const fat::ShortName& n) { return core::utf8_to_utf16(fat::short_name_display(n)); }
+std::u16string display16(const fat::ShortName& n) { return core::utf8_to_utf16(fat::short_name_dotted(n)); }
 
 }  // namespace
 

@@ -40,9 +40,6 @@ constexpr std::array<AttrDefEntry, 15> kAttrDefs{{
 }};
 constexpr std::size_t kAttrDefEntrySize = 160;
 
-void put32(std::vector<std::byte>& v, std::size_t at, std::uint32_t x) { core::store_le32(v, at, x); }
-void put64(std::vector<std::byte>& v, std::size_t at, std::uint64_t x) { core::store_le64(v, at, x); }
-
 // SIDs (revision 1, identifier authority NT = 5) [MS-DTYP 2.4.2].
 std::vector<std::byte> sid(std::initializer_list<std::uint32_t> sub) {
     std::vector<std::byte> s(8 + 4 * sub.size());
@@ -51,7 +48,7 @@ std::vector<std::byte> sid(std::initializer_list<std::uint32_t> sub) {
     s[7] = std::byte{5};
     std::size_t at = 8;
     for (std::uint32_t a : sub) {
-        put32(s, at, a);
+        core::store_le32(s, at, a);
         at += 4;
     }
     return s;
@@ -84,7 +81,7 @@ std::vector<std::byte> descriptor(const std::vector<Ace>& aces) {
         ace[0] = std::byte{0};  // ACCESS_ALLOWED_ACE_TYPE
         ace[1] = std::byte{a.flags};
         core::store_le16(ace, 2, static_cast<std::uint16_t>(ace.size()));
-        put32(ace, 4, a.mask);
+        core::store_le32(ace, 4, a.mask);
         std::copy(a.sid.begin(), a.sid.end(), ace.begin() + 8);
         acl.insert(acl.end(), ace.begin(), ace.end());
     }
@@ -93,12 +90,12 @@ std::vector<std::byte> descriptor(const std::vector<Ace>& aces) {
     core::store_le16(acl, 4, static_cast<std::uint16_t>(aces.size()));
     const auto& owner = sid_administrators();
     std::vector<std::byte> d(20);
-    d[0] = std::byte{1};                                       // revision
-    core::store_le16(d, 2, 0x8004);                            // SE_SELF_RELATIVE | SE_DACL_PRESENT
-    put32(d, 4, static_cast<std::uint32_t>(20 + acl.size()));  // owner
-    put32(d, 8, static_cast<std::uint32_t>(20 + acl.size() + owner.size()));  // group
-    put32(d, 12, 0);                                                          // no SACL
-    put32(d, 16, 20);                                                         // DACL
+    d[0] = std::byte{1};             // revision
+    core::store_le16(d, 2, 0x8004);  // SE_SELF_RELATIVE | SE_DACL_PRESENT
+    core::store_le32(d, 4, static_cast<std::uint32_t>(20 + acl.size()));                 // owner
+    core::store_le32(d, 8, static_cast<std::uint32_t>(20 + acl.size() + owner.size()));  // group
+    core::store_le32(d, 12, 0);                                                          // no SACL
+    core::store_le32(d, 16, 20);                                                         // DACL
     d.insert(d.end(), acl.begin(), acl.end());
     d.insert(d.end(), owner.begin(), owner.end());
     d.insert(d.end(), owner.begin(), owner.end());
@@ -122,12 +119,12 @@ std::vector<std::byte> build_attrdef() {
     for (const AttrDefEntry& e : kAttrDefs) {
         for (std::size_t i = 0; i < e.name.size(); ++i)
             core::store_le16(t, at + 2 * i, static_cast<std::uint16_t>(e.name[i]));
-        put32(t, at + 0x80, e.type);
-        put32(t, at + 0x84, 0);  // display rule
-        put32(t, at + 0x88, 0);  // collation rule (as mkntfs writes it)
-        put32(t, at + 0x8C, e.flags);
-        put64(t, at + 0x90, static_cast<std::uint64_t>(e.min_size));
-        put64(t, at + 0x98, static_cast<std::uint64_t>(e.max_size));
+        core::store_le32(t, at + 0x80, e.type);
+        core::store_le32(t, at + 0x84, 0);  // display rule
+        core::store_le32(t, at + 0x88, 0);  // collation rule (as mkntfs writes it)
+        core::store_le32(t, at + 0x8C, e.flags);
+        core::store_le64(t, at + 0x90, static_cast<std::uint64_t>(e.min_size));
+        core::store_le64(t, at + 0x98, static_cast<std::uint64_t>(e.max_size));
         at += kAttrDefEntrySize;
     }
     return t;
@@ -169,10 +166,10 @@ SecureStreams build_secure_streams() {
         const std::uint64_t at = align16(block.size());
         block.resize(at + 20 + d.size());
         Entry e{security_hash(d), id, at, static_cast<std::uint32_t>(20 + d.size())};
-        put32(block, at, e.hash);
-        put32(block, at + 4, e.id);
-        put64(block, at + 8, e.offset);
-        put32(block, at + 16, e.length);
+        core::store_le32(block, at, e.hash);
+        core::store_le32(block, at + 4, e.id);
+        core::store_le64(block, at + 8, e.offset);
+        core::store_le32(block, at + 16, e.length);
         std::copy(d.begin(), d.end(), block.begin() + static_cast<std::ptrdiff_t>(at + 20));
         entries.push_back(e);
     }
@@ -183,17 +180,17 @@ SecureStreams build_secure_streams() {
 
     auto data_of = [](const Entry& e) {
         std::vector<std::byte> v(20);
-        put32(v, 0, e.hash);
-        put32(v, 4, e.id);
-        put64(v, 8, e.offset);
-        put32(v, 16, e.length);
+        core::store_le32(v, 0, e.hash);
+        core::store_le32(v, 4, e.id);
+        core::store_le64(v, 8, e.offset);
+        core::store_le32(v, 16, e.length);
         return v;
     };
     // $SII: key = security id, collation ULONG.
     std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.id < b.id; });
     for (const Entry& e : entries) {
         std::vector<std::byte> key(4);
-        put32(key, 0, e.id);
+        core::store_le32(key, 0, e.id);
         const auto ie = build_view_index_entry(key, data_of(e));
         s.sii_entries.insert(s.sii_entries.end(), ie.begin(), ie.end());
     }
@@ -204,11 +201,11 @@ SecureStreams build_secure_streams() {
     });
     for (const Entry& e : entries) {
         std::vector<std::byte> key(8);
-        put32(key, 0, e.hash);
-        put32(key, 4, e.id);
+        core::store_le32(key, 0, e.hash);
+        core::store_le32(key, 4, e.id);
         auto data = data_of(e);
         auto ie = build_view_index_entry(key, data);
-        put32(ie, 16 + 8 + 20, 0x00490049);  // entry length 0x30 leaves 4 bytes after the data
+        core::store_le32(ie, 16 + 8 + 20, 0x00490049);  // entry length 0x30 leaves 4 bytes after the data
         s.sdh_entries.insert(s.sdh_entries.end(), ie.begin(), ie.end());
     }
     const auto end = build_end_index_entry();

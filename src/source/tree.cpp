@@ -40,7 +40,7 @@ std::string join(const std::string& dir, const std::string& name) {
     return dir.empty() || dir.back() == '/' ? dir + name : dir + "/" + name;
 }
 
-const char* kind_of(mode_t mode) {
+const char* special_kind(mode_t mode) {
     if (S_ISFIFO(mode)) return "FIFO";
     if (S_ISSOCK(mode)) return "socket";
     if (S_ISCHR(mode)) return "character device";
@@ -254,7 +254,7 @@ private:
                 warn_if_outside(path);
             }
             if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
-                tree_.warnings.push_back(fmt::format("skipped {} {}", kind_of(st.st_mode), path));
+                tree_.warnings.push_back(fmt::format("skipped {} {}", special_kind(st.st_mode), path));
                 continue;
             }
             if (S_ISREG(st.st_mode) && exclude_.count({st.st_dev, st.st_ino}) != 0) {

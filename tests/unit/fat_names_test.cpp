@@ -111,16 +111,16 @@ TEST_CASE("basis names follow fatgen103 (Windows' period handling)", "[fat_names
 TEST_CASE("short names: basis, ~1..~4, then the hashed form; always unique", "[fat_names]") {
     ShortNameAllocator a;
     // [EXP mtools] examples from formats.md §1.10
-    CHECK(short_name_display(a.generate(u("A long file name.text"))) == "ALONGF~1.TEX");
-    CHECK(short_name_display(a.generate(u("ab+c.txt"))) == "AB_C~1.TXT");
-    CHECK(short_name_display(a.generate(u("MixCase.txt"))) == "MIXCASE.TXT");   // fits 8.3: no tail
-    CHECK(short_name_display(a.generate(u("mixcase.TxT"))) == "MIXCAS~1.TXT");  // basis taken: tail
+    CHECK(short_name_dotted(a.generate(u("A long file name.text"))) == "ALONGF~1.TEX");
+    CHECK(short_name_dotted(a.generate(u("ab+c.txt"))) == "AB_C~1.TXT");
+    CHECK(short_name_dotted(a.generate(u("MixCase.txt"))) == "MIXCASE.TXT");   // fits 8.3: no tail
+    CHECK(short_name_dotted(a.generate(u("mixcase.TxT"))) == "MIXCAS~1.TXT");  // basis taken: tail
 
     ShortNameAllocator b;
     std::vector<std::string> got;
     for (int i = 1; i <= 6; ++i)
         got.push_back(
-            short_name_display(b.generate(u(("LongFileName" + std::to_string(i) + ".txt").c_str()))));
+            short_name_dotted(b.generate(u(("LongFileName" + std::to_string(i) + ".txt").c_str()))));
     CHECK(got[0] == "LONGFI~1.TXT");
     CHECK(got[3] == "LONGFI~4.TXT");
     // From the fifth on: 2 basis characters + 4 hex digits + ~1 (Windows 7+; ntfs_names_test.cpp).
@@ -141,7 +141,7 @@ TEST_CASE("short names: basis, ~1..~4, then the hashed form; always unique", "[f
     ShortName taken;
     std::copy_n("LONGFI~1TXT", 11, taken.begin());
     CHECK(d.reserve(taken));
-    CHECK(short_name_display(d.generate(u("LongFileName.txt"))) == "LONGFI~2.TXT");
+    CHECK(short_name_dotted(d.generate(u("LongFileName.txt"))) == "LONGFI~2.TXT");
 }
 
 TEST_CASE("Windows short-name hash reproduces the published example", "[fat_names]") {

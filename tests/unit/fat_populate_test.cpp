@@ -250,7 +250,7 @@ TEST_CASE("scan, plan and write a real tree; read it back", "[fat_populate]") {
         }
         const auto lf = root.children[0];
         CHECK(p.nodes[lf].lfn);
-        CHECK(short_name_display(p.nodes[lf].short_name) == "ALONGN~1.DAT");
+        CHECK(short_name_dotted(p.nodes[lf].short_name) == "ALONGN~1.DAT");
     }
 }
 

@@ -118,4 +118,7 @@ void store_padded(std::span<std::byte> field, std::string_view text, char pad = 
 /// Reads a fixed ASCII field as a string (bytes as-is, no trimming).
 std::string load_string(std::span<const std::byte> field);
 
+/// Whether the `n` bytes at `p` are all zero (true for n == 0).
+bool all_zero(const std::byte* p, std::size_t n) noexcept;
+
 }  // namespace fsimg::core

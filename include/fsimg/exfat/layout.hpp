@@ -37,6 +37,9 @@ inline constexpr std::uint64_t kSmallVolumeBytes = 8u << 20;
 inline constexpr std::uint32_t kMaxAlignBytes = 256u << 20;
 /// Bytes of the recommended up-case table in compressed form [EXFAT §7.2.5].
 inline constexpr std::uint32_t kUpcaseTableBytes = 5836;
+/// Largest up-case table a reader accepts: every one of the 65,536 UTF-16
+/// code units uncompressed, 2 bytes each [EXFAT §7.2].
+inline constexpr std::uint32_t kMaxUpcaseBytes = 128u << 10;
 
 /// What the user asked for. Sizes are in bytes unless named otherwise.
 struct LayoutRequest {

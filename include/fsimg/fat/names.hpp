@@ -127,7 +127,7 @@ BasisName basis_name(std::u16string_view name);
 std::uint16_t windows_short_name_hash(std::u16string_view name) noexcept;
 
 /// "NAME    EXT" -> "NAME.EXT" for messages and tests.
-std::string short_name_display(const ShortName& name);
+std::string short_name_dotted(const ShortName& name);
 
 /// Assigns unique short names within one directory.
 ///
