@@ -4,12 +4,6 @@ set -uo pipefail
 : "${SHARED:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/shared}"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/fsimg-test.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
-# python3 is Debian's (install-deps installs python3-jsonschema for it), ahead
-# of a version manager's shim on PATH: a pyenv shim costs about 0.4 s per
-# call, and the tests call python3 hundreds of times (issue 43).
-if [ -x /usr/bin/python3 ] && [ "$(command -v python3)" != /usr/bin/python3 ]; then
-  mkdir -p "$WORK/.bin" && ln -s /usr/bin/python3 "$WORK/.bin/python3" && export PATH="$WORK/.bin:$PATH"
-fi
 FAILS=0
 PASSES=0
 pass() { PASSES=$((PASSES + 1)); }
