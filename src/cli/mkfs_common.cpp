@@ -82,13 +82,8 @@ std::optional<std::uint8_t> parse_mbr_type(std::string_view text) {
     if (text.size() > 2 && (text.substr(0, 2) == "0x" || text.substr(0, 2) == "0X")) text.remove_prefix(2);
     if (text.empty() || text.size() > 2) return std::nullopt;
     unsigned v = 0;
-    for (const char c : text) {
-        if (!std::isxdigit(static_cast<unsigned char>(c))) return std::nullopt;
-        v = v * 16 + static_cast<unsigned>(std::isdigit(static_cast<unsigned char>(c))
-                                               ? c - '0'
-                                               : std::tolower(static_cast<unsigned char>(c)) - 'a' + 10);
-    }
-    if (v == 0) return std::nullopt;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v, 16);
+    if (ec != std::errc{} || end != text.data() + text.size() || v == 0) return std::nullopt;
     return static_cast<std::uint8_t>(v);
 }
 }  // namespace
