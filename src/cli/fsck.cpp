@@ -118,16 +118,27 @@ int fsck_one(const FsckArgs& a, const std::string& image, std::optional<check::R
             ro.level = *level;
             io::FileImage* file = v.file.get();
             ro.barrier = [file] { file->sync(); };
-            repairs = fs::repair_volume(*dev, checked, findings, ro);
-            file->sync();
+            // At most two passes: a first that rewrote a boot sector from its
+            // valid twin has left the dirty flag for errors that were only the
+            // old sector's (a media byte FAT[0] does not hold); the second,
+            // on what the new one shows, finishes.
+            for (int pass = 0; pass < 2; ++pass) {
+                auto made = fs::repair_volume(*dev, checked, findings, ro);
+                file->sync();
+                repairs.insert(repairs.end(), made.begin(), made.end());
+                // What is left, checked again from the bytes now on the image.
+                check::Findings after;
+                fs::add_table_findings(v.table, after);
+                fs::CheckOptions quiet;
+                quiet.placement = opt.placement;
+                checked = fs::check_volume(v.device(), after, quiet);
+                findings = std::move(after);
+                if (made.empty() ||
+                    std::none_of(findings.all().begin(), findings.all().end(),
+                                 [&](const check::Finding& f) { return check::repairs(f.code, *level); }))
+                    break;
+            }
             CutDevice::report(cut.get());
-            // What is left, checked again from the bytes now on the image.
-            check::Findings after;
-            fs::add_table_findings(v.table, after);
-            fs::CheckOptions quiet;
-            quiet.placement = opt.placement;
-            checked = fs::check_volume(v.device(), after, quiet);
-            findings = std::move(after);
         } else if (level) {
             CutDevice::report(nullptr);
         }

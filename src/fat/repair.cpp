@@ -44,22 +44,82 @@ void rewrite_fat1(io::BlockDevice& dev, const Layout& l, F change) {
     }
 }
 
+/// Which boot sector stands after the repair, decided before the first write.
+enum class BootFix : std::uint8_t {
+    none,
+    restore_main,  ///< sector 0 rewritten from the backup boot sector (sector 0 does not validate; the backup
+                   ///< does)
+    refresh_backup,  ///< the backup rewritten from sector 0 (which validates)
+    signature,       ///< -y: 55 AA written, when it is all sector 0 lacks and no valid backup exists
+};
+
 }  // namespace
 
 std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Findings& found,
                                          const check::Summary& summary, const check::RepairOptions& options) {
-    const BootRegion br = read_boot_region(dev);
-    if (!br.layout)
-        throw Error(ErrorCode::corrupt, "the boot sector gives no geometry: nothing can be repaired");
-    const Layout& l = *br.layout;
+    if (dev.size() < kBootSectorSize)
+        throw Error(ErrorCode::corrupt, "the image is shorter than one boot sector: nothing can be repaired");
     const check::RepairPlan plan = check::plan_repairs(found, options.level);
     const std::set<std::string_view>& codes = plan.codes;
-    const bool errors_left = plan.errors_left;
+    bool errors_left = plan.errors_left;
     std::vector<check::Repair> done;
+
+    // 0. Which copy of the boot sector is valid: a copy is a source only when
+    // it validates against the volume (boot_copy_problem), so that no repair
+    // ever writes a damaged sector over a good one.
+    std::array<std::byte, kBootSectorSize> s0{};
+    dev.read_at(0, s0);
+    const std::optional<std::string> p0 = boot_copy_problem(s0, dev);
+    std::optional<std::array<std::byte, kBootSectorSize>> backup;
+    std::uint64_t backup_at = 0;
+    if (!p0) {
+        const BootSector b0 = decode_boot_sector(s0);
+        const std::uint64_t at = std::uint64_t(b0.backup_boot_sector) * b0.bytes_per_sector;
+        if (b0.is_fat32_shape && b0.backup_boot_sector != 0 && b0.backup_boot_sector < b0.reserved_sectors &&
+            at + kBootSectorSize <= dev.size()) {
+            backup.emplace();
+            dev.read_at(at, *backup);
+            backup_at = at;
+        }
+    } else if (auto b =
+                   find_backup_boot_sector(dev)) {  // sector 0 untrusted: the backup where formatters put it
+        backup = b->sector;
+        backup_at = b->offset;
+    }
+    const std::optional<std::string> pb = backup
+                                              ? boot_copy_problem(*backup, dev)
+                                              : std::optional<std::string>("there is no backup boot sector");
+    const bool main_bad = codes.count("fat.boot.signature") || codes.count("fat.boot.main-damaged");
+    const bool differs = codes.count("fat.boot.backup-differs") != 0;
+    BootFix fix = BootFix::none;
+    std::array<std::byte, kBootSectorSize> standing = s0;  // the boot sector the volume has after the repair
+    if (p0 && !pb && (main_bad || differs)) {
+        fix = BootFix::restore_main;
+        standing = *backup;
+    } else if (!p0 && backup && differs) {
+        fix = BootFix::refresh_backup;
+    } else if (p0 && codes.count("fat.boot.signature") && options.level == check::RepairLevel::all) {
+        std::array<std::byte, kBootSectorSize> signed0 = s0;
+        signed0[off::Signature] = std::byte{0x55};
+        signed0[off::Signature + 1] = std::byte{0xAA};
+        if (!boot_copy_problem(signed0, dev)) {
+            fix = BootFix::signature;
+            standing = signed0;
+        }
+    }
+    if ((main_bad || differs) && fix == BootFix::none) errors_left = true;  // both copies left as they are
+    const BootSector bs = decode_boot_sector(standing);
+    if (geometry_problem(bs))
+        throw Error(ErrorCode::corrupt, "the boot sector gives no geometry: nothing can be repaired");
+    const Layout l = layout_from_boot_sector(bs);
+    const bool has_fsinfo = bs.is_fat32_shape && bs.fsinfo_sector != 0 &&
+                            bs.fsinfo_sector < l.reserved_sectors &&
+                            (std::uint64_t(bs.fsinfo_sector) + 1) * l.bytes_per_sector <= dev.size();
+
     const bool dirty = codes.count("fat.boot.dirty") || codes.count("fat.fat.dirty");
-    const bool other = std::any_of(codes.begin(), codes.end(), [](std::string_view c) {
-        return c != "fat.boot.dirty" && c != "fat.fat.dirty";
-    });
+    const bool fsinfo_fix =
+        has_fsinfo && (codes.count("fat.fsinfo.free-count") || codes.count("fat.fsinfo.next-free"));
+    const bool other = fix != BootFix::none || fsinfo_fix;
     const std::uint32_t bit = clean_bit(l.type);
     // 1. Marked dirty before the first repair (a volume that is not already).
     bool marked = false;
@@ -67,8 +127,36 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
         rewrite_fat1(dev, l, [bit](std::uint32_t v) { return v & ~bit; });
         marked = true;
     }
-    // 2. The repairs.
-    if ((codes.count("fat.fsinfo.free-count") || codes.count("fat.fsinfo.next-free")) && br.fsinfo) {
+    // 2. The boot sector from the copy that validates.
+    const std::uint64_t backup_sector = backup_at / l.bytes_per_sector;
+    if (fix == BootFix::restore_main) {
+        dev.write_at(0, standing);
+        const char* code = codes.count("fat.boot.main-damaged") ? "fat.boot.main-damaged"
+                           : codes.count("fat.boot.signature")  ? "fat.boot.signature"
+                                                                : "fat.boot.backup-differs";
+        done.push_back({code, fmt::format("sector 0 rewritten from the backup boot sector (sector {}), which "
+                                          "validates; sector 0 did not: {}",
+                                          backup_sector, *p0)});
+    } else if (fix == BootFix::signature) {
+        dev.write_at(off::Signature, std::span(standing).subspan(off::Signature, 2));
+        done.push_back({"fat.boot.signature",
+                        "the signature 55 AA written at bytes 510-511 of sector 0, whose BPB is otherwise "
+                        "valid and agrees with the FAT (no valid backup boot sector to copy)"});
+    } else if (fix == BootFix::refresh_backup) {
+        // Sector 0 as it is, but for the dirty bit, which the backup does not carry.
+        std::array<std::byte, kBootSectorSize> copy = s0;
+        copy[off::Reserved1_32] =
+            static_cast<std::byte>(static_cast<std::uint8_t>(copy[off::Reserved1_32]) & ~0x01u);
+        dev.write_at(backup_at, copy);
+        done.push_back(
+            {"fat.boot.backup-differs",
+             pb ? fmt::format("the backup boot sector (sector {}) rewritten from sector 0, which "
+                              "validates; the backup did not: {}",
+                              backup_sector, *pb)
+                : fmt::format("the backup boot sector (sector {}) rewritten from sector 0", backup_sector)});
+    }
+    // 3. FSInfo.
+    if (fsinfo_fix) {
         std::array<std::byte, kBootSectorSize> s{};
         const std::uint64_t at = std::uint64_t(l.fsinfo_sector) * l.bytes_per_sector;
         dev.read_at(at, s);
@@ -88,18 +176,7 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
         encode_fsinfo(fi, s);
         dev.write_at(at, s);
     }
-    if (codes.count("fat.boot.backup-differs") && l.type == FatType::fat32 && br.backup) {
-        std::array<std::byte, kBootSectorSize> s0{};
-        dev.read_at(0, s0);
-        // Sector 0 as it is, but for the dirty bit, which the backup does not carry.
-        s0[off::Reserved1_32] =
-            static_cast<std::byte>(static_cast<std::uint8_t>(s0[off::Reserved1_32]) & ~0x01u);
-        dev.write_at(std::uint64_t(l.backup_boot_sector) * l.bytes_per_sector, s0);
-        done.push_back({"fat.boot.backup-differs",
-                        fmt::format("the backup boot sector (sector {}) rewritten from sector 0",
-                                    l.backup_boot_sector)});
-    }
-    // 3. Clean last, after a barrier; only when nothing wrong is left.
+    // 4. Clean last, after a barrier; only when nothing wrong is left.
     if ((dirty || marked) && !errors_left) {
         if (options.barrier) options.barrier();
         if (bit != 0) rewrite_fat1(dev, l, [bit](std::uint32_t v) { return v | bit; });

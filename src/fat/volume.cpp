@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <vector>
 
 #include "fsimg/core/error.hpp"
@@ -52,6 +53,30 @@ std::optional<BackupBootSector> find_backup_boot_sector(const io::BlockDevice& d
             bs.backup_boot_sector == kBackupSector && !geometry_problem(bs))
             return b;
     }
+    return std::nullopt;
+}
+
+std::optional<std::string> boot_copy_problem(BootSpan sector, const io::BlockDevice& dev) {
+    const BootSector bs = decode_boot_sector(sector);
+    if (!has_boot_jump(bs))
+        return fmt::format("no boot sector jump (EB xx 90 or E9): {:02X} {:02X} {:02X}", bs.jmp_boot[0],
+                           bs.jmp_boot[1], bs.jmp_boot[2]);
+    if (bs.signature != 0xAA55)
+        return fmt::format("bytes 510-511 are {:02X} {:02X}, not 55 AA", bs.signature & 0xFF,
+                           bs.signature >> 8);
+    if (bs.oem_name == "EXFAT   " || bs.oem_name == "NTFS    ")
+        return fmt::format("the OEM name is \"{}\": an exFAT or NTFS boot sector", bs.oem_name);
+    if (auto p = geometry_problem(bs)) return p;
+    const Layout l = layout_from_boot_sector(bs);
+    if (l.volume_bytes() > dev.size())
+        return fmt::format("it describes {} bytes of volume, more than the {} the image holds",
+                           l.volume_bytes(), dev.size());
+    std::array<std::byte, 1> fat0{};
+    dev.read_at(l.first_fat_sector * l.bytes_per_sector, fat0);
+    if (std::to_integer<std::uint8_t>(fat0[0]) != bs.media)
+        return fmt::format(
+            "FAT[0]'s media byte {:02X} in the FAT it locates (sector {}) is not its BPB_Media {:02X}",
+            std::to_integer<unsigned>(fat0[0]), l.first_fat_sector, bs.media);
     return std::nullopt;
 }
 

@@ -9,11 +9,13 @@ namespace fsimg::fs {
 
 std::vector<check::Repair> repair_volume(io::BlockDevice& volume, const Checked& checked,
                                          const check::Findings& found, const check::RepairOptions& options) {
-    if (checked.detection.through_backup) return {};
+    // A volume read through its backup boot sector goes to the repairer too:
+    // it rewrites sector 0 from the backup when the backup validates.
     switch (checked.detection.kind) {
         case Kind::fat:
             return fat::repair_volume(volume, found, checked.summary, options);
         case Kind::exfat:
+            if (checked.detection.through_backup) return {};  // the main boot region is not restored yet
             return exfat::repair_volume(volume, found, checked.summary, options);
         case Kind::ntfs:
             return ntfs::repair_volume(volume, found, options);

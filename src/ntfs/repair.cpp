@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fsimg/core/error.hpp"
+#include "fsimg/io/patched_device.hpp"
 #include "fsimg/ntfs/structs.hpp"
 #include "fsimg/ntfs/volume.hpp"
 
@@ -19,8 +20,45 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     std::array<std::byte, kBootSectorSize> s0{};
     if (dev.size() < s0.size()) return done;
     dev.read_at(0, s0);
-    if (std::memcmp(s0.data() + 3, "NTFS    ", 8) != 0) return done;
     const check::RepairPlan plan = check::plan_repairs(found, options.level);
+    // Sector 0 and the backup boot sector: a copy is a source only when it
+    // keeps every rule of validate_boot_sector and the volume opens through it
+    // (record 0 of $MFT where it says), so that no repair writes a damaged
+    // sector over a good one.
+    const auto opens =
+        [&dev](std::span<const std::byte, kBootSectorSize> sector) -> std::optional<std::string> {
+        if (const auto p = validate_boot_sector(sector); !p.empty())
+            return fmt::format("{} [{}]", p.front().message, p.front().code);
+        try {
+            const io::PatchedDevice through(dev, sector);
+            const Volume v(through);
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+            return std::string(e.what());
+        }
+        return std::nullopt;
+    };
+    const std::optional<std::string> p0 = opens(s0);
+    if (p0) {
+        const bool asked = std::any_of(plan.codes.begin(), plan.codes.end(),
+                                       [](std::string_view c) { return c.substr(0, 10) == "ntfs.boot."; });
+        const auto backup = find_backup_boot_sector(dev);
+        if (!asked || !backup || opens(backup->sector)) return done;  // neither copy stands: both left
+        dev.write_at(0, backup->sector);
+        s0 = backup->sector;
+        std::string_view code = "ntfs.boot.backup-differs";
+        for (const auto& f : found.all())
+            if (f.code.substr(0, 10) == "ntfs.boot." && f.code != "ntfs.boot.backup-differs" &&
+                plan.has(f.code)) {
+                code = f.code;
+                break;
+            }
+        done.push_back(
+            {std::string(code), fmt::format("sector 0 rewritten from the backup boot sector at byte "
+                                            "{}, which is valid; sector 0 was not: {}",
+                                            backup->offset, *p0)});
+    }
+    if (std::memcmp(s0.data() + 3, "NTFS    ", 8) != 0) return done;
     std::optional<Volume> vol;
     try {
         vol.emplace(dev);
@@ -65,7 +103,7 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
             if (e.code() == ErrorCode::io) throw;
         }
     }
-    if (plan.has("ntfs.boot.backup-differs")) {
+    if (plan.has("ntfs.boot.backup-differs") && !p0) {
         const std::uint64_t at = g.volume_bytes();
         if (at <= dev.size() && dev.size() - at >= kBootSectorSize) {
             dev.write_at(at, s0);

@@ -21,12 +21,6 @@ cd "$WORK"
 mkdir -p tree/dir
 printf 'hello\n' > tree/a.txt
 head -c 50000 /dev/urandom > tree/dir/b.bin
-poke() { python3 -c '
-import sys
-f = open(sys.argv[1], "r+b"); f.seek(int(sys.argv[2], 0)); f.write(bytes.fromhex(sys.argv[3]))' "$@"; }
-codes() { "$FSIMG" fsck --json "$1" 2>/dev/null | python3 -c '
-import json, sys
-print(" ".join(sorted(f["code"] for f in json.load(sys.stdin)["findings"] if f["severity"] != "info")))'; }
 files_ok() {  # files_ok IMG TYPE [ours]: every file reads back byte-exact (mtools for FAT unless "ours")
   if [ "$2" = exfat ] || [ "${3:-}" = ours ]; then
     "$FSIMG" cat "$1" /a.txt | cmp -s - tree/a.txt && "$FSIMG" cat "$1" /dir/b.bin | cmp -s - tree/dir/b.bin
@@ -68,7 +62,7 @@ for pair in "f32.img fat" "f16.img fat" "ex.img exfat"; do
   set -- $pair; img=$1 type=$2
   # (mtools refuses a FAT16 whose FAT[1] is 0x7FFF, "Error reading FAT": fsimg reads it)
   files_ok "$img" $type ours && pass || fail "$img: files unreadable before the repair"
-  before=$(codes "$img")
+  before=$(fsck_codes "$img")
   [ -n "$before" ] && pass || fail "$img: no findings before the repair"
   cp "$img" orig-$img
   sha_orig=$(sha256sum < "$img")
@@ -82,18 +76,18 @@ for pair in "f32.img fat" "f16.img fat" "ex.img exfat"; do
     FSIMG_TEST_CUT_AFTER_WRITES=$n "$FSIMG" fsck -p cut-$img >/dev/null 2>&1; rc=$?
     [ $rc = 99 ] || fail "$img: cut after write $n: exit $rc"
     files_ok cut-$img $type || fail "$img: files unreadable after cut $n"
-    after=$(codes cut-$img)
+    after=$(fsck_codes cut-$img)
     for c in $after; do
       case " $before fat.fat.dirty fat.boot.dirty exfat.boot.dirty " in *" $c "*) ;; *) fail "$img: cut $n added $c" ;; esac
     done
     "$FSIMG" fsck -p cut-$img > /dev/null 2>&1; rc=$?
-    [ $rc = 1 ] && [ -z "$(codes cut-$img)" ] && pass || fail "$img: repair after cut $n: exit $rc, left $(codes cut-$img)"
+    [ $rc = 1 ] && [ -z "$(fsck_codes cut-$img)" ] && pass || fail "$img: repair after cut $n: exit $rc, left $(fsck_codes cut-$img)"
   done
   # The repair itself, with an undo file.
   "$FSIMG" fsck -p --undo $img.undo "$img" > rep.out 2>&1; rc=$?
   [ $rc = 1 ] && pass || fail "$img: fsck -p exit $rc: $(cat rep.out)"
   grep -q "^$img: [0-9]* repairs\? made; clean" rep.out && pass || fail "$img: $(cat rep.out)"
-  [ -z "$(codes "$img")" ] && pass || fail "$img: left $(codes "$img")"
+  [ -z "$(fsck_codes "$img")" ] && pass || fail "$img: left $(fsck_codes "$img")"
   ref_check "$img" $type && pass || fail "$img: the reference checker objects"
   files_ok "$img" $type && pass || fail "$img: files differ"
   sha_fixed=$(sha256sum < "$img")
@@ -116,13 +110,13 @@ files_ok ex.img exfat && pass || fail "ex.img files after undo"
 "$FSIMG" mkfs -q -t ntfs -s 32M --from tree nt.img || fail "mkfs ntfs"
 python3 "$here/../tools/ntfs_damage.py" nt.img mftmirr-differs > /dev/null || fail "damage mftmirr"
 python3 "$here/../tools/ntfs_damage.py" nt.img boot-backup-differs > /dev/null || fail "damage boot backup"
-[ "$(codes nt.img)" = "ntfs.boot.backup-differs ntfs.mftmirr.differs" ] && pass || fail "nt.img before: $(codes nt.img)"
+[ "$(fsck_codes nt.img)" = "ntfs.boot.backup-differs ntfs.mftmirr.differs" ] && pass || fail "nt.img before: $(fsck_codes nt.img)"
 ntfsfix -n nt.img > /dev/null 2>&1 && fail "ntfsfix -n does not see the mirror damage" || pass
 sha_orig=$(sha256sum < nt.img)
 "$FSIMG" fsck -p --undo nt.undo nt.img > rep.out 2>&1; rc=$?
 [ $rc = 1 ] && grep -q "^repaired ntfs.mftmirr.differs: \$MFTMirr rewritten from \$MFT: records 0..3" rep.out && pass ||
   fail "nt.img: exit $rc: $(cat rep.out)"
-[ -z "$(codes nt.img)" ] && pass || fail "nt.img left $(codes nt.img)"
+[ -z "$(fsck_codes nt.img)" ] && pass || fail "nt.img left $(fsck_codes nt.img)"
 ntfsfix -n nt.img > ntfsfix.out 2>&1 && pass || fail "ntfsfix -n after the repair: $(cat ntfsfix.out)"
 ntfscat nt.img /a.txt 2>/dev/null | cmp -s - tree/a.txt && ntfscat nt.img /dir/b.bin 2>/dev/null | cmp -s - tree/dir/b.bin &&
   pass || fail "ntfs-3g does not read the files back"

@@ -22,8 +22,16 @@ namespace fsimg::fat {
 ///   (`summary.free_clusters`), as fsck.fat -a does;
 /// - fat.fsinfo.next-free: FSI_Nxt_Free set to 0xFFFFFFFF, "no hint"
 ///   [FATGEN "FSInfo"];
-/// - fat.boot.backup-differs: the FAT32 backup boot sector rewritten from
-///   sector 0, which every driver reads (a copy from the valid twin);
+/// - the boot sector, from the copy that validates (boot_copy_problem:
+///   jump, 55 AA, geometry, agreement with the volume), decided before the
+///   first write: fat.boot.signature, fat.boot.main-damaged or
+///   fat.boot.backup-differs with a sector 0 that does not validate and a
+///   FAT32 backup boot sector that does: sector 0 rewritten from the backup;
+///   fat.boot.backup-differs with a sector 0 that validates: the backup
+///   rewritten from sector 0, which every driver reads; at level `all`,
+///   fat.boot.signature when 55 AA is all sector 0 lacks and no backup
+///   validates: the signature written. When neither copy validates, both are
+///   left and the error stays (so does the dirty flag);
 /// - fat.boot.dirty / fat.fat.dirty: BS_Reserved1's dirty bit cleared and
 ///   FAT[1]'s clean-shutdown bit set in every FAT copy, last, and only when
 ///   no error is left unrepaired (a volume with errors stays marked dirty).

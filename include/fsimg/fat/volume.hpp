@@ -56,6 +56,19 @@ struct BackupBootSector {
 /// BPB_BkBootSec 6. Reads at most 4 sectors; nullopt when none is found.
 std::optional<BackupBootSector> find_backup_boot_sector(const io::BlockDevice& device);
 
+/// Why `sector` cannot stand as the boot sector of the volume on `device`, as
+/// a message naming the rule; nullopt when it can. The rules: a jump (EB xx 90
+/// or E9) [FATGEN "Boot Sector and BPB": BS_jmpBoot], the signature 55 AA at
+/// bytes 510-511 [FATGEN: "Signature_word"], not an exFAT or NTFS name, a
+/// derivable geometry (geometry_problem), and that geometry proven against
+/// the volume: the volume it describes fits in `device`, and the low byte of
+/// FAT[0] in the first FAT it locates is BPB_Media [FATGEN "FAT Data
+/// Structure": FAT[0] holds the media byte]. A repair copies a boot sector
+/// over its twin only when this holds for the source (design.md: repair
+/// never trusts the wrong copy). Reads one byte of `device`; throws only
+/// Error(io).
+std::optional<std::string> boot_copy_problem(BootSpan sector, const io::BlockDevice& device);
+
 /// Reads sector 0 (and FSInfo, backup boot sector, the first root directory
 /// sector or cluster) with every offset checked against the device.
 /// Throws Error(not_this_fs) when sector 0 is not a FAT boot sector (no jump

@@ -1,9 +1,9 @@
 // Repairing an NTFS volume in place: the repairs fsimg fsck -a/-p/-y makes
-// (docs/fsck-codes.md "Repair"). Both are copies from a valid twin into a
-// backup structure that no driver reads while the original is sound, so a
-// repair cut at any write leaves the backup partly rewritten and the volume
-// as readable as before; no dirty flag is set (setting $Volume's would make
-// Windows run chkdsk at its next mount).
+// (docs/fsck-codes.md "Repair"). Each is a copy from a valid twin: into a
+// backup structure that no driver reads while the original is sound, or one
+// sector (sector 0 from its backup) which reaches the disk whole, so a repair
+// cut at any write leaves the volume as readable as before; no dirty flag is
+// set (setting $Volume's would make Windows run chkdsk at its next mount).
 #pragma once
 
 #include <vector>
@@ -21,10 +21,15 @@ namespace fsimg::ntfs {
 ///   rewritten from $MFT's, bytes as stored (fixups included), as ntfsfix
 ///   rewrites the mirror [FLATCAP files/mftmirr];
 /// - ntfs.boot.backup-differs: the backup boot sector (the sector after the
-///   volume's total sectors) rewritten from sector 0.
-/// Nothing is repaired when sector 0 does not say "NTFS    " or $MFT cannot
-/// be read through it. Returns what was done. Throws Error(io) on I/O
-/// failures.
+///   volume's total sectors) rewritten from sector 0, when sector 0 is valid;
+/// - ntfs.boot.* (signature, OEM ID, a field breaking validate_boot_sector's
+///   rules, or $MFT record 0 not where sector 0 says): sector 0 rewritten
+///   from the backup boot sector (find_backup_boot_sector) when the backup
+///   is valid and $MFT opens through it, as ntfsfix restores it.
+/// A copy is a source only when it keeps every rule of validate_boot_sector
+/// and the volume opens through it; when neither copy does, both are left.
+/// Nothing else is repaired when $MFT cannot be read. Returns what was done.
+/// Throws Error(io) on I/O failures.
 std::vector<check::Repair> repair_volume(io::BlockDevice& device, const check::Findings& found,
                                          const check::RepairOptions& options);
 
