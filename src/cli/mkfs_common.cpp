@@ -244,6 +244,19 @@ PartitionTarget open_partition_target(const std::string& disk, unsigned number, 
     io::OpenedVolume v = io::open_disk(disk);
     io::select_partition(v, disk, number);  // no table, no such partition, extended: Error(usage)
     const io::Partition& p = *v.partition;
+    // A partition that shares sectors with another (or holds an EBR) cannot
+    // be formatted without destroying what the other holds: refused, even
+    // with --force, as the table itself is wrong.
+    if (const auto others = io::partition_overlaps(v.table, p); !others.empty()) {
+        std::string list;
+        for (const auto& o : others) list += (list.empty() ? "" : ", ") + o;
+        throw Error(
+            ErrorCode::refused,
+            fmt::format("partition {} of \"{}\" (LBA {}..{}) overlaps {}: formatting it would overwrite "
+                        "them; fix the partition table first (sfdisk --verify lists the overlap); "
+                        "nothing was written",
+                        number, disk, p.first_lba, p.first_lba + p.sector_count - 1, list));
+    }
     if (p.image_sectors < p.sector_count)
         throw Error(ErrorCode::usage,
                     fmt::format("partition {} of \"{}\" runs past the end of the image (LBA {} + {} sectors, "
@@ -300,7 +313,14 @@ void write_destination(const Destination& dest,
     if (dest.refusal) throw Error(ErrorCode::refused, *dest.refusal);
     if (dest.partition) {
         const PartitionTarget& t = *dest.partition;
-        const auto disk = io::FileImage::open(t.disk, false);
+        // The file itself, not a link to it: the rebuilt disk is renamed over
+        // the real file, so a symbolic link stays a link to the changed disk.
+        std::error_code ec;
+        const std::filesystem::path real = std::filesystem::canonical(t.disk, ec);
+        if (ec)
+            throw Error(ErrorCode::io,
+                        fmt::format("cannot resolve \"{}\": {}; nothing was written", t.disk, ec.message()));
+        const auto disk = io::FileImage::open(real.string(), false);
         disk->lock_exclusive();  // no fsimg command changes it while it is copied
         // The table read before must still be the table (nothing changed it since).
         const io::PartitionTable now = io::read_partition_table(*disk);
@@ -316,7 +336,7 @@ void write_destination(const Destination& dest,
                 ErrorCode::refused,
                 fmt::format("the partition table of \"{}\" changed while mkfs ran; nothing was written",
                             t.disk));
-        io::AtomicImage out(std::filesystem::path(t.disk), disk->size());
+        io::AtomicImage out(real, disk->size());
         note_stale(out);
         const std::uint64_t offset = t.partition.first_lba * t.table.sector_size;
         io::copy_stored_bytes(*disk, out.device(), offset, t.bytes());

@@ -699,6 +699,31 @@ bool set_partition_type(BlockDevice& disk, const PartitionTable& table, const Pa
 
 bool is_extended_type(std::uint8_t type) noexcept { return type == 0x05 || type == 0x0F || type == 0x85; }
 
+std::vector<std::string> partition_overlaps(const PartitionTable& table, const Partition& p) {
+    std::vector<std::string> out;
+    if (p.sector_count == 0) return out;
+    // MBR fields are 32-bit; a GPT entry's count is LastLba - FirstLba + 1: no overflow.
+    const std::uint64_t first = p.first_lba;
+    const std::uint64_t last = p.first_lba + (p.sector_count - 1);
+    const bool logical = p.ebr_lba != 0;
+    // An extended partition holds the logical partitions and their EBRs by design.
+    const bool extended = table.kind == PartitionTableKind::mbr && !logical && is_extended_type(p.mbr_type);
+    for (const Partition& q : table.partitions) {
+        const bool self = q.index == p.index && q.entry_offset == p.entry_offset;
+        if (extended && q.ebr_lba != 0) continue;
+        if (!self && q.sector_count != 0) {
+            const std::uint64_t q_last = q.first_lba + (q.sector_count - 1);
+            const bool container = logical && table.kind == PartitionTableKind::mbr &&
+                                   is_extended_type(q.mbr_type) && q.first_lba <= first && last <= q_last;
+            if (!container && q.first_lba <= last && first <= q_last)
+                out.push_back(fmt::format("partition {} (LBA {}..{})", q.index, q.first_lba, q_last));
+        }
+        if (q.ebr_lba != 0 && q.ebr_lba >= first && q.ebr_lba <= last)
+            out.push_back(fmt::format("the EBR of partition {} (LBA {})", q.index, q.ebr_lba));
+    }
+    return out;
+}
+
 namespace {
 
 /// Sets p.image_sectors from the image's `sectors` and records where an MBR

@@ -894,3 +894,37 @@ TEST_CASE("copy_stored_bytes copies data around a skipped range, keeping holes",
     CHECK(got == want);
     fs::remove_all(dir);
 }
+
+TEST_CASE("partition_overlaps names shared sectors and EBRs, not a logical's container", "[io][partition]") {
+    const auto part = [](unsigned index, std::uint64_t first, std::uint64_t count, std::uint8_t type = 0x0C,
+                         std::uint64_t ebr = 0) {
+        io::Partition p;
+        p.index = index;
+        p.first_lba = first;
+        p.sector_count = count;
+        p.mbr_type = type;
+        p.ebr_lba = ebr;
+        p.entry_offset = 446 + 16 * std::uint64_t(index - 1);
+        return p;
+    };
+    io::PartitionTable t;
+    t.kind = io::PartitionTableKind::mbr;
+    t.partitions = {part(1, 2048, 8192), part(2, 10240, 20480, 0x0F), part(5, 12288, 4096, 0x0C, 10240),
+                    part(6, 18432, 4096, 0x0C, 16384)};
+    // A sound table: nothing shared; logical 5 lies in its extended container 2.
+    for (const auto& p : t.partitions) CHECK(io::partition_overlaps(t, p).empty());
+    // Partition 1 grown into the extended partition and the first EBR.
+    t.partitions[0].sector_count = 8193;
+    CHECK(io::partition_overlaps(t, t.partitions[0]) ==
+          std::vector<std::string>{"partition 2 (LBA 10240..30719)", "the EBR of partition 5 (LBA 10240)"});
+    CHECK(io::partition_overlaps(t, t.partitions[2]).empty());  // 5 still clear of 1
+    t.partitions[0].sector_count = 8192;
+    // Logical 5 grown over the EBR of logical 6 and into 6.
+    t.partitions[2].sector_count = 6145;
+    CHECK(io::partition_overlaps(t, t.partitions[2]) ==
+          std::vector<std::string>{"partition 6 (LBA 18432..22527)", "the EBR of partition 6 (LBA 16384)"});
+    CHECK(io::partition_overlaps(t, t.partitions[3]) ==
+          std::vector<std::string>{"partition 5 (LBA 12288..18432)"});
+    // An empty entry overlaps nothing.
+    CHECK(io::partition_overlaps(t, part(3, 0, 0)).empty());
+}

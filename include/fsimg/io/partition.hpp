@@ -85,6 +85,17 @@ struct PartitionTable {
     std::vector<PartitionProblem> problems;  ///< what is wrong with the table (PartitionProblem codes)
 };
 
+/// What else lies on the sectors of `p`, one phrase each ("partition 2
+/// (LBA 2048..4095)", "the EBR of partition 6 (LBA 8191)"): every other
+/// entry of `table` whose LBA range meets p's (an MBR extended partition
+/// that holds p as one of its logical partitions excepted, and the logical
+/// partitions and EBRs inside p when p is that extended partition),
+/// and every EBR sector that lies inside p. Formatting p would overwrite each
+/// of them; sfdisk --verify and gdisk report such tables as overlapping,
+/// while Linux accepts them (block/partitions/msdos.c). Empty for a sound
+/// table. Pure; sectors in the table's sector size.
+std::vector<std::string> partition_overlaps(const PartitionTable& table, const Partition& p);
+
 /// Where a single partition goes in a disk of `disk_bytes`: first LBA at
 /// `first_lba` (0: at 1 MiB, as partitioning tools place it), last sector
 /// before the GPT backup structures for GPT (last usable LBA = N - 34 at
