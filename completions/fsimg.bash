@@ -15,12 +15,12 @@ _fsimg_options() {
         extract) echo "-C --directory --force --force-crosslinked --utc --streams -v --verbose --codepage -q --quiet --progress -h --help" ;;
         slack) echo "--from-list -t --type --for -c --cluster --volume-size --tolerance --json --csv -o --output
                      --chart --top --verify --threads --codepage -q --quiet --progress -h --help" ;;
-        cp) echo "-r -R --recursive -f --force -p --preserve --json -q --quiet --codepage -h --help" ;;
-        rm) echo "-r -R --recursive -f --force --json -q --quiet --codepage -h --help" ;;
-        mkdir) echo "-p --parents --json -q --quiet --codepage -h --help" ;;
-        mv) echo "-f --force --json -q --quiet --codepage -h --help" ;;
-        label) echo "--volume-id --json -q --quiet --codepage -h --help" ;;
-        attrib) echo "--json -q --quiet --codepage --help" ;;
+        cp) echo "-r -R --recursive -f --force -p --preserve --json --force-unsafe -q --quiet --codepage -h --help" ;;
+        rm) echo "-r -R --recursive -f --force --json --force-unsafe -q --quiet --codepage -h --help" ;;
+        mkdir) echo "-p --parents --json --force-unsafe -q --quiet --codepage -h --help" ;;
+        mv) echo "-f --force --json --force-unsafe -q --quiet --codepage -h --help" ;;
+        label) echo "--volume-id --json --force-unsafe -q --quiet --codepage -h --help" ;;
+        attrib) echo "--json --force-unsafe -q --quiet --codepage --help" ;;
         undo) echo "-q --quiet --codepage -h --help" ;;
         help) echo "-h --help" ;;
     esac

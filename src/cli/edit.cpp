@@ -19,6 +19,7 @@
 
 #include "common.hpp"
 #include "cut_device.hpp"
+#include "fsimg/check/finding.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/text.hpp"
 #include "fsimg/core/time.hpp"
@@ -27,6 +28,7 @@
 #include "fsimg/core/utf8_safe.hpp"
 #include "fsimg/core/windows_names.hpp"
 #include "fsimg/fat/names.hpp"
+#include "fsimg/fs/check.hpp"
 #include "fsimg/fs/detect.hpp"
 #include "fsimg/fs/edit.hpp"
 #include "fsimg/fs/view.hpp"
@@ -54,6 +56,7 @@ struct Session {
     int status = kExitOk;
 
     bool finished = false;
+    bool change = true;  ///< false: opened read-only to show (OpenMode::change)
 
     Session() = default;
     Session(Session&&) = default;
@@ -61,7 +64,7 @@ struct Session {
     /// A command that stops on an error still ends the change (the writes
     /// before it left the volume consistent): finish().
     ~Session() {
-        if (editor && !finished) {
+        if (editor && change && !finished) {
             try {
                 editor->finish();
             } catch (const std::exception&) {  // the error that stopped the command is the one reported
@@ -99,9 +102,23 @@ struct Session {
     }
 };
 
-Session open_session(const std::string& spec, std::string_view command) {
+/// "fat.chain.cross-link (/A.TXT, cluster 5: message)" for a refusal or warning.
+std::string finding_text(const check::Finding& f) {
+    std::string where = f.where.object;
+    if (f.where.cluster) where += fmt::format("{}cluster {}", where.empty() ? "" : ", ", *f.where.cluster);
+    return fmt::format("{} ({}{}{})", f.code, shown(where), where.empty() ? "" : ": ", shown(f.message));
+}
+
+/// How a changing command opens its image.
+struct OpenMode {
+    bool change = true;         ///< false: only shows (label, attrib without changes): read-only, no check
+    bool force_unsafe = false;  ///< --force-unsafe: change a volume the check calls unsafe to change
+};
+
+Session open_session(const std::string& spec, std::string_view command, OpenMode mode) {
     Session s;
     s.spec = spec;
+    s.change = mode.change;
     const auto [path, part] = io::split_image_spec(spec);
     if (io::is_gzip_file(path)) {
         throw Error(ErrorCode::usage,
@@ -109,9 +126,9 @@ Session open_session(const std::string& spec, std::string_view command) {
                                 "uncompressed ones (gunzip it first)",
                                 path));
     }
-    s.opened = io::open_volume(spec, true);
+    s.opened = io::open_volume(spec, mode.change);
     // One writer at a time: two commands changing one image at once would allocate the same clusters.
-    s.opened.file->lock_exclusive();
+    if (mode.change) s.opened.file->lock_exclusive();
     const fs::Detection d = fs::detect(s.opened.device());
     if (d.kind == fs::Kind::ntfs) {
         throw Error(ErrorCode::unsupported,
@@ -123,6 +140,40 @@ Session open_session(const std::string& spec, std::string_view command) {
                     fmt::format("{}: {}; fsimg changes only a volume whose main boot sector is "
                                 "sound (see fsimg fsck)",
                                 spec, d.note));
+    }
+    if (mode.change) {
+        // Before the first write, the checker's ownership walk (once per
+        // command): who owns each cluster and directory slot the change
+        // may touch (fs::write_safety).
+        check::Findings found;
+        const fs::Checked checked = fs::check_volume(s.opened.device(), found);
+        const fs::WriteSafety safety = fs::write_safety(found, checked.summary);
+        std::string damage;
+        for (const check::Finding* f : safety.unsafe) {
+            if (damage.empty()) damage = finding_text(*f);
+        }
+        if (damage.empty() && safety.incomplete)
+            damage = "the check could not finish, so who owns each cluster is not known";
+        if (safety.unsafe.size() > 1) damage += fmt::format(" and {} more", safety.unsafe.size() - 1);
+        if (!safety.safe() && !mode.force_unsafe) {
+            throw Error(ErrorCode::refused,
+                        fmt::format("{} is damaged where fsimg {} relies on it: {}; nothing was changed. "
+                                    "`fsimg fsck {}` lists the damage and `fsimg fsck -y` repairs what it "
+                                    "can; --force-unsafe changes the volume anyway",
+                                    spec, command, damage, spec));
+        }
+        if (!safety.safe()) {
+            warn(fmt::format("{}: changing a damaged volume (--force-unsafe): {}", spec, damage));
+        } else if (!safety.elsewhere.empty()) {
+            std::vector<std::string_view> codes;
+            for (const check::Finding* f : safety.elsewhere) {
+                if (std::find(codes.begin(), codes.end(), f->code) == codes.end()) codes.push_back(f->code);
+            }
+            std::string list;
+            for (const auto c : codes) list += fmt::format("{}{}", list.empty() ? "" : ", ", c);
+            warn(fmt::format("{}: fsck finds damage this change does not rely on ({}); see fsimg fsck {}",
+                             spec, list, spec));
+        }
     }
     io::BlockDevice* dev = &s.opened.device();
     s.cut = CutDevice::from_environment(*dev);
@@ -167,10 +218,11 @@ struct MkdirArgs {
     std::vector<std::string> paths;
     bool parents = false;
     bool json = false;
+    bool force_unsafe = false;
 };
 
 int run_mkdir(const MkdirArgs& a) {
-    Session s = open_session(a.image, "mkdir");
+    Session s = open_session(a.image, "mkdir", {true, a.force_unsafe});
     for (const std::string& path : a.paths) {
         s.each(path, [&] {
             const std::string norm = fs::normalize_path(path);
@@ -226,10 +278,11 @@ struct RmArgs {
     bool recursive = false;
     bool force = false;
     bool json = false;
+    bool force_unsafe = false;
 };
 
 int run_rm(const RmArgs& a) {
-    Session s = open_session(a.image, "rm");
+    Session s = open_session(a.image, "rm", {true, a.force_unsafe});
     for (const std::string& path : a.paths) {
         s.each(path, [&] {
             const auto [parent, name] = split_path(path);
@@ -264,6 +317,7 @@ struct CpArgs {
     bool force = false;
     bool preserve = false;
     bool json = false;
+    bool force_unsafe = false;
 };
 
 fs::NewEntry info_of(const source::TreeNode& n, bool preserve) {
@@ -347,7 +401,7 @@ void copy_node(Session& s, const CpArgs& a, const source::SourceTree& tree, sour
 
 int run_cp(const CpArgs& a) {
     if (a.operands.size() < 2) throw Error(ErrorCode::usage, "cp needs SRC... DEST");
-    Session s = open_session(a.image, "cp");
+    Session s = open_session(a.image, "cp", {true, a.force_unsafe});
     const std::vector<std::string> sources(a.operands.begin(), a.operands.end() - 1);
     const std::string dest = fs::normalize_path(a.operands.back());
     const auto dest_record = s.ed().lookup(dest);
@@ -435,11 +489,12 @@ struct MvArgs {
     std::vector<std::string> operands;
     bool force = false;
     bool json = false;
+    bool force_unsafe = false;
 };
 
 int run_mv(const MvArgs& a) {
     if (a.operands.size() < 2) throw Error(ErrorCode::usage, "mv needs SRC... DEST");
-    Session s = open_session(a.image, "mv");
+    Session s = open_session(a.image, "mv", {true, a.force_unsafe});
     const std::vector<std::string> sources(a.operands.begin(), a.operands.end() - 1);
     const std::string dest = fs::normalize_path(a.operands.back());
     for (const std::string& src : sources) {
@@ -494,15 +549,16 @@ struct LabelArgs {
     std::optional<std::string> label;
     std::optional<std::string> volume_id;
     bool json = false;
+    bool force_unsafe = false;
 };
 
 int run_label(const LabelArgs& a) {
     // Everything given is checked before anything is written (--volume-id as mkfs takes it).
     const bool set_id = a.volume_id.has_value();
     const std::uint32_t new_id = set_id ? parse_volume_id(*a.volume_id) : 0;
-    Session s = open_session(a.image, "label");
-    if (a.label) s.ed().check_label(*a.label);
     const bool change = a.label.has_value() || set_id;
+    Session s = open_session(a.image, "label", {change, a.force_unsafe});
+    if (a.label) s.ed().check_label(*a.label);
     if (a.label) {
         s.ed().set_label(*a.label);
         if (!a.label->empty() && s.ed().windows_upper_cases_labels()) {
@@ -543,6 +599,7 @@ struct AttribArgs {
     std::string image;
     std::vector<std::string> rest;  // [+|-]{r,h,s,a}... PATH...
     bool json = false;
+    bool force_unsafe = false;
 };
 
 std::string attr_text(std::uint8_t a) {
@@ -595,7 +652,7 @@ int run_attrib(const AttribArgs& a) {
     }
     if (paths.empty()) throw Error(ErrorCode::usage, "attrib needs at least one PATH");
     if (set & clear) throw Error(ErrorCode::usage, "attrib: an attribute is both set and cleared");
-    Session s = open_session(a.image, "attrib");
+    Session s = open_session(a.image, "attrib", {(set | clear) != 0, a.force_unsafe});
     nlohmann::json listing = nlohmann::json::array();
     for (const std::string& path : paths) {
         s.each(path, [&] {
@@ -642,6 +699,9 @@ Action add_mkdir(CLI::App& app) {
     cmd->add_option("PATH", a->paths, "Directories to make")->required();
     cmd->add_flag("-p,--parents", a->parents, "Make missing parents; an existing directory is no error");
     cmd->add_flag("--json", a->json, "Report what changed as JSON");
+    cmd->add_flag("--force-unsafe", a->force_unsafe,
+                  "Change the volume even where fsck finds damage the change relies on (cross-links, a "
+                  "bitmap or FAT that gives away used clusters): files may be lost");
     return [a] { return run_mkdir(*a); };
 }
 
@@ -654,6 +714,9 @@ Action add_rm(CLI::App& app) {
     cmd->add_flag("-r,-R,--recursive", a->recursive, "Remove directories and everything below them");
     cmd->add_flag("-f,--force", a->force, "A path that does not exist is no error");
     cmd->add_flag("--json", a->json, "Report what changed as JSON");
+    cmd->add_flag("--force-unsafe", a->force_unsafe,
+                  "Change the volume even where fsck finds damage the change relies on (cross-links, a "
+                  "bitmap or FAT that gives away used clusters): files may be lost");
     return [a] { return run_rm(*a); };
 }
 
@@ -676,6 +739,9 @@ Action add_cp(CLI::App& app) {
         "-p,--preserve", a->preserve,
         "Keep the source's modification and creation times (else now or SOURCE_DATE_EPOCH), and read-only");
     cmd->add_flag("--json", a->json, "Report what changed as JSON");
+    cmd->add_flag("--force-unsafe", a->force_unsafe,
+                  "Change the volume even where fsck finds damage the change relies on (cross-links, a "
+                  "bitmap or FAT that gives away used clusters): files may be lost");
     return [a] { return run_cp(*a); };
 }
 
@@ -692,6 +758,9 @@ Action add_mv(CLI::App& app) {
         ->expected(2, -1);
     cmd->add_flag("-f,--force", a->force, "Replace an existing file of the destination name");
     cmd->add_flag("--json", a->json, "Report what changed as JSON");
+    cmd->add_flag("--force-unsafe", a->force_unsafe,
+                  "Change the volume even where fsck finds damage the change relies on (cross-links, a "
+                  "bitmap or FAT that gives away used clusters): files may be lost");
     return [a] { return run_mv(*a); };
 }
 
@@ -707,6 +776,9 @@ Action add_label(CLI::App& app) {
                     "The new label (FAT: up to 11 ASCII characters, exFAT: 11 UTF-16 units; '' removes it)");
     cmd->add_option("--volume-id", a->volume_id, "The new volume serial number (8 hex digits)");
     cmd->add_flag("--json", a->json, "Print the label and serial (and what changed) as JSON");
+    cmd->add_flag("--force-unsafe", a->force_unsafe,
+                  "Change the volume even where fsck finds damage the change relies on (cross-links, a "
+                  "bitmap or FAT that gives away used clusters): files may be lost");
     return [a] { return run_label(*a); };
 }
 
@@ -718,6 +790,9 @@ Action add_attrib(CLI::App& app) {
         "Examples:\n  fsimg attrib card.img /boot.ini\n  fsimg attrib card.img +r +h /boot.ini\n  fsimg "
         "attrib card.img -a /data/log.txt");
     cmd->add_flag("--json", a->json, "Report as JSON");
+    cmd->add_flag("--force-unsafe", a->force_unsafe,
+                  "Change the volume even where fsck finds damage the change relies on (cross-links, a "
+                  "bitmap or FAT that gives away used clusters): files may be lost");
     cmd->add_option("IMAGE", a->image, kImageHelp)->required();
     cmd->add_option("CHANGES_PATHS", a->rest, "[+|-]{r,h,s,a}... then PATH...");
     // -a, -h, -r, -s after IMAGE are attribute changes (as mattrib has them), not options.

@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
+
 #include "fsimg/core/error.hpp"
 #include "fsimg/exfat/edit.hpp"
 #include "fsimg/exfat/populate.hpp"
@@ -147,6 +150,80 @@ std::unique_ptr<Editor> open_editor(io::BlockDevice& volume, Kind kind, EditOpti
             break;
     }
     throw Error(ErrorCode::unsupported, fmt::format("{} volumes are not changed yet", label(kind)));
+}
+
+namespace {
+
+/// The codes whose findings break what an editor relies on (WriteSafety).
+constexpr std::array<std::string_view, 33> kUnsafe = {
+    "exfat.bitmap.free-in-use",
+    "exfat.bitmap.length",
+    "exfat.bitmap.missing",
+    "exfat.boot.image-truncated",
+    "exfat.chain.bad-cluster",
+    "exfat.chain.cross-link",
+    "exfat.chain.loop",
+    "exfat.chain.out-of-range",
+    "exfat.dir.loop",
+    "exfat.dir.too-deep",
+    "exfat.dir.unreadable",
+    "exfat.stream.first-cluster",
+    "exfat.stream.outside-heap",
+    "exfat.upcase.invalid",
+    "exfat.upcase.missing",
+    "fat.boot.fat-too-small",
+    "fat.boot.image-truncated",
+    "fat.boot.main-damaged",
+    "fat.boot.root-cluster",
+    "fat.boot.root-entries",
+    "fat.boot.total-sectors",
+    "fat.boot.type-mismatch",
+    "fat.chain.bad-cluster",
+    "fat.chain.cross-link",
+    "fat.chain.free-link",
+    "fat.chain.loop",
+    "fat.chain.out-of-range",
+    "fat.dir.loop",
+    "fat.dir.no-cluster",
+    "fat.dir.too-deep",
+    "fat.dir.unreadable",
+    "fat.file.start-free",
+    "fat.file.start-out-of-range",
+};
+
+/// Flags and counts a change rewrites or a crash leaves: no warning.
+constexpr std::array<std::string_view, 11> kRoutine = {
+    "exfat.bitmap.percent-in-use",
+    "exfat.boot.backup-differs",
+    "exfat.boot.dirty",
+    "exfat.boot.percent_in_use",
+    "fat.boot.backup-differs",
+    "fat.boot.backup-dirty-only",
+    "fat.boot.dirty",
+    "fat.fat.dirty",
+    "fat.fsinfo.free-count",
+    "fat.fsinfo.next-free",
+    "fat.fsinfo.signature",
+};
+
+template <std::size_t N>
+bool listed(const std::array<std::string_view, N>& list, std::string_view code) {
+    return std::find(list.begin(), list.end(), code) != list.end();
+}
+
+}  // namespace
+
+WriteSafety write_safety(const check::Findings& found, const check::Summary& summary) {
+    WriteSafety w;
+    w.incomplete = !summary.complete;
+    for (const check::Finding& f : found.all()) {
+        if (f.severity == check::Severity::fatal || listed(kUnsafe, f.code)) {
+            w.unsafe.push_back(&f);
+        } else if (f.severity == check::Severity::error && !listed(kRoutine, f.code)) {
+            w.elsewhere.push_back(&f);
+        }
+    }
+    return w;
 }
 
 }  // namespace fsimg::fs

@@ -89,3 +89,17 @@ sd_disk() {
   printf 'label: dos\nlabel-id: 0x5eed0001\nstart=2048, size=131072, type=83\nstart=133120, type=83\n' |
     sfdisk -q sd.img
 }
+# crossed.img: FAT32 (mkfs.fat + mcopy) whose /B.TXT shares its clusters with
+# /A.TXT (tests/tools/fat_damage.py chain-cross-link); new.txt to copy in.
+edit_damaged() {
+  mkdir -p src/DIR
+  head -c 5000 /dev/zero | tr '\0' a > src/A.TXT
+  head -c 3000 /dev/zero | tr '\0' b > src/B.TXT
+  printf 'c\n' > src/DIR/C.TXT
+  printf 'long\n' > "src/Long name file.txt"
+  truncate -s 40M crossed.img
+  mkfs.fat -F 32 -s 1 -i 1234ABCD -n TESTLBL crossed.img >/dev/null
+  mcopy -i crossed.img src/A.TXT src/B.TXT src/DIR "src/Long name file.txt" ::/
+  python3 "$(dirname "${BASH_SOURCE[0]}")/fat_damage.py" crossed.img chain-cross-link >/dev/null
+  printf 'new\n' > new.txt
+}

@@ -12,7 +12,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "fsimg/check/finding.hpp"
+#include "fsimg/check/summary.hpp"
 #include "fsimg/fs/detect.hpp"
 #include "fsimg/io/block_device.hpp"
 #include "fsimg/source/file.hpp"
@@ -98,6 +101,36 @@ public:
     /// Ends the change (the clean/dirty flag reset last).
     virtual void finish() = 0;
 };
+
+/// Whether a volume's check lets an editor change it (design.md "A writer
+/// never trusts the image it changes"). An editor relies on three things the
+/// checker's ownership walk proves or disproves: a cluster it allocates is
+/// free by the FAT or allocation bitmap and owned by nothing reachable; a
+/// cluster it frees belongs to the removed entry alone; a directory it
+/// writes into owns its slots.
+///  - `unsafe`: the findings that break one of them: a cross-link, a chain
+///    that loops, leaves the volume, runs into a free cluster or holds a bad
+///    one, a first cluster that is free or outside the volume, an exFAT
+///    cluster in use but clear in the bitmap, a directory that loops, cannot
+///    be read, has no cluster or lies deeper than the walk goes, a missing
+///    or wrong-sized bitmap, a missing or invalid up-case table (names could
+///    not be compared), a boot sector whose geometry is ambiguous or that the
+///    FAT or the image does not hold (root entries on FAT32, a FAT too
+///    small, a truncated image), and every fatal finding;
+///  - `incomplete`: the check did not finish every pass, so who owns each
+///    cluster is not known;
+///  - `elsewhere`: the other errors (lost clusters, names, timestamps...),
+///    which the change neither relies on nor makes worse, except the flags
+///    and counts every change rewrites or that a crash leaves (dirty flags,
+///    FSInfo, PercentInUse, a backup boot sector that differs).
+/// Pointers into `found`, valid while it lives.
+struct WriteSafety {
+    std::vector<const check::Finding*> unsafe;
+    std::vector<const check::Finding*> elsewhere;
+    bool incomplete = false;
+    bool safe() const noexcept { return unsafe.empty() && !incomplete; }
+};
+WriteSafety write_safety(const check::Findings& found, const check::Summary& summary);
 
 /// The editor for a volume detect() found to be `kind` (a whole image or a
 /// partition window, which must outlive it). Throws Error(unsupported) for
