@@ -75,7 +75,10 @@ FileRecord Editor::add_file(DirId dir, std::string_view name, const source::Sour
                             const NewEntryInfo& info) {
     Impl& m = *impl_;
     FileEntrySetInfo e = m.stamped(info, static_cast<std::uint16_t>(info.attributes & ~kFileAttrDirectory));
-    (void)m.new_set(dir, name, e, nullptr);  // name checks before anything is written
+    // Name checks, and the clusters for the data and the directory's growth, before anything is written.
+    const auto set = m.new_set(dir, name, e, nullptr);
+    m.plan_space(dir, core::div_ceil(data.size(), std::uint64_t{m.cb}),
+                 static_cast<std::uint32_t>(set.size() / kDirEntrySize));
     m.begin();
     const Impl::Alloc a = m.store_data(data);
     e.first_cluster = a.first();
@@ -126,7 +129,9 @@ FileRecord Editor::add_directory(DirId dir, std::string_view name, const NewEntr
     FileEntrySetInfo e = m.stamped(
         info, static_cast<std::uint16_t>((info.attributes & kSettableAttributes & ~kFileAttrArchive) |
                                          kFileAttrDirectory));
-    (void)m.new_set(dir, name, e, nullptr);
+    const auto set = m.new_set(dir, name, e, nullptr);
+    m.plan_space(dir, 1,
+                 static_cast<std::uint32_t>(set.size() / kDirEntrySize));  // before anything is written
     m.begin();
     const auto runs = m.find_free(1, m.hint);
     m.dev.zero_range(m.vol_offset(runs.front().first),

@@ -469,33 +469,55 @@ struct Editor::Impl {
     /// its later part first). d is grown when the entries after the end are
     /// too few; an entry after the new set that is not an end-of-directory
     /// entry is zeroed first. Returns the first index.
-    std::uint32_t make_room(DirId d, std::uint32_t need) {
-        const std::uint32_t per = cb / kDirEntrySize;
+    /// Where make_room puts `need` entries, decided without writing: a run
+    /// of unused entries before the end (`reuse`), else after `pad` unused
+    /// ones at the end, with `grow` clusters added. Throws Error(io) when the
+    /// directory cannot take them (256 MiB of entries).
+    struct Room {
+        std::uint32_t at = 0;
         std::uint32_t pad = 0;
-        {
-            CachedDir& c = dir(d);
-            for (std::uint32_t i = 0; i < c.end;) {
-                if (in_use(c.type(i))) {
-                    ++i;
-                    continue;
-                }
-                std::uint32_t j = i;
-                while (j < c.end && !in_use(c.type(j))) ++j;
-                for (std::uint32_t s = i; s + need <= j; ++s)
-                    if (consecutive(c, s, need)) return s;
-                i = j;
+        std::uint32_t grow = 0;
+        bool reuse = false;
+    };
+    Room plan_room(DirId d, std::uint32_t need) {
+        const std::uint32_t per = cb / kDirEntrySize;
+        CachedDir& c = dir(d);
+        for (std::uint32_t i = 0; i < c.end;) {
+            if (in_use(c.type(i))) {
+                ++i;
+                continue;
             }
-            // Crossing a cluster boundary: the next cluster, when the set fits in one.
-            if (need <= per && c.end % per + need > per) pad = per - c.end % per;
-            if (c.total() - c.end < pad + need) {
-                const std::uint32_t more = (pad + need - (c.total() - c.end) + per - 1) / per;
-                if ((std::uint64_t(c.clusters.size()) + more) * cb > kMaxDirectoryBytes)
-                    throw Error(ErrorCode::io,
-                                "no space left in the directory: an exFAT directory holds at "
-                                "most 256 MiB of entries");
-                grow(d, more);
-            }
+            std::uint32_t j = i;
+            while (j < c.end && !in_use(c.type(j))) ++j;
+            for (std::uint32_t s = i; s + need <= j; ++s)
+                if (consecutive(c, s, need)) return {s, 0, 0, true};
+            i = j;
         }
+        Room r;
+        // Crossing a cluster boundary: the next cluster, when the set fits in one.
+        if (need <= per && c.end % per + need > per) r.pad = per - c.end % per;
+        if (c.total() - c.end < r.pad + need) {
+            r.grow = (r.pad + need - (c.total() - c.end) + per - 1) / per;
+            if ((std::uint64_t(c.clusters.size()) + r.grow) * cb > kMaxDirectoryBytes)
+                throw Error(ErrorCode::io,
+                            "no space left in the directory: an exFAT directory holds at "
+                            "most 256 MiB of entries");
+        }
+        return r;
+    }
+    /// The clusters a change needs, found before its first write: `data`
+    /// clusters for a file and the growth of directory d for `entries` new
+    /// entries. Throws Error(io) (nothing written) when the volume or the
+    /// directory has no room.
+    void plan_space(DirId d, std::uint64_t data, std::uint32_t entries) {
+        const Room r = plan_room(d, entries);
+        if (data + r.grow != 0) (void)find_free(data + r.grow, hint);
+    }
+    std::uint32_t make_room(DirId d, std::uint32_t need) {
+        const Room r = plan_room(d, need);
+        if (r.reuse) return r.at;
+        std::uint32_t pad = r.pad;
+        if (r.grow != 0) grow(d, r.grow);
         CachedDir& c = dir(d);
         if (pad != 0 && consecutive(c, c.end, pad + need)) pad = 0;  // the new cluster is the next one
         const std::uint32_t at = c.end + pad;

@@ -372,12 +372,17 @@ struct Editor::Impl {
         vol.reset();
     }
 
-    /// Where `need` new entries go in directory d: a run of deleted entries
-    /// before the end-of-directory mark that lies in consecutive bytes, else
-    /// at the mark (the directory grown when the entries after it are too
-    /// few). Writes the zero entry after the run when one is needed, and the
-    /// new clusters; returns the first entry index.
-    std::uint32_t make_room(DirId d, std::uint32_t need) {
+    /// Where `need` new entries go in directory d, decided without writing:
+    /// a run of deleted entries before the end-of-directory mark that lies
+    /// in consecutive bytes (`reuse`), else at the mark, with `grow` clusters
+    /// added when the entries after it are too few. Throws Error(io) when the
+    /// directory cannot take them (a full FAT12/16 root, 65,536 entries).
+    struct Room {
+        std::uint32_t at = 0;
+        std::uint32_t grow = 0;
+        bool reuse = false;
+    };
+    Room plan_room(DirId d, std::uint32_t need) {
         CachedDir& c = dir(d);
         auto first_byte = [&](std::uint32_t i) {
             return std::to_integer<std::uint8_t>(c.bytes[std::size_t(i) * kDirEntrySize]);
@@ -391,27 +396,54 @@ struct Editor::Impl {
             std::uint32_t j = i;
             while (j < end && first_byte(j) == kDeleted) ++j;
             for (std::uint32_t s = i; s + need <= j; ++s)
-                if (consecutive(c.place, s, need)) return s;
+                if (consecutive(c.place, s, need)) return {s, 0, true};
             i = j;
         }
-        if (total - end < need) {
-            if (c.place.fixed) {
-                throw Error(
-                    ErrorCode::io,
-                    fmt::format("no space left in the root directory: a {} root holds {} entries and "
-                                "{} are in use (FAT32 has no such limit)",
-                                L.type == FatType::fat12 ? "FAT12" : "FAT16", L.root_entry_count, end));
-            }
-            const std::uint32_t per = L.cluster_bytes() / kDirEntrySize;
-            const std::uint32_t more = (need - (total - end) + per - 1) / per;
-            if (std::uint64_t(total) + std::uint64_t(more) * per > kMaxDirEntries) {
-                throw Error(ErrorCode::io,
-                            fmt::format("no space left in the directory: a FAT directory holds "
-                                        "at most {} entries",
-                                        kMaxDirEntries));
-            }
-            grow(d, more);
-        } else if (end + need < total && first_byte(end + need) != 0) {
+        if (total - end >= need) return {end, 0, false};
+        if (c.place.fixed) {
+            throw Error(ErrorCode::io,
+                        fmt::format("no space left in the root directory: a {} root holds {} entries and "
+                                    "{} are in use (FAT32 has no such limit)",
+                                    L.type == FatType::fat12 ? "FAT12" : "FAT16", L.root_entry_count,
+                                    used_entries(c)));
+        }
+        const std::uint32_t per = L.cluster_bytes() / kDirEntrySize;
+        const std::uint32_t more = (need - (total - end) + per - 1) / per;
+        if (std::uint64_t(total) + std::uint64_t(more) * per > kMaxDirEntries) {
+            throw Error(ErrorCode::io, fmt::format("no space left in the directory: a FAT directory holds "
+                                                   "at most {} entries",
+                                                   kMaxDirEntries));
+        }
+        return {end, more, false};
+    }
+    /// Entries of a directory in use: neither free (00) nor deleted (E5) before the mark.
+    std::uint32_t used_entries(CachedDir& c) const {
+        std::uint32_t n = 0;
+        for (std::uint32_t i = 0; i < c.end; ++i)
+            if (std::to_integer<std::uint8_t>(c.bytes[std::size_t(i) * kDirEntrySize]) != kDeleted) ++n;
+        return n;
+    }
+    /// The clusters a change needs, found before its first write: `data`
+    /// clusters for a file and the growth of directory d for `entries` new
+    /// entries. Throws Error(io) (nothing written) when the volume or the
+    /// directory has no room.
+    void plan_space(DirId d, std::uint64_t data, std::uint32_t entries) {
+        const Room r = plan_room(d, entries);
+        if (data + r.grow != 0) (void)find_free(data + r.grow, hint);
+    }
+
+    /// Where `need` new entries go in directory d (plan_room), the directory
+    /// grown first when needed; writes the zero entry after the new ones when
+    /// one is needed. Returns the first entry index.
+    std::uint32_t make_room(DirId d, std::uint32_t need) {
+        const Room r = plan_room(d, need);
+        if (r.reuse) return r.at;
+        CachedDir& c = dir(d);
+        const std::uint32_t end = r.at;
+        if (r.grow != 0) {
+            grow(d, r.grow);
+        } else if (end + need < c.place.entries &&
+                   std::to_integer<std::uint8_t>(c.bytes[std::size_t(end + need) * kDirEntrySize]) != 0) {
             // Bytes past the mark that are not zero would become entries once the mark moves.
             const std::array<std::byte, kDirEntrySize> zero{};
             write_dir(d, end + need, zero);
@@ -666,7 +698,10 @@ DirRecord Editor::add_file(DirId dir, std::string_view name, const source::Sourc
                            const NewEntryInfo& info) {
     Impl& m = *impl_;
     DirEntry e = m.stamped(info, static_cast<std::uint8_t>(info.attributes & ~kAttrDirectory));
-    (void)m.entry_set(dir, name, e, nullptr);  // name checks before anything is written
+    // Name checks, and the clusters for the data and the directory's growth, before anything is written.
+    const auto set = m.entry_set(dir, name, e, nullptr);
+    m.plan_space(dir, core::div_ceil(data.size(), std::uint64_t(m.L.cluster_bytes())),
+                 static_cast<std::uint32_t>(set.size() / kDirEntrySize));
     m.begin();
     const std::uint32_t first = m.store_data(data);
     e.first_cluster = first;
@@ -710,7 +745,9 @@ DirRecord Editor::add_directory(DirId dir, std::string_view name, const NewEntry
     DirEntry e = m.stamped(
         info,
         static_cast<std::uint8_t>((info.attributes & kSettableAttributes & ~kAttrArchive) | kAttrDirectory));
-    (void)m.entry_set(dir, name, e, nullptr);
+    const auto set = m.entry_set(dir, name, e, nullptr);
+    m.plan_space(dir, 1,
+                 static_cast<std::uint32_t>(set.size() / kDirEntrySize));  // before anything is written
     m.begin();
     const auto runs = m.find_free(1, m.hint);
     const std::uint32_t c = runs.front().first;

@@ -518,3 +518,33 @@ TEST_CASE("exfat edit: a FAT-chained directory grown by its next cluster becomes
                 Volume(img).lookup(fmt::format("/chained/a file with a long name {:02}.txt", i)).has_value());
     }
 }
+
+TEST_CASE("exfat edit: a refusal writes nothing (space for data and directory growth planned first)",
+          "[exfat][edit]") {
+    // Directory D full to its cluster's end (512-byte clusters: 16 entries, 5 sets of 3),
+    // one free cluster left: a file whose data would fit but whose set needs D to grow is
+    // refused before its data is written.
+    const Layout l = plan(16 << 20, 512);
+    io::MemoryImage img = formatted(l);
+    HostFiles h;
+    Source one(h.make("one", "x"));
+    Editor e(img, opts());
+    DirId d = e.directory_of(e.add_directory(kRootDir, "D", {}));
+    for (int i = 0; i < 5; ++i) e.add_file(d, fmt::format("F{}", i), one.open(), {});
+    e.finish();
+    check::Findings f;
+    const auto free = exfat::check_volume(img, f).free_clusters;
+    REQUIRE(free > 2);
+    Editor e2(img, opts());
+    d = dir_of(e2, "/D");
+    Source fill(h.make("fill", pattern((free - 1) * 512, 5)));
+    e2.add_file(kRootDir, "FILL.BIN", fill.open(), {});
+    const auto before = img.bytes();
+    REQUIRE_THROWS_WITH(e2.add_file(d, "LAST", one.open(), {}),
+                        Catch::Contains("no space left on the volume: 2 clusters"));
+    CHECK(img.bytes() == before);
+    REQUIRE_THROWS_WITH(e2.add_directory(d, "SUB", {}), Catch::Contains("no space left on the volume"));
+    CHECK(img.bytes() == before);
+    e2.finish();
+    CHECK(problems(img) == "");
+}
