@@ -20,6 +20,7 @@
 #include "common.hpp"
 #include "cut_device.hpp"
 #include "fsimg/check/finding.hpp"
+#include "fsimg/check/summary.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/text.hpp"
 #include "fsimg/core/time.hpp"
@@ -42,6 +43,10 @@
 namespace fsimg::cli {
 
 namespace {
+
+/// The most a source file that reports 0 bytes is read to (cp): procfs and
+/// sysfs files hold kilobytes; the content is held in memory until copied.
+constexpr std::uint64_t kMaxUnsizedBytes = 64 << 20;
 
 /// A name or path for JSON (valid UTF-8).
 std::string jtext(std::string_view s) { return core::escape_invalid_utf8(s); }
@@ -205,6 +210,38 @@ std::pair<fs::EditDir, fs::EditEntry> directory_at(fs::Editor& ed, const std::st
     return {ed.directory_of(*r), *r};
 }
 
+/// The depth of a normalized image path: "/" 0, "/a/b" 2.
+unsigned path_depth(std::string_view norm) {
+    return norm == "/" ? 0 : static_cast<unsigned>(std::count(norm.begin(), norm.end(), '/'));
+}
+
+/// The deepest directory of a scanned tree below its node 0, in levels (0: none).
+unsigned tree_height(const source::SourceTree& tree) {
+    unsigned height = 0;
+    std::vector<std::pair<std::uint32_t, unsigned>> todo{{0, 0}};  // (node, depth below node 0)
+    while (!todo.empty()) {
+        const auto [i, d] = todo.back();
+        todo.pop_back();
+        for (const std::uint32_t c : tree.nodes[i].children) {
+            if (!tree.nodes[c].is_dir) continue;
+            height = std::max(height, d + 1);
+            todo.emplace_back(c, d + 1);
+        }
+    }
+    return height;
+}
+
+/// Error(usage) when a directory would be made at `depth` (the root is 0):
+/// deeper than fsck, ls -R and extract walk (check::kMaxDirectoryDepth).
+void check_depth(unsigned depth, const std::string& path) {
+    if (depth >= check::kMaxDirectoryDepth)
+        throw Error(
+            ErrorCode::usage,
+            fmt::format("\"{}\" would put a directory {} levels below the root; fsimg makes at most {} "
+                        "(deeper is damage to fsck, and ls -R and extract stop there); nothing was made",
+                        shown(path), depth, check::kMaxDirectoryDepth - 1));
+}
+
 /// Names Windows programs cannot open (CON, AUX.TXT...) are stored with a warning, as mkfs --from does.
 void warn_device_name(const std::string& name) {
     if (core::is_windows_device_name(core::utf8_to_utf16(name)))
@@ -230,6 +267,7 @@ int run_mkdir(const MkdirArgs& a) {
                 if (!a.parents) s.failed(path, "the root directory exists");
                 return;
             }
+            check_depth(path_depth(norm), path);
             // Every component is checked before anything is made ("." and ".." are not names here).
             for (std::size_t b = 1; b <= norm.size();) {
                 const std::size_t e = std::min(norm.find('/', b), norm.size());
@@ -451,6 +489,7 @@ int run_cp(const CpArgs& a) {
                     throw Error(ErrorCode::usage,
                                 fmt::format("{} is a directory (cp -r copies directories)", src));
                 tree = source::scan_host_trees({source::TreeSource{host, "/"}}, source::SymlinkPolicy::skip);
+                check_depth(path_depth(fs::normalize_path(image_path)) + tree_height(tree), image_path);
                 s.ed().check_tree(tree);
                 for (const std::string& w : tree.warnings) warn(w);
                 if (!tree.problems.empty()) {
@@ -467,7 +506,11 @@ int run_cp(const CpArgs& a) {
             } else {
                 throw Error(ErrorCode::usage, fmt::format("{} is not a regular file or directory", src));
             }
-            source::SourceReader reader(tree);
+            // A file that reports 0 bytes (procfs, sysfs, FUSE) is read to its end, as GNU cp does,
+            // up to what the volume could hold and at most kMaxUnsizedBytes of memory.
+            source::ReadOptions ro;
+            ro.unsized_limit = std::min<std::uint64_t>(s.opened.device().size(), kMaxUnsizedBytes);
+            source::SourceReader reader(tree, ro);
             if (S_ISDIR(st.st_mode)) {
                 copy_node(s, a, tree, reader, 0, dir, name, image_path);
             } else {

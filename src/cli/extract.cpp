@@ -37,6 +37,7 @@
 
 #include "common.hpp"
 #include "fat_view.hpp"
+#include "fsimg/check/summary.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/walk.hpp"
 #include "fsimg/io/file_image.hpp"
@@ -59,7 +60,7 @@ struct ExtractArgs {
     std::string streams = "files";  ///< NTFS alternate data streams: "files" (name:stream) or "skip"
 };
 
-constexpr unsigned kMaxExtractDepth = 256;
+constexpr unsigned kMaxExtractDepth = check::kMaxDirectoryDepth;
 
 class Fd {
 public:

@@ -9,6 +9,7 @@
 
 #include "common.hpp"
 #include "fat_view.hpp"
+#include "fsimg/check/summary.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/walk.hpp"
 #include "view.hpp"
@@ -26,7 +27,7 @@ struct LsArgs {
     bool short_names = false;
 };
 
-constexpr unsigned kMaxListDepth = 256;
+constexpr unsigned kMaxListDepth = check::kMaxDirectoryDepth;
 
 struct Lister {
     const LsArgs& a;

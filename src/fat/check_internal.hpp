@@ -12,6 +12,7 @@
 
 #include "fsimg/check/cluster_bitmap.hpp"
 #include "fsimg/check/finding.hpp"
+#include "fsimg/check/summary.hpp"
 #include "fsimg/fat/check.hpp"
 #include "fsimg/fat/directory.hpp"
 #include "fsimg/fat/volume.hpp"
@@ -23,7 +24,7 @@ using Bitmap = check::ClusterBitmap;
 
 inline constexpr std::size_t kMaxCrossLinks = 20;  ///< cross-links reported one by one
 inline constexpr std::size_t kFirstLocations = 5;  ///< locations listed in an aggregated finding
-inline constexpr unsigned kMaxDepth = 256;         ///< directory nesting walked
+inline constexpr unsigned kMaxDepth = check::kMaxDirectoryDepth;  ///< directory nesting walked
 inline constexpr std::uint32_t kFatChunkEntries = 65536;
 
 struct CrossLink {

@@ -221,6 +221,10 @@ struct Editor::Impl {
         DirPlace place;
         std::vector<std::byte> bytes;  ///< place.entries entries
         std::uint32_t end = 0;         ///< the end-of-directory mark (the first 0x00 entry), or entries
+        /// No deleted (E5) entry lies before this index: where the search for
+        /// a reusable run starts, so that adding N entries to a directory
+        /// without deleted ones costs O(N), not O(N^2).
+        std::uint32_t first_deleted = 0;
         bool indexed = false;
         /// Case-fold keys of every live file and directory name, long and short -> (first_index, index).
         std::unordered_map<std::u16string, std::pair<std::uint32_t, std::uint32_t>> names;
@@ -290,6 +294,12 @@ struct Editor::Impl {
             }
         }
         c.end = end_mark(c.bytes);
+        c.first_deleted = c.end;
+        for (std::uint32_t i = 0; i < c.end; ++i)
+            if (std::to_integer<std::uint8_t>(c.bytes[std::size_t(i) * kDirEntrySize]) == kDeleted) {
+                c.first_deleted = i;
+                break;
+            }
         return dirs.emplace(d, std::move(c)).first->second;
     }
     static std::u16string key_of(std::string_view utf8) { return case_fold_key(core::utf8_to_utf16(utf8)); }
@@ -367,8 +377,17 @@ struct Editor::Impl {
                          bytes.subspan(std::size_t(it->first - first) * kDirEntrySize,
                                        std::size_t(it->second) * kDirEntrySize));
         }
+        const bool none_deleted = c.first_deleted >= c.end;  // no deleted entry before the mark
         std::copy(bytes.begin(), bytes.end(), c.bytes.begin() + std::ptrdiff_t(first) * kDirEntrySize);
         c.end = end_mark(c.bytes, std::min(c.end, first));  // only zero entries are written past the mark
+        bool deleted = false;
+        for (std::uint32_t i = 0; i < count && first + i < c.first_deleted; ++i)
+            if (std::to_integer<std::uint8_t>(bytes[std::size_t(i) * kDirEntrySize]) == kDeleted) {
+                c.first_deleted = first + i;
+                deleted = true;
+                break;
+            }
+        if (none_deleted && !deleted) c.first_deleted = c.end;  // still none: entries appended at the mark
         vol.reset();
     }
 
@@ -388,7 +407,7 @@ struct Editor::Impl {
             return std::to_integer<std::uint8_t>(c.bytes[std::size_t(i) * kDirEntrySize]);
         };
         const std::uint32_t total = c.place.entries, end = c.end;
-        for (std::uint32_t i = 0; i < end;) {  // deleted entries before the mark
+        for (std::uint32_t i = std::min(c.first_deleted, end); i < end;) {  // deleted entries before the mark
             if (first_byte(i) != kDeleted) {
                 ++i;
                 continue;
@@ -494,14 +513,9 @@ struct Editor::Impl {
             base.nt_res = plain->nt_case;
             lfn = false;
         } else {
-            ShortNameAllocator alloc;
-            for (const std::string& k : c.short_names) {
-                if (k == own) continue;
-                ShortName n{};
-                std::copy(k.begin(), k.end(), n.begin());
-                alloc.reserve(n);
-            }
-            base.name = alloc.generate(name16);
+            // Against the directory's index (one lookup per candidate): copying every
+            // short name into an allocator per new file made cp -r of N names O(N^2).
+            base.name = generate_short_name(name16, taken);
             base.nt_res = 0;
         }
         const std::uint32_t lfns = lfn ? lfn_entry_count(name16.size()) : 0;
@@ -630,7 +644,10 @@ struct Editor::Impl {
                                     data.path(), data.size()));
         }
         const std::uint64_t n = core::div_ceil(data.size(), std::uint64_t(L.cluster_bytes()));
-        if (n == 0) return 0;
+        if (n == 0) {
+            data.finish();  // an empty file is still checked: it did not grow while copied
+            return 0;
+        }
         const auto runs = find_free(n, hint);
         write_data(runs, data);
         set_chain(runs);

@@ -270,22 +270,30 @@ std::string short_name_dotted(const ShortName& n) {
 
 bool ShortNameAllocator::reserve(const ShortName& name) { return used_.insert(key(name)).second; }
 
-ShortName ShortNameAllocator::generate(std::u16string_view long_name, bool tail_always) {
+ShortName generate_short_name(std::u16string_view long_name,
+                              const std::function<bool(const ShortName&)>& taken, bool tail_always) {
     const BasisName b = basis_name(long_name);
     if (!tail_always && !b.lossy && is_83_shaped(long_name)) {
         const ShortName n = make_short(b.base, b.ext);
-        if (reserve(n)) return n;
+        if (!taken(n)) return n;
     }
     for (unsigned i = 1; i <= 4; ++i) {
         const ShortName n = make_short(with_tail(b.base, i), b.ext);
-        if (reserve(n)) return n;
+        if (!taken(n)) return n;
     }
     const std::string prefix =
         b.base.substr(0, 2) + fmt::format("{:04X}", windows_short_name_hash(long_name));
     for (unsigned i = 1;; ++i) {  // ends: at most 65,536 names per directory
         const ShortName n = make_short(with_tail(prefix, i), b.ext);
-        if (reserve(n)) return n;
+        if (!taken(n)) return n;
     }
+}
+
+ShortName ShortNameAllocator::generate(std::u16string_view long_name, bool tail_always) {
+    const ShortName n = generate_short_name(
+        long_name, [this](const ShortName& c) { return contains(c); }, tail_always);
+    reserve(n);
+    return n;
 }
 
 void encode_lfn_entries(std::u16string_view name, std::uint8_t checksum, std::span<std::byte> out) {

@@ -68,7 +68,13 @@ SourceFile::SourceFile(int fd, std::string path, std::uint64_t size, std::int64_
     : fd_(fd), path_(std::move(path)), size_(size), mtime_s_(mtime_s), mtime_ns_(mtime_ns) {}
 
 SourceFile::SourceFile(SourceFile&& o) noexcept
-    : fd_(o.fd_), path_(std::move(o.path_)), size_(o.size_), mtime_s_(o.mtime_s_), mtime_ns_(o.mtime_ns_) {
+    : fd_(o.fd_),
+      snapshot_(o.snapshot_),
+      content_(std::move(o.content_)),
+      path_(std::move(o.path_)),
+      size_(o.size_),
+      mtime_s_(o.mtime_s_),
+      mtime_ns_(o.mtime_ns_) {
     o.fd_ = -1;
 }
 
@@ -77,6 +83,8 @@ SourceFile& SourceFile::operator=(SourceFile&& o) noexcept {
         if (fd_ >= 0) ::close(fd_);
         fd_ = o.fd_;
         o.fd_ = -1;
+        snapshot_ = o.snapshot_;
+        content_ = std::move(o.content_);
         path_ = std::move(o.path_);
         size_ = o.size_;
         mtime_s_ = o.mtime_s_;
@@ -142,9 +150,40 @@ std::optional<std::vector<Segment>> probe_holes(int dirfd, const char* name, con
     return out;
 }
 
-std::vector<Segment> SourceFile::segments() const { return find_data_segments(fd_, size_, path_); }
+std::vector<Segment> SourceFile::segments() const {
+    if (snapshot_) return size_ == 0 ? std::vector<Segment>{} : std::vector<Segment>{Segment{0, size_}};
+    return find_data_segments(fd_, size_, path_);
+}
+
+void SourceFile::read_unsized(std::uint64_t limit) {
+    std::vector<std::byte> buf(64 * 1024);
+    std::vector<std::byte> out;
+    for (;;) {
+        const ssize_t n = ::read(fd_, buf.data(), buf.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) throw Error(ErrorCode::io, fmt::format("cannot read {}: {}", path_, std::strerror(errno)));
+        if (n == 0) break;
+        if (out.size() + static_cast<std::size_t>(n) > limit)
+            throw Error(
+                ErrorCode::io,
+                fmt::format("{} reports 0 bytes (a procfs, sysfs or FUSE file) but holds more than {} "
+                            "bytes, the most such a file is read to: copy it to a regular file first",
+                            path_, limit));
+        out.insert(out.end(), buf.begin(), buf.begin() + n);
+    }
+    size_ = out.size();
+    content_ = std::move(out);
+    snapshot_ = true;
+}
 
 void SourceFile::read_at(std::uint64_t offset, std::span<std::byte> out) const {
+    if (snapshot_) {
+        if (offset > size_ || out.size() > size_ - offset)
+            throw Error(ErrorCode::io, fmt::format("cannot read {}: bytes {}..{} are past its {} bytes",
+                                                   path_, offset, offset + out.size(), size_));
+        std::copy_n(content_.begin() + static_cast<std::ptrdiff_t>(offset), out.size(), out.begin());
+        return;
+    }
     std::size_t done = 0;
     while (done < out.size()) {
         const ssize_t n =
@@ -167,6 +206,7 @@ std::vector<std::byte> SourceFile::read_all() const {
 }
 
 void SourceFile::finish() const {
+    if (snapshot_) return;  // copied as read at the open: a procfs file changes at will
     std::byte extra{};
     ssize_t n = 0;
     do {
@@ -175,6 +215,14 @@ void SourceFile::finish() const {
     struct stat st {};
     if (::fstat(fd_, &st) != 0)
         throw Error(ErrorCode::io, fmt::format("cannot stat {}: {}", path_, std::strerror(errno)));
+    if (n > 0 && size_ == 0 && st.st_size == 0) {
+        throw Error(
+            ErrorCode::io,
+            fmt::format("{} reports 0 bytes but holds data (a procfs, sysfs or FUSE file): mkfs --from "
+                        "needs every size when it plans; copy it to a regular file first, or add it "
+                        "with fsimg cp, which reads such a file to its end",
+                        path_));
+    }
     if (n > 0 || static_cast<std::uint64_t>(st.st_size) > size_) {
         changed(path_, fmt::format("changed as it was read: it grew past the {} bytes scanned ({} bytes now)",
                                    size_, static_cast<std::uint64_t>(st.st_size)));
@@ -264,7 +312,9 @@ SourceFile SourceReader::open(std::uint32_t index) {
     // Plain blocking reads from here (a regular file never blocks; the flag only kept a FIFO from hanging).
     const int fl = ::fcntl(fd, F_GETFL);
     if (fl >= 0) ::fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-    return SourceFile(fd, n.host_path, n.size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+    SourceFile f(fd, n.host_path, n.size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+    if (n.size == 0 && options_.unsized_limit != 0) f.read_unsized(options_.unsized_limit);
+    return f;
 }
 
 // ---------------------------------------------------------------------------

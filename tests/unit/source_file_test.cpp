@@ -167,3 +167,50 @@ TEST_CASE("the image being written is left out of its own --from tree") {
     CHECK_THAT(tree.warnings[0], Catch::Contains("it is the image being written"));
     CHECK(tree.files == 1);
 }
+
+TEST_CASE("a file that reports 0 bytes is read to its end when asked (procfs), else refused at finish") {
+    // /proc/version: st_size 0, a stable line of text on read.
+    std::string expected;
+    {
+        std::ifstream in("/proc/version", std::ios::binary);
+        if (!in) return;  // no procfs here: nothing to test
+        expected.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    REQUIRE(fs::file_size("/proc/version") == 0);
+    REQUIRE(!expected.empty());
+    // The tree of one file, as fsimg cp makes it (a node opened by its host path).
+    source::SourceTree tree;
+    tree.nodes.resize(2);
+    tree.nodes[0].is_dir = true;
+    tree.nodes[0].children = {1};
+    tree.nodes[1].name = "version";
+    tree.nodes[1].host_path = "/proc/version";
+    tree.nodes[1].size = 0;  // what stat says
+    const std::uint32_t node = 1;
+    {
+        source::ReadOptions o;
+        o.unsized_limit = 1 << 20;
+        source::SourceReader reader(tree, o);
+        const source::SourceFile f = reader.open(node);
+        CHECK(f.size() == expected.size());
+        CHECK(f.segments() == std::vector<source::Segment>{{0, expected.size()}});
+        std::string got(expected.size(), '\0');
+        f.read_at(0, std::as_writable_bytes(std::span(got)));
+        CHECK(got == expected);
+        CHECK_NOTHROW(f.finish());
+    }
+    {
+        source::ReadOptions o;
+        o.unsized_limit = 8;  // less than the line holds
+        source::SourceReader reader(tree, o);
+        CHECK(message_of([&] { (void)reader.open(node); })
+                  .find("reports 0 bytes (a procfs, sysfs or FUSE file) but "
+                        "holds more than 8 bytes") != std::string::npos);
+    }
+    {
+        source::SourceReader reader(tree);  // mkfs --from: the size was planned at the scan
+        const source::SourceFile f = reader.open(node);
+        CHECK(f.size() == 0);
+        CHECK(message_of([&] { f.finish(); }).find("reports 0 bytes but holds data") != std::string::npos);
+    }
+}

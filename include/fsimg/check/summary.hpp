@@ -8,6 +8,15 @@
 
 namespace fsimg::check {
 
+/// How deep directories nest: with the root at depth 0, a directory lies at
+/// most at depth kMaxDirectoryDepth - 1. The FAT and exFAT checkers walk that
+/// far (a directory deeper is fat.dir.too-deep, exfat.dir.too-deep), ls -R and
+/// extract descend that far, mkdir and cp make nothing deeper. One limit everywhere,
+/// so that nothing fsimg makes is damage to its own fsck. Windows' paths of
+/// 32,767 units allow at most about 16,000 levels; 256 is far past what real
+/// volumes hold.
+inline constexpr unsigned kMaxDirectoryDepth = 256;
+
 /// The counts of one check. A field a filesystem does not have stays 0 (FAT
 /// has no allocation bitmap and no MFT records). The counts cover what could
 /// be counted before a fatal finding; `complete` says whether every pass ran.

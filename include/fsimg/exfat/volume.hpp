@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fsimg/check/summary.hpp"
 #include "fsimg/exfat/directory.hpp"
 #include "fsimg/exfat/structs.hpp"
 #include "fsimg/io/block_device.hpp"
@@ -162,7 +163,7 @@ public:
     static constexpr std::size_t kCacheWindows = 16;
     static constexpr std::size_t kWindowBytes = 65536;
     /// Deepest directory nesting a walk follows (as fat::Volume's users do).
-    static constexpr unsigned kMaxDepth = 256;
+    static constexpr unsigned kMaxDepth = check::kMaxDirectoryDepth;
 
     /// Reads the boot region and the root's system entries, and loads the
     /// up-case table. A damaged main boot region with a whole backup is read

@@ -26,6 +26,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -139,6 +140,15 @@ std::string short_name_dotted(const ShortName& name);
 /// (two basis characters + the hash of the long name, truncated to fit).
 /// Always terminates: a directory holds at most 65,536 entries and there
 /// are far more candidates.
+/// A short name for a long name that needs an LFN, unique against `taken`
+/// (true for a DIR_Name already in the directory): the basis name, then
+/// tails ~1..~4, then two basis characters, a 4-digit hash of the long name
+/// and a tail, as Windows generates them [FATGEN "Basis-Name Generation",
+/// "Numeric-Tail Generation"], so that a directory of N similar names costs
+/// O(N) candidates, not O(N^2). `tail_always` as ShortNameAllocator::generate.
+ShortName generate_short_name(std::u16string_view long_name,
+                              const std::function<bool(const ShortName&)>& taken, bool tail_always = false);
+
 class ShortNameAllocator {
 public:
     /// Marks a short name as taken; false if it already was.

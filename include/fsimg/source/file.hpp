@@ -40,7 +40,8 @@ public:
     SourceFile& operator=(const SourceFile&) = delete;
     ~SourceFile();
 
-    /// The size the scan recorded, in bytes: what is copied.
+    /// The size the scan recorded, in bytes: what is copied (for a file
+    /// read to its end at the open, ReadOptions::unsized_limit, what was read).
     std::uint64_t size() const noexcept { return size_; }
     /// The host path, for messages.
     const std::string& path() const noexcept { return path_; }
@@ -62,7 +63,12 @@ public:
 private:
     friend class SourceReader;
     SourceFile(int fd, std::string path, std::uint64_t size, std::int64_t mtime_s, std::int64_t mtime_ns);
+    /// Reads the file to its end (at most `limit` bytes) into `content_`:
+    /// the copy of a file that reports 0 bytes (ReadOptions::unsized_limit).
+    void read_unsized(std::uint64_t limit);
     int fd_ = -1;
+    bool snapshot_ = false;           ///< content_ is what is copied (read at the open)
+    std::vector<std::byte> content_;  ///< when snapshot_
     std::string path_;
     std::uint64_t size_ = 0;
     std::int64_t mtime_s_ = 0;   ///< at the open

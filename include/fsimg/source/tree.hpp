@@ -207,6 +207,13 @@ struct ReadOptions {
     /// Test-only (the race test): called once, after the scan and before
     /// the first source file is opened. Empty in normal use.
     std::function<void()> before_first_open;
+    /// A regular file that reports 0 bytes when opened (procfs, sysfs and
+    /// some FUSE files: st_size 0, content on read) is read to its end when
+    /// opened, up to this many bytes, and copied as read, as GNU cp and mcopy
+    /// do; more than this is Error(io) naming the limit, nothing copied.
+    /// 0 (mkfs --from, whose plan needs every size at the scan): such a file
+    /// is refused when its data shows up (SourceFile::finish).
+    std::uint64_t unsized_limit = 0;
 };
 
 /// How populate writes what it copies (FAT, exFAT and NTFS alike).
