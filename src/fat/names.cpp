@@ -6,6 +6,7 @@
 
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/utf.hpp"
+#include "fsimg/exfat/structs.hpp"
 
 namespace fsimg::fat {
 
@@ -31,26 +32,6 @@ constexpr bool is_short_char(char16_t c) noexcept {
 }
 
 constexpr char16_t ascii_upper(char16_t c) noexcept { return is_ascii_lower(c) ? c - 0x20 : c; }
-
-/// Simple upper-case mapping for the scripts case_fold_key covers.
-char16_t simple_upper(char16_t c) noexcept {
-    if (c < 0x80) return ascii_upper(c);
-    if (c >= 0xE0 && c <= 0xFE && c != 0xF7) return c - 0x20;  // Latin-1 à..þ
-    if (c == 0xFF) return 0x178;                               // ÿ
-    if (c >= 0x100 && c <= 0x17F) {                            // Latin Extended-A: pairs
-        if (c == 0x130 || c == 0x131 || c == 0x138 || c == 0x149 || c == 0x17F) return c;
-        const bool odd_lower = (c >= 0x139 && c <= 0x148) || (c >= 0x179 && c <= 0x17E);
-        if (odd_lower) return (c % 2 == 0) ? c - 1 : c;
-        return (c % 2 == 1) ? c - 1 : c;
-    }
-    if (c >= 0x3B1 && c <= 0x3C9 && c != 0x3C2) return c - 0x20;  // Greek α..ω (not final ς)
-    if (c >= 0x3AC && c <= 0x3AF) {                               // ά έ ή ί
-        return c == 0x3AC ? 0x386 : c - 0x25;
-    }
-    if (c >= 0x430 && c <= 0x44F) return c - 0x20;  // Cyrillic а..я
-    if (c >= 0x450 && c <= 0x45F) return c - 0x50;  // ѐ..џ
-    return c;
-}
 
 }  // namespace
 
@@ -172,7 +153,8 @@ std::string with_name_suffix(std::string_view utf8, unsigned n) {
 
 std::u16string case_fold_key(std::u16string_view name) {
     std::u16string key(name);
-    for (char16_t& c : key) c = simple_upper(c);
+    const auto upcase = exfat::recommended_upcase_map();
+    for (char16_t& c : key) c = upcase[c];
     return key;
 }
 

@@ -53,6 +53,12 @@ TEST_CASE("case fold key: one namespace per directory", "[fat_names]") {
     CHECK(case_fold_key(u("\xce\xb1\xce\xb2")) == case_fold_key(u("\xce\x91\xce\x92")));  // αβ / ΑΒ
     CHECK(case_fold_key(u("\xd0\xb6")) == case_fold_key(u("\xd0\x96")));                  // ж / Ж
     CHECK(case_fold_key(u("a")) != case_fold_key(u("b")));
+    // Windows' up-case table beyond the Latin, Greek and Cyrillic basics (issue 40).
+    CHECK(case_fold_key(u("\xef\xbd\x81")) == case_fold_key(u("\xef\xbc\xa1")));  // fullwidth a / A
+    CHECK(case_fold_key(u("\xe2\x93\x90")) == case_fold_key(u("\xe2\x92\xb6")));  // circled a / A
+    CHECK(case_fold_key(u("\xe1\xb8\x81")) == case_fold_key(u("\xe1\xb8\x80")));  // a ring below
+    CHECK(case_fold_key(u("\xcf\x82")) == case_fold_key(u("\xce\xa3")));          // final sigma / Sigma
+    CHECK(case_fold_key(u("\xc4\xb1")) != case_fold_key(u("I")));                 // dotless i kept
 }
 
 TEST_CASE("8.3 names in one case per part need no LFN (NT case bits)", "[fat_names]") {

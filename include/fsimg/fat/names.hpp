@@ -74,10 +74,12 @@ std::string with_name_suffix(std::string_view utf8, unsigned n);
 using core::is_windows_device_name;
 
 /// The key under which two names collide in one directory: FAT long and short
-/// names form one case-insensitive namespace [FATGEN]. Upper-cases ASCII,
-/// Latin-1, Latin Extended-A, Greek and Cyrillic letters (simple one-to-one
-/// mappings, as Windows' up-case table does for them); other characters are
-/// kept as they are.
+/// names form one case-insensitive namespace [FATGEN], compared by Windows
+/// through its up-case table. Each UTF-16 unit goes through the up-case table
+/// Microsoft publishes for exFAT (the recommended table, exfat::
+/// recommended_upcase_map [EXFAT §7.2.5]): every script Windows folds,
+/// fullwidth letters, circled letters and Georgian, Glagolitic and Greek
+/// extended included; dotless i and long s are kept, as Windows keeps them.
 std::u16string case_fold_key(std::u16string_view name);
 
 /// When `name` can be stored as a short entry alone (Windows NT / mtools
