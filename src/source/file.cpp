@@ -20,9 +20,12 @@ namespace {
 constexpr std::size_t kMaxOpenDirectories = 32;  ///< directory descriptors kept between opens
 constexpr std::size_t kCopyChunk = 1u << 20;     ///< bytes read per pread
 
+/// A source that changed under the copy: the file is not copied. What else
+/// was written is the caller's to say (mkfs writes no image at all; cp keeps
+/// the files it added before this one), so the message claims only this.
 [[noreturn]] void changed(const std::string& path, const std::string& what) {
     throw Error(ErrorCode::io,
-                fmt::format("{} {}; nothing was written (run again once it is stable)", path, what));
+                fmt::format("{} {}; it was not copied (run again once it is stable)", path, what));
 }
 
 const char* kind_of(mode_t mode) {
