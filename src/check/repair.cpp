@@ -11,7 +11,13 @@ namespace {
 /// twin (fat/repair.hpp, exfat/repair.hpp, ntfs/repair.hpp say how each is
 /// repaired). A boot sector code is answered only when a copy validates: the
 /// repairer itself leaves the error when neither does.
-constexpr std::array<std::string_view, 22> kPreen = {
+constexpr std::array<std::string_view, 28> kPreen = {
+    "exfat.boot.backup-checksum",
+    "exfat.boot.backup-differs",
+    "exfat.boot.checksum",
+    "exfat.boot.jump_boot",
+    "exfat.boot.main-zeroed",
+    "exfat.boot.signature",
     "exfat.bitmap.percent-in-use",
     "exfat.boot.dirty",
     "exfat.boot.percent_in_use",

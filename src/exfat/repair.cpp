@@ -8,7 +8,9 @@
 #include <set>
 
 #include "fsimg/core/bytes.hpp"
+#include "fsimg/core/error.hpp"
 #include "fsimg/exfat/structs.hpp"
+#include "fsimg/exfat/volume.hpp"
 
 namespace fsimg::exfat {
 
@@ -17,11 +19,57 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     std::vector<check::Repair> done;
     std::array<std::byte, 512> s{};
     if (dev.size() < s.size()) return done;
-    dev.read_at(0, s);
-    if (std::memcmp(s.data() + off::FileSystemName, "EXFAT   ", 8) != 0) return done;
     const check::RepairPlan plan = check::plan_repairs(found, options.level);
     const std::set<std::string_view>& codes = plan.codes;
-    const bool errors_left = plan.errors_left;
+    bool errors_left = plan.errors_left;
+    // 0. The boot regions, each 12 sectors: a copy is a source only when it
+    // is whole (its checksum right, every rule of validate_boot_sector kept:
+    // read_boot_region's use_backup), so no repair writes a damaged region
+    // over a good one [EXFAT §3.1: the backup region].
+    const auto main_bad = [&] {
+        for (const char* c : {"exfat.boot.checksum", "exfat.boot.main-zeroed", "exfat.boot.signature",
+                              "exfat.boot.jump_boot"})
+            if (codes.count(c)) return c;
+        return static_cast<const char*>(nullptr);
+    }();
+    const bool backup_bad =
+        codes.count("exfat.boot.backup-checksum") || codes.count("exfat.boot.backup-differs");
+    if (main_bad || backup_bad) {
+        std::optional<BootRegion> br;
+        try {
+            br.emplace(read_boot_region(dev));
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+        }
+        const std::uint64_t region = br ? 12ull * br->bytes_per_sector : 0;
+        if (br && br->use_backup && main_bad && dev.size() >= 2 * region) {
+            std::vector<std::byte> backup(region);
+            dev.read_at(region, backup);
+            dev.write_at(0, backup);
+            done.push_back(
+                {main_bad, fmt::format("the main boot region (sectors 0..11) rewritten from the backup "
+                                       "boot region (sectors 12..23), which is whole; the main one was "
+                                       "not: {}",
+                                       br->main_damage)});
+        } else if (br && !br->use_backup && br->problems.empty() && br->main.checksum_ok && backup_bad &&
+                   dev.size() >= 2 * region) {
+            // The main region as it is, VolumeDirty cleared: the flag is kept
+            // current in the main region only (outside the checksum).
+            std::vector<std::byte> main(region);
+            dev.read_at(0, main);
+            std::uint16_t f = core::load_le16(main, off::VolumeFlags);
+            core::store_le16(main, off::VolumeFlags, static_cast<std::uint16_t>(f & ~kVolumeFlagVolumeDirty));
+            dev.write_at(region, main);
+            done.push_back(
+                {codes.count("exfat.boot.backup-checksum") ? "exfat.boot.backup-checksum"
+                                                           : "exfat.boot.backup-differs",
+                 "the backup boot region (sectors 12..23) rewritten from the main one, which is whole"});
+        } else {
+            errors_left = true;  // neither copy is whole: both are left as they are
+        }
+    }
+    dev.read_at(0, s);
+    if (std::memcmp(s.data() + off::FileSystemName, "EXFAT   ", 8) != 0) return done;
     const bool dirty = codes.count("exfat.boot.dirty") != 0;
     const bool percent =
         codes.count("exfat.boot.percent_in_use") || codes.count("exfat.bitmap.percent-in-use");

@@ -10,7 +10,10 @@
 # neither copy validates, -p changes nothing (same sha256, exit 4) and -y
 # writes the 55 AA that is all sector 0 lacks, then the backup from it. FAT16
 # without a signature: -p leaves it, -y writes 55 AA. NTFS made by fsimg: the
-# same three cases. After each repair fsck.fat -n / ntfsfix -n and our fsck
+# same three cases. exFAT: the main boot region (its checksum wrong, sector 0
+# wiped) from a whole backup region, a damaged backup region from the main
+# one, neither whole: left. After each repair fsck.fat -n / ntfsfix -n /
+# fsck.exfat -n and our fsck
 # find nothing, both copies are byte-equal, and mtools / ntfs-3g read every
 # file. The FAT32 restore is cut after every write (FSIMG_TEST_CUT_AFTER_WRITES):
 # files still read, and -p run again finishes it.
@@ -140,5 +143,35 @@ sha=$(sha256sum < ntn.img)
 for mode in -p -y; do
   "$FSIMG" fsck $mode ntn.img > rep.out 2>&1; rc=$?
   [ $rc = 4 ] && [ "$(sha256sum < ntn.img)" = "$sha" ] && pass || fail "ntfs neither valid, $mode: exit $rc or changed: $(cat rep.out)"
+done
+# exFAT: the main boot region from the backup, the backup from the main, neither.
+"$FSIMG" mkfs -q -t exfat -s 32M --volume-id 12345678 --from tree ex.img || fail "mkfs exfat"
+region() { dd if="$1" bs=512 skip="$2" count=12 status=none | cksum; }
+exgood=$(region ex.img 0)
+cp ex.img ex0.img
+poke ex0.img 100 01  # the serial's low byte (0x78): the main checksum no longer matches
+[ "$(fsck_codes ex0.img)" = "exfat.boot.checksum" ] && pass || fail "ex0 before: $(fsck_codes ex0.img)"
+"$FSIMG" fsck -p ex0.img > rep.out 2>&1; rc=$?
+[ $rc = 1 ] && grep -q "^repaired exfat.boot.checksum: the main boot region (sectors 0..11) rewritten from the backup boot region (sectors 12..23), which is whole" rep.out &&
+  pass || fail "ex0: exit $rc: $(cat rep.out)"
+cmp -s ex.img ex0.img && fsck.exfat -n ex0.img > /dev/null 2>&1 && ours_ok ex0.img && pass || fail "ex0 after: not the original"
+cp ex.img exz.img
+dd if=/dev/zero of=exz.img bs=512 count=1 conv=notrunc status=none  # sector 0 wiped
+"$FSIMG" fsck -p exz.img > rep.out 2>&1; rc=$?
+[ $rc = 1 ] && grep -q "^repaired exfat.boot.main-zeroed: the main boot region" rep.out && cmp -s ex.img exz.img &&
+  fsck.exfat -n exz.img > /dev/null 2>&1 && pass || fail "exz: exit $rc: $(cat rep.out)"
+cp ex.img exb.img
+poke exb.img $((12 * 512 + 100)) 01
+"$FSIMG" fsck -p exb.img > rep.out 2>&1; rc=$?
+[ $rc = 1 ] && grep -q "^repaired exfat.boot.backup-checksum: the backup boot region (sectors 12..23) rewritten from the main one" rep.out &&
+  [ "$(region exb.img 12)" = "$exgood" ] && [ -z "$(fsck_codes exb.img)" ] && fsck.exfat -n exb.img > /dev/null 2>&1 &&
+  pass || fail "exb: exit $rc: $(cat rep.out)"
+cp ex.img exn.img
+poke exn.img 100 01
+poke exn.img $((12 * 512 + 100)) 02
+sum=$(cksum < exn.img)
+for mode in -p -y; do
+  "$FSIMG" fsck $mode exn.img > rep.out 2>&1; rc=$?
+  [ $rc = 4 ] && [ "$(cksum < exn.img)" = "$sum" ] && pass || fail "exfat neither whole, $mode: exit $rc or changed: $(cat rep.out)"
 done
 finish
