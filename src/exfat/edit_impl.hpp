@@ -63,6 +63,10 @@ struct Editor::Impl {
         std::vector<std::uint32_t> clusters;
         std::vector<std::byte> bytes;  ///< clusters.size() * cb
         std::uint32_t end = 0;         ///< the end-of-directory entry, or the entry count
+        /// The entries before `end` whose InUse bit is clear: where sets may
+        /// be reused, kept as the directory changes, so that adding a set
+        /// looks at these, not at every entry (N sets cost O(N), not O(N^2)).
+        std::set<std::uint32_t> unused;
         bool indexed = false;
         /// Up-cased name -> (File entry index, entries of the set).
         std::unordered_map<std::u16string, std::pair<std::uint32_t, std::uint32_t>> names;
@@ -294,6 +298,8 @@ struct Editor::Impl {
         }
         c.end = 0;
         while (c.end < c.total() && c.type(c.end) != kEntryEndOfDirectory) ++c.end;
+        for (std::uint32_t i = 0; i < c.end; ++i)
+            if (!in_use(c.type(i))) c.unused.insert(c.unused.end(), i);
         return dirs.emplace(d, std::move(c)).first->second;
     }
     std::u16string key_of(std::u16string_view name) const { return upcase_name(name, upcase); }
@@ -374,9 +380,17 @@ struct Editor::Impl {
         for (const auto& [s, k] : segments)
             dev.write_at(entry_offset(c, s), bytes.subspan(std::size_t(s - first) * kDirEntrySize,
                                                            std::size_t(k) * kDirEntrySize));
+        const std::uint32_t old_end = c.end;
         std::copy(bytes.begin(), bytes.end(), c.bytes.begin() + std::ptrdiff_t(first) * kDirEntrySize);
         c.end = std::min(c.end, first);
         while (c.end < c.total() && c.type(c.end) != kEntryEndOfDirectory) ++c.end;
+        // The unused entries: those written, those the end moved over, none at or past the end.
+        c.unused.erase(c.unused.lower_bound(first), c.unused.lower_bound(first + n));
+        c.unused.erase(c.unused.lower_bound(c.end), c.unused.end());
+        for (std::uint32_t i = first; i < first + n && i < c.end; ++i)
+            if (!in_use(c.type(i))) c.unused.insert(i);
+        for (std::uint32_t i = std::max(old_end, first + n); i < c.end; ++i)
+            if (!in_use(c.type(i))) c.unused.insert(i);
         vol.reset();
     }
     std::vector<std::byte> set_bytes(DirId d, const FileRecord& r) {
@@ -482,16 +496,15 @@ struct Editor::Impl {
     Room plan_room(DirId d, std::uint32_t need) {
         const std::uint32_t per = cb / kDirEntrySize;
         CachedDir& c = dir(d);
-        for (std::uint32_t i = 0; i < c.end;) {
-            if (in_use(c.type(i))) {
-                ++i;
-                continue;
-            }
+        for (auto it = c.unused.begin(); it != c.unused.end();) {  // runs of unused entries before the end
+            const std::uint32_t i = *it;
             std::uint32_t j = i;
-            while (j < c.end && !in_use(c.type(j))) ++j;
+            while (it != c.unused.end() && *it == j) {
+                ++j;
+                ++it;
+            }
             for (std::uint32_t s = i; s + need <= j; ++s)
                 if (consecutive(c, s, need)) return {s, 0, 0, true};
-            i = j;
         }
         Room r;
         // Crossing a cluster boundary: the next cluster, when the set fits in one.
