@@ -189,10 +189,47 @@ std::uint64_t hidden_sectors(const PartitionOptions* o, const io::PartitionPlace
     return place.first_lba;
 }
 
+namespace {
+
+/// A warning when a type given with --partition-type is not one Windows or
+/// UEFI firmware reads the filesystem from (MBR 01/04/06/0B/0C/0E, EF (EFI
+/// System) or GPT Basic Data / EFI System for FAT; MBR 07 or GPT Basic Data
+/// for exFAT and NTFS, whose
+/// default type `fs_mbr_type` is 07). Linux reads any type; the choice may
+/// be deliberate (a Linux-only /boot), so it is said, not refused.
+void warn_unsuitable_type(const std::string& given, const io::PartitionType& t, bool gpt,
+                          std::uint8_t fs_mbr_type) {
+    const bool fat = fs_mbr_type != 0x07;
+    const auto esp = io::named_partition_type("esp");
+    bool ok = false;
+    if (gpt) {
+        ok = t.gpt == io::kGptBasicDataType || (fat && esp && t.gpt == esp->gpt);
+    } else if (fat) {
+        for (const std::uint8_t m : {0x01, 0x04, 0x06, 0x0B, 0x0C, 0x0E, 0xEF}) ok = ok || t.mbr == m;
+    } else {
+        ok = t.mbr == 0x07;
+    }
+    if (ok) return;
+    warn(
+        fat ? fmt::format(
+                  "--partition-type {} does not suit FAT: Windows and UEFI read FAT only from MBR types "
+                  "01, 04, 06, 0B, 0C, 0E and EF and GPT Basic Data and EFI System partitions (Linux reads "
+                  "any type)",
+                  given)
+            : fmt::format(
+                  "--partition-type {} does not suit exFAT or NTFS: Windows mounts them only from MBR type "
+                  "07 and GPT Basic Data partitions, and UEFI firmware reads an EFI System Partition only as "
+                  "FAT (Linux reads any type)",
+                  given));
+}
+
+}  // namespace
+
 io::PartitionType partition_type(const PartitionOptions& o, io::PartitionTableKind ptable,
                                  std::uint8_t mbr_type) {
     const bool gpt = ptable == io::PartitionTableKind::gpt;
     if (o.type.empty()) return {mbr_type, io::kGptBasicDataType};
+    io::PartitionType t;
     if (const auto named = io::named_partition_type(o.type)) {
         if (!gpt && named->mbr == 0)
             throw Error(ErrorCode::usage,
@@ -200,10 +237,14 @@ io::PartitionType partition_type(const PartitionOptions& o, io::PartitionTableKi
         if (gpt && named->gpt == io::Guid{})
             throw Error(ErrorCode::usage,
                         fmt::format("--partition-type {} is an MBR type; a GPT has none", o.type));
-        return *named;
+        t = *named;
+    } else if (gpt) {
+        t = {0, *io::parse_guid(o.type)};
+    } else {
+        t = {*parse_mbr_type(o.type), {}};
     }
-    if (gpt) return {0, *io::parse_guid(o.type)};
-    return {*parse_mbr_type(o.type), {}};
+    warn_unsuitable_type(o.type, t, gpt, mbr_type);
+    return t;
 }
 
 void write_partition_table(io::BlockDevice& disk, io::PartitionTableKind ptable, std::uint32_t sector_size,

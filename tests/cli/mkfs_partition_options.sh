@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The options of the single partition mkfs writes (issue 24), read back by
 # sfdisk and sgdisk: --partition-start (a size or sectors, 63s as old DOS
-# disks have it), --partition-type (a name or an MBR byte / GPT GUID),
+# disks have it), --partition-type (a name or an MBR byte / GPT GUID; a type
+# Windows does not mount the filesystem from is warned about),
 # --bootable (the MBR active flag, 0x80 at entry offset 0), --disk-id (MBR
 # disk signature at offset 440; GPT disk GUID), --partition-uuid and
 # --partition-name (GPT entry fields), and --hidden-sectors for an image
@@ -61,6 +62,18 @@ grep -q "^Partition GUID code: 0FC63DAF-8483-4772-8E79-3D69D8477DE4" <<<"$info" 
 grep -q "^First sector: 2049 " <<<"$info" && pass || fail "start 2049: $info"
 sgdisk -v gpt2.img 2>&1 | grep -q "No problems found" && pass || fail "sgdisk -v gpt2.img"
 "$FSIMG" fsck -q gpt2.img@1 && pass || fail "fsck gpt2.img@1"
+
+# A type Windows does not mount the filesystem from is said (Linux reads any type), not refused;
+# the types that suit it are taken in silence.
+"$FSIMG" mkfs -t exfat -s 64M --partition-table gpt --partition-type esp esp-exfat.img > out 2> err &&
+  grep -q "warning: --partition-type esp does not suit exFAT or NTFS" err && pass || fail "esp on exFAT: $(cat err)"
+"$FSIMG" mkfs -t fat32 -s 64M --partition-table mbr --partition-type linux linux-fat.img > out 2> err &&
+  grep -q "warning: --partition-type linux does not suit FAT" err && pass || fail "linux on FAT: $(cat err)"
+for spec in "fat32 gpt esp" "fat32 mbr esp" "fat16 mbr 0x0e" "ntfs mbr 7"; do
+  set -- $spec
+  "$FSIMG" mkfs -t $1 -s 64M --partition-table $2 --partition-type $3 suit.img --force > out 2> err &&
+    ! grep -q "does not suit" err && pass || fail "$spec: $(cat err)"
+done
 
 # --hidden-sectors without a table: in the NTFS boot sector (0x1C).
 "$FSIMG" mkfs -q -t ntfs -s 64M --hidden-sectors 63 ntfs.img || fail "mkfs ntfs"
