@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -233,19 +234,43 @@ unsigned tree_height(const source::SourceTree& tree) {
 
 /// Error(usage) when a directory would be made at `depth` (the root is 0):
 /// deeper than fsck, ls -R and extract walk (check::kMaxDirectoryDepth).
-void check_depth(unsigned depth, const std::string& path) {
+void check_depth(unsigned depth, const std::string& path, std::string_view outcome = "nothing was made") {
     if (depth >= check::kMaxDirectoryDepth)
         throw Error(
             ErrorCode::usage,
             fmt::format("\"{}\" would put a directory {} levels below the root; fsimg makes at most {} "
-                        "(deeper is damage to fsck, and ls -R and extract stop there); nothing was made",
-                        shown(path), depth, check::kMaxDirectoryDepth - 1));
+                        "(deeper is damage to fsck, and ls -R and extract stop there); {}",
+                        shown(path), depth, check::kMaxDirectoryDepth - 1, outcome));
 }
 
 /// Names Windows programs cannot open (CON, AUX.TXT...) are stored with a warning, as mkfs --from does.
 void warn_device_name(const std::string& name) {
     if (core::is_windows_device_name(core::utf8_to_utf16(name)))
         warn(fmt::format("\"{}\" is a Windows device name: Windows programs cannot open it", shown(name)));
+}
+
+/// How many levels of directories lie below the directory at `path` (0: none),
+/// walked through a view of the volume as it is now; the walk stops once it
+/// is `limit` levels deep (the caller refuses then) and visits each directory
+/// once (the volume was checked for loops first, unless --force-unsafe).
+unsigned subtree_height(io::BlockDevice& device, const std::string& path, unsigned limit) {
+    const auto view = fs::open_view(device);
+    const auto top = view->lookup(path);
+    if (!top || !top->is_dir) return 0;
+    unsigned height = 0;
+    std::set<std::uint64_t> seen{top->id};
+    std::vector<std::pair<fs::Entry, unsigned>> todo{{*top, 0}};
+    std::vector<std::string> problems;
+    while (!todo.empty() && height < limit) {
+        auto [dir, d] = std::move(todo.back());
+        todo.pop_back();
+        for (fs::Entry& e : view->list(dir, problems)) {
+            if (!e.is_dir || !seen.insert(e.id).second) continue;
+            height = std::max(height, d + 1);
+            todo.emplace_back(std::move(e), d + 1);
+        }
+    }
+    return height;
 }
 
 // --- mkdir ---------------------------------------------------------------------------------------
@@ -574,6 +599,17 @@ int run_mv(const MvArgs& a) {
                 name = dname;
             }
             if (to == from && name == r->name) return;  // nothing to do
+            if (r->is_dir && to != from) {
+                // The moved directory lands one level below its new parent, its subtree with it.
+                const std::string parent = d && (d->is_root || d->is_dir) ? dest : split_path(dest).first;
+                const unsigned depth = path_depth(parent) + 1;
+                if (depth < check::kMaxDirectoryDepth)
+                    check_depth(depth + subtree_height(s.opened.device(), fs::normalize_path(src),
+                                                       check::kMaxDirectoryDepth - depth),
+                                dest, "nothing was moved");
+                else
+                    check_depth(depth, dest, "nothing was moved");
+            }
             warn_device_name(name);
             s.ed().rename(from, *r, to, name, a.force);
             s.changes.push_back(
