@@ -48,6 +48,34 @@ expect_fail() {  # expect_fail RC TEXT CMD...: exit status RC and TEXT in stderr
   if ! grep -qF -- "$text" err; then fail "$*: stderr lacks '$text': $(cat err)"; return; fi
   pass
 }
+# same_bytes A B: exit 0 when the two files hold the same bytes, as cmp -s,
+# but reading only where either file has data (SEEK_DATA/SEEK_HOLE): where
+# both have a hole both read as zeros. cmp reads a sparse 2 GiB image's
+# zeros through the kernel (seconds of system time each, issue 43).
+same_bytes() { python3 -c '
+import os, sys
+fa, fb = (open(p, "rb") for p in sys.argv[1:3])
+size = os.fstat(fa.fileno()).st_size
+if size != os.fstat(fb.fileno()).st_size:
+    sys.exit(1)
+def data(f):
+    runs, pos = [], 0
+    while pos < size:
+        try:
+            start = os.lseek(f.fileno(), pos, os.SEEK_DATA)
+        except OSError:  # ENXIO: only a hole is left
+            break
+        pos = os.lseek(f.fileno(), start, os.SEEK_HOLE)
+        runs.append((start, pos))
+    return runs
+runs = sorted(data(fa) + data(fb))
+for start, end in runs:
+    fa.seek(start); fb.seek(start)
+    while start < end:
+        n = min(end - start, 1 << 20)
+        if fa.read(n) != fb.read(n):
+            sys.exit(1)
+        start += n' "$1" "$2"; }
 finish() {
   echo "$PASSES passed, $FAILS failed"
   [ "$FAILS" = 0 ]

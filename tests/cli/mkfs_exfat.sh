@@ -12,14 +12,14 @@ for args in "-s 64M" "-s 100M -L TEST -c 512" "-s 1G --partition-table gpt" \
   SOURCE_DATE_EPOCH=1600000000 "$FSIMG" mkfs -q -t exfat $args --volume-id CAFE0001 r1.img
   sleep 1
   SOURCE_DATE_EPOCH=1600000000 "$FSIMG" mkfs -q -t exfat $args --volume-id CAFE0001 r2.img
-  cmp -s r1.img r2.img && pass || fail "$args: two runs differ"
+  same_bytes r1.img r2.img && pass || fail "$args: two runs differ"
   SOURCE_DATE_EPOCH=1600000000 "$FSIMG" mkfs -q -t exfat $args --volume-id CAFE0002 r3.img
-  cmp -s r1.img r3.img && fail "$args: volume ID did not change the image" || pass
+  same_bytes r1.img r3.img && fail "$args: volume ID did not change the image" || pass
   rm -f r1.img r2.img r3.img
 done
 SOURCE_DATE_EPOCH=1600000000 "$FSIMG" mkfs -q -t exfat -s 64M s1.img
 SOURCE_DATE_EPOCH=1600000000 "$FSIMG" mkfs -q -t exfat -s 64M s2.img
-cmp -s s1.img s2.img && pass || fail "SOURCE_DATE_EPOCH alone: runs differ"
+same_bytes s1.img s2.img && pass || fail "SOURCE_DATE_EPOCH alone: runs differ"
 # The serial is where the spec puts it (VolumeSerialNumber, byte 100).
 "$FSIMG" mkfs -q -t exfat -s 64M --volume-id 1234-ABCD --force s1.img
 [ "$(od -An -tx4 -j 100 -N 4 s1.img | tr -d ' ')" = 1234abcd ] && pass || fail "serial not at byte 100"
