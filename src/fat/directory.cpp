@@ -155,9 +155,14 @@ std::string short_name_display(const std::array<std::uint8_t, 11>& name, std::ui
 }
 
 std::string fold_case(std::string_view s, bool ascii_only) {
-    std::string out;
-    out.reserve(s.size());
+    // ASCII first, byte by byte (most names are ASCII: fsck and the writers' check fold four keys
+    // per entry); the rest from the first byte >= 0x80, code point by code point.
+    std::string out(s);
     std::size_t i = 0;
+    for (; i < out.size() && static_cast<unsigned char>(out[i]) < 0x80; ++i)
+        if (out[i] >= 'a' && out[i] <= 'z') out[i] = static_cast<char>(out[i] - ('a' - 'A'));
+    if (i == out.size()) return out;
+    out.resize(i);
     while (i < s.size()) {
         const std::size_t at = i;
         const long cp = next_code_point(s, i);
