@@ -36,6 +36,46 @@ std::string two_decimals(std::uint64_t whole, std::uint64_t rem, std::uint64_t s
     return fmt::format("{}.{:02} {}", w, hundredths, unit);
 }
 
+/// For a size written with a fraction ("1.5G", "1,5GB", "1.0G"): the same size without one, in
+/// the largest unit of the same kind (K..E and KiB..EiB: powers of 1024; kB..EB: powers of 1000)
+/// that holds it exactly ("1536M", "1500MB", "1G"); empty when the text after the digits `whole`
+/// (ending at `at`, where the '.' or ',' is) is not a fraction and a known unit.
+std::string without_fraction(std::string_view text, std::uint64_t whole, std::size_t at) {
+    std::size_t j = at + 1;
+    unsigned __int128 num = whole, den = 1;
+    while (j < text.size() && text[j] >= '0' && text[j] <= '9') {
+        if (j - at > 9 || whole >= (std::uint64_t{1} << 40)) return {};
+        num = num * 10 + static_cast<unsigned>(text[j] - '0');
+        den *= 10;
+        ++j;
+    }
+    if (j == at + 1) return {};
+    const std::string_view unit = text.substr(j);
+    static constexpr std::string_view kUnits = "kmgtpe";
+    if (unit.empty()) return {};
+    const auto pos = kUnits.find(lower(unit[0]));
+    if (pos == std::string_view::npos) return {};
+    const std::string_view rest = unit.substr(1);
+    const bool iec = rest.size() == 2 && lower(rest[0]) == 'i' && lower(rest[1]) == 'b';
+    const bool decimal = rest == "B";
+    if (!rest.empty() && !iec && !decimal) return {};
+    const unsigned base = decimal ? 1000 : 1024;
+    const auto power = static_cast<unsigned>(pos + 1);
+    for (unsigned q = power + 1; q-- > 0;) {
+        unsigned __int128 v = num;
+        for (unsigned k = q; k < power; ++k) v *= base;
+        if (v % den != 0) continue;
+        v /= den;
+        if (v > std::numeric_limits<std::uint64_t>::max()) return {};
+        const auto n = static_cast<std::uint64_t>(v);
+        if (q == 0) return fmt::format("{}", n);
+        const char upper = static_cast<char>(kUnits[q - 1] - 'a' + 'A');
+        if (decimal) return fmt::format("{}{}B", n, q == 1 ? 'k' : upper);
+        return fmt::format("{}{}{}", n, upper, iec ? "iB" : "");
+    }
+    return {};
+}
+
 }  // namespace
 
 std::uint64_t parse_size(std::string_view text) {
@@ -52,7 +92,9 @@ std::uint64_t parse_size(std::string_view text) {
     if (i == 0) bad_size(text, "it must start with a digit (no signs or spaces)");
     const std::string_view suffix = text.substr(i);
     if (!suffix.empty() && (suffix[0] == '.' || suffix[0] == ',')) {
-        bad_size(text, "fractions are not accepted (write 1536M for 1.5G)");
+        const std::string whole = without_fraction(text, value, i);
+        if (!whole.empty()) bad_size(text, fmt::format("fractions are not accepted: write {}", whole));
+        bad_size(text, "fractions are not accepted (write 1536M for 1.5G, 1500MB for 1.5GB)");
     }
     if (suffix.find_first_of(" \t") != std::string_view::npos) {
         bad_size(text, "it must not contain spaces (write 256M, not 256 M)");

@@ -24,7 +24,10 @@ expect_fail 2 "4000" "$FSIMG" mkfs -t exfat -s 64M -c 4kB c.img
   || fail "mkfs -s 64MiB -c 4KiB"
 
 # Refusals name the text and say why.
-expect_fail 2 'invalid size "1.5G": fractions are not accepted' "$FSIMG" mkfs -t fat32 -s 1.5G f.img
+expect_fail 2 'invalid size "1.5G": fractions are not accepted: write 1536M;' "$FSIMG" mkfs -t fat32 -s 1.5G f.img
+# The hint keeps the kind of unit: decimal GB in MB (before: "write 1536M" for 1.5GB too).
+expect_fail 2 'invalid size "1.5GB": fractions are not accepted: write 1500MB;' "$FSIMG" mkfs -t fat32 -s 1.5GB f.img
+expect_fail 2 'invalid size "1.0G": fractions are not accepted: write 1G;' "$FSIMG" mkfs -t fat32 -s 1.0G f.img
 expect_fail 2 'invalid size "256 M": it must not contain spaces' "$FSIMG" mkfs -t fat32 -s "256 M" f.img
 expect_fail 2 'invalid size "4kb": a lower-case b' "$FSIMG" mkfs -t fat32 -s 4kb f.img
 [ ! -e f.img ] && pass || fail "a refused size left f.img"

@@ -42,6 +42,18 @@ TEST_CASE("parse_size reads KB, MB, GB... as powers of 1000, as coreutils does",
     REQUIRE_THROWS_WITH(parse_size("4kb"),
                         Catch::Contains("\"4kb\"") && Catch::Contains("4kB") && Catch::Contains("4KiB"));
     REQUIRE_THROWS_WITH(parse_size("1.5G"), Catch::Contains("\"1.5G\"") && Catch::Contains("fractions"));
+    // The hint writes the same size whole, in the largest unit of the same kind that holds it.
+    REQUIRE_THROWS_WITH(parse_size("1.5G"), Catch::Contains("fractions are not accepted: write 1536M;"));
+    REQUIRE_THROWS_WITH(parse_size("1.5GB"), Catch::Contains("fractions are not accepted: write 1500MB;"));
+    REQUIRE_THROWS_WITH(parse_size("1,5GiB"), Catch::Contains("fractions are not accepted: write 1536MiB;"));
+    REQUIRE_THROWS_WITH(parse_size("1.0G"), Catch::Contains("fractions are not accepted: write 1G;"));
+    REQUIRE_THROWS_WITH(parse_size("2.25TB"), Catch::Contains("fractions are not accepted: write 2250GB;"));
+    REQUIRE_THROWS_WITH(parse_size("0.5K"), Catch::Contains("fractions are not accepted: write 512;"));
+    REQUIRE_THROWS_WITH(parse_size("1.5kB"), Catch::Contains("fractions are not accepted: write 1500;"));
+    // Not a whole number of bytes, or no unit: the general hint.
+    REQUIRE_THROWS_WITH(parse_size("1.1K"), Catch::Contains("(write 1536M for 1.5G, 1500MB for 1.5GB)"));
+    REQUIRE_THROWS_WITH(parse_size("1.5"), Catch::Contains("(write 1536M for 1.5G, 1500MB for 1.5GB)"));
+    REQUIRE_THROWS_WITH(parse_size("1.5X"), Catch::Contains("(write 1536M for 1.5G, 1500MB for 1.5GB)"));
     REQUIRE_THROWS_WITH(parse_size("256 M"), Catch::Contains("\"256 M\"") && Catch::Contains("spaces"));
     REQUIRE_THROWS_WITH(parse_size("4GiBB"), Catch::Contains("unknown suffix"));
 }
