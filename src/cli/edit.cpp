@@ -603,12 +603,10 @@ int run_mv(const MvArgs& a) {
                 // The moved directory lands one level below its new parent, its subtree with it.
                 const std::string parent = d && (d->is_root || d->is_dir) ? dest : split_path(dest).first;
                 const unsigned depth = path_depth(parent) + 1;
-                if (depth < check::kMaxDirectoryDepth)
-                    check_depth(depth + subtree_height(s.opened.device(), fs::normalize_path(src),
-                                                       check::kMaxDirectoryDepth - depth),
-                                dest, "nothing was moved");
-                else
-                    check_depth(depth, dest, "nothing was moved");
+                check_depth(depth, dest, "nothing was moved");  // no walk when it is too deep itself
+                check_depth(depth + subtree_height(s.opened.device(), fs::normalize_path(src),
+                                                   check::kMaxDirectoryDepth - depth),
+                            dest, "nothing was moved");
             }
             warn_device_name(name);
             s.ed().rename(from, *r, to, name, a.force);

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <limits>
+#include <optional>
 
 #include "fsimg/core/error.hpp"
 
@@ -36,6 +37,26 @@ std::string two_decimals(std::uint64_t whole, std::uint64_t rem, std::uint64_t s
     return fmt::format("{}.{:02} {}", w, hundredths, unit);
 }
 
+constexpr std::string_view kUnits = "kmgtpe";
+
+/// A unit suffix: K..E or KiB..EiB (powers of 1024), kB..EB (powers of 1000).
+struct Unit {
+    unsigned power = 0;  ///< 1 for K/kB .. 6 for E/EB
+    bool decimal = false;
+    bool iec = false;  ///< written "KiB".."EiB"
+};
+
+/// The unit `suffix` names, nullopt when it names none (empty, unknown, "4kb").
+std::optional<Unit> unit_of(std::string_view suffix) {
+    if (suffix.empty()) return std::nullopt;
+    const auto pos = kUnits.find(lower(suffix[0]));
+    if (pos == std::string_view::npos) return std::nullopt;
+    const std::string_view rest = suffix.substr(1);
+    const bool iec = rest.size() == 2 && lower(rest[0]) == 'i' && lower(rest[1]) == 'b';
+    if (!rest.empty() && !iec && rest != "B") return std::nullopt;
+    return Unit{static_cast<unsigned>(pos + 1), rest == "B", iec};
+}
+
 /// For a size written with a fraction ("1.5G", "1,5GB", "1.0G"): the same size without one, in
 /// the largest unit of the same kind (K..E and KiB..EiB: powers of 1024; kB..EB: powers of 1000)
 /// that holds it exactly ("1536M", "1500MB", "1G"); empty when the text after the digits `whole`
@@ -50,17 +71,10 @@ std::string without_fraction(std::string_view text, std::uint64_t whole, std::si
         ++j;
     }
     if (j == at + 1) return {};
-    const std::string_view unit = text.substr(j);
-    static constexpr std::string_view kUnits = "kmgtpe";
-    if (unit.empty()) return {};
-    const auto pos = kUnits.find(lower(unit[0]));
-    if (pos == std::string_view::npos) return {};
-    const std::string_view rest = unit.substr(1);
-    const bool iec = rest.size() == 2 && lower(rest[0]) == 'i' && lower(rest[1]) == 'b';
-    const bool decimal = rest == "B";
-    if (!rest.empty() && !iec && !decimal) return {};
-    const unsigned base = decimal ? 1000 : 1024;
-    const auto power = static_cast<unsigned>(pos + 1);
+    const auto unit = unit_of(text.substr(j));
+    if (!unit) return {};
+    const bool decimal = unit->decimal, iec = unit->iec;
+    const unsigned base = decimal ? 1000 : 1024, power = unit->power;
     for (unsigned q = power + 1; q-- > 0;) {
         unsigned __int128 v = num;
         for (unsigned k = q; k < power; ++k) v *= base;
@@ -101,23 +115,19 @@ std::uint64_t parse_size(std::string_view text) {
     }
     if (suffix.empty() || suffix == "B" || suffix == "b") return value;
 
-    static constexpr std::string_view kUnits = "kmgtpe";
-    const auto pos = kUnits.find(lower(suffix[0]));
-    const std::string_view rest = suffix.substr(1);
-    if (pos == std::string_view::npos) bad_size(text, fmt::format("unknown suffix \"{}\"", suffix));
-    const auto power = static_cast<unsigned>(pos + 1);
-    if (rest.empty() || (rest.size() == 2 && lower(rest[0]) == 'i' && lower(rest[1]) == 'b')) {
-        const unsigned shift = 10 * power;
-        if (value > (kMax >> shift)) bad_size(text, "it does not fit in 64 bits");
-        return value << shift;
-    }
-    if (rest == "B") {
+    if (const auto unit = unit_of(suffix)) {
+        if (!unit->decimal) {
+            const unsigned shift = 10 * unit->power;
+            if (value > (kMax >> shift)) bad_size(text, "it does not fit in 64 bits");
+            return value << shift;
+        }
         std::uint64_t scale = 1;
-        for (unsigned k = 0; k < power; ++k) scale *= 1000;
+        for (unsigned k = 0; k < unit->power; ++k) scale *= 1000;
         if (value > kMax / scale) bad_size(text, "it does not fit in 64 bits");
         return value * scale;
     }
-    if (rest == "b") {
+    const auto pos = kUnits.find(lower(suffix[0]));
+    if (pos != std::string_view::npos && suffix.substr(1) == "b") {
         const char upper = static_cast<char>(kUnits[pos] - 'a' + 'A');
         bad_size(text,
                  fmt::format("a lower-case b after {} is ambiguous (bits?): write {}{}B for powers of "
