@@ -15,12 +15,12 @@ _fsimg_options() {
         extract) echo "-C --directory --force --force-crosslinked --utc --streams -v --verbose --codepage -q --quiet --progress -h --help" ;;
         slack) echo "--from-list -t --type --for -c --cluster --volume-size --tolerance --json --csv -o --output
                      --chart --top --verify --threads --codepage -q --quiet --progress -h --help" ;;
-        cp) echo "-r -R --recursive -f --force -p --preserve --json --force-unsafe -q --quiet --codepage -h --help" ;;
-        rm) echo "-r -R --recursive -f --force --json --force-unsafe -q --quiet --codepage -h --help" ;;
-        mkdir) echo "-p --parents --json --force-unsafe -q --quiet --codepage -h --help" ;;
-        mv) echo "-f --force --json --force-unsafe -q --quiet --codepage -h --help" ;;
-        label) echo "--volume-id --json --force-unsafe -q --quiet --codepage -h --help" ;;
-        attrib) echo "--json --force-unsafe -q --quiet --codepage --help" ;;
+        cp) echo "-r -R --recursive -f --force -p --preserve --json --force-unsafe --check -q --quiet --codepage -h --help" ;;
+        rm) echo "-r -R --recursive -f --force --json --force-unsafe --check -q --quiet --codepage -h --help" ;;
+        mkdir) echo "-p --parents --json --force-unsafe --check -q --quiet --codepage -h --help" ;;
+        mv) echo "-f --force --json --force-unsafe --check -q --quiet --codepage -h --help" ;;
+        label) echo "--volume-id --json --force-unsafe --check -q --quiet --codepage -h --help" ;;
+        attrib) echo "--json --force-unsafe --check -q --quiet --codepage --help" ;;
         undo) echo "-q --quiet --codepage -h --help" ;;
         help) echo "-h --help" ;;
     esac
@@ -63,6 +63,7 @@ _fsimg() {
         --symlinks) COMPREPLY=($(compgen -W "skip follow error" -- "$cur")); return ;;
         --what) COMPREPLY=($(compgen -W "boot fat bitmap dir extents mft index" -- "$cur")); return ;;
         --codepage) COMPREPLY=($(compgen -W "437 850" -- "$cur")); return ;;
+        --check) COMPREPLY=($(compgen -W "auto whole touched" -- "$cur")); return ;;
         --for) COMPREPLY=($(compgen -W "camera sdxc sdhc windows macos linux tv console car uefi" -- "$cur")); return ;;
         -c | --cluster-size | --cluster)
             COMPREPLY=($(compgen -W "512 1K 2K 4K 8K 16K 32K 64K 128K 256K 1M" -- "$cur"))
@@ -78,7 +79,7 @@ _fsimg() {
         local j seen=0
         for ((j = i + 1; j < cword; j++)); do
             case ${words[j]} in
-                --codepage) ((j++)) ;;
+                --codepage | --check) ((j++)) ;;
                 -*) ;;
                 *) seen=1; break ;;
             esac

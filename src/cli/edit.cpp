@@ -115,10 +115,26 @@ std::string finding_text(const check::Finding& f) {
     return fmt::format("{} ({}{}{})", f.code, shown(where), where.empty() ? "" : ": ", shown(f.message));
 }
 
+/// --force-unsafe and --check, the same on every changing command.
+struct Safety {
+    bool force_unsafe = false;   ///< change a volume the check calls unsafe to change
+    std::string check = "auto";  ///< auto, whole or touched (fs::CheckScope)
+};
+
+void add_safety_options(CLI::App* cmd, Safety& s) {
+    cmd->add_flag("--force-unsafe", s.force_unsafe,
+                  "Change the volume even where fsck finds damage the change relies on (cross-links, a "
+                  "bitmap or FAT that gives away used clusters): files may be lost");
+    cmd->add_option("--check", s.check,
+                    "What to check before the first write: auto (the whole volume; a FAT volume of more "
+                    "than 16,777,216 clusters only where the change touches it), whole, touched (FAT)")
+        ->check(CLI::IsMember({"auto", "whole", "touched"}));
+}
+
 /// How a changing command opens its image.
 struct OpenMode {
-    bool change = true;         ///< false: only shows (label, attrib without changes): read-only, no check
-    bool force_unsafe = false;  ///< --force-unsafe: change a volume the check calls unsafe to change
+    bool change = true;  ///< false: only shows (label, attrib without changes): read-only, no check
+    Safety safety;
 };
 
 Session open_session(const std::string& spec, std::string_view command, OpenMode mode) {
@@ -147,7 +163,26 @@ Session open_session(const std::string& spec, std::string_view command, OpenMode
                                 "sound (see fsimg fsck)",
                                 spec, d.note));
     }
+    bool check_touched = false;
+    std::uint64_t clusters = 0;
     if (mode.change) {
+        const fs::CheckScope automatic = fs::automatic_check_scope(s.opened.device(), d.kind, clusters);
+        const std::string& asked = mode.safety.check;
+        if (asked == "touched" && d.kind != fs::Kind::fat)
+            throw Error(ErrorCode::usage,
+                        fmt::format("--check touched is for FAT volumes; {} holds {}, whose check "
+                                    "before a change is always the whole volume's",
+                                    spec, fs::label(d.kind)));
+        check_touched = asked == "touched" || (asked == "auto" && automatic == fs::CheckScope::touched);
+    }
+    if (check_touched) {
+        // A volume too large for the whole walk (fs::kWholeCheckMaxClusters): the editor judges
+        // what the change reads as it reads it, before writing (EditOptions::check_touched).
+        note(
+            fmt::format("{}: checking only what this change touches, not who owns each of its {} clusters "
+                        "(--check whole does; so does fsimg fsck {})",
+                        spec, core::format_count(clusters), spec));
+    } else if (mode.change) {
         // Before the first write, the checker's ownership walk (once per
         // command): who owns each cluster and directory slot the change
         // may touch (fs::write_safety).
@@ -161,7 +196,7 @@ Session open_session(const std::string& spec, std::string_view command, OpenMode
         if (damage.empty() && safety.incomplete)
             damage = "the check could not finish, so who owns each cluster is not known";
         if (safety.unsafe.size() > 1) damage += fmt::format(" and {} more", safety.unsafe.size() - 1);
-        if (!safety.safe() && !mode.force_unsafe) {
+        if (!safety.safe() && !mode.safety.force_unsafe) {
             throw Error(ErrorCode::refused,
                         fmt::format("{} is damaged where fsimg {} relies on it: {}; nothing was changed. "
                                     "`fsimg fsck {}` lists the damage and `fsimg fsck -y` repairs what it "
@@ -190,6 +225,7 @@ Session open_session(const std::string& spec, std::string_view command, OpenMode
     o.clamp = epoch;
     io::FileImage* file = s.opened.file.get();
     o.barrier = [file] { file->sync(); };
+    o.check_touched = check_touched && !mode.safety.force_unsafe;
     s.editor = fs::open_editor(*dev, d.kind, std::move(o));
     return s;
 }
@@ -280,11 +316,11 @@ struct MkdirArgs {
     std::vector<std::string> paths;
     bool parents = false;
     bool json = false;
-    bool force_unsafe = false;
+    Safety safety;
 };
 
 int run_mkdir(const MkdirArgs& a) {
-    Session s = open_session(a.image, "mkdir", {true, a.force_unsafe});
+    Session s = open_session(a.image, "mkdir", {true, a.safety});
     for (const std::string& path : a.paths) {
         s.each(path, [&] {
             const std::string norm = fs::normalize_path(path);
@@ -341,11 +377,11 @@ struct RmArgs {
     bool recursive = false;
     bool force = false;
     bool json = false;
-    bool force_unsafe = false;
+    Safety safety;
 };
 
 int run_rm(const RmArgs& a) {
-    Session s = open_session(a.image, "rm", {true, a.force_unsafe});
+    Session s = open_session(a.image, "rm", {true, a.safety});
     for (const std::string& path : a.paths) {
         s.each(path, [&] {
             const auto [parent, name] = split_path(path);
@@ -380,7 +416,7 @@ struct CpArgs {
     bool force = false;
     bool preserve = false;
     bool json = false;
-    bool force_unsafe = false;
+    Safety safety;
 };
 
 fs::NewEntry info_of(const source::TreeNode& n, bool preserve) {
@@ -464,7 +500,7 @@ void copy_node(Session& s, const CpArgs& a, const source::SourceTree& tree, sour
 
 int run_cp(const CpArgs& a) {
     if (a.operands.size() < 2) throw Error(ErrorCode::usage, "cp needs SRC... DEST");
-    Session s = open_session(a.image, "cp", {true, a.force_unsafe});
+    Session s = open_session(a.image, "cp", {true, a.safety});
     const std::vector<std::string> sources(a.operands.begin(), a.operands.end() - 1);
     const std::string dest = fs::normalize_path(a.operands.back());
     const auto dest_record = s.ed().lookup(dest);
@@ -557,12 +593,12 @@ struct MvArgs {
     std::vector<std::string> operands;
     bool force = false;
     bool json = false;
-    bool force_unsafe = false;
+    Safety safety;
 };
 
 int run_mv(const MvArgs& a) {
     if (a.operands.size() < 2) throw Error(ErrorCode::usage, "mv needs SRC... DEST");
-    Session s = open_session(a.image, "mv", {true, a.force_unsafe});
+    Session s = open_session(a.image, "mv", {true, a.safety});
     const std::vector<std::string> sources(a.operands.begin(), a.operands.end() - 1);
     const std::string dest = fs::normalize_path(a.operands.back());
     for (const std::string& src : sources) {
@@ -626,7 +662,7 @@ struct LabelArgs {
     std::optional<std::string> label;
     std::optional<std::string> volume_id;
     bool json = false;
-    bool force_unsafe = false;
+    Safety safety;
 };
 
 int run_label(const LabelArgs& a) {
@@ -634,7 +670,7 @@ int run_label(const LabelArgs& a) {
     const bool set_id = a.volume_id.has_value();
     const std::uint32_t new_id = set_id ? parse_volume_id(*a.volume_id) : 0;
     const bool change = a.label.has_value() || set_id;
-    Session s = open_session(a.image, "label", {change, a.force_unsafe});
+    Session s = open_session(a.image, "label", {change, a.safety});
     if (a.label) s.ed().check_label(*a.label);
     if (a.label) {
         s.ed().set_label(*a.label);
@@ -676,7 +712,7 @@ struct AttribArgs {
     std::string image;
     std::vector<std::string> rest;  // [+|-]{r,h,s,a}... PATH...
     bool json = false;
-    bool force_unsafe = false;
+    Safety safety;
 };
 
 std::string attr_text(std::uint8_t a) {
@@ -729,7 +765,7 @@ int run_attrib(const AttribArgs& a) {
     }
     if (paths.empty()) throw Error(ErrorCode::usage, "attrib needs at least one PATH");
     if (set & clear) throw Error(ErrorCode::usage, "attrib: an attribute is both set and cleared");
-    Session s = open_session(a.image, "attrib", {(set | clear) != 0, a.force_unsafe});
+    Session s = open_session(a.image, "attrib", {(set | clear) != 0, a.safety});
     nlohmann::json listing = nlohmann::json::array();
     for (const std::string& path : paths) {
         s.each(path, [&] {
@@ -776,9 +812,7 @@ Action add_mkdir(CLI::App& app) {
     cmd->add_option("PATH", a->paths, "Directories to make")->required();
     cmd->add_flag("-p,--parents", a->parents, "Make missing parents; an existing directory is no error");
     cmd->add_flag("--json", a->json, "Report what changed as JSON");
-    cmd->add_flag("--force-unsafe", a->force_unsafe,
-                  "Change the volume even where fsck finds damage the change relies on (cross-links, a "
-                  "bitmap or FAT that gives away used clusters): files may be lost");
+    add_safety_options(cmd, a->safety);
     return [a] { return run_mkdir(*a); };
 }
 
@@ -791,9 +825,7 @@ Action add_rm(CLI::App& app) {
     cmd->add_flag("-r,-R,--recursive", a->recursive, "Remove directories and everything below them");
     cmd->add_flag("-f,--force", a->force, "A path that does not exist is no error");
     cmd->add_flag("--json", a->json, "Report what changed as JSON");
-    cmd->add_flag("--force-unsafe", a->force_unsafe,
-                  "Change the volume even where fsck finds damage the change relies on (cross-links, a "
-                  "bitmap or FAT that gives away used clusters): files may be lost");
+    add_safety_options(cmd, a->safety);
     return [a] { return run_rm(*a); };
 }
 
@@ -816,9 +848,7 @@ Action add_cp(CLI::App& app) {
         "-p,--preserve", a->preserve,
         "Keep the source's modification and creation times (else now or SOURCE_DATE_EPOCH), and read-only");
     cmd->add_flag("--json", a->json, "Report what changed as JSON");
-    cmd->add_flag("--force-unsafe", a->force_unsafe,
-                  "Change the volume even where fsck finds damage the change relies on (cross-links, a "
-                  "bitmap or FAT that gives away used clusters): files may be lost");
+    add_safety_options(cmd, a->safety);
     return [a] { return run_cp(*a); };
 }
 
@@ -835,9 +865,7 @@ Action add_mv(CLI::App& app) {
         ->expected(2, -1);
     cmd->add_flag("-f,--force", a->force, "Replace an existing file of the destination name");
     cmd->add_flag("--json", a->json, "Report what changed as JSON");
-    cmd->add_flag("--force-unsafe", a->force_unsafe,
-                  "Change the volume even where fsck finds damage the change relies on (cross-links, a "
-                  "bitmap or FAT that gives away used clusters): files may be lost");
+    add_safety_options(cmd, a->safety);
     return [a] { return run_mv(*a); };
 }
 
@@ -853,9 +881,7 @@ Action add_label(CLI::App& app) {
                     "The new label (FAT: up to 11 ASCII characters, exFAT: 11 UTF-16 units; '' removes it)");
     cmd->add_option("--volume-id", a->volume_id, "The new volume serial number (8 hex digits)");
     cmd->add_flag("--json", a->json, "Print the label and serial (and what changed) as JSON");
-    cmd->add_flag("--force-unsafe", a->force_unsafe,
-                  "Change the volume even where fsck finds damage the change relies on (cross-links, a "
-                  "bitmap or FAT that gives away used clusters): files may be lost");
+    add_safety_options(cmd, a->safety);
     return [a] { return run_label(*a); };
 }
 
@@ -867,9 +893,7 @@ Action add_attrib(CLI::App& app) {
         "Examples:\n  fsimg attrib card.img /boot.ini\n  fsimg attrib card.img +r +h /boot.ini\n  fsimg "
         "attrib card.img -a /data/log.txt");
     cmd->add_flag("--json", a->json, "Report as JSON");
-    cmd->add_flag("--force-unsafe", a->force_unsafe,
-                  "Change the volume even where fsck finds damage the change relies on (cross-links, a "
-                  "bitmap or FAT that gives away used clusters): files may be lost");
+    add_safety_options(cmd, a->safety);
     cmd->add_option("IMAGE", a->image, kImageHelp)->required();
     cmd->add_option("CHANGES_PATHS", a->rest, "[+|-]{r,h,s,a}... then PATH...");
     // -a, -h, -r, -s after IMAGE are attribute changes (as mattrib has them), not options.

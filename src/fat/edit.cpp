@@ -91,6 +91,8 @@ struct Editor::Impl {
             dev, L.fat_bytes(), kWindowBytes, kMaxWindows,
             [this](std::uint64_t at) { return fat_base(0) + at; }, std::move(copies),
             [this] { vol.reset(); });
+        // Every path is looked up from the root: its chain is judged first.
+        if (L.type == FatType::fat32) guard_chain(L.root_cluster, "the root directory");
         if (L.type == FatType::fat32 && br.fsinfo && br.fsinfo->next_free >= 2 &&
             br.fsinfo->next_free <= L.cluster_count + 1)
             hint = br.fsinfo->next_free;
@@ -155,6 +157,107 @@ struct Editor::Impl {
     /// Writes every changed byte range into every FAT copy, copy 1 first.
     void flush_fat() { fat->flush(); }
 
+    // --- check_touched (EditOptions) ------------------------------------------------------------
+    [[noreturn]] static void refuse_touched(std::string_view code, const std::string& what) {
+        throw Error(
+            ErrorCode::refused,
+            fmt::format("{} ({}); found by the check of what this change touches, before anything "
+                        "relying on it was written. `fsimg fsck` lists the damage and `fsimg fsck -y` "
+                        "repairs what it can; --force-unsafe changes the volume anyway",
+                        what, code));
+    }
+    /// check_touched: the chain from `first` judged as the checker's
+    /// claim_chain judges one chain (fat/check_tree.cpp), to its end. Loops
+    /// are found by Brent's cycle detection: no memory per cluster, at most
+    /// about twice the chain's length in FAT reads.
+    void guard_chain(std::uint32_t first, std::string_view what) {
+        if (!opt.check_touched) return;
+        if (first < 2 || first > last)
+            refuse_touched("fat.file.start-out-of-range",
+                           fmt::format("{} starts at cluster {}, outside the volume's clusters 2..{}", what,
+                                       first, last));
+        if (entry(first) == 0)
+            refuse_touched("fat.file.start-free",
+                           fmt::format("{} starts at cluster {}, which is free in the FAT", what, first));
+        const std::uint32_t eoc_min = end_of_chain(L.type) & ~7u, bad = bad_cluster(L.type);
+        std::uint32_t tortoise = first, cur = first;
+        std::uint64_t power = 1, lam = 0;
+        for (std::uint64_t n = 1;; ++n) {
+            const std::uint32_t next = entry(cur);
+            if (next >= eoc_min) return;
+            if (next == bad)
+                refuse_touched("fat.chain.bad-cluster",
+                               fmt::format("{}: cluster {} (number {} of its chain) is marked bad in the FAT",
+                                           what, cur, n));
+            if (next < 2 || next > last)
+                refuse_touched("fat.chain.out-of-range",
+                               fmt::format("{}: FAT entry {} (number {} of its chain) holds 0x{:X}, not a "
+                                           "cluster (2..{}) or an end-of-chain mark",
+                                           what, cur, n, next, last));
+            if (next == tortoise)
+                refuse_touched("fat.chain.loop",
+                               fmt::format("{}: its chain loops back to cluster {}", what, next));
+            if (entry(next) == 0)
+                refuse_touched("fat.chain.free-link",
+                               fmt::format("{}: FAT entry {} (number {} of its chain) links to cluster {}, "
+                                           "which is free",
+                                           what, cur, n, next));
+            if (++lam == power) {
+                tortoise = next;
+                power *= 2;
+                lam = 0;
+            }
+            cur = next;
+        }
+    }
+    /// FAT entry n from `bytes`, which hold the FAT's bytes from offset `base`.
+    std::uint32_t entry_in(std::span<const std::byte> bytes, std::uint64_t base, std::uint32_t n) const {
+        auto b = [&](std::uint64_t at) { return std::to_integer<std::uint32_t>(bytes[at - base]); };
+        switch (L.type) {
+            case FatType::fat12: {
+                const std::uint64_t o = n + n / 2;
+                const std::uint32_t v = b(o) | (b(o + 1) << 8);
+                return (n & 1) ? v >> 4 : v & 0xFFF;
+            }
+            case FatType::fat16:
+                return b(2ull * n) | (b(2ull * n + 1) << 8);
+            default: {
+                const std::uint64_t o = 4ull * n;
+                return (b(o) | (b(o + 1) << 8) | (b(o + 2) << 16) | (b(o + 3) << 24)) & kFat32Mask;
+            }
+        }
+    }
+    /// check_touched: every other FAT copy marks the clusters of `runs` free
+    /// too (the allocator read copy 1 through the cache).
+    void guard_free(const std::vector<ClusterRun>& runs) {
+        if (!opt.check_touched || L.num_fats < 2) return;
+        auto byte_of = [&](std::uint32_t n) -> std::uint64_t {
+            return L.type == FatType::fat12 ? n + n / 2 : L.type == FatType::fat16 ? 2ull * n : 4ull * n;
+        };
+        constexpr std::uint32_t kStep = 65536;  // entries per read
+        std::vector<std::byte> buf;
+        for (const ClusterRun& r : runs) {
+            for (std::uint32_t lo = r.first; lo < r.first + r.count;
+                 lo += std::min(kStep, r.first + r.count - lo)) {
+                const std::uint32_t hi = lo + std::min(kStep, r.first + r.count - lo);  // exclusive
+                const std::uint64_t from = byte_of(lo);
+                const std::uint64_t to = std::min<std::uint64_t>(byte_of(hi - 1) + 4, L.fat_bytes());
+                buf.resize(to - from);
+                for (unsigned copy = 1; copy < L.num_fats; ++copy) {
+                    dev.read_at(fat_base(copy) + from, buf);
+                    for (std::uint32_t n = lo; n < hi; ++n) {
+                        if (const std::uint32_t v = entry_in(buf, from, n); v != 0)
+                            refuse_touched(
+                                "fat.fat.copies-differ",
+                                fmt::format("cluster {} is free in FAT copy 1 but FAT copy {} holds "
+                                            "0x{:X} for it, so whether a file owns it is not known",
+                                            n, copy + 1, v));
+                    }
+                }
+            }
+        }
+    }
+
     // --- begin / finish -----------------------------------------------------------------------
     void begin() {
         if (began) return;
@@ -184,6 +287,7 @@ struct Editor::Impl {
                 fmt::format("no space left on the volume: {} clusters of {} bytes are needed, {} are free", n,
                             L.cluster_bytes(), free_seen));
         }
+        guard_free(out);
         return out;
     }
     /// Links the runs into one chain ending in end-of-chain (FAT cache only).
@@ -236,6 +340,7 @@ struct Editor::Impl {
     /// The clusters of a chain, through the FAT cache: at most `max` of them;
     /// Error(corrupt) when it loops or its first cluster is not one.
     std::vector<std::uint32_t> chain(std::uint32_t first, std::uint64_t max) {
+        guard_chain(first, fmt::format("the directory at cluster {}", first));
         std::vector<std::uint32_t> out;
         std::unordered_set<std::uint32_t> seen;
         const std::uint32_t eoc_min = end_of_chain(L.type) & ~7u;
@@ -598,6 +703,12 @@ struct Editor::Impl {
         const std::uint32_t p = dd.first_cluster;
         return (L.type == FatType::fat32 && p == L.root_cluster) || p < 2 || p > last ? kRootDir : p;
     }
+    /// Reads directory d and its parent (whose entry for d finish() stamps)
+    /// before the first write, so that check_touched judges both first.
+    void prepare(DirId d) {
+        (void)dir(d);
+        if (d != kRootDir) (void)dir(parent_of(d));
+    }
     /// Sets the modification time of each changed directory's entry in its parent.
     void touch_changed() {
         const FatTimestamp t = stamper.stamp(opt.now);
@@ -719,6 +830,7 @@ DirRecord Editor::add_file(DirId dir, std::string_view name, const source::Sourc
     const auto set = m.entry_set(dir, name, e, nullptr);
     m.plan_space(dir, core::div_ceil(data.size(), std::uint64_t(m.L.cluster_bytes())),
                  static_cast<std::uint32_t>(set.size() / kDirEntrySize));
+    m.prepare(dir);
     m.begin();
     const std::uint32_t first = m.store_data(data);
     e.first_cluster = first;
@@ -739,6 +851,13 @@ void Editor::replace_file(DirId dir, const DirRecord& existing, const source::So
     Impl& m = *impl_;
     if (existing.kind != RecordKind::file)
         throw Error(ErrorCode::usage, fmt::format("\"{}\" is not a file", existing.name));
+    // Before anything is written: the directory, the chain to be freed, and room for the new data
+    // (written before the old is freed).
+    m.prepare(dir);
+    if (existing.entry.first_cluster != 0)
+        m.guard_chain(existing.entry.first_cluster, fmt::format("\"{}\"", existing.name));
+    if (data.size() <= 0xFFFFFFFFull)
+        (void)m.find_free(core::div_ceil(data.size(), std::uint64_t(m.L.cluster_bytes())), m.hint);
     m.begin();
     const std::uint32_t first = m.store_data(data);
     DirEntry e = existing.entry;
@@ -765,6 +884,7 @@ DirRecord Editor::add_directory(DirId dir, std::string_view name, const NewEntry
     const auto set = m.entry_set(dir, name, e, nullptr);
     m.plan_space(dir, 1,
                  static_cast<std::uint32_t>(set.size() / kDirEntrySize));  // before anything is written
+    m.prepare(dir);
     m.begin();
     const auto runs = m.find_free(1, m.hint);
     const std::uint32_t c = runs.front().first;
@@ -817,6 +937,9 @@ void Editor::remove(DirId dir, const DirRecord& r) {
     } else if (first != 0) {
         chains.push_back(first);
     }
+    m.prepare(dir);
+    for (const std::uint32_t c : chains)
+        m.guard_chain(c, fmt::format("\"{}\" (or an entry below it)", r.name));
     m.begin();
     m.delete_entries(dir, r);
     std::unordered_set<std::uint32_t> done;
@@ -853,6 +976,10 @@ void Editor::rename(DirId from, const DirRecord& r, DirId to, std::string_view n
                         fmt::format("\"{}\" is a directory; it does not replace the file \"{}\"", r.name,
                                     target->name));
         // The target's short entry takes the source's data, then the source goes, then the old data.
+        m.prepare(to);
+        m.prepare(from);
+        if (target->entry.first_cluster != 0 && target->entry.first_cluster != r.entry.first_cluster)
+            m.guard_chain(target->entry.first_cluster, fmt::format("\"{}\"", target->name));
         m.begin();
         DirEntry e = target->entry;
         e.first_cluster = r.entry.first_cluster;
@@ -870,6 +997,9 @@ void Editor::rename(DirId from, const DirRecord& r, DirId to, std::string_view n
         return;
     }
     const std::vector<std::byte> set = m.entry_set(to, new_name, r.entry, from == to ? &r : nullptr);
+    m.prepare(to);
+    m.prepare(from);
+    if (is_dir && from != to) m.prepare(r.entry.first_cluster);  // its ".." is rewritten
     m.begin();
     if (from == to && m.rename_in_one_write(from, r, set)) return;
     m.add_entries(to, set);
@@ -894,6 +1024,7 @@ void Editor::set_attributes(DirId dir, const DirRecord& r, std::uint8_t set, std
         static_cast<std::uint8_t>((e.attr | (set & kSettableAttributes)) & ~(clear & kSettableAttributes));
     if (attr == e.attr) return;
     e.attr = attr;
+    m.prepare(dir);
     m.begin();
     m.rewrite_short_entry(dir, r, e);
 }
@@ -928,7 +1059,6 @@ std::string Editor::label() const {
 void Editor::set_label(std::string_view label) {
     Impl& m = *impl_;
     const std::string field = label.empty() ? std::string("NO NAME    ") : label_field(label);
-    m.begin();
     std::optional<DirRecord> entry;
     for (const DirRecord& r : list(kRootDir)) {
         if (r.kind == RecordKind::volume_label) {
@@ -936,6 +1066,9 @@ void Editor::set_label(std::string_view label) {
             break;
         }
     }
+    if (!label.empty() && !entry)
+        m.plan_space(kRootDir, 0, 1);  // room for the new entry, before the first write
+    m.begin();
     if (label.empty()) {
         if (entry) m.delete_entries(kRootDir, *entry);
     } else if (entry) {

@@ -116,6 +116,7 @@ private:
         f.clamp = o.clamp;
         f.local_time = o.local_time;
         f.barrier = o.barrier;
+        if constexpr (requires { f.check_touched; }) f.check_touched = o.check_touched;
         return f;
     }
     static typename T::Id id(EditDir d) { return static_cast<typename T::Id>(d); }
@@ -150,6 +151,15 @@ std::unique_ptr<Editor> open_editor(io::BlockDevice& volume, Kind kind, EditOpti
             break;
     }
     throw Error(ErrorCode::unsupported, fmt::format("{} volumes are not changed yet", label(kind)));
+}
+
+CheckScope automatic_check_scope(const io::BlockDevice& volume, Kind kind, std::uint64_t& clusters) {
+    clusters = 0;
+    if (kind != Kind::fat) return CheckScope::whole;
+    const fat::BootRegion br = fat::read_boot_region(volume);
+    if (!br.layout) return CheckScope::whole;
+    clusters = br.layout->cluster_count;
+    return clusters > kWholeCheckMaxClusters ? CheckScope::touched : CheckScope::whole;
 }
 
 namespace {

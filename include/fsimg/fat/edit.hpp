@@ -33,10 +33,12 @@
 // read the file). This is the order the Linux vfat driver uses
 // (fs/fat/namei_vfat.c vfat_rename).
 //
-// The volume is assumed consistent (fsimg fsck first on one from elsewhere):
-// a file cross-linked with another, or a directory reachable through two
-// entries, shares clusters that removing one of them frees. A loop back to
-// an ancestor is found and refused by remove().
+// The volume is assumed consistent: the command line runs the checker's
+// ownership walk first (fs::write_safety), or on a volume too large for it
+// checks what the change touches (EditOptions::check_touched). Without
+// either, a file cross-linked with another, or a directory reachable
+// through two entries, shares clusters that removing one of them frees. A
+// loop back to an ancestor is found and refused by remove().
 //
 // Cost follows the change, not the volume: FAT entries are read through a
 // small window cache (at most kFatCacheWindows x 64 KiB) and written back as
@@ -74,6 +76,20 @@ struct EditOptions {
     /// never reaches the disk before the change it closes; the bit itself is
     /// left to the page cache (lost, the volume only reads as dirty). May be empty.
     std::function<void()> barrier;
+    /// Checks what the change touches as the editor reads it, for a volume
+    /// whose whole-volume ownership walk was skipped (fs::CheckScope::touched,
+    /// docs/editing.md "Large volumes"). Error(refused), thrown before the
+    /// write that would rely on it, for: a directory written into, or a
+    /// chain to be freed, whose first cluster is outside the volume or free
+    /// in the FAT (fat.file.start-out-of-range, fat.file.start-free), whose
+    /// chain loops (fat.chain.loop), holds a link that is no cluster
+    /// (fat.chain.out-of-range), a bad cluster (fat.chain.bad-cluster) or a
+    /// link to a free cluster (fat.chain.free-link), each judged as the
+    /// checker's claim_chain does (fat/check_tree.cpp); and a cluster to be
+    /// allocated that FAT copy 1 marks free and another copy in use
+    /// (fat.fat.copies-differ: which copy is right is not known). Not found
+    /// this way: a cross-link with a chain the change does not read.
+    bool check_touched = false;
 };
 
 /// What a new file or directory entry records besides its name and data.

@@ -48,6 +48,9 @@ struct EditOptions {
     std::optional<std::int64_t> clamp;  ///< SOURCE_DATE_EPOCH
     bool local_time = false;
     std::function<void()> barrier;  ///< the image's fsync, before the clean/dirty flag is reset
+    /// The editor checks what the change touches as it reads it
+    /// (CheckScope::touched; fat::EditOptions::check_touched). FAT only.
+    bool check_touched = false;
 };
 
 /// What a new entry records besides its name and data.
@@ -131,6 +134,33 @@ struct WriteSafety {
     bool safe() const noexcept { return unsafe.empty() && !incomplete; }
 };
 WriteSafety write_safety(const check::Findings& found, const check::Summary& summary);
+
+/// How much of a volume a changing command checks before its first write
+/// (docs/editing.md "Damaged volumes" and "Large volumes").
+enum class CheckScope : std::uint8_t {
+    /// The checker's ownership walk over the whole volume, judged by write_safety().
+    whole,
+    /// Only what the change reads, as the editor reads it (EditOptions::
+    /// check_touched): the directories it writes into and their parents, the
+    /// chains it frees, the FAT copies where it allocates. FAT only.
+    touched,
+};
+
+/// FAT volumes of more clusters than this are checked where the change
+/// touches them (automatic_check_scope): the whole walk reads every FAT
+/// entry and keeps two bits per cluster, 1.35 s and 135 MB for the 268
+/// million clusters of a 2 TiB FAT32 of 8 KiB clusters, against 0.03 s for
+/// the change itself (docs/benchmarks.md). 2^24 clusters: a 64 MiB FAT.
+inline constexpr std::uint64_t kWholeCheckMaxClusters = std::uint64_t{1} << 24;
+
+/// The scope a changing command uses unless told (--check auto): touched
+/// for a FAT volume of more than kWholeCheckMaxClusters clusters, whole
+/// otherwise. exFAT is always checked whole: its walk reads the allocation
+/// bitmap (one bit per cluster) and the FAT only where a chain is, 0.28 s
+/// for 2 TiB of 4 KiB clusters. `clusters` is set to the volume's cluster
+/// count (0 when its geometry cannot be derived: then whole, which refuses
+/// such a volume). Throws Error(io) when the device cannot be read.
+CheckScope automatic_check_scope(const io::BlockDevice& volume, Kind kind, std::uint64_t& clusters);
 
 /// The editor for a volume detect() found to be `kind` (a whole image or a
 /// partition window, which must outlive it). Throws Error(unsupported) for
