@@ -288,6 +288,12 @@ SourceFile SourceReader::open(std::uint32_t index) {
         if (options_.before_first_open) options_.before_first_open();
     }
     const TreeNode& n = tree_.nodes.at(index);
+    if (n.snapshot) {  // read to its end at the scan (a procfs, sysfs or FUSE file): copied as read then
+        SourceFile f(-1, n.host_path, n.snapshot->size(), n.mtime, n.mtime_ns);
+        f.content_ = *n.snapshot;
+        f.snapshot_ = true;
+        return f;
+    }
     const bool nofollow = !n.host_followed;
     const int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0);
     const int dirfd = n.host_dir != kNoHostDir ? directory(n.host_dir) : AT_FDCWD;

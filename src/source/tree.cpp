@@ -5,7 +5,9 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -191,11 +193,51 @@ private:
         return static_cast<std::uint32_t>(tree_.host_dirs.size() - 1);
     }
 
+    static bool sizes_untrusted(int fd) {  // procfs and sysfs: st_size is 0 or 4096 whatever the file holds
+        struct statfs sf {};
+        return ::fstatfs(fd, &sf) == 0 && (sf.f_type == static_cast<decltype(sf.f_type)>(PROC_SUPER_MAGIC) ||
+                                           sf.f_type == static_cast<decltype(sf.f_type)>(SYSFS_MAGIC));
+    }
+    /// TreeNode::snapshot: file `name` of `dirfd` read to its end when its
+    /// size cannot be trusted (`reported` 0, or on procfs or sysfs); sets
+    /// n.size to what was read. A file that cannot be opened here is left
+    /// to the readability check that follows.
+    void take_snapshot(int dirfd, const std::string& name, const std::string& path, std::uint32_t node,
+                       bool followed, std::uint64_t reported) {
+        const int fd = ::openat(dirfd, name.c_str(),
+                                O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | (followed ? 0 : O_NOFOLLOW));
+        if (fd < 0) return;
+        Fd guard(fd);
+        struct stat st {};
+        if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (reported != 0 && !sizes_untrusted(fd))) return;
+        auto content = std::make_shared<std::vector<std::byte>>();
+        std::vector<std::byte> buf(64 * 1024);
+        for (;;) {
+            const ssize_t got = ::read(fd, buf.data(), buf.size());
+            if (got < 0 && errno == EINTR) continue;
+            if (got < 0) return;  // the copy reads it again and names the error
+            if (got == 0) break;
+            if (content->size() + static_cast<std::size_t>(got) > kMaxSnapshotBytes) {
+                add_problem(tree_.nodes[node].parent, tree_.nodes[node].name,
+                            fmt::format("{} reports {} bytes (a procfs, sysfs or FUSE file) but holds more "
+                                        "than {}, the most such a file is read to: copy it to a regular "
+                                        "file first",
+                                        path, reported, core::format_size(kMaxSnapshotBytes)));
+                return;
+            }
+            content->insert(content->end(), buf.begin(), buf.begin() + got);
+        }
+        if (content->empty() && reported == 0) return;  // an empty file
+        tree_.nodes[node].size = content->size();
+        tree_.nodes[node].snapshot = std::move(content);
+    }
+
     /// Adds the entries of the open directory `dirfd` (closed here, host
     /// directory `host_dir`) below `node`.
     void scan_dir(int dirfd, const std::string& host_path, std::uint32_t node, std::uint32_t depth,
                   std::uint32_t host_dir) {
         Fd guard(dirfd);
+        const bool untrusted_dir = sizes_untrusted(dirfd);
         std::vector<std::string> names;
         {
             const int dup_fd = ::dup(dirfd);
@@ -284,6 +326,8 @@ private:
                     n.host_dir = host_dir;
                     n.host_name = name;
                     n.host_followed = followed;
+                    if (n.size == 0 || untrusted_dir || followed)
+                        take_snapshot(dirfd, name, path, child, followed, n.size);
                     ++tree_.files;
                     tree_.data_bytes += n.size;
                 }
@@ -292,7 +336,7 @@ private:
                 // Readable by us (effective IDs): one syscall instead of open + close.
                 if (::faccessat(dirfd, name.c_str(), R_OK, AT_EACCESS) != 0) {
                     add_problem(node, name, fmt::format("cannot read {}: {}", path, std::strerror(errno)));
-                } else if (tree_.nodes[child].host_path == path) {
+                } else if (tree_.nodes[child].host_path == path && !tree_.nodes[child].snapshot) {
                     if (auto segs =
                             probe_holes(dirfd, name.c_str(), st, tree_.nodes[child].size,
                                         tree_.nodes[child].host_followed, tree_.nodes[child].host_path)) {

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -98,6 +99,10 @@ std::vector<Segment> find_data_segments(int fd, std::uint64_t size, const std::s
 std::optional<std::vector<Segment>> probe_holes(int dirfd, const char* name, const struct stat& st,
                                                 std::uint64_t size, bool follow, const std::string& path);
 
+/// The most a file whose reported size cannot be trusted is read to at the
+/// scan (TreeNode::snapshot); a larger one is a problem of the tree.
+inline constexpr std::uint64_t kMaxSnapshotBytes = 64 << 20;
+
 /// One file or directory of the tree to store.
 struct TreeNode {
     std::string name;       ///< UTF-8 (empty for the root)
@@ -128,6 +133,13 @@ struct TreeNode {
     /// (ntfs/populate.hpp); FAT and exFAT allocate every cluster.
     bool has_holes = false;
     std::vector<Segment> data_segments;
+    /// Files whose reported size the host does not hold (st_size 0 with
+    /// content, as procfs and some FUSE files have; any file of procfs or
+    /// sysfs, whose sizes are 0 or 4096 whatever they hold): the content,
+    /// read to its end at the scan (at most kMaxSnapshotBytes) and copied as
+    /// read, as GNU cp and mcopy read to the end; `size` is its length.
+    /// Null for other files (and for an empty file that read empty).
+    std::shared_ptr<const std::vector<std::byte>> snapshot;
     std::uint32_t parent = 0;             ///< index in SourceTree::nodes
     std::vector<std::uint32_t> children;  ///< indices, sorted by the UTF-8 bytes of the names
 };
@@ -211,8 +223,9 @@ struct ReadOptions {
     /// some FUSE files: st_size 0, content on read) is read to its end when
     /// opened, up to this many bytes, and copied as read, as GNU cp and mcopy
     /// do; more than this is Error(io) naming the limit, nothing copied.
-    /// 0 (mkfs --from, whose plan needs every size at the scan): such a file
-    /// is refused when its data shows up (SourceFile::finish).
+    /// 0 (mkfs --from, whose plan needs every size at the scan): the scan
+    /// read such files already (TreeNode::snapshot); one that gains data
+    /// after the scan is refused when its data shows up (SourceFile::finish).
     std::uint64_t unsized_limit = 0;
 };
 
