@@ -12,6 +12,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -498,6 +499,66 @@ void copy_node(Session& s, const CpArgs& a, const source::SourceTree& tree, sour
     }
 }
 
+/// What a cp allocates, found before its first write: the clusters of the
+/// data and the new directories, and the new entries of each existing
+/// directory (their growth asked of the editor once, for all of them).
+struct CpPlan {
+    std::uint64_t clusters = 0;
+    std::map<fs::EditDir, std::vector<std::uint32_t>> sets;
+};
+
+/// The clusters node `i` of `tree` takes when it is new, with everything below it.
+std::uint64_t new_clusters(const fs::Editor& ed, const source::SourceTree& tree, std::uint32_t i) {
+    std::uint64_t total = 0;
+    std::vector<std::uint32_t> todo{i};
+    std::vector<std::uint32_t> slots;
+    while (!todo.empty()) {
+        const source::TreeNode& n = tree.nodes[todo.back()];
+        todo.pop_back();
+        if (!n.is_dir) {
+            total += ed.data_clusters(n.size);
+            continue;
+        }
+        slots.clear();
+        for (const std::uint32_t c : n.children) {
+            slots.push_back(ed.entry_slots(tree.nodes[c].name));
+            todo.push_back(c);
+        }
+        total += ed.new_directory_clusters(slots);
+    }
+    return total;
+}
+
+/// Adds to `plan` what copy_node allocates for node `i` of `tree` copied
+/// into `dir` as `name`: a replaced file's new data (before its old data is
+/// freed), a new entry, a new subtree, or the children merged into an
+/// existing directory. What copy_node refuses (a file over a directory, an
+/// existing file without -f) allocates nothing.
+void plan_node(fs::Editor& ed, const CpArgs& a, const source::SourceTree& tree, std::uint32_t i,
+               fs::EditDir dir, const std::string& name, CpPlan& plan) {
+    const source::TreeNode& n = tree.nodes[i];
+    const auto existing = ed.find(dir, name);
+    if (!existing) {
+        plan.sets[dir].push_back(ed.entry_slots(name));
+        plan.clusters += new_clusters(ed, tree, i);
+    } else if (!n.is_dir) {
+        if (!existing->is_dir && a.force) plan.clusters += ed.data_clusters(n.size);
+    } else if (existing->is_dir) {
+        const fs::EditDir sub = ed.directory_of(*existing);
+        for (const std::uint32_t c : n.children) plan_node(ed, a, tree, c, sub, tree.nodes[c].name, plan);
+    }
+}
+
+/// One SRC of a cp, resolved before anything is written.
+struct CpOperand {
+    std::string src;
+    fs::EditDir dir = 0;
+    std::string name;
+    std::string image_path;
+    source::SourceTree tree;
+    bool is_dir = false;
+};
+
 int run_cp(const CpArgs& a) {
     if (a.operands.size() < 2) throw Error(ErrorCode::usage, "cp needs SRC... DEST");
     Session s = open_session(a.image, "cp", {true, a.safety});
@@ -510,8 +571,13 @@ int run_cp(const CpArgs& a) {
                     fmt::format("\"{}\" is not a directory (several sources need one)", dest));
     if (!into_dir && a.operands.back().size() > 1 && a.operands.back().back() == '/')
         throw Error(ErrorCode::usage, fmt::format("\"{}\" is not a directory", a.operands.back()));
+    // First every SRC is resolved, scanned and checked, and what the whole copy allocates is
+    // planned: a copy that does not fit is refused before its first write (issue 40).
+    std::vector<CpOperand> operands;
+    CpPlan plan;
     for (const std::string& src : sources) {
-        std::string image_path;
+        CpOperand op;
+        op.src = src;
         try {
             // The operand's own name, also for a symbolic link (followed: its target's content is copied, as
             // cp does).
@@ -534,53 +600,71 @@ int run_cp(const CpArgs& a) {
                 if (::realpath(host.c_str(), resolved) != nullptr)
                     name = std::filesystem::path(resolved).filename().string();
             }
-            fs::EditDir dir = 0;
             if (into_dir) {
-                dir = s.ed().directory_of(*dest_record);
-                image_path = (dest == "/" ? "" : dest) + "/" + name;
+                op.dir = s.ed().directory_of(*dest_record);
+                op.image_path = (dest == "/" ? "" : dest) + "/" + name;
             } else {
                 const auto [parent, leaf] = split_path(dest);
-                dir = directory_at(s.ed(), parent).first;
+                op.dir = directory_at(s.ed(), parent).first;
                 name = leaf;
-                image_path = dest;
+                op.image_path = dest;
             }
-            source::SourceTree tree;
-            if (S_ISDIR(st.st_mode)) {
+            op.name = name;
+            op.is_dir = S_ISDIR(st.st_mode);
+            if (op.is_dir) {
                 if (!a.recursive)
                     throw Error(ErrorCode::usage,
                                 fmt::format("{} is a directory (cp -r copies directories)", src));
-                tree = source::scan_host_trees({source::TreeSource{host, "/"}}, source::SymlinkPolicy::skip);
-                check_depth(path_depth(fs::normalize_path(image_path)) + tree_height(tree), image_path);
-                s.ed().check_tree(tree);
-                for (const std::string& w : tree.warnings) warn(w);
-                if (!tree.problems.empty()) {
+                op.tree =
+                    source::scan_host_trees({source::TreeSource{host, "/"}}, source::SymlinkPolicy::skip);
+                check_depth(path_depth(fs::normalize_path(op.image_path)) + tree_height(op.tree),
+                            op.image_path);
+                s.ed().check_tree(op.tree);
+                for (const std::string& w : op.tree.warnings) warn(w);
+                if (!op.tree.problems.empty()) {
                     std::string why;
-                    for (const auto& p : tree.problems)
+                    for (const auto& p : op.tree.problems)
                         why += fmt::format("\n  {}: {}", shown(p.path), p.reason);
                     throw Error(ErrorCode::usage, fmt::format("{} cannot be stored on {}:{}", src,
                                                               fs::label(s.ed().kind()), why));
                 }
             } else if (S_ISREG(st.st_mode)) {
-                tree = single_file_tree(host, st);
+                op.tree = single_file_tree(host, st);
                 if (auto why = s.ed().name_problem(name)) throw Error(ErrorCode::usage, *why);
                 warn_device_name(name);
             } else {
                 throw Error(ErrorCode::usage, fmt::format("{} is not a regular file or directory", src));
             }
+            CpPlan mine = plan;  // kept only when the whole operand was planned
+            plan_node(s.ed(), a, op.tree, op.is_dir ? 0 : 1, op.dir, op.name, mine);
+            plan = std::move(mine);
+            operands.push_back(std::move(op));
+        } catch (const Error& e) {
+            if (e.code() != ErrorCode::usage && e.code() != ErrorCode::io) throw;
+            s.failed(op.image_path.empty() ? src : op.image_path, e.what());
+        }
+    }
+    try {
+        std::uint64_t need = plan.clusters;
+        for (const auto& [dir, sets] : plan.sets) need += s.ed().growth_clusters(dir, sets);
+        s.ed().check_free(need);
+    } catch (const Error& e) {
+        if (e.code() != ErrorCode::io) throw;
+        s.failed(dest, fmt::format("{}; nothing was copied", e.what()));
+        return s.done(a.json);
+    }
+    for (CpOperand& op : operands) {
+        try {
             // A file that reports 0 bytes (procfs, sysfs, FUSE) is read to its end, as GNU cp does,
             // up to what the volume could hold and at most kMaxUnsizedBytes of memory.
             source::ReadOptions ro;
             ro.unsized_limit = std::min<std::uint64_t>(s.opened.device().size(), kMaxUnsizedBytes);
-            source::SourceReader reader(tree, ro);
-            if (S_ISDIR(st.st_mode)) {
-                copy_node(s, a, tree, reader, 0, dir, name, image_path);
-            } else {
-                copy_node(s, a, tree, reader, 1, dir, name, image_path);
-            }
+            source::SourceReader reader(op.tree, ro);
+            copy_node(s, a, op.tree, reader, op.is_dir ? 0 : 1, op.dir, op.name, op.image_path);
         } catch (const Error& e) {
             if (e.code() != ErrorCode::usage && e.code() != ErrorCode::io) throw;
-            s.failed(image_path.empty() ? src : image_path, e.what());
-            if (e.code() == ErrorCode::io) break;  // no space, a changed source: nothing more is tried
+            s.failed(op.image_path, e.what());
+            if (e.code() == ErrorCode::io) break;  // a changed source: nothing more is tried
         }
     }
     return s.done(a.json);

@@ -24,6 +24,40 @@ Editor::~Editor() = default;
 const Volume& Editor::volume() const { return impl_->volume(); }
 std::uint32_t Editor::cluster_bytes() const noexcept { return impl_->cb; }
 std::uint64_t Editor::allocated_clusters() const noexcept { return impl_->allocated; }
+
+namespace {
+/// Where entries end after sets of `sets` entries are added at entry `end`
+/// of a directory of `per` entries per cluster (Impl::plan_room's rule: a
+/// set that fits in one cluster starts a new cluster rather than cross).
+std::uint64_t end_after(std::uint64_t end, std::span<const std::uint32_t> sets, std::uint64_t per) {
+    for (const std::uint32_t s : sets) {
+        if (s <= per && end % per + s > per) end += per - end % per;
+        end += s;
+    }
+    return end;
+}
+}  // namespace
+
+std::uint32_t Editor::entry_slots(std::string_view name) {
+    return entry_set_entries(core::utf8_to_utf16(name).size());
+}
+
+std::uint64_t Editor::new_directory_clusters(std::span<const std::uint32_t> sets) const {
+    const std::uint64_t per = impl_->cb / kDirEntrySize;
+    return std::max<std::uint64_t>(1, core::div_ceil(end_after(0, sets, per), per));
+}
+
+std::uint64_t Editor::growth_clusters(DirId dir, std::span<const std::uint32_t> sets) {
+    Impl& m = *impl_;
+    const auto& c = m.dir(dir);
+    const std::uint64_t per = m.cb / kDirEntrySize;
+    const std::uint64_t end = end_after(c.end, sets, per);
+    return end <= c.total() ? 0 : core::div_ceil(end - c.total(), per);
+}
+
+void Editor::check_free(std::uint64_t clusters) {
+    if (clusters != 0) (void)impl_->find_free(clusters, impl_->hint);
+}
 std::uint64_t Editor::freed_clusters() const noexcept { return impl_->freed; }
 
 std::optional<FileRecord> Editor::lookup(std::string_view path) const {

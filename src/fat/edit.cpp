@@ -16,6 +16,7 @@
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/utf.hpp"
+#include "fsimg/fat/cost.hpp"
 #include "fsimg/fat/names.hpp"
 #include "fsimg/fat/structs.hpp"
 #include "fsimg/io/byte_cache.hpp"
@@ -821,6 +822,43 @@ std::optional<DirRecord> Editor::find(DirId dir, std::string_view name) const {
 }
 
 std::optional<std::string> Editor::name_problem(std::string_view name) { return long_name_problem(name); }
+
+std::uint32_t Editor::entry_slots(std::string_view name) {
+    return name_entry_count(core::utf8_to_utf16(name));
+}
+
+std::uint64_t Editor::new_directory_clusters(std::span<const std::uint32_t> sets) const {
+    std::uint64_t entries = subdirectory_entries(0);
+    for (const std::uint32_t n : sets) entries += n;
+    return directory_clusters(entries, impl_->L.cluster_bytes());
+}
+
+std::uint64_t Editor::growth_clusters(DirId dir, std::span<const std::uint32_t> sets) {
+    Impl& m = *impl_;
+    auto& c = m.dir(dir);
+    std::uint64_t need = 0;
+    for (const std::uint32_t n : sets) need += n;
+    const std::uint64_t room = c.place.entries - c.end;
+    if (need <= room) return 0;
+    if (c.place.fixed) {
+        std::uint64_t deleted = 0;
+        for (std::uint32_t i = 0; i < c.end; ++i)
+            if (std::to_integer<std::uint8_t>(c.bytes[std::size_t(i) * kDirEntrySize]) == kDeleted) ++deleted;
+        if (need > room + deleted)
+            throw Error(ErrorCode::io,
+                        fmt::format("no space left in the root directory: a {} root holds {} entries, {} are "
+                                    "in use and the copy needs {} more",
+                                    m.L.type == FatType::fat12 ? "FAT12" : "FAT16", m.L.root_entry_count,
+                                    m.used_entries(c), need));
+        return 0;
+    }
+    const std::uint64_t per = m.L.cluster_bytes() / kDirEntrySize;
+    return core::div_ceil(need - room, per);
+}
+
+void Editor::check_free(std::uint64_t clusters) {
+    if (clusters != 0) (void)impl_->find_free(clusters, impl_->hint);
+}
 
 DirRecord Editor::add_file(DirId dir, std::string_view name, const source::SourceFile& data,
                            const NewEntryInfo& info) {

@@ -8,6 +8,7 @@
 #include <array>
 
 #include "fsimg/core/error.hpp"
+#include "fsimg/core/units.hpp"
 #include "fsimg/exfat/edit.hpp"
 #include "fsimg/exfat/populate.hpp"
 #include "fsimg/exfat/structs.hpp"
@@ -38,6 +39,7 @@ struct FatTraits {
     static bool is_dir(const Record& r) { return r.kind == fat::RecordKind::directory; }
     static std::uint8_t attributes(const Record& r) { return r.entry.attr; }
     static void check_tree(source::SourceTree& t) { fat::check_source_tree(t); }
+    static std::uint64_t cluster_bytes(const Ed& e) { return e.layout().cluster_bytes(); }
     static void check_label(std::string_view l) {
         if (!l.empty()) (void)fat::normalize_volume_label(l);
     }
@@ -64,6 +66,7 @@ struct ExfatTraits {
         return static_cast<std::uint8_t>(r.attributes & exfat::kSettableAttributes);
     }
     static void check_tree(source::SourceTree& t) { exfat::check_source_tree(t); }
+    static std::uint64_t cluster_bytes(const Ed& e) { return e.cluster_bytes(); }
     static void check_label(std::string_view l) { (void)exfat::volume_label_entry_from_utf8(l); }
 };
 
@@ -100,6 +103,17 @@ public:
     void rename(EditDir from, const EditEntry& e, EditDir to, std::string_view name, bool replace) override {
         ed_.rename(id(from), rec(e), id(to), name, replace);
     }
+    std::uint32_t entry_slots(std::string_view name) const override { return T::Ed::entry_slots(name); }
+    std::uint64_t data_clusters(std::uint64_t bytes) const override {
+        return core::div_ceil(bytes, T::cluster_bytes(ed_));
+    }
+    std::uint64_t new_directory_clusters(std::span<const std::uint32_t> sets) const override {
+        return ed_.new_directory_clusters(sets);
+    }
+    std::uint64_t growth_clusters(EditDir dir, std::span<const std::uint32_t> sets) override {
+        return ed_.growth_clusters(id(dir), sets);
+    }
+    void check_free(std::uint64_t clusters) override { ed_.check_free(clusters); }
     void set_attributes(EditDir dir, const EditEntry& e, std::uint8_t set, std::uint8_t clear) override {
         ed_.set_attributes(id(dir), rec(e), set, clear);
     }

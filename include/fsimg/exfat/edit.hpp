@@ -49,9 +49,8 @@
 // crosses into a non-adjacent cluster is two writes (a cut between leaves
 // its SetChecksum wrong); a FAT-chained subdirectory that grows into a
 // cluster that is not the next one is linked before its DataLength is raised
-// (a cut between leaves its chain one cluster longer than its DataLength). The serial number (set_volume_id) is covered
-// by the boot checksum: each boot region is rewritten whole in one write,
-// the backup region first.
+// (a cut between leaves its chain one cluster longer than its DataLength). The serial number (set_volume_id)
+// is covered by the boot checksum: each boot region is rewritten whole in one write, the backup region first.
 //
 // The volume is assumed consistent (fsimg fsck first on one from
 // elsewhere). TexFAT volumes (NumberOfFats 2) are refused.
@@ -67,6 +66,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -191,6 +191,23 @@ public:
     void finish();
 
     /// Clusters allocated and freed so far.
+    /// Planning a change of many entries before its first write (cp): the
+    /// 32-byte entries of the entry set of a new entry named `name`
+    /// (exfat/cost.hpp entry_set_entries).
+    static std::uint32_t entry_slots(std::string_view name);
+    /// Clusters a new directory takes once it holds new entry sets of `sets`
+    /// entries each, added in order (a set that fits in one cluster never
+    /// crosses into the next): at least one.
+    std::uint64_t new_directory_clusters(std::span<const std::uint32_t> sets) const;
+    /// Clusters directory `dir` grows by to take sets of `sets` entries
+    /// each after its last entry: an upper bound (unused entries before the
+    /// end may take some). Throws as lookups do for a damaged directory.
+    /// Writes nothing.
+    std::uint64_t growth_clusters(DirId dir, std::span<const std::uint32_t> sets);
+    /// Throws Error(io) "no space left on the volume" naming both counts
+    /// unless `clusters` clusters are free. Writes nothing.
+    void check_free(std::uint64_t clusters);
+
     std::uint64_t allocated_clusters() const noexcept;
     std::uint64_t freed_clusters() const noexcept;
 

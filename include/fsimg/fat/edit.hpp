@@ -54,6 +54,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -178,6 +179,24 @@ public:
     /// Writes FSInfo and sets the clean-shutdown bit again. Without it (an
     /// exception, a cut) the volume stays marked dirty.
     void finish();
+
+    /// Planning a change of many entries before its first write (cp): the
+    /// 32-byte entries a new entry named `name` takes (an 8.3 name in one
+    /// case: 1; else 1 + ceil(UTF-16 units / 13): fat/cost.hpp name_entry_count).
+    static std::uint32_t entry_slots(std::string_view name);
+    /// Clusters a new directory takes once it holds new entries of `sets`
+    /// entries each ("." and ".." first): at least one.
+    std::uint64_t new_directory_clusters(std::span<const std::uint32_t> sets) const;
+    /// Clusters directory `dir` grows by to take entries of `sets` entries
+    /// each after its last entry: an upper bound (entries freed by deletion
+    /// may take some of them). Throws Error(io) "no space" when a FAT12/16
+    /// root, which cannot grow, cannot take them even counting its deleted
+    /// entries, and as lookups do for a damaged directory. Writes nothing.
+    std::uint64_t growth_clusters(DirId dir, std::span<const std::uint32_t> sets);
+    /// Throws Error(io) "no space left on the volume" naming both counts
+    /// unless `clusters` clusters are free (searched next-fit from where the
+    /// next allocation starts, stopping once enough are found). Writes nothing.
+    void check_free(std::uint64_t clusters);
 
     /// Clusters allocated and freed so far.
     std::uint64_t allocated_clusters() const noexcept;

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -96,6 +97,22 @@ public:
     /// Sets and clears kAttr* bits (read-only, hidden, system, archive).
     virtual void set_attributes(EditDir dir, const EditEntry& entry, std::uint8_t set,
                                 std::uint8_t clear) = 0;
+
+    /// Planning a change of many entries before its first write (cp): the
+    /// directory entries (32 bytes each) a new entry named `name` takes.
+    virtual std::uint32_t entry_slots(std::string_view name) const = 0;
+    /// Clusters of a file of `bytes` bytes.
+    virtual std::uint64_t data_clusters(std::uint64_t bytes) const = 0;
+    /// Clusters a new directory takes once it holds new entries of `sets`
+    /// slots each (entry_slots), added in order.
+    virtual std::uint64_t new_directory_clusters(std::span<const std::uint32_t> sets) const = 0;
+    /// Clusters directory `dir` grows by to take entries of `sets` slots
+    /// each: an upper bound. Error(io) when a directory that cannot grow (a
+    /// FAT12/16 root) cannot take them. Writes nothing.
+    virtual std::uint64_t growth_clusters(EditDir dir, std::span<const std::uint32_t> sets) = 0;
+    /// Error(io) "no space left on the volume" naming both counts unless
+    /// `clusters` clusters are free. Writes nothing.
+    virtual void check_free(std::uint64_t clusters) = 0;
 
     virtual std::string label() = 0;
     virtual void set_label(std::string_view label) = 0;
