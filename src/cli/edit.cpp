@@ -339,6 +339,37 @@ int run_mkdir(const MkdirArgs& a) {
                 warn_device_name(c);
                 b = e + 1;
             }
+            // The levels that are missing, and what making them all allocates, before the first
+            // write: a volume without room for every level refuses with nothing made.
+            {
+                fs::EditDir dir = 0;
+                std::vector<std::string> missing;
+                for (std::size_t pos = 1; pos <= norm.size();) {
+                    const std::size_t next = std::min(norm.find('/', pos), norm.size());
+                    const std::string name = norm.substr(pos, next - pos);
+                    if (missing.empty()) {
+                        const auto r = s.ed().find(dir, name);
+                        if (r && r->is_dir) {
+                            dir = s.ed().directory_of(*r);
+                        } else if (!r) {
+                            missing.push_back(name);
+                        }
+                    } else {
+                        missing.push_back(name);
+                    }
+                    pos = next + 1;
+                }
+                if (!missing.empty() && (a.parents || missing.size() == 1)) {
+                    const std::uint32_t first[] = {s.ed().entry_slots(missing.front())};
+                    std::uint64_t need = s.ed().growth_clusters(dir, first);
+                    for (std::size_t i = 0; i < missing.size(); ++i) {
+                        std::vector<std::uint32_t> below;
+                        if (i + 1 < missing.size()) below.push_back(s.ed().entry_slots(missing[i + 1]));
+                        need += s.ed().new_directory_clusters(below);
+                    }
+                    s.ed().check_free(need);
+                }
+            }
             // Walk down, creating missing parents with -p.
             fs::EditDir dir = 0;  // the root
             std::string at;

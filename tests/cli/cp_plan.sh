@@ -7,7 +7,8 @@
 # no cluster left, fsck clean), and with one cluster fewer is refused with
 # "nothing was copied" and the image byte-identical; before, cp -r wrote the
 # files that fitted and then failed, leaving half a tree. Files that would
-# overflow a FAT12 root are refused before the first is written.
+# overflow a FAT12 root are refused before the first is written. mkdir -p
+# plans every missing level the same way.
 here=$(dirname "$0"); . "$here/../lib.sh"
 cd "$WORK"
 export SOURCE_DATE_EPOCH=1700000000
@@ -60,4 +61,18 @@ sum=$(cksum < root.img)
 expect_fail 1 "no space left in the root directory: a FAT12 root holds $entries entries, 0 are in use and the copy needs" \
   "$FSIMG" cp root.img many/* /
 [ "$(cksum < root.img)" = "$sum" ] && pass || fail "fat12: a refused copy into the full root changed the image"
+# mkdir -p plans every missing level: two free clusters do not make /a/b/c (three), nothing made;
+# they make /a/b.
+for spec in "fat32 512" "exfat 4096"; do
+  set -- $spec; t=$1 cb=$2
+  "$FSIMG" mkfs -q -t $t -s 64M -c $cb levels-$t.img || fail "mkfs $t"
+  free=$(summary levels-$t.img free_clusters)
+  head -c $(((free - 2) * cb)) /dev/zero > filler.bin
+  "$FSIMG" cp -q levels-$t.img filler.bin /FILLER.BIN || fail "$t: filler"
+  sum=$(cksum < levels-$t.img)
+  expect_fail 1 "no space left on the volume: 3 clusters of $cb bytes are needed, 2 are free" "$FSIMG" mkdir -p levels-$t.img /a/b/c
+  [ "$(cksum < levels-$t.img)" = "$sum" ] && pass || fail "$t: a refused mkdir -p changed the image"
+  "$FSIMG" mkdir -p levels-$t.img /a/b 2> err && [ "$(summary levels-$t.img free_clusters)" = 0 ] && pass ||
+    fail "$t: mkdir -p /a/b into two free clusters: $(cat err)"
+done
 finish
