@@ -42,6 +42,13 @@ constexpr std::array<std::string_view, 28> kPreen = {
     "ntfs.mftmirr.stale",
 };
 
+/// What -y repairs besides: the repairs that give up something (lost
+/// clusters freed: what they held is not kept).
+constexpr std::array<std::string_view, 2> kAll = {
+    "fat.chain.lost",
+    "fat.fat.copies-differ",
+};
+
 }  // namespace
 
 RepairPlan plan_repairs(const Findings& found, RepairLevel level) {
@@ -56,9 +63,9 @@ RepairPlan plan_repairs(const Findings& found, RepairLevel level) {
     return p;
 }
 
-bool repairs(std::string_view code, RepairLevel) noexcept {
-    // -y repairs what preen does; the repairs that need a choice are not built yet.
-    return std::find(kPreen.begin(), kPreen.end(), code) != kPreen.end();
+bool repairs(std::string_view code, RepairLevel level) noexcept {
+    return std::find(kPreen.begin(), kPreen.end(), code) != kPreen.end() ||
+           (level == RepairLevel::all && std::find(kAll.begin(), kAll.end(), code) != kAll.end());
 }
 
 }  // namespace fsimg::check

@@ -31,6 +31,13 @@ void check_summary(Context& c) {
             lost_bits &= lost_bits - 1;
             ++lost;
             if (first_lost.size() < kFirstLocations) first_lost.push_back(cl);
+            if (auto* runs = c.options.lost) {
+                if (!runs->empty() && runs->back().first + runs->back().count == cl) {
+                    ++runs->back().count;
+                } else {
+                    runs->push_back(ClusterRun{cl, 1});
+                }
+            }
             if (!c.linked.test(cl)) {
                 ++heads;
                 if (first_heads.size() < kFirstLocations) first_heads.push_back(cl);

@@ -11,6 +11,7 @@
 #include "fsimg/core/bytes.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/units.hpp"
+#include "fsimg/fat/check.hpp"
 #include "fsimg/fat/structs.hpp"
 #include "fsimg/fat/volume.hpp"
 
@@ -42,6 +43,93 @@ void rewrite_fat1(io::BlockDevice& dev, const Layout& l, F change) {
         }
         dev.write_at(at, std::span(b).first(width));
     }
+}
+
+/// True when a finding leaves in doubt who owns a cluster: a chain or
+/// directory the walk could not follow whole, a start outside the chains,
+/// or anything fatal. Lost clusters could then belong to what is broken,
+/// and FAT 1 is not proven by the tree: neither is repaired.
+bool ownership_in_doubt(const check::Findings& found) {
+    for (const check::Finding& f : found.all()) {
+        const std::string_view c = f.code;
+        if (f.severity == check::Severity::fatal) return true;
+        if ((c.starts_with("fat.chain.") && c != "fat.chain.lost") || c.starts_with("fat.dir.") ||
+            c.starts_with("fat.file.start") || c == "fat.boot.root-cluster")
+            return true;
+    }
+    return false;
+}
+
+constexpr std::uint32_t kEntriesPerStep = 65536;
+
+std::uint64_t entry_byte(const Layout& l, std::uint64_t n) {
+    return l.type == FatType::fat12 ? n + n / 2 : l.type == FatType::fat16 ? 2 * n : 4 * n;
+}
+std::uint64_t fat_offset(const Layout& l, unsigned copy) {
+    return (l.first_fat_sector + std::uint64_t(copy) * l.fat_size_sectors) * l.bytes_per_sector;
+}
+
+/// Sets the FAT entries of `runs` to 0 (free) in every FAT copy, FAT 1
+/// first; FAT32's reserved top 4 bits are kept [FATGEN].
+void free_entries(io::BlockDevice& dev, const Layout& l, const std::vector<ClusterRun>& runs) {
+    const std::uint64_t width = l.type == FatType::fat32 ? 4 : 2;
+    std::vector<std::byte> buf;
+    for (unsigned k = 0; k < l.num_fats; ++k) {
+        for (const ClusterRun& r : runs) {
+            const std::uint64_t end = std::uint64_t(r.first) + r.count;
+            for (std::uint64_t lo = r.first; lo < end; lo += kEntriesPerStep) {
+                const std::uint64_t hi = std::min(end, lo + kEntriesPerStep);
+                const std::uint64_t from = entry_byte(l, lo), to = entry_byte(l, hi - 1) + width;
+                buf.resize(to - from);
+                dev.read_at(fat_offset(l, k) + from, buf);
+                for (std::uint64_t n = lo; n < hi; ++n) {
+                    const std::size_t o = entry_byte(l, n) - from;
+                    switch (l.type) {
+                        case FatType::fat12:
+                            if (n & 1) {
+                                buf[o] &= std::byte{0x0F};
+                                buf[o + 1] = std::byte{0};
+                            } else {
+                                buf[o] = std::byte{0};
+                                buf[o + 1] &= std::byte{0xF0};
+                            }
+                            break;
+                        case FatType::fat16:
+                            buf[o] = buf[o + 1] = std::byte{0};
+                            break;
+                        default:
+                            buf[o] = buf[o + 1] = buf[o + 2] = std::byte{0};
+                            buf[o + 3] &= std::byte{0xF0};
+                    }
+                }
+                dev.write_at(fat_offset(l, k) + from, buf);
+            }
+        }
+    }
+}
+
+/// Rewrites every other FAT copy from FAT 1 where it differs (64 KiB at a
+/// time, only the pieces that differ); FAT[1]'s flag bits are left to the
+/// dirty-flag repair. Returns the bytes rewritten.
+std::uint64_t copy_first_fat(io::BlockDevice& dev, const Layout& l) {
+    constexpr std::uint64_t kPiece = 65536;
+    std::vector<std::byte> a(kPiece), b(kPiece);
+    std::uint64_t written = 0;
+    for (unsigned k = 1; k < l.num_fats; ++k) {
+        for (std::uint64_t at = 0; at < l.fat_bytes(); at += kPiece) {
+            const std::uint64_t n = std::min(kPiece, l.fat_bytes() - at);
+            dev.read_at(fat_offset(l, 0) + at, std::span(a).first(n));
+            dev.read_at(fat_offset(l, k) + at, std::span(b).first(n));
+            if (std::equal(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(n), b.begin())) continue;
+            if (at == 0) {  // FAT[0] and FAT[1] as this copy has them: the flags are the dirty repair's
+                const std::uint64_t head = l.type == FatType::fat12 ? 3 : l.type == FatType::fat16 ? 4 : 8;
+                std::copy_n(b.begin(), std::min(head, n), a.begin());
+            }
+            dev.write_at(fat_offset(l, k) + at, std::span(a).first(n));
+            written += n;
+        }
+    }
+    return written;
 }
 
 /// Which boot sector stands after the repair, decided before the first write.
@@ -116,10 +204,32 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                             bs.fsinfo_sector < l.reserved_sectors &&
                             (std::uint64_t(bs.fsinfo_sector) + 1) * l.bytes_per_sector <= dev.size();
 
+    // -y: lost clusters freed, and FAT copies made equal to FAT 1, only when
+    // the walk proved FAT 1 against the tree through the boot sector that
+    // stands (no chain or directory damage, a complete check).
+    std::vector<ClusterRun> lost;
+    bool copies = false;
+    const bool want_lost = codes.count("fat.chain.lost") != 0;
+    const bool want_copies = codes.count("fat.fat.copies-differ") != 0;
+    if (want_lost || want_copies) {
+        const bool proven = fix != BootFix::restore_main && fix != BootFix::signature && summary.complete &&
+                            !ownership_in_doubt(found);
+        if (proven && want_lost) {
+            check::Findings scratch;
+            CheckOptions o;
+            o.lost = &lost;
+            (void)check_volume(dev, scratch, o);
+        }
+        copies = proven && want_copies;
+        if ((want_lost && lost.empty()) || (want_copies && !copies)) errors_left = true;
+    }
+    std::uint64_t freed = 0;
+    for (const ClusterRun& r : lost) freed += r.count;
+
     const bool dirty = codes.count("fat.boot.dirty") || codes.count("fat.fat.dirty");
-    const bool fsinfo_fix =
-        has_fsinfo && (codes.count("fat.fsinfo.free-count") || codes.count("fat.fsinfo.next-free"));
-    const bool other = fix != BootFix::none || fsinfo_fix;
+    const bool fsinfo_fix = has_fsinfo && (codes.count("fat.fsinfo.free-count") ||
+                                           codes.count("fat.fsinfo.next-free") || freed != 0);
+    const bool other = fix != BootFix::none || fsinfo_fix || copies || freed != 0;
     const std::uint32_t bit = clean_bit(l.type);
     // 1. Marked dirty before the first repair (a volume that is not already).
     bool marked = false;
@@ -155,17 +265,39 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                               backup_sector, *pb)
                 : fmt::format("the backup boot sector (sector {}) rewritten from sector 0", backup_sector)});
     }
-    // 3. FSInfo.
+    // 3. The FAT copies from FAT 1, then the lost clusters freed in every copy.
+    if (copies) {
+        const std::uint64_t bytes = copy_first_fat(dev, l);
+        done.push_back(
+            {"fat.fat.copies-differ",
+             fmt::format("the other FAT cop{} rewritten from FAT 1 where {} differed ({} bytes): FAT 1 "
+                         "is the copy drivers read, and every chain in it was found whole",
+                         l.num_fats > 2 ? "ies" : "y", l.num_fats > 2 ? "they" : "it",
+                         core::format_count(bytes))});
+    }
+    if (freed != 0) {
+        free_entries(dev, l, lost);
+        done.push_back(
+            {"fat.chain.lost",
+             fmt::format("{} lost cluster{} freed in {} run{} ({}): their FAT entries set to 0 in "
+                         "every FAT; what they held is not kept",
+                         core::format_count(freed), freed == 1 ? "" : "s", core::format_count(lost.size()),
+                         lost.size() == 1 ? "" : "s", core::format_size(freed * l.cluster_bytes()))});
+    }
+    // 4. FSInfo.
     if (fsinfo_fix) {
         std::array<std::byte, kBootSectorSize> s{};
         const std::uint64_t at = std::uint64_t(l.fsinfo_sector) * l.bytes_per_sector;
         dev.read_at(at, s);
         FsInfo fi = decode_fsinfo(s);
+        const std::uint64_t free_now = summary.free_clusters + freed;
         if (codes.count("fat.fsinfo.free-count")) {
-            done.push_back({"fat.fsinfo.free-count", fmt::format("FSInfo's free count set to {} (it said {})",
-                                                                 core::format_count(summary.free_clusters),
-                                                                 core::format_count(fi.free_count))});
-            fi.free_count = static_cast<std::uint32_t>(summary.free_clusters);
+            done.push_back({"fat.fsinfo.free-count",
+                            fmt::format("FSInfo's free count set to {} (it said {})",
+                                        core::format_count(free_now), core::format_count(fi.free_count))});
+            fi.free_count = static_cast<std::uint32_t>(free_now);
+        } else if (freed != 0 && fi.free_count != kFsInfoUnknown) {
+            fi.free_count = static_cast<std::uint32_t>(free_now);  // with the clusters just freed
         }
         if (codes.count("fat.fsinfo.next-free")) {
             done.push_back({"fat.fsinfo.next-free",
@@ -176,7 +308,7 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
         encode_fsinfo(fi, s);
         dev.write_at(at, s);
     }
-    // 4. Clean last, after a barrier; only when nothing wrong is left.
+    // 5. Clean last, after a barrier; only when nothing wrong is left.
     if ((dirty || marked) && !errors_left) {
         if (options.barrier) options.barrier();
         if (bit != 0) rewrite_fat1(dev, l, [bit](std::uint32_t v) { return v | bit; });

@@ -17,12 +17,14 @@
 #include <functional>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "fsimg/check/finding.hpp"
 #include "fsimg/check/placement.hpp"
 #include "fsimg/check/summary.hpp"
 #include "fsimg/core/progress.hpp"
 #include "fsimg/fat/layout.hpp"
+#include "fsimg/fat/volume.hpp"
 #include "fsimg/io/block_device.hpp"
 
 namespace fsimg::fat {
@@ -36,6 +38,11 @@ struct CheckOptions {
     /// Set when the volume is a partition of a disk image (IMAGE@N): size
     /// and start findings then name the partition (check/placement.hpp).
     std::optional<check::Placement> placement;
+    /// When set, receives the lost clusters (fat.chain.lost: allocated in
+    /// the FAT, owned by no file or directory the walk reached) as runs in
+    /// ascending order; left empty when the walk did not reach the whole
+    /// tree (then nothing is called lost). For fsck -y (fat/repair.hpp).
+    std::vector<ClusterRun>* lost = nullptr;
 };
 
 /// What the check counted (check/summary.hpp; type "FAT12", "FAT16" or "FAT32").

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# fsck -y frees lost clusters and makes the FAT copies equal to FAT 1 (issue
+# 23), on FAT12, FAT16 and FAT32 images made by mkfs.fat + mcopy: lost
+# chains (odd and even cluster numbers, for FAT12's packed entries) and a
+# stale allocation in FAT 2 only. After -y: exit 1, our fsck and fsck.fat -n
+# clean, the free count back to what it was before the damage, every file
+# byte-exact through mtools, a second -y changes nothing, undo restores the
+# sha256. -p leaves both (exit 4: they are not preen repairs). Cut after every
+# write of the repair, the files still read and another -y finishes it. When
+# a cross-link leaves ownership in doubt, the lost clusters are left (exit 4).
+here=$(dirname "$0"); . "$here/../lib.sh"
+need_oracles
+cd "$WORK"
+mkdir -p tree/dir
+printf 'hello\n' > tree/a.txt
+head -c 50000 /dev/urandom > tree/dir/b.bin
+files_ok() {  # files_ok IMG [ours]: mtools, or fsimg (mtools refuses a FAT16 whose FAT[1] says dirty)
+  if [ "${2:-}" = ours ]; then
+    "$FSIMG" cat "$1" /a.txt | cmp -s - tree/a.txt && "$FSIMG" cat "$1" /dir/b.bin | cmp -s - tree/dir/b.bin
+  else
+    mtype -i "$1" ::a.txt | cmp -s - tree/a.txt && mtype -i "$1" ::dir/b.bin | cmp -s - tree/dir/b.bin
+  fi
+}
+free_of() { "$FSIMG" fsck --json "$1" | python3 -c 'import json, sys; print(json.load(sys.stdin)["summary"]["free_clusters"])'; }
+# fatset IMG COPY N VALUE...: FAT entries N, N+1, ... set (COPY 1, 2 or "all"), FAT12/16/32 alike.
+fatset() { python3 - "$@" <<'EOF'
+import struct, sys
+img, copy, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+values = [int(v, 0) for v in sys.argv[4:]]
+f = open(img, "r+b"); b = f.read(512)
+bps, res, nfats = struct.unpack_from("<H", b, 11)[0], struct.unpack_from("<H", b, 14)[0], b[16]
+fatsz = struct.unpack_from("<H", b, 22)[0] or struct.unpack_from("<I", b, 36)[0]
+spc = b[13]; root = struct.unpack_from("<H", b, 17)[0]
+total = struct.unpack_from("<H", b, 19)[0] or struct.unpack_from("<I", b, 32)[0]
+clusters = (total - res - nfats * fatsz - (root * 32 + bps - 1) // bps) // spc
+kind = 12 if clusters < 4085 else 16 if clusters < 65525 else 32
+for k in (range(nfats) if copy == "all" else [int(copy) - 1]):
+    base = (res + k * fatsz) * bps
+    for i, v in enumerate(values):
+        m = n + i
+        if kind == 32:
+            f.seek(base + 4 * m); old = struct.unpack("<I", f.read(4))[0]
+            f.seek(base + 4 * m); f.write(struct.pack("<I", (old & 0xF0000000) | v))
+        elif kind == 16:
+            f.seek(base + 2 * m); f.write(struct.pack("<H", v))
+        else:
+            o = m + m // 2; f.seek(base + o); w = struct.unpack("<H", f.read(2))[0]
+            w = (w & 0x000F) | (v << 4) if m & 1 else (w & 0xF000) | v
+            f.seek(base + o); f.write(struct.pack("<H", w))
+EOF
+}
+for spec in "12 8M 0xFFF" "16 32M 0xFFFF" "32 64M 0x0FFFFFFF"; do
+  set -- $spec; bits=$1 size=$2 eoc=$3
+  img=f$bits.img
+  truncate -s $size $img && mkfs.fat -F $bits -i 12345678 $img > /dev/null && mcopy -s -i $img tree/a.txt tree/dir :: ||
+    { fail "FAT$bits: mkfs.fat + mcopy"; continue; }
+  free0=$(free_of $img)
+  fatset $img all 1001 1002 1003 $eoc   # a lost chain of three, from an odd cluster
+  fatset $img all 1200 $eoc             # a lost cluster, even
+  fatset $img 2 1500 $eoc               # FAT 2 only: a stale allocation
+  codes=$(fsck_codes $img)
+  case " $codes " in *" fat.chain.lost "*) pass ;; *) fail "FAT$bits: before: $codes" ;; esac
+  case " $codes " in *" fat.fat.copies-differ "*) pass ;; *) fail "FAT$bits: before: $codes" ;; esac
+  cp $img orig.img
+  sha_orig=$(sha256sum < $img)
+  "$FSIMG" fsck -p $img > out 2>&1; rc=$?
+  [ $((rc & 4)) = 4 ] && case " $(fsck_codes $img) " in *" fat.chain.lost "*) true ;; *) false ;; esac && pass ||
+    fail "FAT$bits: -p: exit $rc, left $(fsck_codes $img)"
+  cp orig.img $img
+  # Every cut of -y leaves the files readable, and -y again finishes it.
+  FSIMG_TEST_COUNT_WRITES=1 "$FSIMG" fsck -y $img > /dev/null 2> count.err
+  total=$(sed -n 's/^fsimg: test: \([0-9]*\) writes$/\1/p' count.err)
+  cp orig.img $img
+  [ -n "$total" ] && [ "$total" -ge 3 ] && pass || fail "FAT$bits: write count: $(cat count.err)"
+  for n in $(seq 1 $((total - 1))); do
+    cp orig.img cut.img
+    FSIMG_TEST_CUT_AFTER_WRITES=$n "$FSIMG" fsck -y cut.img > /dev/null 2>&1; rc=$?
+    [ $rc = 99 ] || fail "FAT$bits: cut after write $n: exit $rc"
+    files_ok cut.img ours || fail "FAT$bits: files unreadable after cut $n"
+    "$FSIMG" fsck -y cut.img > /dev/null 2>&1; rc=$?
+    [ $rc = 1 ] && [ -z "$(fsck_codes cut.img)" ] && pass || fail "FAT$bits: -y after cut $n: exit $rc, left $(fsck_codes cut.img)"
+  done
+  "$FSIMG" fsck -y --undo $img.undo $img > out 2>&1; rc=$?
+  [ $rc = 1 ] && grep -q "^repaired fat.chain.lost: 4 lost clusters freed in 2 runs" out &&
+    grep -q "^repaired fat.fat.copies-differ: the other FAT copy rewritten from FAT 1" out && pass ||
+    fail "FAT$bits: -y: exit $rc: $(cat out)"
+  [ -z "$(fsck_codes $img)" ] && pass || fail "FAT$bits: left $(fsck_codes $img)"
+  fsck.fat -n $img > ref.out 2>&1 && pass || fail "FAT$bits: fsck.fat -n: $(cat ref.out)"
+  [ "$(free_of $img)" = "$free0" ] && pass || fail "FAT$bits: $(free_of $img) free, $free0 before the damage"
+  files_ok $img && pass || fail "FAT$bits: files differ"
+  sha_fixed=$(sha256sum < $img)
+  "$FSIMG" fsck -y $img > /dev/null 2>&1; rc=$?
+  [ $rc = 0 ] && [ "$(sha256sum < $img)" = "$sha_fixed" ] && pass || fail "FAT$bits: second -y: exit $rc or changed"
+  "$FSIMG" undo $img.undo $img > /dev/null 2> err && [ "$(sha256sum < $img)" = "$sha_orig" ] && pass ||
+    fail "FAT$bits: undo: $(cat err)"
+done
+
+# Ownership in doubt: a cross-link beside the lost cluster; -y leaves the lost cluster.
+head -c 5000 /dev/urandom > A.TXT; head -c 3000 /dev/urandom > B.TXT
+truncate -s 64M x.img && mkfs.fat -F 32 -i 12345678 x.img > /dev/null && mcopy -i x.img A.TXT B.TXT :: || fail "x.img"
+python3 "$here/../tools/fat_damage.py" x.img chain-lost > /dev/null || fail "damage: lost"
+python3 "$here/../tools/fat_damage.py" x.img chain-cross-link > /dev/null || fail "damage: cross-link"
+"$FSIMG" fsck -y x.img > out 2>&1; rc=$?
+[ $((rc & 4)) = 4 ] && case " $(fsck_codes x.img) " in *" fat.chain.lost "*) true ;; *) false ;; esac && pass ||
+  fail "cross-linked: -y freed the lost clusters or exit $rc: $(cat out)"
+finish
