@@ -44,8 +44,10 @@ constexpr std::array<std::string_view, 28> kPreen = {
 
 /// What -y repairs besides: the repairs that give up something (lost
 /// clusters freed: what they held is not kept).
-constexpr std::array<std::string_view, 2> kAll = {
+constexpr std::array<std::string_view, 4> kAll = {
     "fat.chain.lost",
+    "fat.chain.too-long",
+    "fat.chain.too-short",
     "fat.fat.copies-differ",
 };
 

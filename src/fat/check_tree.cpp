@@ -247,7 +247,7 @@ private:
             if (r.kind == RecordKind::file) {
                 ++c_.summary.files;
                 if (c_.options.on_walk && !quiet) c_.options.on_walk(p);
-                check_file(p, r, start);
+                check_file(p, r, start, entry_offset(cluster, runs, r.index));
                 continue;
             }
             ++c_.summary.directories;
@@ -331,7 +331,24 @@ private:
                    n);
     }
 
-    void check_file(const std::string& p, const DirRecord& r, std::uint32_t start) {
+    /// The volume byte offset of entry `index` of the directory at `cluster`
+    /// (0: the FAT12/16 root region) whose chain is `runs`; nullopt past them.
+    std::optional<std::uint64_t> entry_offset(std::uint32_t cluster, const std::vector<ClusterRun>& runs,
+                                              std::uint32_t index) const {
+        const Layout& l = c_.layout();
+        const std::uint64_t at = std::uint64_t(index) * kDirEntrySize;
+        if (cluster == 0) return std::uint64_t(l.first_root_dir_sector) * l.bytes_per_sector + at;
+        std::uint64_t k = at / v_.cluster_bytes();
+        for (const ClusterRun& r : runs) {
+            if (k < r.count)
+                return l.cluster_offset(r.first + static_cast<std::uint32_t>(k)) + at % v_.cluster_bytes();
+            k -= r.count;
+        }
+        return std::nullopt;
+    }
+
+    void check_file(const std::string& p, const DirRecord& r, std::uint32_t start,
+                    std::optional<std::uint64_t> entry_at) {
         const std::uint64_t size = r.entry.file_size;
         const std::uint64_t need = core::div_ceil(size, v_.cluster_bytes());
         if (start == 0) {
@@ -339,11 +356,19 @@ private:
                 c_.out.add("fat.chain.too-short", check::Location{{}, {}, {}, p},
                            fmt::format("the file's size is {} bytes but it has no clusters (first cluster 0)",
                                        size));
+                if (c_.options.sizes && entry_at) c_.options.sizes->push_back(SizeTrim{*entry_at, 0});
             }
             return;
         }
         const Claim cl = claim_chain(c_, start, p, false);
         if (cl.broken || c_.resolving) return;
+        if (cl.clusters < need && c_.options.sizes && entry_at) {
+            c_.options.sizes->push_back(
+                SizeTrim{*entry_at, static_cast<std::uint32_t>(std::min<std::uint64_t>(
+                                        cl.clusters * v_.cluster_bytes(), 0xFFFFFFFFull))});
+        } else if (cl.clusters > need && c_.options.trims && entry_at) {
+            c_.options.trims->push_back(ChainTrim{start, need, *entry_at});
+        }
         if (cl.clusters < need) {
             c_.out.add(
                 "fat.chain.too-short", at_cluster(c_, start, p),

@@ -53,8 +53,9 @@ bool ownership_in_doubt(const check::Findings& found) {
     for (const check::Finding& f : found.all()) {
         const std::string_view c = f.code;
         if (f.severity == check::Severity::fatal) return true;
-        if ((c.starts_with("fat.chain.") && c != "fat.chain.lost") || c.starts_with("fat.dir.") ||
-            c.starts_with("fat.file.start") || c == "fat.boot.root-cluster")
+        if ((c.starts_with("fat.chain.") && c != "fat.chain.lost" && c != "fat.chain.too-long" &&
+             c != "fat.chain.too-short") ||
+            c.starts_with("fat.dir.") || c.starts_with("fat.file.start") || c == "fat.boot.root-cluster")
             return true;
     }
     return false;
@@ -69,9 +70,26 @@ std::uint64_t fat_offset(const Layout& l, unsigned copy) {
     return (l.first_fat_sector + std::uint64_t(copy) * l.fat_size_sectors) * l.bytes_per_sector;
 }
 
-/// Sets the FAT entries of `runs` to 0 (free) in every FAT copy, FAT 1
-/// first; FAT32's reserved top 4 bits are kept [FATGEN].
-void free_entries(io::BlockDevice& dev, const Layout& l, const std::vector<ClusterRun>& runs) {
+/// FAT entry n of FAT 1.
+std::uint32_t read_entry(const io::BlockDevice& dev, const Layout& l, std::uint64_t n) {
+    std::array<std::byte, 4> b{};
+    dev.read_at(fat_offset(l, 0) + entry_byte(l, n), std::span(b).first(l.type == FatType::fat32 ? 4 : 2));
+    switch (l.type) {
+        case FatType::fat12: {
+            const std::uint32_t v = core::load_le16(b, 0);
+            return (n & 1) ? v >> 4 : v & 0xFFF;
+        }
+        case FatType::fat16:
+            return core::load_le16(b, 0);
+        default:
+            return core::load_le32(b, 0) & kFat32Mask;
+    }
+}
+
+/// Sets the FAT entries of `runs` to `value` (0: free) in every FAT copy,
+/// FAT 1 first; FAT32's reserved top 4 bits are kept [FATGEN].
+void set_entries(io::BlockDevice& dev, const Layout& l, const std::vector<ClusterRun>& runs,
+                 std::uint32_t value) {
     const std::uint64_t width = l.type == FatType::fat32 ? 4 : 2;
     std::vector<std::byte> buf;
     for (unsigned k = 0; k < l.num_fats; ++k) {
@@ -84,22 +102,26 @@ void free_entries(io::BlockDevice& dev, const Layout& l, const std::vector<Clust
                 dev.read_at(fat_offset(l, k) + from, buf);
                 for (std::uint64_t n = lo; n < hi; ++n) {
                     const std::size_t o = entry_byte(l, n) - from;
+                    const auto byte = [](std::uint32_t v) { return static_cast<std::byte>(v & 0xFF); };
                     switch (l.type) {
                         case FatType::fat12:
                             if (n & 1) {
-                                buf[o] &= std::byte{0x0F};
-                                buf[o + 1] = std::byte{0};
+                                buf[o] = (buf[o] & std::byte{0x0F}) | byte(value << 4);
+                                buf[o + 1] = byte(value >> 4);
                             } else {
-                                buf[o] = std::byte{0};
-                                buf[o + 1] &= std::byte{0xF0};
+                                buf[o] = byte(value);
+                                buf[o + 1] = (buf[o + 1] & std::byte{0xF0}) | byte((value >> 8) & 0x0F);
                             }
                             break;
                         case FatType::fat16:
-                            buf[o] = buf[o + 1] = std::byte{0};
+                            buf[o] = byte(value);
+                            buf[o + 1] = byte(value >> 8);
                             break;
                         default:
-                            buf[o] = buf[o + 1] = buf[o + 2] = std::byte{0};
-                            buf[o + 3] &= std::byte{0xF0};
+                            buf[o] = byte(value);
+                            buf[o + 1] = byte(value >> 8);
+                            buf[o + 2] = byte(value >> 16);
+                            buf[o + 3] = (buf[o + 3] & std::byte{0xF0}) | byte((value >> 24) & 0x0F);
                     }
                 }
                 dev.write_at(fat_offset(l, k) + from, buf);
@@ -207,29 +229,64 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     // -y: lost clusters freed, and FAT copies made equal to FAT 1, only when
     // the walk proved FAT 1 against the tree through the boot sector that
     // stands (no chain or directory damage, a complete check).
+    // Chains longer than their files are cut to the size (the rest freed)
+    // and sizes larger than their chains cut to the chain, as fsck.fat does.
     std::vector<ClusterRun> lost;
+    std::vector<ChainTrim> trims;
+    std::vector<SizeTrim> sizes;
     bool copies = false;
     const bool want_lost = codes.count("fat.chain.lost") != 0;
     const bool want_copies = codes.count("fat.fat.copies-differ") != 0;
-    if (want_lost || want_copies) {
+    const bool want_trims = codes.count("fat.chain.too-long") != 0;
+    const bool want_sizes = codes.count("fat.chain.too-short") != 0;
+    if (want_lost || want_copies || want_trims || want_sizes) {
         const bool proven = fix != BootFix::restore_main && fix != BootFix::signature && summary.complete &&
                             !ownership_in_doubt(found);
-        if (proven && want_lost) {
+        if (proven && (want_lost || want_trims || want_sizes)) {
             check::Findings scratch;
             CheckOptions o;
-            o.lost = &lost;
+            if (want_lost) o.lost = &lost;
+            if (want_trims) o.trims = &trims;
+            if (want_sizes) o.sizes = &sizes;
             (void)check_volume(dev, scratch, o);
         }
         copies = proven && want_copies;
-        if ((want_lost && lost.empty()) || (want_copies && !copies)) errors_left = true;
+        if ((want_lost && lost.empty()) || (want_copies && !copies) || (want_trims && trims.empty()) ||
+            (want_sizes && sizes.empty()))
+            errors_left = true;
     }
-    std::uint64_t freed = 0;
+    // What each trim frees, read before the first write: the chain after its kept clusters.
+    const std::uint32_t eoc = end_of_chain(l.type);
+    const std::uint32_t eoc_min = eoc & ~7u;
+    const std::uint32_t last = l.cluster_count + 1;
+    std::vector<std::vector<ClusterRun>> excess(trims.size());
+    std::uint64_t trimmed = 0;
+    for (std::size_t i = 0; i < trims.size(); ++i) {
+        std::uint32_t c = trims[i].first;
+        for (std::uint64_t k = 1; k < trims[i].keep; ++k) c = read_entry(dev, l, c);
+        std::uint32_t next = trims[i].keep == 0 ? c : read_entry(dev, l, c);
+        for (std::uint64_t steps = 0; next >= 2 && next <= last && steps <= last; ++steps) {
+            auto& runs = excess[i];
+            if (!runs.empty() && runs.back().first + runs.back().count == next) {
+                ++runs.back().count;
+            } else {
+                runs.push_back(ClusterRun{next, 1});
+            }
+            const std::uint32_t v = read_entry(dev, l, next);
+            if (v >= eoc_min) break;
+            next = v;
+        }
+        if (trims[i].keep != 0) trims[i].first = c;  // from here: the last cluster kept
+        for (const ClusterRun& r : excess[i]) trimmed += r.count;
+    }
+    std::uint64_t freed = trimmed;
     for (const ClusterRun& r : lost) freed += r.count;
 
     const bool dirty = codes.count("fat.boot.dirty") || codes.count("fat.fat.dirty");
     const bool fsinfo_fix = has_fsinfo && (codes.count("fat.fsinfo.free-count") ||
                                            codes.count("fat.fsinfo.next-free") || freed != 0);
-    const bool other = fix != BootFix::none || fsinfo_fix || copies || freed != 0;
+    const bool other =
+        fix != BootFix::none || fsinfo_fix || copies || freed != 0 || !trims.empty() || !sizes.empty();
     const std::uint32_t bit = clean_bit(l.type);
     // 1. Marked dirty before the first repair (a volume that is not already).
     bool marked = false;
@@ -275,14 +332,47 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                          l.num_fats > 2 ? "ies" : "y", l.num_fats > 2 ? "they" : "it",
                          core::format_count(bytes))});
     }
-    if (freed != 0) {
-        free_entries(dev, l, lost);
+    if (!trims.empty()) {
+        for (std::size_t i = 0; i < trims.size(); ++i) {
+            if (trims[i].keep == 0) {  // an empty file: its entry gets first cluster 0 first
+                std::array<std::byte, 32> e{};
+                dev.read_at(trims[i].entry_offset, e);
+                core::store_le16(e, dir_off::FstClusHI, 0);
+                core::store_le16(e, dir_off::FstClusLO, 0);
+                dev.write_at(trims[i].entry_offset, e);
+            } else {
+                set_entries(dev, l, {ClusterRun{trims[i].first, 1}}, eoc);
+            }
+            set_entries(dev, l, excess[i], 0);
+        }
+        done.push_back({"fat.chain.too-long",
+                        fmt::format("{} file{} cut to the clusters {} size{} need{} ({} cluster{} freed), as "
+                                    "fsck.fat does",
+                                    trims.size(), trims.size() == 1 ? "'s chain" : "s' chains",
+                                    trims.size() == 1 ? "its" : "their", trims.size() == 1 ? "" : "s",
+                                    trims.size() == 1 ? "s" : "", core::format_count(trimmed),
+                                    trimmed == 1 ? "" : "s")});
+    }
+    if (!sizes.empty()) {
+        for (const SizeTrim& t : sizes) {
+            std::array<std::byte, 4> b{};
+            core::store_le32(b, 0, t.size);
+            dev.write_at(t.entry_offset + dir_off::FileSize, b);
+        }
         done.push_back(
-            {"fat.chain.lost",
-             fmt::format("{} lost cluster{} freed in {} run{} ({}): their FAT entries set to 0 in "
-                         "every FAT; what they held is not kept",
-                         core::format_count(freed), freed == 1 ? "" : "s", core::format_count(lost.size()),
-                         lost.size() == 1 ? "" : "s", core::format_size(freed * l.cluster_bytes()))});
+            {"fat.chain.too-short",
+             fmt::format("{} file{} cut to the bytes {} chain{} hold{}, as fsck.fat does", sizes.size(),
+                         sizes.size() == 1 ? "'s size" : "s' sizes", sizes.size() == 1 ? "its" : "their",
+                         sizes.size() == 1 ? "" : "s", sizes.size() == 1 ? "s" : "")});
+    }
+    if (freed != trimmed) {
+        set_entries(dev, l, lost, 0);
+        done.push_back({"fat.chain.lost",
+                        fmt::format("{} lost cluster{} freed in {} run{} ({}): their FAT entries set to 0 in "
+                                    "every FAT; what they held is not kept",
+                                    core::format_count(freed - trimmed), freed - trimmed == 1 ? "" : "s",
+                                    core::format_count(lost.size()), lost.size() == 1 ? "" : "s",
+                                    core::format_size((freed - trimmed) * l.cluster_bytes()))});
     }
     // 4. FSInfo.
     if (fsinfo_fix) {

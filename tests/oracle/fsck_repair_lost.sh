@@ -8,12 +8,16 @@
 # sha256. -p leaves both (exit 4: they are not preen repairs). Cut after every
 # write of the repair, the files still read and another -y finishes it. When
 # a cross-link leaves ownership in doubt, the lost clusters are left (exit 4).
+# Files whose chain is longer or shorter than their size (and an empty file
+# with a chain): -y leaves what fsck.fat -a leaves (the same bytes, the same
+# free count), fsck.fat -n clean, cut at every write -y again finishes it.
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
 cd "$WORK"
 mkdir -p tree/dir
 printf 'hello\n' > tree/a.txt
 head -c 50000 /dev/urandom > tree/dir/b.bin
+head -c 5000 /dev/urandom > A.TXT; head -c 3000 /dev/urandom > B.TXT  # what fat_damage.py expects
 files_ok() {  # files_ok IMG [ours]: mtools, or fsimg (mtools refuses a FAT16 whose FAT[1] says dirty)
   if [ "${2:-}" = ours ]; then
     "$FSIMG" cat "$1" /a.txt | cmp -s - tree/a.txt && "$FSIMG" cat "$1" /dir/b.bin | cmp -s - tree/dir/b.bin
@@ -95,8 +99,59 @@ for spec in "12 8M 0xFFF" "16 32M 0xFFFF" "32 64M 0x0FFFFFFF"; do
     fail "FAT$bits: undo: $(cat err)"
 done
 
+# Chains longer or shorter than their files' sizes (fat_damage.py: A.TXT's size set to 1, or 3
+# clusters more than its chain; an empty file keeping its chain): -y does what fsck.fat -a does (the
+# same bytes read back, the same free count), cut at every write -y again finishes it.
+for bits in 12 16 32; do
+  for kind in chain-too-long chain-too-short empty-with-chain; do
+    rm -f k.img; truncate -s $([ $bits = 12 ] && echo 4M || echo 64M) k.img
+    mkfs.fat -F $bits -i 12345678 k.img > /dev/null || fail "mkfs.fat -F $bits"
+    mcopy -i k.img A.TXT B.TXT :: || fail "mcopy"
+    if [ $kind = empty-with-chain ]; then
+      python3 - k.img <<'PY' || fail "empty-with-chain"
+import struct, sys
+f = open(sys.argv[1], "r+b"); b = f.read(1 << 16)
+bps, spc, res, nf = struct.unpack_from("<H", b, 11)[0], b[13], struct.unpack_from("<H", b, 14)[0], b[16]
+fsz = struct.unpack_from("<H", b, 22)[0] or struct.unpack_from("<I", b, 36)[0]
+if struct.unpack_from("<H", b, 22)[0] == 0:
+    root = struct.unpack_from("<I", b, 44)[0]; d = (res + nf * fsz + (root - 2) * spc) * bps
+else:
+    d = (res + nf * fsz) * bps
+f.seek(d); data = f.read(4096)
+for i in range(0, 4096, 32):
+    if data[i:i + 11] == b"A       TXT":
+        f.seek(d + i + 28); f.write(struct.pack("<I", 0)); break
+PY
+    else
+      python3 "$here/../tools/fat_damage.py" k.img $kind > /dev/null || fail "FAT$bits $kind: damage"
+    fi
+    codes=$(fsck_codes k.img)
+    case " $codes " in *" fat.chain.too-"*) pass ;; *) fail "FAT$bits $kind: before: $codes" ;; esac
+    cp k.img peer.img
+    fsck.fat -a peer.img > /dev/null 2>&1
+    cp k.img orig.img
+    FSIMG_TEST_COUNT_WRITES=1 "$FSIMG" fsck -y k.img > /dev/null 2> count.err
+    total=$(sed -n 's/^fsimg: test: \([0-9]*\) writes$/\1/p' count.err)
+    for n in $(seq 1 $((total - 1))); do
+      cp orig.img cut.img
+      FSIMG_TEST_CUT_AFTER_WRITES=$n "$FSIMG" fsck -y cut.img > /dev/null 2>&1
+      "$FSIMG" cat cut.img /B.TXT | cmp -s - B.TXT || fail "FAT$bits $kind: B.TXT unreadable after cut $n"
+      "$FSIMG" fsck -y cut.img > /dev/null 2>&1; rc=$?
+      [ $rc = 1 ] && [ -z "$(fsck_codes cut.img)" ] && pass || fail "FAT$bits $kind: -y after cut $n: exit $rc, left $(fsck_codes cut.img)"
+    done
+    cp orig.img k.img
+    "$FSIMG" fsck -y k.img > out 2>&1; rc=$?
+    [ $rc = 1 ] && grep -q "^repaired fat.chain.too-" out && [ -z "$(fsck_codes k.img)" ] && pass ||
+      fail "FAT$bits $kind: exit $rc: $(cat out)"
+    fsck.fat -n k.img > ref.out 2>&1 && pass || fail "FAT$bits $kind: fsck.fat -n: $(cat ref.out)"
+    for f in A.TXT B.TXT; do
+      cmp -s <(mtype -i k.img ::$f) <(mtype -i peer.img ::$f) && pass || fail "FAT$bits $kind: $f differs from fsck.fat -a's"
+    done
+    [ "$(free_of k.img)" = "$(free_of peer.img)" ] && pass || fail "FAT$bits $kind: $(free_of k.img) free, fsck.fat -a: $(free_of peer.img)"
+  done
+done
+
 # Ownership in doubt: a cross-link beside the lost cluster; -y leaves the lost cluster.
-head -c 5000 /dev/urandom > A.TXT; head -c 3000 /dev/urandom > B.TXT
 truncate -s 64M x.img && mkfs.fat -F 32 -i 12345678 x.img > /dev/null && mcopy -i x.img A.TXT B.TXT :: || fail "x.img"
 python3 "$here/../tools/fat_damage.py" x.img chain-lost > /dev/null || fail "damage: lost"
 python3 "$here/../tools/fat_damage.py" x.img chain-cross-link > /dev/null || fail "damage: cross-link"

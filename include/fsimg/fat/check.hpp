@@ -29,6 +29,18 @@
 
 namespace fsimg::fat {
 
+/// A file whose chain is longer than its size needs (fat.chain.too-long).
+struct ChainTrim {
+    std::uint32_t first = 0;         ///< its first cluster
+    std::uint64_t keep = 0;          ///< the clusters its size needs (0: an empty file)
+    std::uint64_t entry_offset = 0;  ///< volume byte offset of its short entry
+};
+/// A file whose chain is shorter than its size (fat.chain.too-short).
+struct SizeTrim {
+    std::uint64_t entry_offset = 0;  ///< volume byte offset of its short entry
+    std::uint32_t size = 0;          ///< the bytes its chain holds (0 without one)
+};
+
 struct CheckOptions {
     /// Called with each path the walk visits ("/DCIM/", "/DCIM/A.JPG"), for -v.
     std::function<void(std::string_view path)> on_walk;
@@ -43,6 +55,10 @@ struct CheckOptions {
     /// ascending order; left empty when the walk did not reach the whole
     /// tree (then nothing is called lost). For fsck -y (fat/repair.hpp).
     std::vector<ClusterRun>* lost = nullptr;
+    /// When set, receive the files whose chain is longer (trims) or shorter
+    /// (sizes) than their size, whose chain is otherwise whole. For fsck -y.
+    std::vector<ChainTrim>* trims = nullptr;
+    std::vector<SizeTrim>* sizes = nullptr;
 };
 
 /// What the check counted (check/summary.hpp; type "FAT12", "FAT16" or "FAT32").
