@@ -44,11 +44,10 @@ constexpr std::array<std::string_view, 28> kPreen = {
 
 /// What -y repairs besides: the repairs that give up something (lost
 /// clusters freed: what they held is not kept).
-constexpr std::array<std::string_view, 4> kAll = {
-    "fat.chain.lost",
-    "fat.chain.too-long",
-    "fat.chain.too-short",
-    "fat.fat.copies-differ",
+constexpr std::array<std::string_view, 10> kAll = {
+    "fat.chain.bad-cluster",  "fat.chain.free-link",         "fat.chain.lost",      "fat.chain.loop",
+    "fat.chain.out-of-range", "fat.chain.too-long",          "fat.chain.too-short", "fat.fat.copies-differ",
+    "fat.file.start-free",    "fat.file.start-out-of-range",
 };
 
 }  // namespace

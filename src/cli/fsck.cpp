@@ -118,11 +118,12 @@ int fsck_one(const FsckArgs& a, const std::string& image, std::optional<check::R
             ro.level = *level;
             io::FileImage* file = v.file.get();
             ro.barrier = [file] { file->sync(); };
-            // At most two passes: a first that rewrote a boot sector from its
+            // At most three passes: a first that rewrote a boot sector from its
             // valid twin has left the dirty flag for errors that were only the
-            // old sector's (a media byte FAT[0] does not hold); the second,
-            // on what the new one shows, finishes.
-            for (int pass = 0; pass < 2; ++pass) {
+            // old sector's (a media byte FAT[0] does not hold), or ended chains
+            // that broke, which leaves lost clusters and sizes longer than the
+            // chains; the next, on what the image now shows, finishes.
+            for (int pass = 0; pass < 3; ++pass) {
                 auto made = fs::repair_volume(*dev, checked, findings, ro);
                 file->sync();
                 repairs.insert(repairs.end(), made.begin(), made.end());

@@ -18,6 +18,12 @@ struct Claim {
     std::uint64_t clusters = 0;
     bool broken = false;           ///< a problem was reported; size checks are skipped
     std::vector<ClusterRun> runs;  ///< kept for directories, up to the directory size limit
+    /// Where fsck -y ends a chain that breaks (a link to a free cluster or
+    /// to no cluster, a bad cluster, a loop), as fsck.fat does: the last
+    /// cluster before the break (its entry becomes end-of-chain), or 0 when
+    /// the break is at the start (the entry's first cluster becomes 0).
+    /// nullopt when the chain is whole, or broken in another way (a cross-link).
+    std::optional<std::uint32_t> cut;
 };
 
 void note_cross_link(Context& c, std::uint32_t cluster, const std::string& path, bool is_dir) {
@@ -37,12 +43,14 @@ Claim claim_chain(Context& c, std::uint32_t start, const std::string& path, bool
         if (!quiet) c.out.add(code, at_cluster(c, cl, path), std::move(msg));
     };
     if (!v.is_cluster(start)) {
+        r.cut = 0;
         report("fat.file.start-out-of-range", start,
                fmt::format("{} starts at cluster {}, outside the volume's clusters 2..{}",
                            is_dir ? "the directory" : "the file", start, v.max_cluster()));
         return r;
     }
     if (v.fat_entry(start) == 0) {
+        r.cut = 0;
         report("fat.file.start-free", start,
                fmt::format("{} starts at cluster {}, which is free in the FAT",
                            is_dir ? "the directory" : "the file", start));
@@ -51,9 +59,11 @@ Claim claim_chain(Context& c, std::uint32_t start, const std::string& path, bool
     const std::uint64_t keep =
         is_dir ? core::div_ceil(std::uint64_t(kMaxDirEntries) * kDirEntrySize, v.cluster_bytes()) : 0;
     std::uint32_t cur = start;
+    std::uint32_t prev = 0;  // the cluster before cur (0: cur is the start)
     while (true) {
         if (c.owned.test(cur)) {
             if (c.walking.test(cur)) {
+                r.cut = prev;
                 report("fat.chain.loop", cur,
                        fmt::format("the chain loops back to cluster {} after {} clusters", cur, r.clusters));
             } else {
@@ -80,12 +90,14 @@ Claim claim_chain(Context& c, std::uint32_t start, const std::string& path, bool
         const EntryKind k = v.classify(next);
         if (k == EntryKind::end) break;
         if (k == EntryKind::bad) {
+            r.cut = prev;
             report(
                 "fat.chain.bad-cluster", cur,
                 fmt::format("cluster {} (number {} of the chain) is marked bad in the FAT", cur, r.clusters));
             break;
         }
         if (k == EntryKind::invalid || k == EntryKind::free) {
+            r.cut = cur;
             report(
                 "fat.chain.out-of-range", cur,
                 fmt::format("FAT entry {} (number {} of the chain) holds 0x{:X}, not a cluster (2..{}) or an "
@@ -94,11 +106,13 @@ Claim claim_chain(Context& c, std::uint32_t start, const std::string& path, bool
             break;
         }
         if (v.fat_entry(next) == 0) {
+            r.cut = cur;
             report("fat.chain.free-link", cur,
                    fmt::format("FAT entry {} (number {} of the chain) links to cluster {}, which is free",
                                cur, r.clusters, next));
             break;
         }
+        prev = cur;
         cur = next;
     }
     // Forget the walk marks: re-walk the same clusters.
@@ -161,6 +175,7 @@ public:
         const std::uint32_t root = v_.root_cluster();
         if (root != 0) {
             Claim cl = claim_chain(c_, root, "/", true);
+            if (cl.cut && *cl.cut != 0 && c_.options.cuts) c_.options.cuts->push_back(ChainCut{*cl.cut, 0});
             root_runs = std::move(cl.runs);
             root_clusters = cl.clusters;
         }
@@ -280,6 +295,8 @@ private:
             // directory is not walked again.
             const bool again = !walked_.enter(start, p);
             Claim cl = claim_chain(c_, start, p, true);
+            if (cl.cut && *cl.cut != 0 && c_.options.cuts && !c_.resolving)
+                c_.options.cuts->push_back(ChainCut{*cl.cut, 0});
             if (!again && cl.clusters > 0 && !cl.broken)
                 subdirs.push_back(SubDir{p, start, std::move(cl.runs), cl.clusters});
         }
@@ -361,6 +378,8 @@ private:
             return;
         }
         const Claim cl = claim_chain(c_, start, p, false);
+        if (cl.cut && c_.options.cuts && !c_.resolving && (*cl.cut != 0 || entry_at))
+            c_.options.cuts->push_back(ChainCut{*cl.cut, *cl.cut == 0 ? *entry_at : 0});
         if (cl.broken || c_.resolving) return;
         if (cl.clusters < need && c_.options.sizes && entry_at) {
             c_.options.sizes->push_back(

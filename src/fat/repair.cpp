@@ -234,7 +234,33 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     std::vector<ClusterRun> lost;
     std::vector<ChainTrim> trims;
     std::vector<SizeTrim> sizes;
+    std::vector<ChainCut> cuts;
     bool copies = false;
+    // Chains that break end where they break, as fsck.fat does ("Assuming
+    // EOF"): what follows becomes lost clusters, freed by the next pass once
+    // nothing else is in doubt. Not while the FAT copies differ (which one
+    // is right is not known) or the check did not finish.
+    constexpr std::array<std::string_view, 6> kCutCodes = {
+        "fat.chain.bad-cluster",  "fat.chain.free-link", "fat.chain.loop",
+        "fat.chain.out-of-range", "fat.file.start-free", "fat.file.start-out-of-range"};
+    std::vector<std::string_view> cut_codes;
+    for (const std::string_view c : kCutCodes)
+        if (codes.count(c)) cut_codes.push_back(c);
+    if (!cut_codes.empty()) {
+        const bool fatal = std::any_of(found.all().begin(), found.all().end(), [](const check::Finding& f) {
+            return f.severity == check::Severity::fatal;
+        });
+        if (fix != BootFix::restore_main && fix != BootFix::signature && summary.complete && !fatal &&
+            !codes.count("fat.fat.copies-differ") &&
+            std::none_of(found.all().begin(), found.all().end(),
+                         [](const check::Finding& f) { return f.code == "fat.fat.copies-differ"; })) {
+            check::Findings scratch;
+            CheckOptions o;
+            o.cuts = &cuts;
+            (void)check_volume(dev, scratch, o);
+        }
+        errors_left = true;  // what the cuts leave (lost clusters, sizes) is for the next pass
+    }
     const bool want_lost = codes.count("fat.chain.lost") != 0;
     const bool want_copies = codes.count("fat.fat.copies-differ") != 0;
     const bool want_trims = codes.count("fat.chain.too-long") != 0;
@@ -285,8 +311,8 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     const bool dirty = codes.count("fat.boot.dirty") || codes.count("fat.fat.dirty");
     const bool fsinfo_fix = has_fsinfo && (codes.count("fat.fsinfo.free-count") ||
                                            codes.count("fat.fsinfo.next-free") || freed != 0);
-    const bool other =
-        fix != BootFix::none || fsinfo_fix || copies || freed != 0 || !trims.empty() || !sizes.empty();
+    const bool other = fix != BootFix::none || fsinfo_fix || copies || freed != 0 || !trims.empty() ||
+                       !sizes.empty() || !cuts.empty();
     const std::uint32_t bit = clean_bit(l.type);
     // 1. Marked dirty before the first repair (a volume that is not already).
     bool marked = false;
@@ -331,6 +357,27 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                          "is the copy drivers read, and every chain in it was found whole",
                          l.num_fats > 2 ? "ies" : "y", l.num_fats > 2 ? "they" : "it",
                          core::format_count(bytes))});
+    }
+    if (!cuts.empty()) {
+        for (const ChainCut& c : cuts) {
+            if (c.last != 0) {
+                set_entries(dev, l, {ClusterRun{c.last, 1}}, eoc);
+            } else {  // the start itself is not a cluster of the file: it has none now
+                std::array<std::byte, 32> e{};
+                dev.read_at(c.entry_offset, e);
+                core::store_le16(e, dir_off::FstClusHI, 0);
+                core::store_le16(e, dir_off::FstClusLO, 0);
+                dev.write_at(c.entry_offset, e);
+            }
+        }
+        for (const std::string_view code : cut_codes)
+            done.push_back(
+                {std::string(code),
+                 fmt::format("{} chain{} that break{} ended where {} break{}, as fsck.fat does (the "
+                             "last good cluster made end-of-chain; a start that is no cluster of "
+                             "the file set to 0)",
+                             cuts.size(), cuts.size() == 1 ? "" : "s", cuts.size() == 1 ? "s" : "",
+                             cuts.size() == 1 ? "it" : "they", cuts.size() == 1 ? "s" : "")});
     }
     if (!trims.empty()) {
         for (std::size_t i = 0; i < trims.size(); ++i) {

@@ -41,6 +41,13 @@ struct SizeTrim {
     std::uint32_t size = 0;          ///< the bytes its chain holds (0 without one)
 };
 
+/// Where a chain that breaks ends after fsck -y (fat.chain.free-link,
+/// out-of-range, bad-cluster, loop; fat.file.start-free, start-out-of-range).
+struct ChainCut {
+    std::uint32_t last = 0;          ///< its entry becomes end-of-chain; 0: the file loses its start
+    std::uint64_t entry_offset = 0;  ///< when last is 0: volume byte offset of the file's short entry
+};
+
 struct CheckOptions {
     /// Called with each path the walk visits ("/DCIM/", "/DCIM/A.JPG"), for -v.
     std::function<void(std::string_view path)> on_walk;
@@ -59,6 +66,9 @@ struct CheckOptions {
     /// (sizes) than their size, whose chain is otherwise whole. For fsck -y.
     std::vector<ChainTrim>* trims = nullptr;
     std::vector<SizeTrim>* sizes = nullptr;
+    /// When set, receives where each chain that breaks is ended (files, and
+    /// directories whose start is sound). For fsck -y.
+    std::vector<ChainCut>* cuts = nullptr;
 };
 
 /// What the check counted (check/summary.hpp; type "FAT12", "FAT16" or "FAT32").
