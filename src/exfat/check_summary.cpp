@@ -84,6 +84,7 @@ void check_summary(Context& c) {
                 marked += kBitsSet[used];
                 owned += kBitsSet[mine];
                 if (used == mine) continue;
+                BitmapFix fix{at + i, 0, 0};
                 for (unsigned k = 0; k < 8 && first + k < bits; ++k) {
                     const auto cl = static_cast<std::uint32_t>(first + k + 2);
                     const bool u = (used >> k) & 1, m = (mine >> k) & 1;
@@ -98,11 +99,15 @@ void check_summary(Context& c) {
                             ++bad;
                         } else {
                             lost.add(cl);
+                            fix.clear |= static_cast<std::uint8_t>(1u << k);
                         }
                     } else if (!u && m) {
                         free_used.add(cl);
+                        fix.set |= static_cast<std::uint8_t>(1u << k);
                     }
                 }
+                if (c.options.bitmap_fixes && (fix.set | fix.clear) != 0)
+                    c.options.bitmap_fixes->push_back(fix);
             }
             done += n;
             at += n;
@@ -124,6 +129,11 @@ void check_summary(Context& c) {
     }
     // A walk that stopped early (unreadable directory, unrecognized entry
     // set, depth limit) misses owners: do not call clusters lost then.
+    if (!c.walk_complete && c.options.bitmap_fixes) {
+        auto& fixes = *c.options.bitmap_fixes;
+        for (auto& f : fixes) f.clear = 0;
+        std::erase_if(fixes, [](const BitmapFix& f) { return f.set == 0; });
+    }
     if (c.walk_complete) {
         c.summary.lost_clusters = lost.n;
         if (lost.n > 0) {

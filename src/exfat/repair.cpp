@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstring>
 #include <set>
 
 #include "fsimg/core/bytes.hpp"
 #include "fsimg/core/error.hpp"
+#include "fsimg/core/units.hpp"
+#include "fsimg/exfat/check.hpp"
 #include "fsimg/exfat/structs.hpp"
 #include "fsimg/exfat/volume.hpp"
 
@@ -71,8 +74,41 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     dev.read_at(0, s);
     if (std::memcmp(s.data() + off::FileSystemName, "EXFAT   ", 8) != 0) return done;
     const bool dirty = codes.count("exfat.boot.dirty") != 0;
-    const bool percent =
-        codes.count("exfat.boot.percent_in_use") || codes.count("exfat.bitmap.percent-in-use");
+    // The allocation bitmap from the walk: clusters owned but marked free are
+    // marked (preen: nothing is given up, and a writer trusting the bitmap
+    // would overwrite them); lost clusters are cleared (-y: what they held is
+    // not kept) only when nothing leaves their owner in doubt.
+    const bool want_set = codes.count("exfat.bitmap.free-in-use") != 0;
+    const bool want_clear = codes.count("exfat.bitmap.lost") != 0;
+    std::vector<BitmapFix> fixes;
+    std::uint64_t set_bits = 0, cleared_bits = 0;
+    if (want_set || want_clear) {
+        bool fatal = !summary.complete, doubt = false;
+        for (const check::Finding& f : found.all()) {
+            const std::string_view c = f.code;
+            if (f.severity == check::Severity::fatal) fatal = true;
+            if (c.starts_with("exfat.chain.") || c.starts_with("exfat.dir.") ||
+                c.starts_with("exfat.stream.") || c == "exfat.bitmap.length" || c == "exfat.bitmap.missing")
+                doubt = true;
+        }
+        if (!fatal) {
+            check::Findings scratch;
+            CheckOptions o;
+            o.bitmap_fixes = &fixes;
+            (void)check_volume(dev, scratch, o);
+        }
+        for (BitmapFix& f : fixes) {
+            if (!want_set) f.set = 0;
+            if (!want_clear || doubt) f.clear = 0;
+            set_bits += static_cast<unsigned>(std::popcount(f.set));
+            cleared_bits += static_cast<unsigned>(std::popcount(f.clear));
+        }
+        std::erase_if(fixes, [](const BitmapFix& f) { return (f.set | f.clear) == 0; });
+        if ((want_set && set_bits == 0) || (want_clear && cleared_bits == 0)) errors_left = true;
+    }
+    const bool bitmap_changes = !fixes.empty();
+    const bool percent = codes.count("exfat.boot.percent_in_use") ||
+                         codes.count("exfat.bitmap.percent-in-use") || bitmap_changes;
     std::uint16_t flags = core::load_le16(s, off::VolumeFlags);
     auto write_flags = [&](std::uint16_t v) {
         std::array<std::byte, 2> b{};
@@ -86,14 +122,43 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
         write_flags(flags | kVolumeFlagVolumeDirty);
         marked = true;
     }
+    // The bitmap bytes, each read, changed and written back (runs of adjacent bytes together).
+    for (std::size_t i = 0; i < fixes.size();) {
+        std::size_t j = i + 1;
+        while (j < fixes.size() && fixes[j].offset == fixes[j - 1].offset + 1 && j - i < 65536) ++j;
+        std::vector<std::byte> bytes(j - i);
+        dev.read_at(fixes[i].offset, bytes);
+        for (std::size_t k = i; k < j; ++k)
+            bytes[k - i] = (bytes[k - i] | std::byte{fixes[k].set}) & ~std::byte{fixes[k].clear};
+        dev.write_at(fixes[i].offset, bytes);
+        i = j;
+    }
+    if (set_bits != 0)
+        done.push_back(
+            {"exfat.bitmap.free-in-use",
+             fmt::format("{} cluster{} owned by files, directories or system objects marked in use "
+                         "in the allocation bitmap",
+                         core::format_count(set_bits), set_bits == 1 ? "" : "s")});
+    if (cleared_bits != 0)
+        done.push_back(
+            {"exfat.bitmap.lost",
+             fmt::format("{} lost cluster{} marked free in the allocation bitmap; what {} held is not kept",
+                         core::format_count(cleared_bits), cleared_bits == 1 ? "" : "s",
+                         cleared_bits == 1 ? "it" : "they")});
+    const std::uint64_t marked_now = summary.marked_clusters + set_bits - cleared_bits;
     if (percent && summary.cluster_count > 0) {
-        const auto pct = static_cast<std::uint8_t>(summary.marked_clusters * 100 / summary.cluster_count);
+        const auto pct = static_cast<std::uint8_t>(marked_now * 100 / summary.cluster_count);
         const auto was = static_cast<unsigned>(s[off::PercentInUse]);
-        const std::array<std::byte, 1> b{static_cast<std::byte>(pct)};
-        dev.write_at(off::PercentInUse, b);
-        done.push_back({codes.count("exfat.boot.percent_in_use") ? "exfat.boot.percent_in_use"
-                                                                 : "exfat.bitmap.percent-in-use",
-                        fmt::format("PercentInUse set to {} (it said {})", unsigned(pct), was)});
+        const bool asked =
+            codes.count("exfat.boot.percent_in_use") || codes.count("exfat.bitmap.percent-in-use");
+        if (asked || (pct != was && was != kPercentInUseUnknown)) {
+            const std::array<std::byte, 1> b{static_cast<std::byte>(pct)};
+            dev.write_at(off::PercentInUse, b);
+            if (asked)
+                done.push_back({codes.count("exfat.boot.percent_in_use") ? "exfat.boot.percent_in_use"
+                                                                         : "exfat.bitmap.percent-in-use",
+                                fmt::format("PercentInUse set to {} (it said {})", unsigned(pct), was)});
+        }
     }
     // 2. Clean last, after a barrier; only when nothing wrong is left.
     if ((dirty || marked) && !errors_left) {

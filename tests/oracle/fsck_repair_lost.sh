@@ -14,7 +14,9 @@
 # what fsck.fat -a leaves (the same bytes, the same free count), fsck.fat -n
 # clean, cut at every write (FAT32) -y again finishes it. A bad cluster inside a
 # chain (fsck.fat 4.2 stops with an internal error): the file keeps the
-# clusters before it.
+# clusters before it. exFAT: an owned cluster clear in the allocation bitmap
+# is marked by -p (byte for byte what fsck.exfat -y writes), a lost cluster
+# marked in use is cleared by -y; check-image passes after.
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
 cd "$WORK"
@@ -162,6 +164,51 @@ PY
       cmp -s <(mtype -i k.img ::$f) <(mtype -i peer.img ::$f) && pass || fail "FAT$bits $kind: $f differs from fsck.fat -a's"
     done
     [ "$(free_of k.img)" = "$(free_of peer.img)" ] && pass || fail "FAT$bits $kind: $(free_of k.img) free, fsck.fat -a: $(free_of peer.img)"
+  done
+done
+
+# exFAT: a cluster owned by a file but clear in the allocation bitmap is marked (-p: nothing is
+# given up; the bytes fsck.exfat -y writes), a lost cluster marked in use is cleared (-y only;
+# fsck.exfat 1.2.0 does not see it). Cut at every write, the files still read and -y finishes.
+mkdir -p exsrc/DIR/SUB
+cp A.TXT B.TXT exsrc/; : > exsrc/E.TXT; head -c 100 /dev/urandom > exsrc/DIR/C.TXT
+for sz in "-s 8M -c 4K" "-s 4M -c 512"; do
+  for kind in bitmap-free-in-use bitmap-lost; do
+    rm -f e.img
+    "$FSIMG" mkfs -q -t exfat -L TESTLBL --volume-id 1234ABCD $sz --from exsrc e.img || fail "mkfs exfat $sz"
+    python3 "$here/../tools/exfat_damage.py" e.img $kind > /dev/null || fail "exfat $kind: damage"
+    cp e.img orig.img
+    cp e.img peer.img; fsck.exfat -y peer.img > /dev/null 2>&1
+    FSIMG_TEST_COUNT_WRITES=1 "$FSIMG" fsck -y e.img > /dev/null 2> count.err
+    total=$(sed -n 's/^fsimg: test: \([0-9]*\) writes$/\1/p' count.err)
+    for n in $(seq 1 $((total - 1))); do
+      cp orig.img cut.img
+      FSIMG_TEST_CUT_AFTER_WRITES=$n "$FSIMG" fsck -y cut.img > /dev/null 2>&1
+      "$FSIMG" cat cut.img /A.TXT | cmp -s - A.TXT || fail "exfat $kind: A.TXT unreadable after cut $n"
+      "$FSIMG" fsck -y cut.img > /dev/null 2>&1; rc=$?
+      [ $rc = 1 ] && [ -z "$(fsck_codes cut.img)" ] && pass || fail "exfat $kind: -y after cut $n: exit $rc, left $(fsck_codes cut.img)"
+    done
+    cp orig.img e.img
+    if [ $kind = bitmap-free-in-use ]; then
+      "$FSIMG" fsck -p e.img > out 2>&1; rc=$?
+      [ $rc = 1 ] && grep -q "^repaired exfat.bitmap.free-in-use: 1 cluster owned" out && pass || fail "exfat $kind: -p: exit $rc: $(cat out)"
+      cmp -s e.img peer.img && pass || fail "exfat $kind: the image differs from fsck.exfat -y's"
+    else
+      "$FSIMG" fsck -p e.img > out 2>&1; rc=$?
+      [ $((rc & 4)) = 4 ] && pass || fail "exfat $kind: -p: exit $rc (a lost cluster is not preen's)"
+      cp orig.img e.img
+      rm -f e.undo; "$FSIMG" fsck -y --undo e.undo e.img > out 2>&1; rc=$?
+      [ $rc = 1 ] && grep -q "^repaired exfat.bitmap.lost: 1 lost cluster marked free" out && pass || fail "exfat $kind: -y: exit $rc: $(cat out)"
+      sha=$(sha256sum < e.img)
+      "$FSIMG" undo e.undo e.img > /dev/null && cmp -s e.img orig.img && pass || fail "exfat $kind: undo"
+      "$FSIMG" fsck -y e.img > /dev/null 2>&1
+      [ "$(sha256sum < e.img)" = "$sha" ] && pass || fail "exfat $kind: -y after undo wrote other bytes"
+    fi
+    [ -z "$(fsck_codes e.img)" ] && pass || fail "exfat $kind: left $(fsck_codes e.img)"
+    fsck.exfat -n e.img > ref.out 2>&1 && pass || fail "exfat $kind: fsck.exfat -n: $(cat ref.out)"
+    sha=$(sha256sum < e.img); "$FSIMG" fsck -y e.img > /dev/null 2>&1; rc=$?
+    [ $rc = 0 ] && [ "$(sha256sum < e.img)" = "$sha" ] && pass || fail "exfat $kind: second -y: exit $rc or changed"
+    check e.img -j 2
   done
 done
 

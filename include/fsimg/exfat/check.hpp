@@ -31,6 +31,7 @@
 #include <functional>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "fsimg/check/finding.hpp"
 #include "fsimg/check/placement.hpp"
@@ -39,12 +40,23 @@
 
 namespace fsimg::exfat {
 
+/// One byte of the allocation bitmap that disagrees with what the walk owns.
+struct BitmapFix {
+    std::uint64_t offset = 0;  ///< volume byte offset of the bitmap byte
+    std::uint8_t set = 0;      ///< bits of clusters owned but marked free (exfat.bitmap.free-in-use)
+    std::uint8_t clear = 0;  ///< bits of clusters marked used, owned by nothing, not bad (exfat.bitmap.lost)
+};
+
 struct CheckOptions {
     /// Called with each path the walk visits ("/DCIM/", "/DCIM/A.JPG"), for -v.
     std::function<void(std::string_view path)> on_walk;
     /// Set when the volume is a partition of a disk image (IMAGE@N): size
     /// and start findings then name the partition (check/placement.hpp).
     std::optional<check::Placement> placement;
+    /// When set, receives every bitmap byte that disagrees with the walk, in
+    /// ascending order (`clear` left 0 when the walk did not reach the whole
+    /// tree: then nothing is called lost). For fsck -p/-y (exfat/repair.hpp).
+    std::vector<BitmapFix>* bitmap_fixes = nullptr;
 };
 
 /// What the check counted (check/summary.hpp; type "exFAT").
