@@ -26,10 +26,10 @@ constexpr std::array<std::string_view, 29> kPreen = {
 
 /// What -y repairs besides: the repairs that give up something (lost
 /// clusters freed: what they held is not kept).
-constexpr std::array<std::string_view, 11> kAll = {
-    "exfat.bitmap.lost",     "fat.chain.bad-cluster",  "fat.chain.free-link",         "fat.chain.lost",
-    "fat.chain.loop",        "fat.chain.out-of-range", "fat.chain.too-long",          "fat.chain.too-short",
-    "fat.fat.copies-differ", "fat.file.start-free",    "fat.file.start-out-of-range",
+constexpr std::array<std::string_view, 12> kAll = {
+    "exfat.bitmap.lost",   "fat.chain.bad-cluster", "fat.chain.cross-link",   "fat.chain.free-link",
+    "fat.chain.lost",      "fat.chain.loop",        "fat.chain.out-of-range", "fat.chain.too-long",
+    "fat.chain.too-short", "fat.fat.copies-differ", "fat.file.start-free",    "fat.file.start-out-of-range",
 };
 
 }  // namespace

@@ -24,6 +24,7 @@ struct Claim {
     /// the break is at the start (the entry's first cluster becomes 0).
     /// nullopt when the chain is whole, or broken in another way (a cross-link).
     std::optional<std::uint32_t> cut;
+    std::string_view cut_code;  ///< the finding the cut answers
 };
 
 void note_cross_link(Context& c, std::uint32_t cluster, const std::string& path, bool is_dir) {
@@ -43,6 +44,7 @@ Claim claim_chain(Context& c, std::uint32_t start, const std::string& path, bool
         if (!quiet) c.out.add(code, at_cluster(c, cl, path), std::move(msg));
     };
     if (!v.is_cluster(start)) {
+        r.cut_code = "fat.file.start-out-of-range";
         r.cut = 0;
         report("fat.file.start-out-of-range", start,
                fmt::format("{} starts at cluster {}, outside the volume's clusters 2..{}",
@@ -50,6 +52,7 @@ Claim claim_chain(Context& c, std::uint32_t start, const std::string& path, bool
         return r;
     }
     if (v.fat_entry(start) == 0) {
+        r.cut_code = "fat.file.start-free";
         r.cut = 0;
         report("fat.file.start-free", start,
                fmt::format("{} starts at cluster {}, which is free in the FAT",
@@ -63,11 +66,14 @@ Claim claim_chain(Context& c, std::uint32_t start, const std::string& path, bool
     while (true) {
         if (c.owned.test(cur)) {
             if (c.walking.test(cur)) {
+                r.cut_code = "fat.chain.loop";
                 r.cut = prev;
                 report("fat.chain.loop", cur,
                        fmt::format("the chain loops back to cluster {} after {} clusters", cur, r.clusters));
             } else {
                 r.broken = true;
+                r.cut_code = "fat.chain.cross-link";
+                r.cut = prev;  // the second owner ends before the shared clusters, as fsck.fat truncates it
                 if (!quiet) note_cross_link(c, cur, path, is_dir);
             }
             break;
@@ -90,6 +96,7 @@ Claim claim_chain(Context& c, std::uint32_t start, const std::string& path, bool
         const EntryKind k = v.classify(next);
         if (k == EntryKind::end) break;
         if (k == EntryKind::bad) {
+            r.cut_code = "fat.chain.bad-cluster";
             r.cut = prev;
             report(
                 "fat.chain.bad-cluster", cur,
@@ -97,6 +104,7 @@ Claim claim_chain(Context& c, std::uint32_t start, const std::string& path, bool
             break;
         }
         if (k == EntryKind::invalid || k == EntryKind::free) {
+            r.cut_code = "fat.chain.out-of-range";
             r.cut = cur;
             report(
                 "fat.chain.out-of-range", cur,
@@ -106,6 +114,7 @@ Claim claim_chain(Context& c, std::uint32_t start, const std::string& path, bool
             break;
         }
         if (v.fat_entry(next) == 0) {
+            r.cut_code = "fat.chain.free-link";
             r.cut = cur;
             report("fat.chain.free-link", cur,
                    fmt::format("FAT entry {} (number {} of the chain) links to cluster {}, which is free",
@@ -175,7 +184,8 @@ public:
         const std::uint32_t root = v_.root_cluster();
         if (root != 0) {
             Claim cl = claim_chain(c_, root, "/", true);
-            if (cl.cut && *cl.cut != 0 && c_.options.cuts) c_.options.cuts->push_back(ChainCut{*cl.cut, 0});
+            if (cl.cut && *cl.cut != 0 && c_.options.cuts)
+                c_.options.cuts->push_back(ChainCut{*cl.cut, 0, cl.cut_code});
             root_runs = std::move(cl.runs);
             root_clusters = cl.clusters;
         }
@@ -296,7 +306,7 @@ private:
             const bool again = !walked_.enter(start, p);
             Claim cl = claim_chain(c_, start, p, true);
             if (cl.cut && *cl.cut != 0 && c_.options.cuts && !c_.resolving)
-                c_.options.cuts->push_back(ChainCut{*cl.cut, 0});
+                c_.options.cuts->push_back(ChainCut{*cl.cut, 0, cl.cut_code});
             if (!again && cl.clusters > 0 && !cl.broken)
                 subdirs.push_back(SubDir{p, start, std::move(cl.runs), cl.clusters});
         }
@@ -379,7 +389,7 @@ private:
         }
         const Claim cl = claim_chain(c_, start, p, false);
         if (cl.cut && c_.options.cuts && !c_.resolving && (*cl.cut != 0 || entry_at))
-            c_.options.cuts->push_back(ChainCut{*cl.cut, *cl.cut == 0 ? *entry_at : 0});
+            c_.options.cuts->push_back(ChainCut{*cl.cut, *cl.cut == 0 ? *entry_at : 0, cl.cut_code});
         if (cl.broken || c_.resolving) return;
         if (cl.clusters < need && c_.options.sizes && entry_at) {
             c_.options.sizes->push_back(

@@ -240,9 +240,9 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     // EOF"): what follows becomes lost clusters, freed by the next pass once
     // nothing else is in doubt. Not while the FAT copies differ (which one
     // is right is not known) or the check did not finish.
-    constexpr std::array<std::string_view, 6> kCutCodes = {
-        "fat.chain.bad-cluster",  "fat.chain.free-link", "fat.chain.loop",
-        "fat.chain.out-of-range", "fat.file.start-free", "fat.file.start-out-of-range"};
+    constexpr std::array<std::string_view, 7> kCutCodes = {
+        "fat.chain.bad-cluster",  "fat.chain.cross-link", "fat.chain.free-link",        "fat.chain.loop",
+        "fat.chain.out-of-range", "fat.file.start-free",  "fat.file.start-out-of-range"};
     std::vector<std::string_view> cut_codes;
     for (const std::string_view c : kCutCodes)
         if (codes.count(c)) cut_codes.push_back(c);
@@ -370,14 +370,20 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                 dev.write_at(c.entry_offset, e);
             }
         }
-        for (const std::string_view code : cut_codes)
+        for (const std::string_view code : cut_codes) {
+            const auto n = static_cast<std::size_t>(
+                std::count_if(cuts.begin(), cuts.end(), [&](const ChainCut& c) { return c.code == code; }));
+            if (n == 0) continue;
+            const bool cross = code == "fat.chain.cross-link";
             done.push_back(
                 {std::string(code),
-                 fmt::format("{} chain{} that break{} ended where {} break{}, as fsck.fat does (the "
-                             "last good cluster made end-of-chain; a start that is no cluster of "
-                             "the file set to 0)",
-                             cuts.size(), cuts.size() == 1 ? "" : "s", cuts.size() == 1 ? "s" : "",
-                             cuts.size() == 1 ? "it" : "they", cuts.size() == 1 ? "s" : "")});
+                 fmt::format(
+                     "{} chain{} ended {}, as fsck.fat does{}", n, n == 1 ? "" : "s",
+                     cross ? "before the clusters it shares with a file or directory walked first"
+                           : "where it breaks (the last good cluster made end-of-chain; a start that is "
+                             "no cluster of the file set to 0)",
+                     cross ? " (the first owner keeps them)" : "")});
+        }
     }
     if (!trims.empty()) {
         for (std::size_t i = 0; i < trims.size(); ++i) {

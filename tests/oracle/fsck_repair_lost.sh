@@ -7,7 +7,9 @@
 # byte-exact through mtools, a second -y changes nothing, undo restores the
 # sha256. -p leaves both (exit 4: they are not preen repairs). Cut after every
 # write of the repair, the files still read and another -y finishes it. When
-# a cross-link leaves ownership in doubt, the lost clusters are left (exit 4).
+# a cross-link leaves ownership in doubt, the lost clusters are left (exit 4)
+# in that pass; the cross-link is cut (the second owner ends before the
+# shared clusters) and the next pass frees them.
 # Files whose chain is longer or shorter than their size (and an empty file
 # with a chain), chains that break (a link to a free cluster or to no
 # cluster, a loop, a start that is free or outside the volume): -y leaves
@@ -108,9 +110,9 @@ done
 # Chains longer or shorter than their files' sizes (fat_damage.py: A.TXT's size set to 1, or 3
 # clusters more than its chain; an empty file keeping its chain): -y does what fsck.fat -a does (the
 # same bytes read back, the same free count), cut at every write -y again finishes it.
-for bits in 12 16 32; do
+for bits in 12 32; do  # FAT16 entries: the lost-cluster cases above
   for kind in chain-too-long chain-too-short empty-with-chain chain-free-link chain-out-of-range chain-loop \
-    chain-bad-cluster file-start-free file-start-out-of-range; do
+    chain-bad-cluster file-start-free file-start-out-of-range chain-cross-link; do
     rm -f k.img; truncate -s $([ $bits = 12 ] && echo 4M || echo 64M) k.img
     mkfs.fat -F $bits -i 12345678 k.img > /dev/null || fail "mkfs.fat -F $bits"
     mcopy -i k.img A.TXT B.TXT :: || fail "mcopy"
@@ -158,6 +160,13 @@ PY
       n=$(mtype -i k.img ::A.TXT | wc -c)
       [ "$n" -gt 0 ] && [ "$n" -lt 5000 ] && cmp -s <(mtype -i k.img ::A.TXT) <(head -c "$n" A.TXT) &&
         cmp -s <(mtype -i k.img ::B.TXT) B.TXT && pass || fail "FAT$bits $kind: A.TXT is $n bytes or differs"
+      continue
+    fi
+    if [ $kind = chain-cross-link ]; then
+      # B.TXT's last cluster links into A.TXT: B's chain ends before A's clusters and both read
+      # back whole (fsck.fat -a truncates B too, but leaves A.TXT unreadable here).
+      cmp -s <(mtype -i k.img ::A.TXT) A.TXT && cmp -s <(mtype -i k.img ::B.TXT) B.TXT && pass ||
+        fail "FAT$bits $kind: a file differs"
       continue
     fi
     for f in A.TXT B.TXT; do
@@ -212,11 +221,22 @@ for sz in "-s 8M -c 4K" "-s 4M -c 512"; do
   done
 done
 
-# Ownership in doubt: a cross-link beside the lost cluster; -y leaves the lost cluster.
-truncate -s 64M x.img && mkfs.fat -F 32 -i 12345678 x.img > /dev/null && mcopy -i x.img A.TXT B.TXT :: || fail "x.img"
-python3 "$here/../tools/fat_damage.py" x.img chain-lost > /dev/null || fail "damage: lost"
-python3 "$here/../tools/fat_damage.py" x.img chain-cross-link > /dev/null || fail "damage: cross-link"
-"$FSIMG" fsck -y x.img > out 2>&1; rc=$?
-[ $((rc & 4)) = 4 ] && case " $(fsck_codes x.img) " in *" fat.chain.lost "*) true ;; *) false ;; esac && pass ||
-  fail "cross-linked: -y freed the lost clusters or exit $rc: $(cat out)"
+# Ownership in doubt: a "." entry that names another cluster (a directory -y does not repair)
+# beside a lost cluster: -y leaves the lost cluster (exit 4). A cross-link beside it: the first
+# pass cuts the cross-link, the next frees the lost cluster; both files read back whole.
+mkdir -p xsrc/DIR; cp A.TXT B.TXT xsrc/; printf 'c\n' > xsrc/DIR/C.TXT
+for extra in dir-dot chain-cross-link; do
+  rm -f x.img; truncate -s 64M x.img && mkfs.fat -F 32 -i 12345678 x.img > /dev/null &&
+    mcopy -s -i x.img xsrc/A.TXT xsrc/B.TXT xsrc/DIR :: || fail "x.img"
+  python3 "$here/../tools/fat_damage.py" x.img chain-lost > /dev/null || fail "damage: lost"
+  python3 "$here/../tools/fat_damage.py" x.img $extra > /dev/null || fail "damage: $extra"
+  "$FSIMG" fsck -y x.img > out 2>&1; rc=$?
+  if [ $extra = dir-dot ]; then
+    [ $((rc & 4)) = 4 ] && case " $(fsck_codes x.img) " in *" fat.chain.lost "*) true ;; *) false ;; esac && pass ||
+      fail "$extra: -y freed the lost clusters or exit $rc: $(cat out)"
+  else
+    [ $rc = 1 ] && [ -z "$(fsck_codes x.img)" ] && fsck.fat -n x.img > /dev/null 2>&1 && pass || fail "$extra: exit $rc: $(cat out)"
+    cmp -s <(mtype -i x.img ::A.TXT) A.TXT && cmp -s <(mtype -i x.img ::B.TXT) B.TXT && pass || fail "$extra: a file differs"
+  fi
+done
 finish

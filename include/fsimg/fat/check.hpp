@@ -46,6 +46,7 @@ struct SizeTrim {
 struct ChainCut {
     std::uint32_t last = 0;          ///< its entry becomes end-of-chain; 0: the file loses its start
     std::uint64_t entry_offset = 0;  ///< when last is 0: volume byte offset of the file's short entry
+    std::string_view code;           ///< the finding's code (fat.chain.free-link, ...)
 };
 
 struct CheckOptions {
