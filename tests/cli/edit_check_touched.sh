@@ -13,8 +13,9 @@
 here=$(dirname "$0"); . "$here/../lib.sh"
 cd "$WORK"
 export SOURCE_DATE_EPOCH=1700000000
-# fat IMAGE get N | set N VALUE [COPY] | first NAME11 [DIR_CLUSTER]: FAT32 entries (COPY 1 or 2;
-# default both) and the first cluster of a short entry in a directory (default the root).
+# fat IMAGE get N | set N VALUE [COPY] | mark2 A B | first NAME11 [DIR_CLUSTER]: FAT32 entries
+# (COPY 1 or 2; default both; mark2: in FAT 2, those of A..B that FAT 1 has free set to
+# end-of-chain) and the first cluster of a short entry in a directory (default the root).
 fat() { python3 - "$@" <<'EOF'
 import struct, sys
 img, cmd, args = sys.argv[1], sys.argv[2], sys.argv[3:]
@@ -32,6 +33,10 @@ elif cmd == "set":
     copies = [int(args[2]) - 1] if len(args) > 2 else range(nfats)
     for c in copies:
         f.seek(fat_at(c, int(args[0]))); f.write(struct.pack("<I", int(args[1], 0)))
+elif cmd == "mark2":  # FAT 2 only: entries free in FAT 1 among [A, B] marked end-of-chain
+    for n in range(int(args[0]), int(args[1]) + 1):
+        if get(n) == 0:
+            f.seek(fat_at(1, n)); f.write(struct.pack("<I", 0x0FFFFFFF))
 elif cmd == "first":
     d = int(args[1]) if len(args) > 1 else root
     f.seek(((res + nfats * fatsz) + (d - 2) * spc) * bps); data = f.read(spc * bps)
@@ -87,7 +92,7 @@ refused p.img fat.chain.loop "$FSIMG" mv -f --check touched p.img /A.TXT /BIG.BI
 
 # FAT copy 2 says in use what copy 1 says free, where cp allocates.
 cp base.img c.img
-for n in $(seq 3 200); do [ "$(fat c.img get "$n")" = 0 ] && fat c.img set "$n" 0x0FFFFFFF 2; done
+fat c.img mark2 3 200
 refused c.img fat.fat.copies-differ "$FSIMG" cp --check touched c.img big.bin /NEW.BIN
 refused c.img fat.fat.copies-differ "$FSIMG" mkdir --check touched c.img /NEWDIR
 

@@ -6,7 +6,7 @@
 # clean, the free count back to what it was before the damage, every file
 # byte-exact through mtools, a second -y changes nothing, undo restores the
 # sha256. -p leaves both (exit 4: they are not preen repairs). Cut after every
-# write of the repair, the files still read and another -y finishes it. When
+# write of the repair (FAT16), the files still read and another -y finishes it. When
 # a cross-link leaves ownership in doubt, the lost clusters are left (exit 4)
 # in that pass; the cross-link is cut (the second owner ends before the
 # shared clusters) and the next pass frees them.
@@ -84,6 +84,7 @@ for spec in "12 8M 0xFFF" "16 32M 0xFFFF" "32 64M 0x0FFFFFFF"; do
   total=$(sed -n 's/^fsimg: test: \([0-9]*\) writes$/\1/p' count.err)
   cp orig.img $img
   [ -n "$total" ] && [ "$total" -ge 3 ] && pass || fail "FAT$bits: write count: $(cat count.err)"
+  [ $bits = 16 ] || total=0  # the cuts once: the write order is the same for every FAT type
   for n in $(seq 1 $((total - 1))); do
     cp orig.img cut.img
     FSIMG_TEST_CUT_AFTER_WRITES=$n "$FSIMG" fsck -y cut.img > /dev/null 2>&1; rc=$?
@@ -217,7 +218,7 @@ for sz in "-s 8M -c 4K" "-s 4M -c 512"; do
     fsck.exfat -n e.img > ref.out 2>&1 && pass || fail "exfat $kind: fsck.exfat -n: $(cat ref.out)"
     sha=$(sha256sum < e.img); "$FSIMG" fsck -y e.img > /dev/null 2>&1; rc=$?
     [ $rc = 0 ] && [ "$(sha256sum < e.img)" = "$sha" ] && pass || fail "exfat $kind: second -y: exit $rc or changed"
-    check e.img -j 2
+    [ $kind = bitmap-lost ] && [ "$sz" = "-s 4M -c 512" ] && check e.img -j 2  # once: 1.7 s each
   done
 done
 
