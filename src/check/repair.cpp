@@ -11,17 +11,37 @@ namespace {
 /// twin (fat/repair.hpp, exfat/repair.hpp, ntfs/repair.hpp say how each is
 /// repaired). A boot sector code is answered only when a copy validates: the
 /// repairer itself leaves the error when neither does.
-constexpr std::array<std::string_view, 29> kPreen = {
-    "exfat.boot.backup-checksum", "exfat.boot.backup-differs",   "exfat.boot.checksum",
-    "exfat.boot.jump_boot",       "exfat.boot.main-zeroed",      "exfat.boot.signature",
-    "exfat.bitmap.free-in-use",   "exfat.bitmap.percent-in-use", "exfat.boot.dirty",
-    "exfat.boot.percent_in_use",  "fat.boot.backup-differs",     "fat.boot.dirty",
-    "fat.boot.main-damaged",      "fat.boot.signature",          "fat.fat.dirty",
-    "fat.fsinfo.free-count",      "fat.fsinfo.next-free",        "ntfs.boot.backup-differs",
-    "ntfs.boot.bytes_per_sector", "ntfs.boot.cluster_size",      "ntfs.boot.index_block_size",
-    "ntfs.boot.mft_lcn",          "ntfs.boot.mft_record_size",   "ntfs.boot.mftmirr_lcn",
-    "ntfs.boot.oem_id",           "ntfs.boot.signature",         "ntfs.boot.total_sectors",
-    "ntfs.mftmirr.differs",       "ntfs.mftmirr.stale",
+constexpr std::array<std::string_view, 30> kPreen = {
+    "exfat.boot.backup-checksum",
+    "exfat.boot.backup-differs",
+    "exfat.boot.checksum",
+    "exfat.boot.jump_boot",
+    "exfat.boot.main-zeroed",
+    "exfat.boot.signature",
+    "exfat.bitmap.free-in-use",
+    "exfat.bitmap.percent-in-use",
+    "exfat.boot.dirty",
+    "exfat.boot.percent_in_use",
+    "fat.boot.backup-differs",
+    "fat.boot.dirty",
+    "fat.boot.main-damaged",
+    "fat.boot.signature",
+    "fat.fat.dirty",
+    "fat.fat.media",
+    "fat.fsinfo.free-count",
+    "fat.fsinfo.next-free",
+    "ntfs.boot.backup-differs",
+    "ntfs.boot.bytes_per_sector",
+    "ntfs.boot.cluster_size",
+    "ntfs.boot.index_block_size",
+    "ntfs.boot.mft_lcn",
+    "ntfs.boot.mft_record_size",
+    "ntfs.boot.mftmirr_lcn",
+    "ntfs.boot.oem_id",
+    "ntfs.boot.signature",
+    "ntfs.boot.total_sectors",
+    "ntfs.mftmirr.differs",
+    "ntfs.mftmirr.stale",
 };
 
 /// What -y repairs besides: the repairs that give up something (lost

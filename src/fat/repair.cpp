@@ -311,8 +311,13 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     const bool dirty = codes.count("fat.boot.dirty") || codes.count("fat.fat.dirty");
     const bool fsinfo_fix = has_fsinfo && (codes.count("fat.fsinfo.free-count") ||
                                            codes.count("fat.fsinfo.next-free") || freed != 0);
+    // FAT[0]: the media byte of the boot sector that stands, the other bits set [FATGEN "FAT[0]"], in
+    // every FAT; what fsck.fat -a writes. Only for a media byte the specification allows.
+    const bool media_ok = bs.media == 0xF0 || bs.media >= 0xF8;
+    const bool media_fix = codes.count("fat.fat.media") != 0 && media_ok;
+    if (codes.count("fat.fat.media") && !media_ok) errors_left = true;
     const bool other = fix != BootFix::none || fsinfo_fix || copies || freed != 0 || !trims.empty() ||
-                       !sizes.empty() || !cuts.empty();
+                       !sizes.empty() || !cuts.empty() || media_fix;
     const std::uint32_t bit = clean_bit(l.type);
     // 1. Marked dirty before the first repair (a volume that is not already).
     bool marked = false;
@@ -347,6 +352,16 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                               "validates; the backup did not: {}",
                               backup_sector, *pb)
                 : fmt::format("the backup boot sector (sector {}) rewritten from sector 0", backup_sector)});
+    }
+    if (media_fix) {
+        const std::uint32_t fill = l.type == FatType::fat12   ? 0xF00u
+                                   : l.type == FatType::fat16 ? 0xFF00u
+                                                              : 0x0FFFFF00u;
+        set_entries(dev, l, {ClusterRun{0, 1}}, fill | bs.media);
+        done.push_back(
+            {"fat.fat.media", fmt::format("FAT[0] set to 0x{:X} in every FAT: the media byte 0x{:02X} "
+                                          "of the boot sector, as fsck.fat -a writes it",
+                                          fill | bs.media, bs.media)});
     }
     // 3. The FAT copies from FAT 1, then the lost clusters freed in every copy.
     if (copies) {
