@@ -34,6 +34,24 @@ files_ok() {  # files_ok IMG [ours]: mtools, or fsimg (mtools refuses a FAT16 wh
   fi
 }
 free_of() { "$FSIMG" fsck --json "$1" | python3 -c 'import json, sys; print(json.load(sys.stdin)["summary"]["free_clusters"])'; }
+# cuts ORIG LABEL PATH:FILE...: fsck -y of a copy of ORIG cut after each of its writes (but the
+# last): the cut exits 99, each image PATH still reads through fsimg as host FILE, and a second -y
+# finishes the repair (exit 1, nothing left).
+cuts() {
+  local orig=$1 label=$2 total n rc f; shift 2
+  cp "$orig" cut.img
+  FSIMG_TEST_COUNT_WRITES=1 "$FSIMG" fsck -y cut.img > /dev/null 2> count.err
+  total=$(sed -n 's/^fsimg: test: \([0-9]*\) writes$/\1/p' count.err)
+  [ -n "$total" ] && [ "$total" -ge 2 ] && pass || fail "$label: write count: $(cat count.err)"
+  for n in $(seq 1 $((${total:-1} - 1))); do
+    cp "$orig" cut.img
+    FSIMG_TEST_CUT_AFTER_WRITES=$n "$FSIMG" fsck -y cut.img > /dev/null 2>&1; rc=$?
+    [ $rc = 99 ] || fail "$label: cut after write $n: exit $rc"
+    for f in "$@"; do "$FSIMG" cat cut.img "${f%%:*}" | cmp -s - "${f#*:}" || fail "$label: ${f%%:*} unreadable after cut $n"; done
+    "$FSIMG" fsck -y cut.img > /dev/null 2>&1; rc=$?
+    [ $rc = 1 ] && [ -z "$(fsck_codes cut.img)" ] && pass || fail "$label: -y after cut $n: exit $rc, left $(fsck_codes cut.img)"
+  done
+}
 # fatset IMG COPY N VALUE...: FAT entries N, N+1, ... set (COPY 1, 2 or "all"), FAT12/16/32 alike.
 fatset() { python3 - "$@" <<'EOF'
 import struct, sys
@@ -79,20 +97,9 @@ for spec in "12 8M 0xFFF" "16 32M 0xFFFF" "32 64M 0x0FFFFFFF"; do
   [ $((rc & 4)) = 4 ] && case " $(fsck_codes $img) " in *" fat.chain.lost "*) true ;; *) false ;; esac && pass ||
     fail "FAT$bits: -p: exit $rc, left $(fsck_codes $img)"
   cp orig.img $img
-  # Every cut of -y leaves the files readable, and -y again finishes it.
-  FSIMG_TEST_COUNT_WRITES=1 "$FSIMG" fsck -y $img > /dev/null 2> count.err
-  total=$(sed -n 's/^fsimg: test: \([0-9]*\) writes$/\1/p' count.err)
-  cp orig.img $img
-  [ -n "$total" ] && [ "$total" -ge 3 ] && pass || fail "FAT$bits: write count: $(cat count.err)"
-  [ $bits = 16 ] || total=0  # the cuts once: the write order is the same for every FAT type
-  for n in $(seq 1 $((total - 1))); do
-    cp orig.img cut.img
-    FSIMG_TEST_CUT_AFTER_WRITES=$n "$FSIMG" fsck -y cut.img > /dev/null 2>&1; rc=$?
-    [ $rc = 99 ] || fail "FAT$bits: cut after write $n: exit $rc"
-    files_ok cut.img ours || fail "FAT$bits: files unreadable after cut $n"
-    "$FSIMG" fsck -y cut.img > /dev/null 2>&1; rc=$?
-    [ $rc = 1 ] && [ -z "$(fsck_codes cut.img)" ] && pass || fail "FAT$bits: -y after cut $n: exit $rc, left $(fsck_codes cut.img)"
-  done
+  # Every cut of -y leaves the files readable, and -y again finishes it (FAT16: the write order is
+  # the same for every FAT type).
+  [ $bits = 16 ] && cuts orig.img "FAT$bits" /a.txt:tree/a.txt /dir/b.bin:tree/dir/b.bin
   "$FSIMG" fsck -y --undo $img.undo $img > out 2>&1; rc=$?
   [ $rc = 1 ] && grep -q "^repaired fat.chain.lost: 4 lost clusters freed in 2 runs" out &&
     grep -q "^repaired fat.fat.copies-differ: the other FAT copy rewritten from FAT 1" out && pass ||
@@ -140,16 +147,7 @@ PY
     cp k.img peer.img
     fsck.fat -a peer.img > /dev/null 2>&1
     cp k.img orig.img
-    FSIMG_TEST_COUNT_WRITES=1 "$FSIMG" fsck -y k.img > /dev/null 2> count.err
-    total=$(sed -n 's/^fsimg: test: \([0-9]*\) writes$/\1/p' count.err)
-    [ $bits = 32 ] || total=0  # the cuts once per kind: the write order is the same for every FAT type
-    for n in $(seq 1 $((total - 1))); do
-      cp orig.img cut.img
-      FSIMG_TEST_CUT_AFTER_WRITES=$n "$FSIMG" fsck -y cut.img > /dev/null 2>&1
-      "$FSIMG" cat cut.img /B.TXT | cmp -s - B.TXT || fail "FAT$bits $kind: B.TXT unreadable after cut $n"
-      "$FSIMG" fsck -y cut.img > /dev/null 2>&1; rc=$?
-      [ $rc = 1 ] && [ -z "$(fsck_codes cut.img)" ] && pass || fail "FAT$bits $kind: -y after cut $n: exit $rc, left $(fsck_codes cut.img)"
-    done
+    [ $bits = 32 ] && cuts orig.img "FAT$bits $kind" /B.TXT:B.TXT  # once per kind
     cp orig.img k.img
     "$FSIMG" fsck -y k.img > out 2>&1; rc=$?
     [ $rc = 1 ] && grep -q "^repaired fat\.\(chain\|file\)\." out && [ -z "$(fsck_codes k.img)" ] && pass ||
@@ -189,15 +187,7 @@ for sz in "-s 8M -c 4K" "-s 4M -c 512"; do
     python3 "$here/../tools/exfat_damage.py" e.img $kind > /dev/null || fail "exfat $kind: damage"
     cp e.img orig.img
     cp e.img peer.img; fsck.exfat -y peer.img > /dev/null 2>&1
-    FSIMG_TEST_COUNT_WRITES=1 "$FSIMG" fsck -y e.img > /dev/null 2> count.err
-    total=$(sed -n 's/^fsimg: test: \([0-9]*\) writes$/\1/p' count.err)
-    for n in $(seq 1 $((total - 1))); do
-      cp orig.img cut.img
-      FSIMG_TEST_CUT_AFTER_WRITES=$n "$FSIMG" fsck -y cut.img > /dev/null 2>&1
-      "$FSIMG" cat cut.img /A.TXT | cmp -s - A.TXT || fail "exfat $kind: A.TXT unreadable after cut $n"
-      "$FSIMG" fsck -y cut.img > /dev/null 2>&1; rc=$?
-      [ $rc = 1 ] && [ -z "$(fsck_codes cut.img)" ] && pass || fail "exfat $kind: -y after cut $n: exit $rc, left $(fsck_codes cut.img)"
-    done
+    cuts orig.img "exfat $kind" /A.TXT:A.TXT
     cp orig.img e.img
     if [ $kind = bitmap-free-in-use ]; then
       "$FSIMG" fsck -p e.img > out 2>&1; rc=$?
