@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# cost: 87 (seconds of wall time in CI: tests/CMakeLists.txt starts the longest first)
 # The changing commands on damaged images lose nothing (issue 40). For every
 # kind of damage tests/tools/fat_damage.py and exfat_damage.py make (FAT32
 # and exFAT; FAT12/16 for some chain kinds), on the images the

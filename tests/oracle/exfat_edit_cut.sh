@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# cost: 47 (seconds of wall time in CI: tests/CMakeLists.txt starts the longest first)
 # Interrupted at any write, nothing that was there is lost (exFAT). For each
 # of cp (into a directory that grows), cp -f (replace), rm, rm -r, mkdir, mv
 # (rename in place, to a longer name, to another directory), attrib, label

@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# cost: 45 (seconds of wall time in CI: tests/CMakeLists.txt starts the longest first)
 # Corruption protocol: a clean fsimg mkfs -t exfat --from image damaged in one
 # precise way (tests/tools/exfat_damage.py) makes fsimg fsck report exactly
 # the intended finding code (errors and warnings; notes only when the note is

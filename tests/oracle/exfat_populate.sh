@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# cost: 163 (seconds of wall time in CI: tests/CMakeLists.txt starts the longest first)
 # mkfs -t exfat --from: trees from ../shared/trees/make-tree (small, edges,
 # names minus what exFAT refuses, wide; scaled down) at clusters of 512 B,
 # 4 KiB, 32 KiB and 1 MiB (edges also at 4 and 32 MiB), 512- and 4096-byte sectors, MBR and GPT cases (a

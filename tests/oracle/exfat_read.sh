@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# cost: 41 (seconds of wall time in CI: tests/CMakeLists.txt starts the longest first)
 # fsimg ls / cat / extract / dump on exFAT images that other tools wrote:
 # mkfs.exfat (exfatprogs) volumes at 512 B, 4 KiB and 32 KiB clusters, filled
 # through exfat-fuse (read-write on a loop device, as root) with make-tree

@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# cost: 63 (seconds of wall time in CI: tests/CMakeLists.txt starts the longest first)
 # fsimg cp, rm, mkdir, mv, label and attrib change FAT12/16/32 images made by
 # fsimg AND by mkfs.fat + mcopy, at 512 B, 4 KiB and 64 KiB clusters. The same
 # operations run on a host mirror of the tree; then every independent reader

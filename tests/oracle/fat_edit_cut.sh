@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# cost: 48 (seconds of wall time in CI: tests/CMakeLists.txt starts the longest first)
 # Interrupted at any write, nothing that was there is lost (FAT). For each of
 # cp, cp -f (replace), rm, rm -r, mkdir, mv (rename in place, to another
 # directory) and label on an image made by mkfs.fat + mcopy, the process is

@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# cost: 59 (seconds of wall time in CI: tests/CMakeLists.txt starts the longest first)
 # The Linux vfat driver (in a VM, ../shared/oracles/kernel-check) mounts what
 # mkfs writes, walks it, and with --write creates, grows, deletes and renames
 # files in a copy which fsck.fat then finds clean. A small subset; the wider

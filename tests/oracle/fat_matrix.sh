@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# cost: 47 (seconds of wall time in CI: tests/CMakeLists.txt starts the longest first)
 # Every FAT image fsimg mkfs writes passes every independent checker:
 # FAT12/16/32 x cluster sizes x 512/4096-byte sectors x none/mbr/gpt x sizes,
 # including volumes whose cluster counts sit right at the type limits.

@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# cost: 74 (seconds of wall time in CI: tests/CMakeLists.txt starts the longest first)
 # mkfs --from: trees from ../shared/trees/make-tree (small, edges, names minus
 # what FAT refuses, wide, camera; scaled down) at clusters of 512 B, 4 KiB,
 # 32 KiB and 64 KiB pass every independent checker and read back exactly the

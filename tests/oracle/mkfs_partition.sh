@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# cost: 63 (seconds of wall time in CI: tests/CMakeLists.txt starts the longest first)
 # mkfs IMAGE@N (issue 24): partition N of a disk made by sfdisk (MBR:
 # primaries, an extended partition and logical ones) or sgdisk (GPT) is
 # formatted and filled in place with FAT32, FAT16, exFAT and NTFS. Every byte

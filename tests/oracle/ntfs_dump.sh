@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# cost: 84 (seconds of wall time in CI: tests/CMakeLists.txt starts the longest first)
 # fsimg dump of NTFS images agrees with ntfs-3g's ntfsinfo and The Sleuth
 # Kit's istat, on images made by mkntfs and by fsimg mkfs, fresh and after
 # ntfs-3g wrote files into them (grown $MFT, index allocations, non-resident

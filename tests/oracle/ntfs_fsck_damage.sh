@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# cost: 40 (seconds of wall time in CI: tests/CMakeLists.txt starts the longest first)
 # Corruption protocol: a clean fsimg mkfs -t ntfs --from image damaged in one
 # precise way (tests/tools/ntfs_damage.py) makes fsimg fsck report exactly
 # the listed finding codes (the intended one, plus the consequences named in

@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# cost: 114 (seconds of wall time in CI: tests/CMakeLists.txt starts the longest first)
 # Every NTFS image fsimg mkfs writes passes every independent checker
 # (check-image: ntfs-3g mount and walk, ntfsinfo, ntfsls, ntfsfix -n,
 # ntfsresize --info, sleuthkit, libfsntfs, 7-Zip): cluster sizes 512 B..64 KiB

@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# cost: 119 (seconds of wall time in CI: tests/CMakeLists.txt starts the longest first)
 # mkfs -t ntfs --from: trees from ../shared/trees/make-tree (small and wide
 # scaled down, edges, the whole 20,000-file wide tree sized with -s auto) at
 # clusters of 512 B, 4 KiB and 64 KiB pass every independent reader and read

@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# cost: 53 (seconds of wall time in CI: tests/CMakeLists.txt starts the longest first)
 # fsimg ls / cat / extract on NTFS images, against the source trees and
 # against independent readers:
 #  (a) make-tree small (scaled 0.1), edges, names and wide (20,000 entries in
