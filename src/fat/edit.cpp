@@ -211,43 +211,22 @@ struct Editor::Impl {
             cur = next;
         }
     }
-    /// FAT entry n from `bytes`, which hold the FAT's bytes from offset `base`.
-    std::uint32_t entry_in(std::span<const std::byte> bytes, std::uint64_t base, std::uint32_t n) const {
-        auto b = [&](std::uint64_t at) { return std::to_integer<std::uint32_t>(bytes[at - base]); };
-        switch (L.type) {
-            case FatType::fat12: {
-                const std::uint64_t o = n + n / 2;
-                const std::uint32_t v = b(o) | (b(o + 1) << 8);
-                return (n & 1) ? v >> 4 : v & 0xFFF;
-            }
-            case FatType::fat16:
-                return b(2ull * n) | (b(2ull * n + 1) << 8);
-            default: {
-                const std::uint64_t o = 4ull * n;
-                return (b(o) | (b(o + 1) << 8) | (b(o + 2) << 16) | (b(o + 3) << 24)) & kFat32Mask;
-            }
-        }
-    }
     /// check_touched: every other FAT copy marks the clusters of `runs` free
     /// too (the allocator read copy 1 through the cache).
     void guard_free(const std::vector<ClusterRun>& runs) {
         if (!opt.check_touched || L.num_fats < 2) return;
-        auto byte_of = [&](std::uint32_t n) -> std::uint64_t {
-            return L.type == FatType::fat12 ? n + n / 2 : L.type == FatType::fat16 ? 2ull * n : 4ull * n;
-        };
         constexpr std::uint32_t kStep = 65536;  // entries per read
         std::vector<std::byte> buf;
         for (const ClusterRun& r : runs) {
             for (std::uint32_t lo = r.first; lo < r.first + r.count;
                  lo += std::min(kStep, r.first + r.count - lo)) {
-                const std::uint32_t hi = lo + std::min(kStep, r.first + r.count - lo);  // exclusive
-                const std::uint64_t from = byte_of(lo);
-                const std::uint64_t to = std::min<std::uint64_t>(byte_of(hi - 1) + 4, L.fat_bytes());
-                buf.resize(to - from);
+                const std::uint32_t n_here = std::min(kStep, r.first + r.count - lo);
                 for (unsigned copy = 1; copy < L.num_fats; ++copy) {
-                    dev.read_at(fat_base(copy) + from, buf);
-                    for (std::uint32_t n = lo; n < hi; ++n) {
-                        if (const std::uint32_t v = entry_in(buf, from, n); v != 0)
+                    const Layout::FatWindow w = L.fat_window(copy, lo, n_here);
+                    buf.resize(w.bytes);
+                    dev.read_at(w.offset, buf);
+                    for (std::uint32_t n = lo; n < lo + n_here; ++n) {
+                        if (const std::uint32_t v = get_fat_entry(buf, L.type, n - w.window_first); v != 0)
                             refuse_touched(
                                 "fat.fat.copies-differ",
                                 fmt::format("cluster {} is free in FAT copy 1 but FAT copy {} holds "

@@ -63,68 +63,35 @@ bool ownership_in_doubt(const check::Findings& found) {
 
 constexpr std::uint32_t kEntriesPerStep = 65536;
 
-std::uint64_t entry_byte(const Layout& l, std::uint64_t n) {
-    return l.type == FatType::fat12 ? n + n / 2 : l.type == FatType::fat16 ? 2 * n : 4 * n;
-}
 std::uint64_t fat_offset(const Layout& l, unsigned copy) {
     return (l.first_fat_sector + std::uint64_t(copy) * l.fat_size_sectors) * l.bytes_per_sector;
 }
 
 /// FAT entry n of FAT 1.
-std::uint32_t read_entry(const io::BlockDevice& dev, const Layout& l, std::uint64_t n) {
-    std::array<std::byte, 4> b{};
-    dev.read_at(fat_offset(l, 0) + entry_byte(l, n), std::span(b).first(l.type == FatType::fat32 ? 4 : 2));
-    switch (l.type) {
-        case FatType::fat12: {
-            const std::uint32_t v = core::load_le16(b, 0);
-            return (n & 1) ? v >> 4 : v & 0xFFF;
-        }
-        case FatType::fat16:
-            return core::load_le16(b, 0);
-        default:
-            return core::load_le32(b, 0) & kFat32Mask;
-    }
+std::uint32_t read_entry(const io::BlockDevice& dev, const Layout& l, std::uint32_t n) {
+    const Layout::FatWindow w = l.fat_window(0, n, 1);
+    std::array<std::byte, 8> b{};
+    dev.read_at(w.offset, std::span(b).first(w.bytes));
+    return get_fat_entry(b, l.type, n - w.window_first);
 }
 
 /// Sets the FAT entries of `runs` to `value` (0: free) in every FAT copy,
 /// FAT 1 first; FAT32's reserved top 4 bits are kept [FATGEN].
 void set_entries(io::BlockDevice& dev, const Layout& l, const std::vector<ClusterRun>& runs,
                  std::uint32_t value) {
-    const std::uint64_t width = l.type == FatType::fat32 ? 4 : 2;
     std::vector<std::byte> buf;
     for (unsigned k = 0; k < l.num_fats; ++k) {
         for (const ClusterRun& r : runs) {
             const std::uint64_t end = std::uint64_t(r.first) + r.count;
             for (std::uint64_t lo = r.first; lo < end; lo += kEntriesPerStep) {
-                const std::uint64_t hi = std::min(end, lo + kEntriesPerStep);
-                const std::uint64_t from = entry_byte(l, lo), to = entry_byte(l, hi - 1) + width;
-                buf.resize(to - from);
-                dev.read_at(fat_offset(l, k) + from, buf);
-                for (std::uint64_t n = lo; n < hi; ++n) {
-                    const std::size_t o = entry_byte(l, n) - from;
-                    const auto byte = [](std::uint32_t v) { return static_cast<std::byte>(v & 0xFF); };
-                    switch (l.type) {
-                        case FatType::fat12:
-                            if (n & 1) {
-                                buf[o] = (buf[o] & std::byte{0x0F}) | byte(value << 4);
-                                buf[o + 1] = byte(value >> 4);
-                            } else {
-                                buf[o] = byte(value);
-                                buf[o + 1] = (buf[o + 1] & std::byte{0xF0}) | byte((value >> 8) & 0x0F);
-                            }
-                            break;
-                        case FatType::fat16:
-                            buf[o] = byte(value);
-                            buf[o + 1] = byte(value >> 8);
-                            break;
-                        default:
-                            buf[o] = byte(value);
-                            buf[o + 1] = byte(value >> 8);
-                            buf[o + 2] = byte(value >> 16);
-                            buf[o + 3] = (buf[o + 3] & std::byte{0xF0}) | byte((value >> 24) & 0x0F);
-                    }
-                }
-                dev.write_at(fat_offset(l, k) + from, buf);
+                const auto count =
+                    static_cast<std::uint32_t>(std::min<std::uint64_t>(end - lo, kEntriesPerStep));
+                const Layout::FatWindow w = l.fat_window(k, static_cast<std::uint32_t>(lo), count);
+                buf.resize(w.bytes);
+                dev.read_at(w.offset, buf);
+                for (std::uint64_t n = lo; n < lo + count; ++n)
+                    set_fat_entry(buf, l.type, static_cast<std::uint32_t>(n - w.window_first), value);
+                dev.write_at(w.offset, buf);
             }
         }
     }
@@ -144,8 +111,7 @@ std::uint64_t copy_first_fat(io::BlockDevice& dev, const Layout& l) {
             dev.read_at(fat_offset(l, k) + at, std::span(b).first(n));
             if (std::equal(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(n), b.begin())) continue;
             if (at == 0) {  // FAT[0] and FAT[1] as this copy has them: the flags are the dirty repair's
-                const std::uint64_t head = l.type == FatType::fat12 ? 3 : l.type == FatType::fat16 ? 4 : 8;
-                std::copy_n(b.begin(), std::min(head, n), a.begin());
+                std::copy_n(b.begin(), std::min(l.fat_window(k, 0, 2).bytes, n), a.begin());
             }
             dev.write_at(fat_offset(l, k) + at, std::span(a).first(n));
             written += n;
@@ -354,14 +320,12 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                 : fmt::format("the backup boot sector (sector {}) rewritten from sector 0", backup_sector)});
     }
     if (media_fix) {
-        const std::uint32_t fill = l.type == FatType::fat12   ? 0xF00u
-                                   : l.type == FatType::fat16 ? 0xFF00u
-                                                              : 0x0FFFFF00u;
-        set_entries(dev, l, {ClusterRun{0, 1}}, fill | bs.media);
+        const std::uint32_t fat0 = fat0_value(l.type, bs.media);
+        set_entries(dev, l, {ClusterRun{0, 1}}, fat0);
         done.push_back(
             {"fat.fat.media", fmt::format("FAT[0] set to 0x{:X} in every FAT: the media byte 0x{:02X} "
                                           "of the boot sector, as fsck.fat -a writes it",
-                                          fill | bs.media, bs.media)});
+                                          fat0, bs.media)});
     }
     // 3. The FAT copies from FAT 1, then the lost clusters freed in every copy.
     if (copies) {

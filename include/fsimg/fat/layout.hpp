@@ -6,6 +6,7 @@
 // the driver traps), §1.12 (default cluster tables of Windows and mkfs.fat).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -28,11 +29,13 @@ constexpr unsigned fat_entry_bits(FatType type) noexcept {
 /// < 65525 -> FAT16 [FATGEN]; Windows fastfat takes FAT12 below 4087 and
 /// Windows format makes FAT32 only from 65527 clusters [FASTFAT, MS-FORMAT],
 /// so we only create counts every driver agrees on.
-inline constexpr std::uint32_t kFat12MaxClusters = 4084;   ///< spec: < 4085
-inline constexpr std::uint32_t kFat16MinClusters = 4087;   ///< Windows: FAT12 below 4087 (mkfs.fat MIN_CLUST_16)
+inline constexpr std::uint32_t kFat12MaxClusters = 4084;  ///< spec: < 4085
+inline constexpr std::uint32_t kFat16MinClusters =
+    4087;  ///< Windows: FAT12 below 4087 (mkfs.fat MIN_CLUST_16)
 inline constexpr std::uint32_t kFat16MaxClusters = 65524;  ///< spec: < 65525
 inline constexpr std::uint32_t kFat32MinClusters = 65527;  ///< Windows format / W2K docs
-inline constexpr std::uint32_t kFat32MaxClusters = 0x0FFFFFF5;  ///< 0x0FFFFFF7 (bad) must stay unallocatable: max cluster number 0x0FFFFFF6
+inline constexpr std::uint32_t kFat32MaxClusters =
+    0x0FFFFFF5;  ///< 0x0FFFFFF7 (bad) must stay unallocatable: max cluster number 0x0FFFFFF6
 
 /// The cluster counts we create for a type: FAT12 1..4084, FAT16 4087..65524,
 /// FAT32 65527..kFat32MaxClusters. 4085/4086 and 65525/65526 are never made.
@@ -40,8 +43,9 @@ constexpr std::uint32_t min_clusters(FatType type) noexcept {
     return type == FatType::fat12 ? 1 : type == FatType::fat16 ? kFat16MinClusters : kFat32MinClusters;
 }
 constexpr std::uint32_t max_clusters(FatType type) noexcept {
-    return type == FatType::fat12 ? kFat12MaxClusters
-                                  : type == FatType::fat16 ? kFat16MaxClusters : kFat32MaxClusters;
+    return type == FatType::fat12   ? kFat12MaxClusters
+           : type == FatType::fat16 ? kFat16MaxClusters
+                                    : kFat32MaxClusters;
 }
 
 /// Largest cluster we make: 64 KiB. BPB_SecPerClus may reach 128 (512 KiB with
@@ -56,40 +60,41 @@ inline constexpr std::uint64_t kMaxTotalSectors = 0xFFFFFFFF;
 
 /// What the user asked for. Every size is in bytes unless named otherwise.
 struct LayoutRequest {
-    std::uint64_t volume_bytes = 0;            ///< bytes available to the filesystem (partition or whole image)
-    std::uint32_t bytes_per_sector = 512;      ///< 512, 1024, 2048 or 4096
+    std::uint64_t volume_bytes = 0;        ///< bytes available to the filesystem (partition or whole image)
+    std::uint32_t bytes_per_sector = 512;  ///< 512, 1024, 2048 or 4096
     std::optional<std::uint32_t> cluster_bytes;  ///< -c; nullopt = default for the size
-    std::optional<FatType> type;               ///< -t fat12|16|32; nullopt = "fat": choose
-    std::uint64_t hidden_sectors = 0;          ///< sectors before the volume (partition start), BPB_HiddSec
-    std::uint8_t media = 0xF8;                 ///< BPB_Media
-    std::uint32_t root_entry_count = 512;      ///< FAT12/16 BPB_RootEntCnt requested (rounded up to fill whole sectors)
+    std::optional<FatType> type;                 ///< -t fat12|16|32; nullopt = "fat": choose
+    std::uint64_t hidden_sectors = 0;            ///< sectors before the volume (partition start), BPB_HiddSec
+    std::uint8_t media = 0xF8;                   ///< BPB_Media
+    std::uint32_t root_entry_count =
+        512;  ///< FAT12/16 BPB_RootEntCnt requested (rounded up to fill whole sectors)
 };
 
 /// The complete geometry of one FAT volume. Sector counts are in logical
 /// sectors of bytes_per_sector, relative to the volume's first sector.
 struct Layout {
     FatType type = FatType::fat32;
-    std::uint32_t bytes_per_sector = 512;      ///< BPB_BytsPerSec
-    std::uint32_t sectors_per_cluster = 8;     ///< BPB_SecPerClus
-    std::uint32_t reserved_sectors = 32;       ///< BPB_RsvdSecCnt (includes alignment padding)
-    std::uint32_t num_fats = 2;                ///< BPB_NumFATs
-    std::uint32_t root_entry_count = 0;        ///< BPB_RootEntCnt (0 on FAT32)
-    std::uint32_t fat_size_sectors = 0;        ///< BPB_FATSz16 or BPB_FATSz32
-    std::uint64_t total_sectors = 0;           ///< BPB_TotSec16/32: the sectors the filesystem claims
-    std::uint64_t hidden_sectors = 0;          ///< BPB_HiddSec
-    std::uint8_t media = 0xF8;                 ///< BPB_Media
-    std::uint16_t sectors_per_track = 63;      ///< BPB_SecPerTrk (informational)
-    std::uint16_t num_heads = 255;             ///< BPB_NumHeads (informational)
-    std::uint32_t root_cluster = 2;            ///< BPB_RootClus (FAT32; plan_layout sets 0 on FAT12/16)
-    std::uint16_t fsinfo_sector = 1;           ///< BPB_FSInfo (FAT32; plan_layout sets 0 on FAT12/16)
-    std::uint16_t backup_boot_sector = 6;      ///< BPB_BkBootSec (FAT32; plan_layout sets 0 on FAT12/16)
+    std::uint32_t bytes_per_sector = 512;   ///< BPB_BytsPerSec
+    std::uint32_t sectors_per_cluster = 8;  ///< BPB_SecPerClus
+    std::uint32_t reserved_sectors = 32;    ///< BPB_RsvdSecCnt (includes alignment padding)
+    std::uint32_t num_fats = 2;             ///< BPB_NumFATs
+    std::uint32_t root_entry_count = 0;     ///< BPB_RootEntCnt (0 on FAT32)
+    std::uint32_t fat_size_sectors = 0;     ///< BPB_FATSz16 or BPB_FATSz32
+    std::uint64_t total_sectors = 0;        ///< BPB_TotSec16/32: the sectors the filesystem claims
+    std::uint64_t hidden_sectors = 0;       ///< BPB_HiddSec
+    std::uint8_t media = 0xF8;              ///< BPB_Media
+    std::uint16_t sectors_per_track = 63;   ///< BPB_SecPerTrk (informational)
+    std::uint16_t num_heads = 255;          ///< BPB_NumHeads (informational)
+    std::uint32_t root_cluster = 2;         ///< BPB_RootClus (FAT32; plan_layout sets 0 on FAT12/16)
+    std::uint16_t fsinfo_sector = 1;        ///< BPB_FSInfo (FAT32; plan_layout sets 0 on FAT12/16)
+    std::uint16_t backup_boot_sector = 6;   ///< BPB_BkBootSec (FAT32; plan_layout sets 0 on FAT12/16)
 
     // Derived, filled by plan_layout/derive_layout:
-    std::uint32_t root_dir_sectors = 0;        ///< ceil(RootEntCnt*32 / BytsPerSec)
-    std::uint64_t first_fat_sector = 0;        ///< = reserved_sectors
-    std::uint64_t first_root_dir_sector = 0;   ///< FAT12/16: after the FATs
-    std::uint64_t first_data_sector = 0;       ///< cluster 2 starts here
-    std::uint32_t cluster_count = 0;           ///< CountofClusters: data clusters, numbered 2..cluster_count+1
+    std::uint32_t root_dir_sectors = 0;       ///< ceil(RootEntCnt*32 / BytsPerSec)
+    std::uint64_t first_fat_sector = 0;       ///< = reserved_sectors
+    std::uint64_t first_root_dir_sector = 0;  ///< FAT12/16: after the FATs
+    std::uint64_t first_data_sector = 0;      ///< cluster 2 starts here
+    std::uint32_t cluster_count = 0;          ///< CountofClusters: data clusters, numbered 2..cluster_count+1
 
     std::uint32_t cluster_bytes() const noexcept { return bytes_per_sector * sectors_per_cluster; }
     /// Byte offset (within the volume) of the first byte of cluster n (2 <= n <= cluster_count+1).
@@ -98,6 +103,27 @@ struct Layout {
     }
     /// Bytes of one FAT copy.
     std::uint64_t fat_bytes() const noexcept { return std::uint64_t(fat_size_sectors) * bytes_per_sector; }
+    /// Where FAT copy `copy` (0: FAT 1) holds entries [first, first + count)
+    /// (count >= 1): its bytes from the entry of even number at or below
+    /// `first` (whose FAT12 entries start on a byte), so that get_fat_entry
+    /// and set_fat_entry (fat/structs.hpp) index the window with
+    /// n - window_first; clipped to the FAT's bytes [FATGEN "FAT"].
+    struct FatWindow {
+        std::uint64_t offset = 0;  ///< volume byte offset of the window
+        std::uint64_t bytes = 0;
+        std::uint32_t window_first = 0;  ///< the entry at its first byte
+    };
+    FatWindow fat_window(unsigned copy, std::uint32_t first, std::uint32_t count) const noexcept {
+        const auto byte_of = [this](std::uint64_t n) {
+            return type == FatType::fat12 ? n + n / 2 : type == FatType::fat16 ? 2 * n : 4 * n;
+        };
+        const std::uint32_t even = first & ~1u;
+        const std::uint64_t from = byte_of(even);
+        const std::uint64_t to = std::min<std::uint64_t>(
+            byte_of(std::uint64_t(first) + count - 1) + (type == FatType::fat32 ? 4 : 2), fat_bytes());
+        return {(first_fat_sector + std::uint64_t(copy) * fat_size_sectors) * bytes_per_sector + from,
+                to - from, even};
+    }
     /// Bytes of the volume (total_sectors * bytes_per_sector).
     std::uint64_t volume_bytes() const noexcept { return total_sectors * bytes_per_sector; }
     friend bool operator==(const Layout&, const Layout&) = default;
