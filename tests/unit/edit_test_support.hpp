@@ -11,7 +11,10 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "fsimg/core/error.hpp"
 #include "fsimg/io/block_device.hpp"
@@ -64,19 +67,26 @@ inline std::string pattern(std::size_t n, unsigned seed) {
     return s;
 }
 
+/// The byte ranges ({offset, length}) a CutAfter passed on to its image.
+using WrittenRanges = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+
 /// A device that takes the first `limit` writes and then fails every one
-/// (Error(io)): what a process cut after write N leaves behind.
+/// (Error(io)): what a process cut after write N leaves behind. With
+/// `written`, it records the ranges it let through, for rewind().
 class CutAfter final : public io::BlockDevice {
 public:
-    CutAfter(io::MemoryImage& img, std::uint64_t limit) : img_(img), limit_(limit) {}
+    CutAfter(io::MemoryImage& img, std::uint64_t limit, WrittenRanges* written = nullptr)
+        : img_(img), limit_(limit), written_(written) {}
     std::uint64_t size() const override { return img_.size(); }
     void read_at(std::uint64_t o, std::span<std::byte> out) const override { img_.read_at(o, out); }
     void write_at(std::uint64_t o, std::span<const std::byte> in) override {
         if (writes_++ >= limit_) throw Error(ErrorCode::io, "cut");
+        if (written_) written_->emplace_back(o, in.size());
         img_.write_at(o, in);
     }
     void zero_range(std::uint64_t o, std::uint64_t n) override {
         if (writes_++ >= limit_) throw Error(ErrorCode::io, "cut");
+        if (written_) written_->emplace_back(o, n);
         img_.zero_range(o, n);
     }
     std::uint64_t writes() const { return writes_; }
@@ -84,7 +94,17 @@ public:
 private:
     io::MemoryImage& img_;
     std::uint64_t limit_;
+    WrittenRanges* written_;
     std::uint64_t writes_ = 0;
 };
+
+/// Puts back into `img`, from `base`, every range in `written` and clears
+/// it: one image serves every cut of a test instead of a fresh copy of the
+/// whole image per cut (those copies were most of the cut tests' time).
+inline void rewind(io::MemoryImage& img, const io::MemoryImage& base, WrittenRanges& written) {
+    const std::span<const std::byte> b(base.bytes());
+    for (const auto& [at, len] : written) img.write_at(at, b.subspan(at, len));
+    written.clear();
+}
 
 }  // namespace fsimg::test

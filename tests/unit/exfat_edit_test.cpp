@@ -393,11 +393,13 @@ TEST_CASE("exfat edit: cut after every write, what was there is intact and the c
         INFO(fmt::format("{}: {} writes", st.what, total));
         CHECK(total >= 3);
         CHECK(problems(full) == "");
+        io::MemoryImage img = base;
+        WrittenRanges written;
         for (std::uint64_t n = 0; n <= total; ++n) {
             INFO("cut after write " << n);
-            io::MemoryImage img = base;
+            rewind(img, base, written);
             {
-                CutAfter dev(img, n);
+                CutAfter dev(img, n, &written);
                 try {
                     Editor e(dev, opts());
                     st.run(e, snew);
@@ -500,10 +502,12 @@ TEST_CASE("exfat edit: a FAT-chained directory grown by its next cluster becomes
         CHECK(read_back(full, "/chained/one more file with a long name.txt").empty());
         CHECK(problems(full) == "");
     }
+    io::MemoryImage img = base;
+    WrittenRanges written;
     for (std::uint64_t n = 0; n <= counting.writes(); ++n) {
         INFO("cut after write " << n << " of " << counting.writes());
-        io::MemoryImage img = base;
-        CutAfter dev(img, n);
+        rewind(img, base, written);
+        CutAfter dev(img, n, &written);
         try {
             add(dev);
         } catch (const Error&) {

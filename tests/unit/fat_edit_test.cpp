@@ -344,11 +344,13 @@ TEST_CASE("fat edit: cut after every write, what was there is intact and the cha
             } else {
                 CHECK(total >= 1);
             }
+            io::MemoryImage img = base;
+            WrittenRanges written;
             for (std::uint64_t n = 0; n <= total; ++n) {
                 INFO("cut after write " << n);
-                io::MemoryImage img = base;
+                rewind(img, base, written);
                 {
-                    CutAfter dev(img, n);
+                    CutAfter dev(img, n, &written);
                     Editor e(dev, opts());
                     try {
                         st.run(e, snew);
