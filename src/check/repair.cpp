@@ -11,7 +11,7 @@ namespace {
 /// twin (fat/repair.hpp, exfat/repair.hpp, ntfs/repair.hpp say how each is
 /// repaired). A boot sector code is answered only when a copy validates: the
 /// repairer itself leaves the error when neither does.
-constexpr std::array<std::string_view, 30> kPreen = {
+constexpr std::array<std::string_view, 31> kPreen = {
     "exfat.boot.backup-checksum",
     "exfat.boot.backup-differs",
     "exfat.boot.checksum",
@@ -22,6 +22,7 @@ constexpr std::array<std::string_view, 30> kPreen = {
     "exfat.bitmap.percent-in-use",
     "exfat.boot.dirty",
     "exfat.boot.percent_in_use",
+    "exfat.set.name-hash",
     "fat.boot.backup-differs",
     "fat.boot.dirty",
     "fat.boot.main-damaged",
@@ -46,10 +47,11 @@ constexpr std::array<std::string_view, 30> kPreen = {
 
 /// What -y repairs besides: the repairs that give up something (lost
 /// clusters freed: what they held is not kept).
-constexpr std::array<std::string_view, 12> kAll = {
-    "exfat.bitmap.lost",   "fat.chain.bad-cluster", "fat.chain.cross-link",   "fat.chain.free-link",
-    "fat.chain.lost",      "fat.chain.loop",        "fat.chain.out-of-range", "fat.chain.too-long",
-    "fat.chain.too-short", "fat.fat.copies-differ", "fat.file.start-free",    "fat.file.start-out-of-range",
+constexpr std::array<std::string_view, 13> kAll = {
+    "exfat.bitmap.lost",           "exfat.set.checksum",  "fat.chain.bad-cluster", "fat.chain.cross-link",
+    "fat.chain.free-link",         "fat.chain.lost",      "fat.chain.loop",        "fat.chain.out-of-range",
+    "fat.chain.too-long",          "fat.chain.too-short", "fat.fat.copies-differ", "fat.file.start-free",
+    "fat.file.start-out-of-range",
 };
 
 }  // namespace

@@ -39,7 +39,11 @@ struct Context {
     /// One bit per cluster number, claimed by an owner; empty (size 0) when
     /// the allocation bitmap does not lie inside the image.
     check::ClusterBitmap owned;
-    bool ownership = false;     ///< `owned` is in use
+    bool ownership = false;  ///< `owned` is in use
+    /// With CheckOptions::bitmap_fixes: the clusters claimed through entry
+    /// sets whose SetChecksum fails (their FirstCluster or DataLength may be
+    /// the damage), which no fix marks in use on that claim alone.
+    check::ClusterBitmap doubtful;
     bool walk_complete = true;  ///< every directory read, every entry set recognized
     /// The allocation bitmap's clusters as claimed in pass 2 (empty: unusable).
     std::vector<ClusterRun> bitmap_runs;

@@ -103,7 +103,8 @@ void check_summary(Context& c) {
                         }
                     } else if (!u && m) {
                         free_used.add(cl);
-                        fix.set |= static_cast<std::uint8_t>(1u << k);
+                        if (cl >= c.doubtful.size() || !c.doubtful.test(cl))
+                            fix.set |= static_cast<std::uint8_t>(1u << k);
                     }
                 }
                 if (c.options.bitmap_fixes && (fix.set | fix.clear) != 0)

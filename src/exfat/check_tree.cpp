@@ -257,8 +257,54 @@ private:
         }
     }
 
-    void check_record(const SubDir& d, const FileRecord& r, const std::string& p, bool duplicate) {
+    /// True when the allocation bitmap marks in use the clusters the set's
+    /// Stream Extension gives its data: all of them for a NoFatChain extent,
+    /// the first of a FAT chain (its other clusters are the chain's). A set
+    /// whose checksum fails while it claims clusters the bitmap calls free
+    /// may owe the claim to the damage (a DataLength or FirstCluster
+    /// changed): its checksum is not made right on that word.
+    bool clusters_marked(const FileRecord& r) const {
+        if (r.data_length == 0) return true;
+        try {
+            const std::uint64_t n = core::div_ceil(r.data_length, std::uint64_t{v_.cluster_bytes()});
+            if (!r.no_fat_chain()) return v_.cluster_in_use(r.first_cluster);
+            if (n > v_.cluster_count()) return false;
+            for (std::uint64_t k = 0; k < n; ++k)
+                if (!v_.cluster_in_use(static_cast<std::uint32_t>(r.first_cluster + k))) return false;
+            return true;
+        } catch (const Error&) {
+            return false;  // no usable bitmap, or a cluster outside the heap
+        }
+    }
+
+    /// The set's consistent SetChecksum and NameHash, for fsck's repair (CheckOptions::set_fixes).
+    void note_set_fix(const SubDir& d, const FileRecord& r, const std::string& p,
+                      std::span<const std::byte> dir) {
+        const std::uint64_t at = std::uint64_t(r.index) * kDirEntrySize,
+                            n = std::uint64_t(r.entries) * kDirEntrySize;
+        if (r.entries < 2 || at + n > dir.size()) return;
+        const auto file = entry_at(d, r.index, p).byte_offset,
+                   stream = entry_at(d, r.index + 1, p).byte_offset;
+        if (!file || !stream) return;
+        if (!r.checksum_ok() && !clusters_marked(r)) return;
+        std::vector<std::byte> set(dir.begin() + std::ptrdiff_t(at), dir.begin() + std::ptrdiff_t(at + n));
+        SetFix f;
+        f.path = p;
+        f.file_entry = *file;
+        f.stream_entry = *stream;
+        if (!r.name_hash_ok()) {
+            f.name_hash = *r.name_hash_computed;
+            core::store_le16(set, kDirEntrySize + stream_off::NameHash, *f.name_hash);
+        }
+        f.set_checksum = entry_set_checksum(set);
+        f.checksum_was_right = r.checksum_ok();
+        c_.options.set_fixes->push_back(std::move(f));
+    }
+
+    void check_record(const SubDir& d, const FileRecord& r, const std::string& p, bool duplicate,
+                      std::span<const std::byte> dir) {
         const auto loc = [&] { return entry_at(d, r.index, p); };
+        if (c_.options.set_fixes && (!r.checksum_ok() || !r.name_hash_ok())) note_set_fix(d, r, p, dir);
         if (!r.checksum_ok()) {
             c_.out.add("exfat.set.checksum", loc(),
                        fmt::format("SetChecksum is {:04X}, the {} entries of the set sum to {:04X}",
@@ -313,7 +359,7 @@ private:
             if (!quiet_) {
                 ++(dir ? c_.summary.directories : c_.summary.files);
                 if (c_.options.on_walk) c_.options.on_walk(dir ? p + "/" : p);
-                check_record(d, r, p, dup[k]);
+                check_record(d, r, p, dup[k], bytes);
                 for (const auto& [field, t] :
                      {std::pair{"Create", &r.created}, std::pair{"LastModified", &r.modified},
                       std::pair{"LastAccessed", &r.accessed}}) {
@@ -369,6 +415,13 @@ private:
             // the directory is not walked again.
             const bool again = dir && r.first_cluster != 0 && !walked_.enter(r.first_cluster, p);
             Claim cl = claim(c_, p, r.first_cluster, r.data_length, r.no_fat_chain());
+            if (c_.options.bitmap_fixes && !r.checksum_ok()) {
+                if (c_.doubtful.size() != c_.owned.size())
+                    c_.doubtful = check::ClusterBitmap(c_.owned.size());
+                for (const ClusterRun& run : cl.runs)
+                    if (std::uint64_t(run.first) + run.count <= c_.doubtful.size())
+                        c_.doubtful.set(run.first, run.count);
+            }
             if (dir && !again && !cl.broken && r.data_length > 0) {
                 subdirs.push_back(SubDir{p + "/", r.first_cluster, std::move(cl.runs), r.data_length});
             }

@@ -10,12 +10,45 @@
 
 #include "fsimg/core/bytes.hpp"
 #include "fsimg/core/error.hpp"
+#include "fsimg/core/text.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/exfat/check.hpp"
+#include "fsimg/exfat/entry_set.hpp"
 #include "fsimg/exfat/structs.hpp"
 #include "fsimg/exfat/volume.hpp"
 
 namespace fsimg::exfat {
+
+namespace {
+
+/// Keeps the set fixes a repair at `level` may write: a NameHash wrong under a
+/// right SetChecksum (the set was written whole, its hash by another up-case
+/// rule: preen and -y), or a wrong SetChecksum (-y only: the entries are
+/// taken as they are). A set is left when any other error names the same
+/// path (a wrong checksum is then as likely the sign of damage as its
+/// cause), and every NameHash when the up-case table is in doubt. Returns
+/// false when a checksum or hash finding is left unrepaired.
+bool keep_set_fixes(std::vector<SetFix>& fixes, const check::Findings& found, check::RepairLevel level,
+                    bool upcase_doubt) {
+    std::set<std::string_view> other, wrong;
+    for (const check::Finding& f : found.all()) {
+        const bool set_code = f.code == "exfat.set.checksum" || f.code == "exfat.set.name-hash";
+        if (set_code) {
+            wrong.insert(f.where.object);
+        } else if (f.severity == check::Severity::error || f.severity == check::Severity::fatal) {
+            other.insert(f.where.object);
+        }
+    }
+    std::erase_if(fixes, [&](const SetFix& f) {
+        return other.count(f.path) || (upcase_doubt && f.name_hash) ||
+               (!f.checksum_was_right && level != check::RepairLevel::all);
+    });
+    std::set<std::string_view> fixed;
+    for (const SetFix& f : fixes) fixed.insert(f.path);
+    return std::all_of(wrong.begin(), wrong.end(), [&](std::string_view p) { return fixed.count(p) != 0; });
+}
+
+}  // namespace
 
 std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Findings& found,
                                          const check::Summary& summary, const check::RepairOptions& options) {
@@ -80,23 +113,28 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     // not kept) only when nothing leaves their owner in doubt.
     const bool want_set = codes.count("exfat.bitmap.free-in-use") != 0;
     const bool want_clear = codes.count("exfat.bitmap.lost") != 0;
+    // Entry sets whose NameHash or SetChecksum is wrong (set_repairs below).
+    const bool want_sets = codes.count("exfat.set.name-hash") || codes.count("exfat.set.checksum");
+    bool fatal = !summary.complete, doubt = false, upcase_doubt = false;
+    for (const check::Finding& f : found.all()) {
+        const std::string_view c = f.code;
+        if (f.severity == check::Severity::fatal) fatal = true;
+        if (c.starts_with("exfat.chain.") || c.starts_with("exfat.dir.") || c.starts_with("exfat.stream.") ||
+            c == "exfat.bitmap.length" || c == "exfat.bitmap.missing")
+            doubt = true;
+        if (c.starts_with("exfat.upcase.")) upcase_doubt = true;
+    }
     std::vector<BitmapFix> fixes;
+    std::vector<SetFix> set_fixes;
+    if ((want_set || want_clear || want_sets) && !fatal) {
+        check::Findings scratch;
+        CheckOptions o;
+        if (want_set || want_clear) o.bitmap_fixes = &fixes;
+        if (want_sets) o.set_fixes = &set_fixes;
+        (void)check_volume(dev, scratch, o);
+    }
     std::uint64_t set_bits = 0, cleared_bits = 0;
     if (want_set || want_clear) {
-        bool fatal = !summary.complete, doubt = false;
-        for (const check::Finding& f : found.all()) {
-            const std::string_view c = f.code;
-            if (f.severity == check::Severity::fatal) fatal = true;
-            if (c.starts_with("exfat.chain.") || c.starts_with("exfat.dir.") ||
-                c.starts_with("exfat.stream.") || c == "exfat.bitmap.length" || c == "exfat.bitmap.missing")
-                doubt = true;
-        }
-        if (!fatal) {
-            check::Findings scratch;
-            CheckOptions o;
-            o.bitmap_fixes = &fixes;
-            (void)check_volume(dev, scratch, o);
-        }
         for (BitmapFix& f : fixes) {
             if (!want_set) f.set = 0;
             if (!want_clear || doubt) f.clear = 0;
@@ -104,9 +142,17 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
             cleared_bits += static_cast<unsigned>(std::popcount(f.clear));
         }
         std::erase_if(fixes, [](const BitmapFix& f) { return (f.set | f.clear) == 0; });
-        if ((want_set && set_bits == 0) || (want_clear && cleared_bits == 0)) errors_left = true;
+        // Bits left clear: clusters only a set whose checksum fails claims (check_summary).
+        std::uint64_t free_in_use = 0;
+        for (const check::Finding& f : found.all())
+            if (f.code == "exfat.bitmap.free-in-use") free_in_use += f.count;
+        if ((want_set && set_bits < free_in_use) || (want_clear && cleared_bits == 0)) errors_left = true;
+    }
+    if (want_sets) {
+        if (!keep_set_fixes(set_fixes, found, options.level, upcase_doubt)) errors_left = true;
     }
     const bool bitmap_changes = !fixes.empty();
+    const bool sets_change = !set_fixes.empty();
     const bool percent = codes.count("exfat.boot.percent_in_use") ||
                          codes.count("exfat.bitmap.percent-in-use") || bitmap_changes;
     std::uint16_t flags = core::load_le16(s, off::VolumeFlags);
@@ -118,7 +164,7 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     };
     // 1. VolumeDirty set before the first repair.
     bool marked = false;
-    if (percent && !dirty) {
+    if ((percent || sets_change) && !dirty) {
         write_flags(flags | kVolumeFlagVolumeDirty);
         marked = true;
     }
@@ -145,6 +191,26 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
              fmt::format("{} lost cluster{} marked free in the allocation bitmap; what {} held is not kept",
                          core::format_count(cleared_bits), cleared_bits == 1 ? "" : "s",
                          cleared_bits == 1 ? "it" : "they")});
+    // The entry sets: NameHash first, then the SetChecksum that covers it, so
+    // that a cut between the two leaves a set whose checksum is wrong, as it
+    // was (or, with only its NameHash wrong before, one finding for another).
+    for (const SetFix& f : set_fixes) {
+        std::array<std::byte, 2> b{};
+        if (f.name_hash) {
+            core::store_le16(b, 0, *f.name_hash);
+            dev.write_at(f.stream_entry + stream_off::NameHash, b);
+            done.push_back({"exfat.set.name-hash",
+                            fmt::format("{}: NameHash set to {:04X}, the hash of its up-cased name{}",
+                                        core::escape_name(f.path), *f.name_hash,
+                                        f.checksum_was_right ? " (SetChecksum recomputed with it)" : "")});
+        }
+        core::store_le16(b, 0, f.set_checksum);
+        dev.write_at(f.file_entry + file_off::SetChecksum, b);
+        if (!f.checksum_was_right)
+            done.push_back({"exfat.set.checksum", fmt::format("{}: SetChecksum set to {:04X}, what the set's "
+                                                              "entries sum to",
+                                                              core::escape_name(f.path), f.set_checksum)});
+    }
     const std::uint64_t marked_now = summary.marked_clusters + set_bits - cleared_bits;
     if (percent && summary.cluster_count > 0) {
         const auto pct = static_cast<std::uint8_t>(marked_now * 100 / summary.cluster_count);

@@ -18,7 +18,8 @@
 # chain (fsck.fat 4.2 stops with an internal error): the file keeps the
 # clusters before it. exFAT: an owned cluster clear in the allocation bitmap
 # is marked by -p (byte for byte what fsck.exfat -y writes), a lost cluster
-# marked in use is cleared by -y; check-image passes after.
+# marked in use is cleared by -y; check-image passes after. Entry sets: a wrong NameHash (-p, as
+# fsck.exfat -y) and a wrong SetChecksum (-y; kept, where fsck.exfat deletes the file) recomputed.
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
 cd "$WORK"
@@ -210,6 +211,41 @@ for sz in "-s 8M -c 4K" "-s 4M -c 512"; do
     [ $rc = 0 ] && [ "$(sha256sum < e.img)" = "$sha" ] && pass || fail "exfat $kind: second -y: exit $rc or changed"
     [ $kind = bitmap-lost ] && [ "$sz" = "-s 4M -c 512" ] && check e.img -j 2  # once: 1.7 s each
   done
+done
+
+# exFAT entry sets: a NameHash wrong under a right SetChecksum is set with the checksum recomputed
+# (-p too; byte for byte what fsck.exfat -y writes); a wrong SetChecksum is recomputed by -y only
+# (fsck.exfat 1.2.0 -y deletes the set and the file with it: A.TXT is kept here). A set whose
+# checksum fails while the bitmap calls its clusters free is left, and so are those bits (exit 4).
+for kind in set-name-hash set-checksum set-checksum+bitmap-free-in-use; do
+  rm -f e.img
+  "$FSIMG" mkfs -q -t exfat -L TESTLBL --volume-id 1234ABCD -s 8M -c 4K --from exsrc e.img || fail "mkfs exfat"
+  for k in ${kind//+/ }; do python3 "$here/../tools/exfat_damage.py" e.img $k > /dev/null || fail "exfat $k: damage"; done
+  cp e.img orig.img
+  "$FSIMG" fsck -p e.img > out 2>&1; rc=$?
+  if [ $kind = set-name-hash ]; then
+    [ $rc = 1 ] && grep -q "^repaired exfat.set.name-hash: /A.TXT: NameHash set to" out && pass || fail "$kind: -p: exit $rc: $(cat out)"
+    cp orig.img peer.img; fsck.exfat -y peer.img > /dev/null 2>&1
+    cmp -s e.img peer.img && pass || fail "$kind: the image differs from fsck.exfat -y's"
+  else
+    [ $rc = 4 ] && cmp -s e.img orig.img && pass || fail "$kind: -p: exit $rc or the image changed (not preen's)"
+  fi
+  cp orig.img e.img; rm -f e.undo
+  "$FSIMG" fsck -y --undo e.undo e.img > out 2>&1; rc=$?
+  if [ $kind = set-checksum+bitmap-free-in-use ]; then
+    [ $rc = 4 ] && cmp -s e.img orig.img && pass || fail "$kind: -y: exit $rc or the image changed: $(cat out)"
+    continue
+  fi
+  [ $rc = 1 ] && pass || fail "$kind: -y: exit $rc: $(cat out)"
+  [ $kind = set-checksum ] && { grep -q "^repaired exfat.set.checksum: /A.TXT: SetChecksum set to" out && pass || fail "$kind: -y said: $(cat out)"; }
+  [ -z "$(fsck_codes e.img)" ] && pass || fail "$kind: left $(fsck_codes e.img)"
+  fsck.exfat -n e.img > ref.out 2>&1 && pass || fail "$kind: fsck.exfat -n: $(cat ref.out)"
+  "$FSIMG" cat e.img /A.TXT | cmp -s - A.TXT && pass || fail "$kind: /A.TXT differs"
+  sha=$(sha256sum < e.img); "$FSIMG" fsck -y e.img > /dev/null 2>&1; rc=$?
+  [ $rc = 0 ] && [ "$(sha256sum < e.img)" = "$sha" ] && pass || fail "$kind: second -y: exit $rc or changed"
+  if [ $kind = set-checksum ]; then check e.img -j 2; fi
+  "$FSIMG" undo e.undo e.img > /dev/null && cmp -s e.img orig.img && pass || fail "$kind: undo"
+  cuts orig.img "exfat $kind" /B.TXT:B.TXT /DIR/C.TXT:exsrc/DIR/C.TXT
 done
 
 # Ownership in doubt: a "." entry that names another cluster (a directory -y does not repair)

@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -47,6 +48,22 @@ struct BitmapFix {
     std::uint8_t clear = 0;  ///< bits of clusters marked used, owned by nothing, not bad (exfat.bitmap.lost)
 };
 
+/// A File entry set whose SetChecksum or NameHash is wrong, as the walk
+/// found it: where its first two entries lie and the values that make it
+/// consistent. The NameHash is that of the name up-cased through the volume's
+/// up-case table [EXFAT §7.6.4]; the SetChecksum is computed over the set
+/// with that NameHash [EXFAT §6.3.3]. Only sets the parser recognizes whole
+/// (File, Stream Extension, every File Name entry) are listed.
+struct SetFix {
+    std::string path;                        ///< the file's path, as findings name it
+    std::uint64_t file_entry = 0;            ///< volume byte offset of the File entry
+    std::uint64_t stream_entry = 0;          ///< volume byte offset of the Stream Extension entry
+    std::optional<std::uint16_t> name_hash;  ///< the NameHash to store; nullopt when the stored one is right
+    std::uint16_t set_checksum = 0;          ///< the SetChecksum to store (after name_hash)
+    bool checksum_was_right =
+        false;  ///< the stored SetChecksum matched the set as found (only NameHash wrong)
+};
+
 struct CheckOptions {
     /// Called with each path the walk visits ("/DCIM/", "/DCIM/A.JPG"), for -v.
     std::function<void(std::string_view path)> on_walk;
@@ -57,6 +74,9 @@ struct CheckOptions {
     /// ascending order (`clear` left 0 when the walk did not reach the whole
     /// tree: then nothing is called lost). For fsck -p/-y (exfat/repair.hpp).
     std::vector<BitmapFix>* bitmap_fixes = nullptr;
+    /// When set, receives every entry set whose SetChecksum or NameHash is
+    /// wrong, in walk order. For fsck -p/-y (exfat/repair.hpp).
+    std::vector<SetFix>* set_fixes = nullptr;
 };
 
 /// What the check counted (check/summary.hpp; type "exFAT").

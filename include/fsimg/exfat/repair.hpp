@@ -16,6 +16,17 @@ namespace fsimg::exfat {
 
 /// Repairs on `device` what `found` (exfat::check_volume's findings for this
 /// very volume) reports and check::repairs() admits at options.level:
+/// - the main boot region from a whole backup region, or the backup from a
+///   whole main one (exfat.boot.checksum, main-zeroed, signature, jump_boot;
+///   backup-checksum, backup-differs) [EXFAT §3.1];
+/// - exfat.bitmap.free-in-use (preen) and exfat.bitmap.lost (-y, only when no
+///   chain, directory or stream damage leaves an owner in doubt): the
+///   allocation bitmap bits made what the walk owns [EXFAT §7.1];
+/// - exfat.set.name-hash (preen when the SetChecksum was right, which is then
+///   recomputed with it) and exfat.set.checksum (-y): NameHash from the name
+///   up-cased through the volume's table [EXFAT §7.6.4], then SetChecksum over
+///   the set [EXFAT §6.3.3]; a set is left when another error names the same
+///   file, and every NameHash when the up-case table is damaged;
 /// - exfat.boot.percent_in_use, exfat.bitmap.percent-in-use: PercentInUse set
 ///   to the bitmap's share, rounded down (`summary.marked_clusters` of
 ///   `summary.cluster_count`) [EXFAT §3.1, PercentInUse];
