@@ -78,6 +78,11 @@ void check_tree(Context& c);
 /// compatibility) and, for the root, the volume label against the boot sector.
 void check_names(Context& c, const std::string& dir_path, const ParsedDirectory& d);
 void check_labels(Context& c, const ParsedDirectory& root);
+/// The records of `d` whose short name is invalid (fat.name.invalid-short),
+/// each with the short name that replaces it (CheckOptions::names): unique
+/// against every short name of `d` and each other.
+std::vector<std::pair<const DirRecord*, NameFix>> short_name_fixes(const std::string& dir_path,
+                                                                   const ParsedDirectory& d);
 /// "/DIR/" + name.
 std::string child_path(const std::string& dir_path, const std::string& name);
 /// Passes 4 and 5.

@@ -1,11 +1,13 @@
 // Part of pass 3: names and labels of one directory.
 #include <algorithm>
 #include <array>
+#include <set>
 #include <unordered_map>
 
 #include "check_internal.hpp"
 #include "fsimg/core/text.hpp"
 #include "fsimg/core/utf.hpp"
+#include "fsimg/fat/names.hpp"
 
 namespace fsimg::fat::detail {
 
@@ -192,6 +194,41 @@ void check_names(Context& c, const std::string& dir, const ParsedDirectory& d) {
             }
         }
     }
+}
+
+std::vector<std::pair<const DirRecord*, NameFix>> short_name_fixes(const std::string& dir_path,
+                                                                   const ParsedDirectory& d) {
+    std::vector<std::pair<const DirRecord*, NameFix>> out;
+    std::set<ShortName> taken;
+    for (const auto& r : d.records) taken.insert(r.entry.name);
+    const auto is_taken = [&](const ShortName& n) { return taken.count(n) != 0; };
+    unsigned number =
+        0;  // fsck.fat's auto_rename: FSCK0000.000, FSCK0000.001, ... first free in the directory
+    for (const auto& r : d.records) {
+        if (r.kind != RecordKind::file && r.kind != RecordKind::directory) continue;
+        if (short_name_problem(r.entry.name, false).empty()) continue;
+        NameFix f;
+        f.path = child_path(dir_path, r.name);
+        f.old_name = r.short_name_raw;
+        bool made = false;
+        if (r.has_long_name && long_name_problem(r.long_name).empty()) {
+            const ShortName n = generate_short_name(r.long_name, is_taken);
+            if (short_name_problem(n, false).empty() && !is_taken(n)) {
+                f.name = n;
+                f.from_long_name = made = true;
+            }
+        }
+        while (!made && number < 10'000'000) {
+            const std::string s = fmt::format("FSCK{:04}{:03}", number / 1000, number % 1000);
+            ++number;
+            std::copy_n(s.begin(), 11, f.name.begin());
+            made = !is_taken(f.name);
+        }
+        if (!made) continue;
+        taken.insert(f.name);
+        out.emplace_back(&r, std::move(f));
+    }
+    return out;
 }
 
 void check_labels(Context& c, const ParsedDirectory& root) {

@@ -260,6 +260,17 @@ private:
                            fmt::format("the directory's chain holds more than {} entries", kMaxDirEntries));
             }
             check_names(c_, path, d);
+            if (c_.options.names) {
+                for (auto& [r, f] : short_name_fixes(path, d)) {
+                    bool whole = true;
+                    for (std::uint32_t i = r->first_index; i <= r->index && whole; ++i) {
+                        const auto at = entry_offset(cluster, runs, i);
+                        if (at) f.entries.push_back(*at);
+                        whole = at.has_value();
+                    }
+                    if (whole) c_.options.names->push_back(std::move(f));
+                }
+            }
             if (is_root) check_labels(c_, d);
             if (!is_root) check_dots(path, cluster, parent, d);
         }

@@ -10,8 +10,10 @@
 #include "fsimg/check/codes.hpp"
 #include "fsimg/core/bytes.hpp"
 #include "fsimg/core/error.hpp"
+#include "fsimg/core/text.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/fat/check.hpp"
+#include "fsimg/fat/names.hpp"
 #include "fsimg/fat/structs.hpp"
 #include "fsimg/fat/volume.hpp"
 
@@ -118,6 +120,37 @@ std::uint64_t copy_first_fat(io::BlockDevice& dev, const Layout& l) {
         }
     }
     return written;
+}
+
+/// Writes a NameFix: the new DIR_Name into the short entry and its checksum
+/// into LDIR_Chksum of each LFN entry [FATGEN "Checksum Generation"], one
+/// write per run of adjacent entries (one write in all unless the entries
+/// cross into a cluster that does not follow), the short entry's run last.
+void rename_short_entry(io::BlockDevice& dev, const NameFix& f, std::vector<check::Repair>& done) {
+    const std::uint8_t sum = lfn_checksum(f.name);
+    std::size_t i = 0;
+    while (i < f.entries.size()) {
+        std::size_t j = i + 1;
+        while (j < f.entries.size() && f.entries[j] == f.entries[j - 1] + kDirEntrySize) ++j;
+        std::vector<std::byte> b((j - i) * kDirEntrySize);
+        dev.read_at(f.entries[i], b);
+        for (std::size_t k = i; k < j; ++k) {
+            const std::size_t at = (k - i) * kDirEntrySize;
+            if (k + 1 == f.entries.size()) {
+                for (std::size_t n = 0; n < f.name.size(); ++n) b[at + n] = std::byte{f.name[n]};
+            } else {
+                b[at + lfn_off::Chksum] = std::byte{sum};
+            }
+        }
+        dev.write_at(f.entries[i], b);
+        i = j;
+    }
+    done.push_back({"fat.name.invalid-short",
+                    fmt::format("{}: the short name \"{}\" replaced by \"{}\"{}", core::escape_name(f.path),
+                                core::escape_name(f.old_name), short_name_dotted(f.name),
+                                f.from_long_name ? ", made from the long name as Windows makes one (the "
+                                                   "long name is kept)"
+                                                 : ", as fsck.fat names it")});
 }
 
 /// Which boot sector stands after the repair, decided before the first write.
@@ -247,6 +280,21 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
             (want_sizes && sizes.empty()))
             errors_left = true;
     }
+    // -y: invalid short names replaced (names_fixes below). Not through a
+    // boot sector that is being replaced: the entries were found through it.
+    std::vector<NameFix> names;
+    if (codes.count("fat.name.invalid-short")) {
+        if (fix == BootFix::none || fix == BootFix::refresh_backup) {
+            check::Findings scratch;
+            CheckOptions o;
+            o.names = &names;
+            (void)check_volume(dev, scratch, o);
+        }
+        const auto wanted = static_cast<std::size_t>(
+            std::count_if(found.all().begin(), found.all().end(),
+                          [](const check::Finding& f) { return f.code == "fat.name.invalid-short"; }));
+        if (names.size() < wanted) errors_left = true;
+    }
     // What each trim frees, read before the first write: the chain after its kept clusters.
     const std::uint32_t eoc = end_of_chain(l.type);
     const std::uint32_t eoc_min = eoc & ~7u;
@@ -283,7 +331,7 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     const bool media_fix = codes.count("fat.fat.media") != 0 && media_ok;
     if (codes.count("fat.fat.media") && !media_ok) errors_left = true;
     const bool other = fix != BootFix::none || fsinfo_fix || copies || freed != 0 || !trims.empty() ||
-                       !sizes.empty() || !cuts.empty() || media_fix;
+                       !sizes.empty() || !cuts.empty() || media_fix || !names.empty();
     const std::uint32_t bit = clean_bit(l.type);
     // 1. Marked dirty before the first repair (a volume that is not already).
     bool marked = false;
@@ -397,6 +445,7 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                          sizes.size() == 1 ? "'s size" : "s' sizes", sizes.size() == 1 ? "its" : "their",
                          sizes.size() == 1 ? "" : "s", sizes.size() == 1 ? "s" : "")});
     }
+    for (const NameFix& f : names) rename_short_entry(dev, f, done);
     if (freed != trimmed) {
         set_entries(dev, l, lost, 0);
         done.push_back({"fat.chain.lost",

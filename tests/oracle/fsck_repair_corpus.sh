@@ -5,8 +5,9 @@
 # changes nothing, and the result is byte for byte dosfstools' repaired image
 # (FAT[0]'s media byte, the dirty flags) or holds the same files (chains cut
 # or ended; where fsck.fat saved lost chains as FSCKnnnn.REC files, fsimg
-# frees them, so only those are missing). Where it does not yet (names,
-# dot entries): exit 4, and the image still checks without a crash.
+# frees them, so only those are missing; invalid short names renamed
+# FSCKnnnn.nnn as fsck.fat does). Where it does not yet (dot entries): exit
+# 4, and the image still checks without a crash.
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
 CORPUS=$SHARED/corpus
@@ -20,7 +21,7 @@ fat32_first_cluster     identical
 chain_to_free_cluster   same-files
 chain_too_long          same-files
 chain_to_other_file     same-files
-bad_names               left
+bad_names               identical
 dot_entries             left
 "
 while read -r c want; do

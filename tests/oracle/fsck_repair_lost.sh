@@ -20,6 +20,7 @@
 # is marked by -p (byte for byte what fsck.exfat -y writes), a lost cluster
 # marked in use is cleared by -y; check-image passes after. Entry sets: a wrong NameHash (-p, as
 # fsck.exfat -y) and a wrong SetChecksum (-y; kept, where fsck.exfat deletes the file) recomputed.
+# Invalid short names (-y): FSCKnnnn.nnn as fsck.fat, or an alias made from the long name.
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
 cd "$WORK"
@@ -266,4 +267,48 @@ for extra in dir-dot chain-cross-link; do
     cmp -s <(mtype -i x.img ::A.TXT) A.TXT && cmp -s <(mtype -i x.img ::B.TXT) B.TXT && pass || fail "$extra: a file differs"
   fi
 done
+
+# Invalid short names (-y; -p leaves them): without a long name the entry becomes FSCK0000.000 as
+# fsck.fat -a names it (the same bytes); with one (a short name a writer stored in lower case, the
+# LFN checksums made to match it) a new alias is made from the long name as Windows makes one, the
+# LFN checksums follow, the long name stays what mtools and fsck.fat see. Cut at every write.
+mkdir -p nsrc; cp A.TXT B.TXT nsrc/; cp A.TXT "nsrc/A long file name.txt"
+rm -f n.img; truncate -s 64M n.img && mkfs.fat -F 32 -i 12345678 n.img > /dev/null &&
+  mcopy -i n.img nsrc/A.TXT nsrc/B.TXT "nsrc/A long file name.txt" :: || fail "n.img"
+python3 "$here/../tools/fat_damage.py" n.img name-invalid-short > /dev/null || fail "damage: name-invalid-short"
+python3 - n.img <<'PY' || fail "damage: lower-case alias"
+import struct, sys
+f = open(sys.argv[1], "r+b"); b = f.read(512)
+bps, spc, res, nfat = struct.unpack_from("<HBHB", b, 11); fatsz, root = struct.unpack_from("<I4xI", b, 36)
+at = (res + nfat * fatsz + (root - 2) * spc) * bps
+f.seek(at); d = bytearray(f.read(spc * bps))
+for i in range(0, len(d), 32):
+    if d[i + 11] != 0x0F and d[i:i + 6] == b"ALONGF":
+        d[i:i + 11] = bytes(d[i:i + 11]).lower()
+        s = 0
+        for c in d[i:i + 11]: s = (((s & 1) << 7) + (s >> 1) + c) & 0xFF
+        j = i - 32
+        while j >= 0 and d[j + 11] == 0x0F: d[j + 13] = s; j -= 32
+        break
+else:
+    sys.exit("no ALONGF entry")
+f.seek(at); f.write(d)
+PY
+cp n.img orig.img
+codes=$(fsck_codes n.img)
+[ "$(echo $codes)" = "fat.name.invalid-short fat.name.invalid-short" ] && pass || fail "names: fsck -n says: $codes"
+"$FSIMG" fsck -p n.img > out 2>&1; rc=$?
+[ $rc = 4 ] && cmp -s n.img orig.img && pass || fail "names: -p exit $rc or changed (a rename is -y's)"
+"$FSIMG" fsck -y n.img > out 2>&1; rc=$?
+[ $rc = 1 ] && grep -q '^repaired fat.name.invalid-short: /?.TXT: the short name "?.TXT" replaced by "FSCK0000.000", as fsck.fat names it' out &&
+  grep -q '^repaired fat.name.invalid-short: /A long file name.txt: the short name "alongf~1.txt" replaced by "ALONGF~1.TXT", made from the long name' out &&
+  pass || fail "names: -y exit $rc: $(cat out)"
+[ -z "$(fsck_codes n.img)" ] && fsck.fat -n n.img > ref.out 2>&1 && pass || fail "names: left $(fsck_codes n.img) / $(cat ref.out)"
+cmp -s <(mtype -i n.img "::A long file name.txt") A.TXT && cmp -s <(mtype -i n.img ::FSCK0000.000) B.TXT &&
+  cmp -s <(mtype -i n.img ::A.TXT) A.TXT && pass || fail "names: a file differs through mtools"
+sha=$(sha256sum < n.img); "$FSIMG" fsck -y n.img > /dev/null 2>&1; rc=$?
+[ $rc = 0 ] && [ "$(sha256sum < n.img)" = "$sha" ] && pass || fail "names: second -y: exit $rc or changed"
+cp orig.img peer.img; fsck.fat -a peer.img > /dev/null 2>&1
+cmp -s <(mtype -i peer.img "::A long file name.txt") A.TXT && pass || fail "names: fsck.fat -a lost the long name (expected to keep it)"
+cuts orig.img "names" "/A long file name.txt:A.TXT" /A.TXT:A.TXT
 finish

@@ -13,6 +13,7 @@
 // a bounded working set; the FAT is streamed, never held whole.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -49,6 +50,19 @@ struct ChainCut {
     std::string_view code;           ///< the finding's code (fat.chain.free-link, ...)
 };
 
+/// An invalid short name and the one fsck -y writes instead
+/// (fat.name.invalid-short): an alias made from the long name as Windows
+/// makes one (basis name, numeric tail [FATGEN "Basis-Name Generation"]),
+/// or, without a usable long name, FSCKnnnn.nnn as fsck.fat names it; unique
+/// in the directory. The LFN entries' LDIR_Chksum follow the new name.
+struct NameFix {
+    std::string path;                     ///< the entry's path, as findings name it
+    std::string old_name;                 ///< the short name as stored ("N>ME4.BIN")
+    std::array<std::uint8_t, 11> name{};  ///< the new DIR_Name
+    bool from_long_name = false;          ///< made from the long name (else FSCKnnnn.nnn)
+    std::vector<std::uint64_t> entries;   ///< volume byte offsets: each LFN entry, then the short entry
+};
+
 struct CheckOptions {
     /// Called with each path the walk visits ("/DCIM/", "/DCIM/A.JPG"), for -v.
     std::function<void(std::string_view path)> on_walk;
@@ -70,6 +84,9 @@ struct CheckOptions {
     /// When set, receives where each chain that breaks is ended (files, and
     /// directories whose start is sound). For fsck -y.
     std::vector<ChainCut>* cuts = nullptr;
+    /// When set, receives every invalid short name of a file or directory
+    /// with the name that replaces it, in walk order. For fsck -y.
+    std::vector<NameFix>* names = nullptr;
 };
 
 /// What the check counted (check/summary.hpp; type "FAT12", "FAT16" or "FAT32").

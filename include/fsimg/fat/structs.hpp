@@ -187,6 +187,19 @@ inline constexpr std::size_t FileSize = 28;
 }  // namespace dir_off
 static_assert(dir_off::FileSize + 4 == kDirEntrySize);
 
+// Long-name entries [FATGEN "FAT Long Directory Entries"]
+namespace lfn_off {
+inline constexpr std::size_t Ord = 0;         // sequence number, 0x40 on the last (first stored) entry
+inline constexpr std::size_t Name1 = 1;       // 5 UTF-16 units
+inline constexpr std::size_t Attr = 11;       // 0x0F
+inline constexpr std::size_t Type = 12;       // 0
+inline constexpr std::size_t Chksum = 13;     // lfn_checksum of the short entry's DIR_Name
+inline constexpr std::size_t Name2 = 14;      // 6 UTF-16 units
+inline constexpr std::size_t FstClusLO = 26;  // 0
+inline constexpr std::size_t Name3 = 28;      // 2 UTF-16 units
+}  // namespace lfn_off
+static_assert(lfn_off::Name3 + 4 == kDirEntrySize);
+
 inline constexpr std::uint8_t kAttrReadOnly = 0x01;
 inline constexpr std::uint8_t kAttrHidden = 0x02;
 inline constexpr std::uint8_t kAttrSystem = 0x04;
