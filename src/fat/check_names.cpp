@@ -199,15 +199,27 @@ void check_names(Context& c, const std::string& dir, const ParsedDirectory& d) {
 std::vector<std::pair<const DirRecord*, NameFix>> short_name_fixes(const std::string& dir_path,
                                                                    const ParsedDirectory& d) {
     std::vector<std::pair<const DirRecord*, NameFix>> out;
-    std::set<ShortName> taken;
-    for (const auto& r : d.records) taken.insert(r.entry.name);
+    std::set<ShortName> taken, seen;
+    // How many entries answer to each name (long and short, case folded): a
+    // duplicate whose long name another entry also has is not settled by a
+    // new short name, and is left.
+    std::unordered_map<std::string, unsigned> names;
+    for (const auto& r : d.records) {
+        taken.insert(r.entry.name);
+        if (r.kind != RecordKind::file && r.kind != RecordKind::directory) continue;
+        ++names[fold_case(r.short_name_raw)];
+        if (r.has_long_name) ++names[fold_case(r.name)];
+    }
     const auto is_taken = [&](const ShortName& n) { return taken.count(n) != 0; };
     unsigned number =
         0;  // fsck.fat's auto_rename: FSCK0000.000, FSCK0000.001, ... first free in the directory
     for (const auto& r : d.records) {
         if (r.kind != RecordKind::file && r.kind != RecordKind::directory) continue;
-        if (short_name_problem(r.entry.name, false).empty()) continue;
+        const bool invalid = !short_name_problem(r.entry.name, false).empty();
+        const bool duplicate = !seen.insert(r.entry.name).second;
+        if (!invalid && !(duplicate && (!r.has_long_name || names[fold_case(r.name)] == 1))) continue;
         NameFix f;
+        f.duplicate = !invalid;
         f.path = child_path(dir_path, r.name);
         f.old_name = r.short_name_raw;
         bool made = false;

@@ -145,9 +145,10 @@ void rename_short_entry(io::BlockDevice& dev, const NameFix& f, std::vector<chec
         dev.write_at(f.entries[i], b);
         i = j;
     }
-    done.push_back({"fat.name.invalid-short",
-                    fmt::format("{}: the short name \"{}\" replaced by \"{}\"{}", core::escape_name(f.path),
-                                core::escape_name(f.old_name), short_name_dotted(f.name),
+    done.push_back({f.duplicate ? "fat.name.duplicate" : "fat.name.invalid-short",
+                    fmt::format("{}: the short name \"{}\"{} replaced by \"{}\"{}", core::escape_name(f.path),
+                                core::escape_name(f.old_name),
+                                f.duplicate ? ", which an earlier entry has," : "", short_name_dotted(f.name),
                                 f.from_long_name ? ", made from the long name as Windows makes one (the "
                                                    "long name is kept)"
                                                  : ", as fsck.fat names it")});
@@ -283,17 +284,24 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     // -y: invalid short names replaced (names_fixes below). Not through a
     // boot sector that is being replaced: the entries were found through it.
     std::vector<NameFix> names;
-    if (codes.count("fat.name.invalid-short")) {
+    const bool want_invalid = codes.count("fat.name.invalid-short") != 0;
+    const bool want_duplicate = codes.count("fat.name.duplicate") != 0;
+    if (want_invalid || want_duplicate) {
         if (fix == BootFix::none || fix == BootFix::refresh_backup) {
             check::Findings scratch;
             CheckOptions o;
             o.names = &names;
             (void)check_volume(dev, scratch, o);
         }
-        const auto wanted = static_cast<std::size_t>(
-            std::count_if(found.all().begin(), found.all().end(),
-                          [](const check::Finding& f) { return f.code == "fat.name.invalid-short"; }));
-        if (names.size() < wanted) errors_left = true;
+        std::erase_if(names, [&](const NameFix& f) { return f.duplicate ? !want_duplicate : !want_invalid; });
+        for (const std::string_view code : {"fat.name.invalid-short", "fat.name.duplicate"}) {
+            const bool dup = code == "fat.name.duplicate";
+            const auto wanted = std::count_if(found.all().begin(), found.all().end(),
+                                              [&](const check::Finding& f) { return f.code == code; });
+            const auto fixed = std::count_if(names.begin(), names.end(),
+                                             [&](const NameFix& f) { return f.duplicate == dup; });
+            if (fixed < wanted) errors_left = true;
+        }
     }
     // What each trim frees, read before the first write: the chain after its kept clusters.
     const std::uint32_t eoc = end_of_chain(l.type);

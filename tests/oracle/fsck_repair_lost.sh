@@ -311,4 +311,13 @@ sha=$(sha256sum < n.img); "$FSIMG" fsck -y n.img > /dev/null 2>&1; rc=$?
 cp orig.img peer.img; fsck.fat -a peer.img > /dev/null 2>&1
 cmp -s <(mtype -i peer.img "::A long file name.txt") A.TXT && pass || fail "names: fsck.fat -a lost the long name (expected to keep it)"
 cuts orig.img "names" "/A long file name.txt:A.TXT" /A.TXT:A.TXT
+# A short name an earlier entry has (no long name): the second becomes FSCK0000.000, the same bytes
+# as fsck.fat -a.
+rm -f n.img; truncate -s 64M n.img && mkfs.fat -F 32 -i 12345678 n.img > /dev/null && mcopy -i n.img A.TXT B.TXT :: || fail "n.img"
+python3 "$here/../tools/fat_damage.py" n.img name-duplicate > /dev/null || fail "damage: name-duplicate"
+cp n.img peer.img; fsck.fat -a peer.img > /dev/null 2>&1
+"$FSIMG" fsck -y n.img > out 2>&1; rc=$?
+[ $rc = 1 ] && grep -q '^repaired fat.name.duplicate: /A.TXT: the short name "A.TXT", which an earlier entry has, replaced by "FSCK0000.000"' out &&
+  cmp -s n.img peer.img && pass || fail "name-duplicate: -y exit $rc or not fsck.fat -a's bytes: $(cat out)"
+cmp -s <(mtype -i n.img ::A.TXT) A.TXT && cmp -s <(mtype -i n.img ::FSCK0000.000) B.TXT && pass || fail "name-duplicate: a file differs"
 finish

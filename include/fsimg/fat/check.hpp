@@ -50,8 +50,9 @@ struct ChainCut {
     std::string_view code;           ///< the finding's code (fat.chain.free-link, ...)
 };
 
-/// An invalid short name and the one fsck -y writes instead
-/// (fat.name.invalid-short): an alias made from the long name as Windows
+/// An invalid short name, or one another entry of the directory already has,
+/// and the one fsck -y writes instead (fat.name.invalid-short,
+/// fat.name.duplicate): an alias made from the long name as Windows
 /// makes one (basis name, numeric tail [FATGEN "Basis-Name Generation"]),
 /// or, without a usable long name, FSCKnnnn.nnn as fsck.fat names it; unique
 /// in the directory. The LFN entries' LDIR_Chksum follow the new name.
@@ -60,6 +61,7 @@ struct NameFix {
     std::string old_name;                 ///< the short name as stored ("N>ME4.BIN")
     std::array<std::uint8_t, 11> name{};  ///< the new DIR_Name
     bool from_long_name = false;          ///< made from the long name (else FSCKnnnn.nnn)
+    bool duplicate = false;               ///< fat.name.duplicate (else fat.name.invalid-short)
     std::vector<std::uint64_t> entries;   ///< volume byte offsets: each LFN entry, then the short entry
 };
 
@@ -84,8 +86,10 @@ struct CheckOptions {
     /// When set, receives where each chain that breaks is ended (files, and
     /// directories whose start is sound). For fsck -y.
     std::vector<ChainCut>* cuts = nullptr;
-    /// When set, receives every invalid short name of a file or directory
-    /// with the name that replaces it, in walk order. For fsck -y.
+    /// When set, receives every invalid short name of a file or directory,
+    /// and every short name an earlier entry of the directory has (when the
+    /// entry's long name, if any, is its own), with the name that replaces
+    /// it, in walk order. For fsck -y.
     std::vector<NameFix>* names = nullptr;
 };
 
