@@ -273,6 +273,7 @@ private:
             }
             if (is_root) check_labels(c_, d);
             if (!is_root) check_dots(path, cluster, parent, d);
+            if (!is_root && c_.options.dots) note_dot_fix(path, cluster, parent, runs, d);
         }
         ancestors.push_back(cluster);
         std::vector<SubDir> subdirs;
@@ -423,6 +424,41 @@ private:
     }
 
     // One finding per dot entry kind: missing, misplaced, repeated or pointing elsewhere.
+    /// CheckOptions::dots: what check_dots wants, when there is one "." and
+    /// one ".." to put there (missing or doubled ones are left).
+    void note_dot_fix(const std::string& path, std::uint32_t cluster, std::uint32_t parent,
+                      const std::vector<ClusterRun>& runs, const ParsedDirectory& d) {
+        const DirRecord *dot = nullptr, *dotdot = nullptr;
+        for (const auto& r : d.records) {
+            const DirRecord** slot = r.kind == RecordKind::dot      ? &dot
+                                     : r.kind == RecordKind::dotdot ? &dotdot
+                                                                    : nullptr;
+            if (!slot) continue;
+            if (*slot) return;  // twice
+            *slot = &r;
+        }
+        if (!dot || !dotdot) return;
+        DotFix f;
+        f.path = path;
+        f.dot = dot->index;
+        f.dotdot = dotdot->index;
+        f.dot_cluster = cluster;
+        f.dotdot_cluster = parent == v_.root_cluster() ? 0 : parent;
+        f.slots = std::max(f.dot, f.dotdot) + 1;
+        f.moved = f.dot != 0 || f.dotdot != 1;
+        const std::uint32_t got_dotdot = v_.first_cluster(*dotdot);
+        const bool dotdot_ok =
+            got_dotdot == f.dotdot_cluster || (f.dotdot_cluster == 0 && got_dotdot == v_.root_cluster());
+        f.dot_wrong = f.dot != 0 || v_.first_cluster(*dot) != f.dot_cluster;
+        f.dotdot_wrong = f.dotdot != 1 || !dotdot_ok;
+        if (!f.dot_wrong && !f.dotdot_wrong) return;
+        if (dotdot_ok) f.dotdot_cluster = got_dotdot;  // the FAT32 root's number some writers store is kept
+        const auto first = entry_offset(cluster, runs, 0), last = entry_offset(cluster, runs, f.slots - 1);
+        if (!first || !last || *last != *first + std::uint64_t(f.slots - 1) * kDirEntrySize) return;
+        f.offset = *first;
+        c_.options.dots->push_back(std::move(f));
+    }
+
     void check_dots(const std::string& path, std::uint32_t cluster, std::uint32_t parent,
                     const ParsedDirectory& d) {
         const std::uint32_t want_parent = parent == v_.root_cluster() ? 0 : parent;

@@ -154,6 +154,36 @@ void rename_short_entry(io::BlockDevice& dev, const NameFix& f, std::vector<chec
                                                  : ", as fsck.fat names it")});
 }
 
+/// Writes a DotFix: entries 0..slots-1 read, "." and ".." first with their
+/// clusters set (DIR_FstClusHI and LO), the rest after them in order; one write.
+void put_dot_entries(io::BlockDevice& dev, const DotFix& f, std::vector<check::Repair>& done) {
+    std::vector<std::byte> b(std::size_t{f.slots} * kDirEntrySize), out;
+    dev.read_at(f.offset, b);
+    out.reserve(b.size());
+    const auto entry = [&](std::uint32_t i) {
+        return std::span<const std::byte>(b).subspan(std::size_t{i} * kDirEntrySize, kDirEntrySize);
+    };
+    for (const auto& [i, cluster] :
+         {std::pair{f.dot, f.dot_cluster}, std::pair{f.dotdot, f.dotdot_cluster}}) {
+        const std::size_t at = out.size();
+        out.insert(out.end(), entry(i).begin(), entry(i).end());
+        core::store_le16(out, at + dir_off::FstClusHI, static_cast<std::uint16_t>(cluster >> 16));
+        core::store_le16(out, at + dir_off::FstClusLO, static_cast<std::uint16_t>(cluster & 0xFFFF));
+    }
+    for (std::uint32_t i = 0; i < f.slots; ++i)
+        if (i != f.dot && i != f.dotdot) out.insert(out.end(), entry(i).begin(), entry(i).end());
+    dev.write_at(f.offset, out);
+    const std::string what = fmt::format(
+        "{}: \".\" (cluster {}) and \"..\" (cluster {}{}) {}", core::escape_name(f.path), f.dot_cluster,
+        f.dotdot_cluster, f.dotdot_cluster == 0 ? ", the root" : "",
+        f.moved ? fmt::format("moved to entries 0 and 1 (they were {} and {}), the entries before them "
+                              "after them (fsck.fat writes new ones there and deletes these)",
+                              f.dot, f.dotdot)
+                : std::string("written with their right clusters, as fsck.fat does"));
+    if (f.dot_wrong) done.push_back({"fat.dir.dot", what});
+    if (f.dotdot_wrong) done.push_back({"fat.dir.dotdot", f.dot_wrong ? std::string("put in entry 1 with \".\" (above)") : what});
+}
+
 /// Which boot sector stands after the repair, decided before the first write.
 enum class BootFix : std::uint8_t {
     none,
@@ -303,6 +333,21 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
             if (fixed < wanted) errors_left = true;
         }
     }
+    // -y: "." and ".." put in entries 0 and 1 with the right clusters (dots below).
+    std::vector<DotFix> dots;
+    if (codes.count("fat.dir.dot") || codes.count("fat.dir.dotdot")) {
+        if (fix == BootFix::none || fix == BootFix::refresh_backup) {
+            check::Findings scratch;
+            CheckOptions o;
+            o.dots = &dots;
+            (void)check_volume(dev, scratch, o);
+        }
+        std::set<std::string_view> wanted, fixed;
+        for (const check::Finding& f : found.all())
+            if (f.code == "fat.dir.dot" || f.code == "fat.dir.dotdot") wanted.insert(f.where.object);
+        for (const DotFix& f : dots) fixed.insert(f.path);
+        if (!std::includes(fixed.begin(), fixed.end(), wanted.begin(), wanted.end())) errors_left = true;
+    }
     // What each trim frees, read before the first write: the chain after its kept clusters.
     const std::uint32_t eoc = end_of_chain(l.type);
     const std::uint32_t eoc_min = eoc & ~7u;
@@ -339,7 +384,7 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     const bool media_fix = codes.count("fat.fat.media") != 0 && media_ok;
     if (codes.count("fat.fat.media") && !media_ok) errors_left = true;
     const bool other = fix != BootFix::none || fsinfo_fix || copies || freed != 0 || !trims.empty() ||
-                       !sizes.empty() || !cuts.empty() || media_fix || !names.empty();
+                       !sizes.empty() || !cuts.empty() || media_fix || !names.empty() || !dots.empty();
     const std::uint32_t bit = clean_bit(l.type);
     // 1. Marked dirty before the first repair (a volume that is not already).
     bool marked = false;
@@ -454,6 +499,7 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                          sizes.size() == 1 ? "" : "s", sizes.size() == 1 ? "s" : "")});
     }
     for (const NameFix& f : names) rename_short_entry(dev, f, done);
+    for (const DotFix& f : dots) put_dot_entries(dev, f, done);
     if (freed != trimmed) {
         set_entries(dev, l, lost, 0);
         done.push_back({"fat.chain.lost",

@@ -249,17 +249,17 @@ for kind in set-name-hash set-checksum set-checksum+bitmap-free-in-use; do
   cuts orig.img "exfat $kind" /B.TXT:B.TXT /DIR/C.TXT:exsrc/DIR/C.TXT
 done
 
-# Ownership in doubt: a "." entry that names another cluster (a directory -y does not repair)
+# Ownership in doubt: a directory loop (which -y does not repair)
 # beside a lost cluster: -y leaves the lost cluster (exit 4). A cross-link beside it: the first
 # pass cuts the cross-link, the next frees the lost cluster; both files read back whole.
 mkdir -p xsrc/DIR; cp A.TXT B.TXT xsrc/; printf 'c\n' > xsrc/DIR/C.TXT
-for extra in dir-dot chain-cross-link; do
+for extra in dir-loop chain-cross-link; do
   rm -f x.img; truncate -s 64M x.img && mkfs.fat -F 32 -i 12345678 x.img > /dev/null &&
     mcopy -s -i x.img xsrc/A.TXT xsrc/B.TXT xsrc/DIR :: || fail "x.img"
   python3 "$here/../tools/fat_damage.py" x.img chain-lost > /dev/null || fail "damage: lost"
   python3 "$here/../tools/fat_damage.py" x.img $extra > /dev/null || fail "damage: $extra"
   "$FSIMG" fsck -y x.img > out 2>&1; rc=$?
-  if [ $extra = dir-dot ]; then
+  if [ $extra = dir-loop ]; then
     [ $((rc & 4)) = 4 ] && case " $(fsck_codes x.img) " in *" fat.chain.lost "*) true ;; *) false ;; esac && pass ||
       fail "$extra: -y freed the lost clusters or exit $rc: $(cat out)"
   else
@@ -311,6 +311,20 @@ sha=$(sha256sum < n.img); "$FSIMG" fsck -y n.img > /dev/null 2>&1; rc=$?
 cp orig.img peer.img; fsck.fat -a peer.img > /dev/null 2>&1
 cmp -s <(mtype -i peer.img "::A long file name.txt") A.TXT && pass || fail "names: fsck.fat -a lost the long name (expected to keep it)"
 cuts orig.img "names" "/A long file name.txt:A.TXT" /A.TXT:A.TXT
+# "." or ".." naming another cluster: -y writes the right one, byte for byte what fsck.fat -a writes;
+# cut at every write, -y again finishes.
+for kind in dir-dot dir-dotdot; do
+  rm -f x.img; truncate -s 64M x.img && mkfs.fat -F 32 -i 12345678 x.img > /dev/null &&
+    mcopy -s -i x.img xsrc/A.TXT xsrc/B.TXT xsrc/DIR :: || fail "x.img"
+  python3 "$here/../tools/fat_damage.py" x.img $kind > /dev/null || fail "damage: $kind"
+  cp x.img orig.img; cp x.img peer.img; fsck.fat -a peer.img > /dev/null 2>&1
+  "$FSIMG" fsck -p x.img > /dev/null 2>&1; rc=$?
+  [ $rc = 4 ] && cmp -s x.img orig.img && pass || fail "$kind: -p exit $rc or changed"
+  "$FSIMG" fsck -y x.img > out 2>&1; rc=$?
+  [ $rc = 1 ] && grep -q "^repaired fat.dir.${kind#dir-}: /DIR/: \".\" (cluster [0-9]*) and \"..\" (cluster 0, the root) written" out &&
+    cmp -s x.img peer.img && pass || fail "$kind: -y exit $rc or not fsck.fat -a's bytes: $(cat out)"
+  cuts orig.img "$kind" /DIR/C.TXT:xsrc/DIR/C.TXT /A.TXT:A.TXT
+done
 # A short name an earlier entry has (no long name): the second becomes FSCK0000.000, the same bytes
 # as fsck.fat -a.
 rm -f n.img; truncate -s 64M n.img && mkfs.fat -F 32 -i 12345678 n.img > /dev/null && mcopy -i n.img A.TXT B.TXT :: || fail "n.img"

@@ -65,6 +65,26 @@ struct NameFix {
     std::vector<std::uint64_t> entries;   ///< volume byte offsets: each LFN entry, then the short entry
 };
 
+/// A directory's "." and ".." entries as fsck -y leaves them
+/// (fat.dir.dot, fat.dir.dotdot): entries 0 and 1, "." naming the
+/// directory's own first cluster, ".." its parent's (0 for the root)
+/// [FATGEN "FAT Directory Structure", the dot entries]. Entries 0 ..
+/// `slots`-1 are rewritten in one write: the two dot entries first, then
+/// every other entry of that range in its order (long-name entries stay
+/// before their short entry).
+struct DotFix {
+    std::string path;          ///< the directory's path ("/DIR/")
+    std::uint64_t offset = 0;  ///< volume byte offset of its entry 0
+    std::uint32_t slots = 2;   ///< entries rewritten: up to the later dot entry
+    std::uint32_t dot = 0;     ///< entry index of "." as found
+    std::uint32_t dotdot = 1;  ///< entry index of ".." as found
+    std::uint32_t dot_cluster = 0;
+    std::uint32_t dotdot_cluster = 0;
+    bool moved = false;     ///< a dot entry is not where it belongs
+    bool dot_wrong = false;     ///< "." misplaced or naming another cluster (fat.dir.dot)
+    bool dotdot_wrong = false;  ///< ".." misplaced or naming another cluster (fat.dir.dotdot)
+};
+
 struct CheckOptions {
     /// Called with each path the walk visits ("/DCIM/", "/DCIM/A.JPG"), for -v.
     std::function<void(std::string_view path)> on_walk;
@@ -91,6 +111,10 @@ struct CheckOptions {
     /// entry's long name, if any, is its own), with the name that replaces
     /// it, in walk order. For fsck -y.
     std::vector<NameFix>* names = nullptr;
+    /// When set, receives every directory whose "." or ".." is misplaced or
+    /// names the wrong cluster, when each is there once and the entries up
+    /// to the later one lie in one run of clusters. For fsck -y.
+    std::vector<DotFix>* dots = nullptr;
 };
 
 /// What the check counted (check/summary.hpp; type "FAT12", "FAT16" or "FAT32").
