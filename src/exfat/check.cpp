@@ -76,6 +76,7 @@ Claim claim(Context& c, const std::string& owner, std::uint32_t first, std::uint
     const bool quiet = c.resolving;
     auto report = [&](std::string_view code, std::uint32_t cl, std::string msg) {
         r.broken = true;
+        r.code = code;
         if (!quiet) c.out.add(code, at_cluster(c, cl, owner), std::move(msg));
     };
     const std::uint64_t need = core::div_ceil(length, std::uint64_t{v.cluster_bytes()});

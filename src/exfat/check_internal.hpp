@@ -69,7 +69,8 @@ std::string first_list(const std::vector<std::uint32_t>& v, std::uint64_t total)
 struct Claim {
     std::vector<ClusterRun> runs;  ///< clusters the owner holds, in order
     std::uint64_t clusters = 0;
-    bool broken = false;  ///< a problem was reported; size checks are skipped
+    bool broken = false;    ///< a problem was reported; size checks are skipped
+    std::string_view code;  ///< the code of that problem (exfat.chain.loop ...), empty without one
 };
 /// Claims `length` bytes from `first` (a NoFatChain run, or the FAT chain
 /// followed to its end) for `owner`: reports loops, out-of-range links, bad

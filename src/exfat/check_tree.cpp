@@ -277,6 +277,40 @@ private:
         }
     }
 
+    /// CheckOptions::chain_fixes: where the chain of `r` ends after fsck -y,
+    /// or the DataLength it gets.
+    void note_chain_fix(const SubDir& d, const FileRecord& r, const std::string& p, const Claim& cl) {
+        if (!r.checksum_ok() || r.no_fat_chain() || cl.runs.empty()) return;
+        ChainFix f;
+        f.path = p;
+        f.code = cl.code;
+        const ClusterRun& tail = cl.runs.back();
+        if (cl.code == "exfat.chain.out-of-range" || cl.code == "exfat.chain.bad-cluster" ||
+            cl.code == "exfat.chain.loop") {
+            f.end_at = tail.first + tail.count - 1;  // the cluster whose link is wrong
+        } else if (cl.code == "exfat.chain.too-long") {
+            std::uint64_t need = core::div_ceil(r.data_length, std::uint64_t{v_.cluster_bytes()});
+            if (need == 0) return;  // an empty file with clusters: its FirstCluster would change
+            for (const ClusterRun& run : cl.runs) {
+                if (need <= run.count) {
+                    f.end_at = run.first + static_cast<std::uint32_t>(need - 1);
+                    break;
+                }
+                need -= run.count;
+            }
+        } else if (cl.code == "exfat.chain.too-short") {
+            f.length = cl.clusters * v_.cluster_bytes();
+            for (std::uint32_t i = r.index; i < r.index + r.entries; ++i) {
+                const auto at = entry_at(d, i, p).byte_offset;
+                if (!at) return;
+                f.entries.push_back(*at);
+            }
+        } else {
+            return;
+        }
+        c_.options.chain_fixes->push_back(std::move(f));
+    }
+
     /// The set's consistent SetChecksum and NameHash, for fsck's repair (CheckOptions::set_fixes).
     void note_set_fix(const SubDir& d, const FileRecord& r, const std::string& p,
                       std::span<const std::byte> dir) {
@@ -415,6 +449,7 @@ private:
             // the directory is not walked again.
             const bool again = dir && r.first_cluster != 0 && !walked_.enter(r.first_cluster, p);
             Claim cl = claim(c_, p, r.first_cluster, r.data_length, r.no_fat_chain());
+            if (c_.options.chain_fixes && !quiet_ && !cl.code.empty()) note_chain_fix(d, r, p, cl);
             if (c_.options.bitmap_fixes && !r.checksum_ok()) {
                 if (c_.doubtful.size() != c_.owned.size())
                     c_.doubtful = check::ClusterBitmap(c_.owned.size());

@@ -126,11 +126,24 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     }
     std::vector<BitmapFix> fixes;
     std::vector<SetFix> set_fixes;
-    if ((want_set || want_clear || want_sets) && !fatal) {
+    // Chains that break or do not fit their DataLength (-y): ended, or the
+    // DataLength cut, as fsck.fat does on FAT (chain_fixes below). Not on a
+    // TexFAT volume (two FATs), nor while a cross-link leaves it open whose
+    // clusters a chain's length counts; breaks are ended regardless.
+    constexpr std::array<std::string_view, 5> kChainCodes = {"exfat.chain.out-of-range",
+                                                             "exfat.chain.bad-cluster", "exfat.chain.loop",
+                                                             "exfat.chain.too-long", "exfat.chain.too-short"};
+    const bool want_chains = std::any_of(kChainCodes.begin(), kChainCodes.end(),
+                                         [&](std::string_view c) { return codes.count(c) != 0; });
+    const bool texfat = static_cast<std::uint8_t>(s[off::NumberOfFats]) != 1;
+    const bool cross = found.has("exfat.chain.cross-link");
+    std::vector<ChainFix> chain_fixes;
+    if ((want_set || want_clear || want_sets || (want_chains && summary.complete && !texfat)) && !fatal) {
         check::Findings scratch;
         CheckOptions o;
         if (want_set || want_clear) o.bitmap_fixes = &fixes;
         if (want_sets) o.set_fixes = &set_fixes;
+        if (want_chains && summary.complete && !texfat) o.chain_fixes = &chain_fixes;
         (void)check_volume(dev, scratch, o);
     }
     std::uint64_t set_bits = 0, cleared_bits = 0;
@@ -152,7 +165,22 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
         if (!keep_set_fixes(set_fixes, found, options.level, upcase_doubt)) errors_left = true;
     }
     const bool bitmap_changes = !fixes.empty();
-    const bool sets_change = !set_fixes.empty();
+    std::erase_if(chain_fixes, [&](const ChainFix& f) {
+        return !codes.count(f.code) ||
+               (cross && (f.code == "exfat.chain.too-long" || f.code == "exfat.chain.too-short"));
+    });
+    if (want_chains) {
+        const auto wanted =
+            std::count_if(found.all().begin(), found.all().end(), [&](const check::Finding& f) {
+                return std::find(kChainCodes.begin(), kChainCodes.end(), f.code) != kChainCodes.end();
+            });
+        // A cut leaves lost clusters behind, for the next pass.
+        if (static_cast<std::size_t>(wanted) > chain_fixes.size() ||
+            std::any_of(chain_fixes.begin(), chain_fixes.end(),
+                        [](const ChainFix& f) { return f.end_at != 0; }))
+            errors_left = true;
+    }
+    const bool sets_change = !set_fixes.empty() || !chain_fixes.empty();
     const bool percent = codes.count("exfat.boot.percent_in_use") ||
                          codes.count("exfat.bitmap.percent-in-use") || bitmap_changes;
     std::uint16_t flags = core::load_le16(s, off::VolumeFlags);
@@ -210,6 +238,43 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
             done.push_back({"exfat.set.checksum", fmt::format("{}: SetChecksum set to {:04X}, what the set's "
                                                               "entries sum to",
                                                               core::escape_name(f.path), f.set_checksum)});
+    }
+    // The chains: an end-of-chain mark, or a DataLength (ValidDataLength no
+    // larger) with the SetChecksum that covers it, the Stream Extension and
+    // File entries in one write when they are adjacent (they nearly always
+    // are), the stream first otherwise.
+    const std::uint64_t fat_at = std::uint64_t(core::load_le32(s, off::FatOffset))
+                                 << static_cast<unsigned>(s[off::BytesPerSectorShift]);
+    for (const ChainFix& f : chain_fixes) {
+        if (f.end_at != 0) {
+            std::array<std::byte, 4> b{};
+            core::store_le32(b, 0, kFatEndOfChain);
+            dev.write_at(fat_at + std::uint64_t(f.end_at) * 4, b);
+            done.push_back({std::string(f.code),
+                            fmt::format("{}: the chain ended at cluster {} ({}); the clusters after it are "
+                                        "freed by the next pass",
+                                        core::escape_name(f.path), f.end_at,
+                                        f.code == "exfat.chain.too-long" ? "the last its DataLength needs"
+                                                                         : "where its link was wrong")});
+        }
+        if (!f.length || f.entries.size() < 2) continue;
+        std::vector<std::byte> set(f.entries.size() * kDirEntrySize);
+        for (std::size_t i = 0; i < f.entries.size(); ++i)
+            dev.read_at(f.entries[i], std::span(set).subspan(i * kDirEntrySize, kDirEntrySize));
+        const std::uint64_t old = core::load_le64(set, kDirEntrySize + stream_off::DataLength);
+        const std::uint64_t valid = core::load_le64(set, kDirEntrySize + stream_off::ValidDataLength);
+        core::store_le64(set, kDirEntrySize + stream_off::DataLength, *f.length);
+        core::store_le64(set, kDirEntrySize + stream_off::ValidDataLength, std::min(valid, *f.length));
+        core::store_le16(set, file_off::SetChecksum, entry_set_checksum(set));
+        if (f.entries[1] == f.entries[0] + kDirEntrySize) {
+            dev.write_at(f.entries[0], std::span(set).first(2 * kDirEntrySize));
+        } else {
+            dev.write_at(f.entries[1], std::span(set).subspan(kDirEntrySize, kDirEntrySize));
+            dev.write_at(f.entries[0], std::span(set).first(kDirEntrySize));
+        }
+        done.push_back(
+            {std::string(f.code), fmt::format("{}: DataLength cut from {} to {} bytes, what its chain holds",
+                                              core::escape_name(f.path), old, *f.length)});
     }
     const std::uint64_t marked_now = summary.marked_clusters + set_bits - cleared_bits;
     if (percent && summary.cluster_count > 0) {

@@ -21,6 +21,7 @@
 # marked in use is cleared by -y; check-image passes after. Entry sets: a wrong NameHash (-p, as
 # fsck.exfat -y) and a wrong SetChecksum (-y; kept, where fsck.exfat deletes the file) recomputed.
 # Invalid short names (-y): FSCKnnnn.nnn as fsck.fat, or an alias made from the long name.
+# exFAT chains that break or do not fit DataLength (-y): ended, or DataLength cut.
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
 cd "$WORK"
@@ -246,6 +247,34 @@ for kind in set-name-hash set-checksum set-checksum+bitmap-free-in-use; do
   [ $rc = 0 ] && [ "$(sha256sum < e.img)" = "$sha" ] && pass || fail "$kind: second -y: exit $rc or changed"
   if [ $kind = set-checksum ]; then check e.img -j 2; fi
   "$FSIMG" undo e.undo e.img > /dev/null && cmp -s e.img orig.img && pass || fail "$kind: undo"
+  cuts orig.img "exfat $kind" /B.TXT:B.TXT /DIR/C.TXT:exsrc/DIR/C.TXT
+done
+
+# exFAT chains (-y; -p leaves them): a last link that loops, leaves the heap or is the bad mark is
+# made the end of chain (A.TXT reads back whole; fsck.exfat -y cuts it to 8192 or 4096 bytes); a
+# DataLength larger than the chain is cut to it (the same bytes as fsck.exfat -y); a chain longer
+# than DataLength is ended after the clusters it needs and the rest freed by the next pass.
+for kind in chain-loop chain-out-of-range chain-bad-cluster chain-too-short chain-too-long; do
+  rm -f e.img
+  "$FSIMG" mkfs -q -t exfat -L TESTLBL --volume-id 1234ABCD -s 8M -c 4K --from exsrc e.img || fail "mkfs exfat"
+  python3 "$here/../tools/exfat_damage.py" e.img $kind > /dev/null || fail "exfat $kind: damage"
+  cp e.img orig.img; cp e.img peer.img; fsck.exfat -y peer.img > /dev/null 2>&1
+  "$FSIMG" fsck -p e.img > /dev/null 2>&1; rc=$?
+  [ $rc = 4 ] && cmp -s e.img orig.img && pass || fail "exfat $kind: -p exit $rc or changed"
+  "$FSIMG" fsck -y e.img > out 2>&1; rc=$?
+  [ $rc = 1 ] && grep -q "^repaired exfat.${kind/-/.}: /A.TXT: " out && [ -z "$(fsck_codes e.img)" ] && pass ||
+    fail "exfat $kind: -y exit $rc, left $(fsck_codes e.img): $(cat out)"
+  fsck.exfat -n e.img > ref.out 2>&1 && pass || fail "exfat $kind: fsck.exfat -n: $(cat ref.out)"
+  case $kind in
+    chain-too-short) want=8192; cmp -s e.img peer.img && pass || fail "exfat $kind: not fsck.exfat -y's bytes" ;;
+    chain-too-long) want=1 ;;
+    *) want=5000 ;;
+  esac
+  n=$((want < 5000 ? want : 5000))  # past A.TXT's 5,000 bytes: what its last cluster holds
+  "$FSIMG" cat e.img /A.TXT > a.out && [ "$(wc -c < a.out)" = $want ] && cmp -s -n $n a.out A.TXT && pass ||
+    fail "exfat $kind: /A.TXT is $(wc -c < a.out) bytes, or its first $n are not A.TXT's"
+  sha=$(sha256sum < e.img); "$FSIMG" fsck -y e.img > /dev/null 2>&1; rc=$?
+  [ $rc = 0 ] && [ "$(sha256sum < e.img)" = "$sha" ] && pass || fail "exfat $kind: second -y: exit $rc or changed"
   cuts orig.img "exfat $kind" /B.TXT:B.TXT /DIR/C.TXT:exsrc/DIR/C.TXT
 done
 

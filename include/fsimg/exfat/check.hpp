@@ -64,6 +64,20 @@ struct SetFix {
         false;  ///< the stored SetChecksum matched the set as found (only NameHash wrong)
 };
 
+/// What fsck -y writes for a file or directory whose FAT chain breaks or
+/// does not fit its DataLength (exfat.chain.out-of-range, bad-cluster, loop:
+/// the chain ended at its last cluster; too-long: ended after the clusters
+/// DataLength needs; too-short: DataLength cut to what the chain holds).
+/// Clusters the cut leaves behind are lost clusters, cleared in the
+/// allocation bitmap by the next pass (exfat.bitmap.lost).
+struct ChainFix {
+    std::string path;                     ///< the file's path, as findings name it
+    std::string_view code;                ///< the finding it answers
+    std::uint32_t end_at = 0;             ///< cluster whose FAT entry becomes 0xFFFFFFFF (0: none)
+    std::optional<std::uint64_t> length;  ///< the DataLength to store (ValidDataLength no larger)
+    std::vector<std::uint64_t> entries;   ///< volume byte offsets of every entry of the set
+};
+
 struct CheckOptions {
     /// Called with each path the walk visits ("/DCIM/", "/DCIM/A.JPG"), for -v.
     std::function<void(std::string_view path)> on_walk;
@@ -77,6 +91,9 @@ struct CheckOptions {
     /// When set, receives every entry set whose SetChecksum or NameHash is
     /// wrong, in walk order. For fsck -p/-y (exfat/repair.hpp).
     std::vector<SetFix>* set_fixes = nullptr;
+    /// When set, receives every chain that breaks or does not fit its
+    /// DataLength, of a set whose SetChecksum is right. For fsck -y.
+    std::vector<ChainFix>* chain_fixes = nullptr;
 };
 
 /// What the check counted (check/summary.hpp; type "exFAT").
