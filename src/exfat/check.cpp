@@ -40,10 +40,12 @@ namespace {
 void mark_owned(Context& c, const std::string& owner, Claim& r) {
     if (!c.ownership) return;
     bool crossed = false;
+    std::uint64_t before = 0;  // clusters of the owner before this run
     for (const auto& run : r.runs) {
         // The common case, a run nobody owns yet: 64 clusters per step.
         if (!c.resolving && !c.owned.any(run.first, run.count)) {
             c.owned.set(run.first, run.count);
+            before += run.count;
             continue;
         }
         for (std::uint32_t i = 0; i < run.count; ++i) {
@@ -57,6 +59,8 @@ void mark_owned(Context& c, const std::string& owner, Claim& r) {
                 if (!crossed) {
                     crossed = true;
                     r.broken = true;
+                    if (r.code.empty()) r.code = "exfat.chain.cross-link";
+                    r.shared_at = before + i;
                     ++c.cross_link_count;
                     if (c.cross_links.size() < kMaxCrossLinks) c.cross_links.push_back({cl, owner, {}});
                 }
@@ -64,6 +68,7 @@ void mark_owned(Context& c, const std::string& owner, Claim& r) {
             }
             c.owned.set(cl);
         }
+        before += run.count;
     }
 }
 

@@ -71,6 +71,9 @@ struct Claim {
     std::uint64_t clusters = 0;
     bool broken = false;    ///< a problem was reported; size checks are skipped
     std::string_view code;  ///< the code of that problem (exfat.chain.loop ...), empty without one
+    /// With a cross-link: how many of the owner's clusters come before the
+    /// first one another owner claimed first.
+    std::uint64_t shared_at = 0;
 };
 /// Claims `length` bytes from `first` (a NoFatChain run, or the FAT chain
 /// followed to its end) for `owner`: reports loops, out-of-range links, bad

@@ -288,6 +288,16 @@ private:
         if (cl.code == "exfat.chain.out-of-range" || cl.code == "exfat.chain.bad-cluster" ||
             cl.code == "exfat.chain.loop") {
             f.end_at = tail.first + tail.count - 1;  // the cluster whose link is wrong
+        } else if (cl.code == "exfat.chain.cross-link") {
+            if (cl.shared_at == 0) return;  // its first cluster is shared: it would keep nothing
+            std::uint64_t keep = cl.shared_at;
+            for (const ClusterRun& run : cl.runs) {
+                if (keep <= run.count) {
+                    f.end_at = run.first + static_cast<std::uint32_t>(keep - 1);
+                    break;
+                }
+                keep -= run.count;
+            }
         } else if (cl.code == "exfat.chain.too-long") {
             std::uint64_t need = core::div_ceil(r.data_length, std::uint64_t{v_.cluster_bytes()});
             if (need == 0) return;  // an empty file with clusters: its FirstCluster would change

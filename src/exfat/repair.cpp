@@ -130,9 +130,9 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     // DataLength cut, as fsck.fat does on FAT (chain_fixes below). Not on a
     // TexFAT volume (two FATs), nor while a cross-link leaves it open whose
     // clusters a chain's length counts; breaks are ended regardless.
-    constexpr std::array<std::string_view, 5> kChainCodes = {"exfat.chain.out-of-range",
-                                                             "exfat.chain.bad-cluster", "exfat.chain.loop",
-                                                             "exfat.chain.too-long", "exfat.chain.too-short"};
+    constexpr std::array<std::string_view, 6> kChainCodes = {
+        "exfat.chain.out-of-range", "exfat.chain.bad-cluster", "exfat.chain.loop",
+        "exfat.chain.too-long",     "exfat.chain.too-short",   "exfat.chain.cross-link"};
     const bool want_chains = std::any_of(kChainCodes.begin(), kChainCodes.end(),
                                          [&](std::string_view c) { return codes.count(c) != 0; });
     const bool texfat = static_cast<std::uint8_t>(s[off::NumberOfFats]) != 1;
@@ -250,12 +250,15 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
             std::array<std::byte, 4> b{};
             core::store_le32(b, 0, kFatEndOfChain);
             dev.write_at(fat_at + std::uint64_t(f.end_at) * 4, b);
-            done.push_back({std::string(f.code),
-                            fmt::format("{}: the chain ended at cluster {} ({}); the clusters after it are "
-                                        "freed by the next pass",
-                                        core::escape_name(f.path), f.end_at,
-                                        f.code == "exfat.chain.too-long" ? "the last its DataLength needs"
-                                                                         : "where its link was wrong")});
+            done.push_back(
+                {std::string(f.code),
+                 fmt::format("{}: the chain ended at cluster {} ({}); the clusters after it are "
+                             "freed by the next pass",
+                             core::escape_name(f.path), f.end_at,
+                             f.code == "exfat.chain.too-long"     ? "the last its DataLength needs"
+                             : f.code == "exfat.chain.cross-link" ? "before the clusters it shares with "
+                                                                    "a file or directory walked first"
+                                                                  : "where its link was wrong")});
         }
         if (!f.length || f.entries.size() < 2) continue;
         std::vector<std::byte> set(f.entries.size() * kDirEntrySize);

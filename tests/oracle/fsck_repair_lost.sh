@@ -253,8 +253,9 @@ done
 # exFAT chains (-y; -p leaves them): a last link that loops, leaves the heap or is the bad mark is
 # made the end of chain (A.TXT reads back whole; fsck.exfat -y cuts it to 8192 or 4096 bytes); a
 # DataLength larger than the chain is cut to it (the same bytes as fsck.exfat -y); a chain longer
-# than DataLength is ended after the clusters it needs and the rest freed by the next pass.
-for kind in chain-loop chain-out-of-range chain-bad-cluster chain-too-short chain-too-long; do
+# than DataLength is ended after the clusters it needs and the rest freed by the next pass; B.TXT's
+# last link into A.TXT's first cluster (a cross-link): B.TXT ends before it, both read back whole.
+for kind in chain-loop chain-out-of-range chain-bad-cluster chain-too-short chain-too-long chain-cross-link; do
   rm -f e.img
   "$FSIMG" mkfs -q -t exfat -L TESTLBL --volume-id 1234ABCD -s 8M -c 4K --from exsrc e.img || fail "mkfs exfat"
   python3 "$here/../tools/exfat_damage.py" e.img $kind > /dev/null || fail "exfat $kind: damage"
@@ -262,12 +263,14 @@ for kind in chain-loop chain-out-of-range chain-bad-cluster chain-too-short chai
   "$FSIMG" fsck -p e.img > /dev/null 2>&1; rc=$?
   [ $rc = 4 ] && cmp -s e.img orig.img && pass || fail "exfat $kind: -p exit $rc or changed"
   "$FSIMG" fsck -y e.img > out 2>&1; rc=$?
-  [ $rc = 1 ] && grep -q "^repaired exfat.${kind/-/.}: /A.TXT: " out && [ -z "$(fsck_codes e.img)" ] && pass ||
+  who=/A.TXT; [ $kind = chain-cross-link ] && who=/B.TXT
+  [ $rc = 1 ] && grep -q "^repaired exfat.${kind/-/.}: $who: " out && [ -z "$(fsck_codes e.img)" ] && pass ||
     fail "exfat $kind: -y exit $rc, left $(fsck_codes e.img): $(cat out)"
   fsck.exfat -n e.img > ref.out 2>&1 && pass || fail "exfat $kind: fsck.exfat -n: $(cat ref.out)"
   case $kind in
     chain-too-short) want=8192; cmp -s e.img peer.img && pass || fail "exfat $kind: not fsck.exfat -y's bytes" ;;
     chain-too-long) want=1 ;;
+    chain-cross-link) want=5000; "$FSIMG" cat e.img /B.TXT | cmp -s - B.TXT && pass || fail "exfat $kind: /B.TXT differs" ;;
     *) want=5000 ;;
   esac
   n=$((want < 5000 ? want : 5000))  # past A.TXT's 5,000 bytes: what its last cluster holds
