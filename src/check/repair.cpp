@@ -47,29 +47,15 @@ constexpr std::array<std::string_view, 31> kPreen = {
 
 /// What -y repairs besides: the repairs that give up something (lost
 /// clusters freed: what they held is not kept).
-constexpr std::array<std::string_view, 23> kAll = {
-    "exfat.bitmap.lost",
-    "exfat.chain.bad-cluster",
-    "exfat.chain.cross-link",
-    "exfat.chain.loop",
-    "exfat.chain.out-of-range",
-    "exfat.chain.too-long",
-    "exfat.chain.too-short",
-    "exfat.set.checksum",
-    "fat.chain.bad-cluster",
-    "fat.chain.cross-link",
-    "fat.chain.free-link",
-    "fat.chain.lost",
-    "fat.chain.loop",
-    "fat.chain.out-of-range",
-    "fat.chain.too-long",
-    "fat.chain.too-short",
-    "fat.fat.copies-differ",
-    "fat.file.start-free",
-    "fat.file.start-out-of-range",
-    "fat.name.duplicate",
-    "fat.name.invalid-short",
-    "fat.dir.dot",
+constexpr std::array<std::string_view, 25> kAll = {
+    "exfat.bitmap.lost",        "exfat.name.duplicate",   "exfat.name.invalid",
+    "exfat.chain.bad-cluster",  "exfat.chain.cross-link", "exfat.chain.loop",
+    "exfat.chain.out-of-range", "exfat.chain.too-long",   "exfat.chain.too-short",
+    "exfat.set.checksum",       "fat.chain.bad-cluster",  "fat.chain.cross-link",
+    "fat.chain.free-link",      "fat.chain.lost",         "fat.chain.loop",
+    "fat.chain.out-of-range",   "fat.chain.too-long",     "fat.chain.too-short",
+    "fat.fat.copies-differ",    "fat.file.start-free",    "fat.file.start-out-of-range",
+    "fat.name.duplicate",       "fat.name.invalid-short", "fat.dir.dot",
     "fat.dir.dotdot",
 };
 

@@ -4,12 +4,14 @@
 // allocation claimed for its owner (check.cpp `claim`).
 #include <algorithm>
 #include <array>
+#include <set>
 
 #include "check_internal.hpp"
 #include "fsimg/core/bytes.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/text.hpp"
 #include "fsimg/core/units.hpp"
+#include "fsimg/core/utf.hpp"
 #include "fsimg/core/walk.hpp"
 #include "fsimg/core/windows_names.hpp"
 #include "fsimg/exfat/cost.hpp"
@@ -321,6 +323,63 @@ private:
         c_.options.chain_fixes->push_back(std::move(f));
     }
 
+    /// CheckOptions::renames for one directory: the records whose name is
+    /// invalid (name_problem) or a duplicate (`dup`), with a new name that is
+    /// unique after up-casing and fits the set's File Name entries.
+    void note_renames(const SubDir& d, const ParsedDirectory& pd, const std::vector<bool>& dup,
+                      std::span<const std::byte> dir) {
+        const std::span<const char16_t> table = v_.upcase_table();
+        std::set<std::u16string> taken;
+        for (const FileRecord& r : pd.files) taken.insert(upcase_name(r.name16, table));
+        for (std::size_t k = 0; k < pd.files.size(); ++k) {
+            const FileRecord& r = pd.files[k];
+            const bool invalid = !name_problem(r.name16).empty();
+            if ((!invalid && !dup[k]) || !r.checksum_ok() || r.name16.empty()) continue;
+            std::u16string base = r.name16;
+            if (base == u"." || base == u"..") base.assign(base.size(), u'_');
+            for (char16_t& ch : base)
+                if (ch < kForbiddenUnits.size() && kForbiddenUnits[ch]) ch = u'_';
+            const std::size_t entries = core::div_ceil(r.name16.size(), kNameUnitsPerEntry);
+            const std::size_t dot = base.rfind(u'.');
+            const std::size_t at = dot == std::u16string::npos || dot == 0 ? base.size() : dot;
+            std::u16string name;
+            for (unsigned n = invalid ? 0 : 1; n < 1000 && name.empty(); ++n) {
+                std::u16string c = base;
+                if (n != 0) c.insert(at, u"~" + core::utf8_to_utf16(std::to_string(n)));
+                if (core::div_ceil(c.size(), kNameUnitsPerEntry) != entries || !name_problem(c).empty())
+                    break;
+                if (!taken.count(upcase_name(c, table))) name = std::move(c);
+            }
+            const std::uint64_t from = std::uint64_t(r.index) * kDirEntrySize,
+                                n = std::uint64_t(r.entries) * kDirEntrySize;
+            if (name.empty() || from + n > dir.size() || r.entries < 2 + entries) continue;
+            RenameFix f;
+            f.path = d.path + (r.name.empty() ? std::string("<empty name>") : r.name);
+            f.new_name = core::utf16_to_utf8_lossy(name);
+            f.duplicate = !invalid;
+            f.set.assign(dir.begin() + std::ptrdiff_t(from), dir.begin() + std::ptrdiff_t(from + n));
+            for (std::size_t e = 0; e < entries; ++e) {
+                for (std::size_t u = 0; u < kNameUnitsPerEntry; ++u) {
+                    const std::size_t i = e * kNameUnitsPerEntry + u;
+                    core::store_le16(f.set, (2 + e) * kDirEntrySize + name_off::FileName + 2 * u,
+                                     i < name.size() ? static_cast<std::uint16_t>(name[i]) : 0);
+                }
+            }
+            f.set[kDirEntrySize + stream_off::NameLength] = static_cast<std::byte>(name.size());
+            core::store_le16(f.set, kDirEntrySize + stream_off::NameHash, exfat::name_hash(name, table));
+            core::store_le16(f.set, file_off::SetChecksum, entry_set_checksum(f.set));
+            bool whole = true;
+            for (std::uint32_t i = r.index; i < r.index + r.entries && whole; ++i) {
+                const auto off = entry_at(d, i, f.path).byte_offset;
+                if (off) f.entries.push_back(*off);
+                whole = off.has_value();
+            }
+            if (!whole) continue;
+            taken.insert(upcase_name(name, table));
+            c_.options.renames->push_back(std::move(f));
+        }
+    }
+
     /// The set's consistent SetChecksum and NameHash, for fsck's repair (CheckOptions::set_fixes).
     void note_set_fix(const SubDir& d, const FileRecord& r, const std::string& p,
                       std::span<const std::byte> dir) {
@@ -390,6 +449,7 @@ private:
         std::vector<SubDir> subdirs;
         const std::vector<bool> dup =
             quiet_ ? std::vector<bool>() : duplicate_names(pd.files, v_.upcase_table());
+        if (c_.options.renames && !quiet_) note_renames(d, pd, dup, bytes);
         std::string p;  // each file's path, in one buffer: no allocation per file
         // Timestamps out of range: a writer's habit, one finding per directory.
         std::uint64_t bad_times = 0;

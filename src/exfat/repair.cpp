@@ -138,12 +138,19 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     const bool texfat = static_cast<std::uint8_t>(s[off::NumberOfFats]) != 1;
     const bool cross = found.has("exfat.chain.cross-link");
     std::vector<ChainFix> chain_fixes;
-    if ((want_set || want_clear || want_sets || (want_chains && summary.complete && !texfat)) && !fatal) {
+    // Names that are invalid or repeat an earlier one of the directory (-y).
+    const bool want_renames =
+        (codes.count("exfat.name.invalid") || codes.count("exfat.name.duplicate")) && !upcase_doubt;
+    std::vector<RenameFix> renames;
+    if ((want_set || want_clear || want_sets || want_renames ||
+         (want_chains && summary.complete && !texfat)) &&
+        !fatal) {
         check::Findings scratch;
         CheckOptions o;
         if (want_set || want_clear) o.bitmap_fixes = &fixes;
         if (want_sets) o.set_fixes = &set_fixes;
         if (want_chains && summary.complete && !texfat) o.chain_fixes = &chain_fixes;
+        if (want_renames) o.renames = &renames;
         (void)check_volume(dev, scratch, o);
     }
     std::uint64_t set_bits = 0, cleared_bits = 0;
@@ -180,7 +187,17 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                         [](const ChainFix& f) { return f.end_at != 0; }))
             errors_left = true;
     }
-    const bool sets_change = !set_fixes.empty() || !chain_fixes.empty();
+    // A set another repair of this pass writes is renamed in the next one
+    // (the rename writes the whole set as the check read it).
+    std::erase_if(renames, [&](const RenameFix& f) {
+        return std::any_of(set_fixes.begin(), set_fixes.end(),
+                           [&](const SetFix& s) { return s.path == f.path; }) ||
+               std::any_of(chain_fixes.begin(), chain_fixes.end(),
+                           [&](const ChainFix& c) { return c.path == f.path && c.length; }) ||
+               !codes.count(f.duplicate ? "exfat.name.duplicate" : "exfat.name.invalid");
+    });
+    if (check::names_left(found, renames, "exfat.name.invalid", "exfat.name.duplicate")) errors_left = true;
+    const bool sets_change = !set_fixes.empty() || !chain_fixes.empty() || !renames.empty();
     const bool percent = codes.count("exfat.boot.percent_in_use") ||
                          codes.count("exfat.bitmap.percent-in-use") || bitmap_changes;
     std::uint16_t flags = core::load_le16(s, off::VolumeFlags);
@@ -278,6 +295,27 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
         done.push_back(
             {std::string(f.code), fmt::format("{}: DataLength cut from {} to {} bytes, what its chain holds",
                                               core::escape_name(f.path), old, *f.length)});
+    }
+    // Renames: each run of adjacent entries in one write (the whole set, in
+    // nearly every case), the run holding the File entry and its SetChecksum last.
+    for (const RenameFix& f : renames) {
+        std::vector<std::pair<std::size_t, std::size_t>> pieces;  // [first, last] entry indexes
+        for (std::size_t i = 0; i < f.entries.size(); ++i) {
+            if (i != 0 && f.entries[i] == f.entries[i - 1] + kDirEntrySize) {
+                pieces.back().second = i;
+            } else {
+                pieces.emplace_back(i, i);
+            }
+        }
+        for (auto it = pieces.rbegin(); it != pieces.rend(); ++it)
+            dev.write_at(f.entries[it->first],
+                         std::span(f.set).subspan(it->first * kDirEntrySize,
+                                                  (it->second - it->first + 1) * kDirEntrySize));
+        done.push_back(
+            {f.duplicate ? "exfat.name.duplicate" : "exfat.name.invalid",
+             fmt::format("{}: renamed \"{}\"{}", core::escape_name(f.path), core::escape_name(f.new_name),
+                         f.duplicate ? " (an earlier entry of the directory has its name)"
+                                     : " (each unit names may not hold made '_')")});
     }
     const std::uint64_t marked_now = summary.marked_clusters + set_bits - cleared_bits;
     if (percent && summary.cluster_count > 0) {

@@ -181,7 +181,9 @@ void put_dot_entries(io::BlockDevice& dev, const DotFix& f, std::vector<check::R
                               f.dot, f.dotdot)
                 : std::string("written with their right clusters, as fsck.fat does"));
     if (f.dot_wrong) done.push_back({"fat.dir.dot", what});
-    if (f.dotdot_wrong) done.push_back({"fat.dir.dotdot", f.dot_wrong ? std::string("put in entry 1 with \".\" (above)") : what});
+    if (f.dotdot_wrong)
+        done.push_back(
+            {"fat.dir.dotdot", f.dot_wrong ? std::string("put in entry 1 with \".\" (above)") : what});
 }
 
 /// Which boot sector stands after the repair, decided before the first write.
@@ -324,14 +326,8 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
             (void)check_volume(dev, scratch, o);
         }
         std::erase_if(names, [&](const NameFix& f) { return f.duplicate ? !want_duplicate : !want_invalid; });
-        for (const std::string_view code : {"fat.name.invalid-short", "fat.name.duplicate"}) {
-            const bool dup = code == "fat.name.duplicate";
-            const auto wanted = std::count_if(found.all().begin(), found.all().end(),
-                                              [&](const check::Finding& f) { return f.code == code; });
-            const auto fixed = std::count_if(names.begin(), names.end(),
-                                             [&](const NameFix& f) { return f.duplicate == dup; });
-            if (fixed < wanted) errors_left = true;
-        }
+        if (check::names_left(found, names, "fat.name.invalid-short", "fat.name.duplicate"))
+            errors_left = true;
     }
     // -y: "." and ".." put in entries 0 and 1 with the right clusters (dots below).
     std::vector<DotFix> dots;

@@ -21,7 +21,8 @@
 # marked in use is cleared by -y; check-image passes after. Entry sets: a wrong NameHash (-p, as
 # fsck.exfat -y) and a wrong SetChecksum (-y; kept, where fsck.exfat deletes the file) recomputed.
 # Invalid short names (-y): FSCKnnnn.nnn as fsck.fat, or an alias made from the long name.
-# exFAT chains that break or do not fit DataLength (-y): ended, or DataLength cut.
+# exFAT chains that break or do not fit DataLength (-y): ended, or DataLength cut. exFAT names
+# that are invalid or repeat another: renamed (-y).
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
 cd "$WORK"
@@ -279,6 +280,27 @@ for kind in chain-loop chain-out-of-range chain-bad-cluster chain-too-short chai
   sha=$(sha256sum < e.img); "$FSIMG" fsck -y e.img > /dev/null 2>&1; rc=$?
   [ $rc = 0 ] && [ "$(sha256sum < e.img)" = "$sha" ] && pass || fail "exfat $kind: second -y: exit $rc or changed"
   cuts orig.img "exfat $kind" /B.TXT:B.TXT /DIR/C.TXT:exsrc/DIR/C.TXT
+done
+
+# exFAT names (-y; -p leaves them): A:TXT becomes A_TXT (each unit names may not hold made '_'), a
+# second a.txt beside A.TXT becomes a~1.txt; the content stays, fsck.exfat -n clean (fsck.exfat
+# 1.2.0 reports neither).
+for kind in name-invalid name-duplicate; do
+  rm -f e.img
+  "$FSIMG" mkfs -q -t exfat -L TESTLBL --volume-id 1234ABCD -s 8M -c 4K --from exsrc e.img || fail "mkfs exfat"
+  python3 "$here/../tools/exfat_damage.py" e.img $kind > /dev/null || fail "exfat $kind: damage"
+  cp e.img orig.img
+  "$FSIMG" fsck -p e.img > /dev/null 2>&1; rc=$?
+  [ $rc = 4 ] && cmp -s e.img orig.img && pass || fail "exfat $kind: -p exit $rc or changed"
+  "$FSIMG" fsck -y e.img > out 2>&1; rc=$?
+  if [ $kind = name-invalid ]; then new=/A_TXT; host=A.TXT; else new=/a~1.txt; host=B.TXT; fi
+  [ $rc = 1 ] && grep -q "^repaired exfat.${kind/-/.}: .*: renamed \"${new#/}\"" out && [ -z "$(fsck_codes e.img)" ] && pass ||
+    fail "exfat $kind: -y exit $rc, left $(fsck_codes e.img): $(cat out)"
+  "$FSIMG" cat e.img "$new" | cmp -s - $host && pass || fail "exfat $kind: $new is not $host"
+  fsck.exfat -n e.img > ref.out 2>&1 && pass || fail "exfat $kind: fsck.exfat -n: $(cat ref.out)"
+  sha=$(sha256sum < e.img); "$FSIMG" fsck -y e.img > /dev/null 2>&1; rc=$?
+  [ $rc = 0 ] && [ "$(sha256sum < e.img)" = "$sha" ] && pass || fail "exfat $kind: second -y: exit $rc or changed"
+  cuts orig.img "exfat $kind" /DIR/C.TXT:exsrc/DIR/C.TXT
 done
 
 # Ownership in doubt: a directory loop (which -y does not repair)

@@ -44,4 +44,19 @@ RepairPlan plan_repairs(const Findings& found, RepairLevel level);
 /// repairable codes, docs/fsck-codes.md "Repair").
 bool repairs(std::string_view code, RepairLevel level) noexcept;
 
+/// True when `fixes` (renames: each with a `duplicate` flag) answer fewer of
+/// `found`'s `invalid_code` findings (duplicate false) or `duplicate_code`
+/// findings (duplicate true) than there are: then errors are left.
+template <class Fix>
+bool names_left(const Findings& found, const std::vector<Fix>& fixes, std::string_view invalid_code,
+                std::string_view duplicate_code) {
+    std::size_t wanted[2] = {0, 0}, fixed[2] = {0, 0};
+    for (const Finding& f : found.all()) {
+        if (f.code == invalid_code) ++wanted[0];
+        if (f.code == duplicate_code) ++wanted[1];
+    }
+    for (const Fix& f : fixes) ++fixed[f.duplicate ? 1 : 0];
+    return fixed[0] < wanted[0] || fixed[1] < wanted[1];
+}
+
 }  // namespace fsimg::check

@@ -78,6 +78,21 @@ struct ChainFix {
     std::vector<std::uint64_t> entries;   ///< volume byte offsets of every entry of the set
 };
 
+/// A name fsck -y gives a file whose name is invalid ("." or "..", or a unit
+/// names may not hold [EXFAT §7.7.3]: each such unit becomes '_') or that an
+/// earlier entry of its directory has after up-casing ("~N" before the
+/// extension): unique in the directory, in as many File Name entries as the
+/// old one. `set` is the whole entry set as it is to be written: the File
+/// Name entries, NameLength, NameHash (through the volume's up-case table)
+/// and SetChecksum.
+struct RenameFix {
+    std::string path;                    ///< the file's path, as findings name it
+    std::string new_name;                ///< UTF-8
+    bool duplicate = false;              ///< exfat.name.duplicate (else exfat.name.invalid)
+    std::vector<std::uint64_t> entries;  ///< volume byte offset of each entry of the set
+    std::vector<std::byte> set;          ///< 32 bytes per entry
+};
+
 struct CheckOptions {
     /// Called with each path the walk visits ("/DCIM/", "/DCIM/A.JPG"), for -v.
     std::function<void(std::string_view path)> on_walk;
@@ -94,6 +109,10 @@ struct CheckOptions {
     /// When set, receives every chain that breaks or does not fit its
     /// DataLength, of a set whose SetChecksum is right. For fsck -y.
     std::vector<ChainFix>* chain_fixes = nullptr;
+    /// When set, receives a new name for every file whose name is invalid or
+    /// repeats an earlier one of its directory, of a set whose SetChecksum
+    /// is right, when one fits its File Name entries. For fsck -y.
+    std::vector<RenameFix>* renames = nullptr;
 };
 
 /// What the check counted (check/summary.hpp; type "exFAT").
