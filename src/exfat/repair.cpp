@@ -135,7 +135,11 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
         "exfat.chain.too-long",     "exfat.chain.too-short",   "exfat.chain.cross-link"};
     const bool want_chains = std::any_of(kChainCodes.begin(), kChainCodes.end(),
                                          [&](std::string_view c) { return codes.count(c) != 0; });
-    const bool texfat = static_cast<std::uint8_t>(s[off::NumberOfFats]) != 1;
+    // The FAT is found through sector 0 (read after any boot-region repair
+    // above): not while a boot region was found damaged in this pass (the
+    // next pass, after the rewrite, ends the chains).
+    const bool no_chain_fixes =
+        static_cast<std::uint8_t>(s[off::NumberOfFats]) != 1 || main_bad || backup_bad;
     const bool cross = found.has("exfat.chain.cross-link");
     std::vector<ChainFix> chain_fixes;
     // Names that are invalid or repeat an earlier one of the directory (-y).
@@ -143,13 +147,13 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
         (codes.count("exfat.name.invalid") || codes.count("exfat.name.duplicate")) && !upcase_doubt;
     std::vector<RenameFix> renames;
     if ((want_set || want_clear || want_sets || want_renames ||
-         (want_chains && summary.complete && !texfat)) &&
+         (want_chains && summary.complete && !no_chain_fixes)) &&
         !fatal) {
         check::Findings scratch;
         CheckOptions o;
         if (want_set || want_clear) o.bitmap_fixes = &fixes;
         if (want_sets) o.set_fixes = &set_fixes;
-        if (want_chains && summary.complete && !texfat) o.chain_fixes = &chain_fixes;
+        if (want_chains && summary.complete && !no_chain_fixes) o.chain_fixes = &chain_fixes;
         if (want_renames) o.renames = &renames;
         (void)check_volume(dev, scratch, o);
     }
