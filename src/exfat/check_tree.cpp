@@ -279,6 +279,15 @@ private:
         }
     }
 
+    /// Cluster number `k` (from 0) of a chain given as runs; 0 past their end.
+    static std::uint32_t nth_cluster(const std::vector<ClusterRun>& runs, std::uint64_t k) {
+        for (const ClusterRun& run : runs) {
+            if (k < run.count) return run.first + static_cast<std::uint32_t>(k);
+            k -= run.count;
+        }
+        return 0;
+    }
+
     /// CheckOptions::chain_fixes: where the chain of `r` ends after fsck -y,
     /// or the DataLength it gets.
     void note_chain_fix(const SubDir& d, const FileRecord& r, const std::string& p, const Claim& cl) {
@@ -292,24 +301,11 @@ private:
             f.end_at = tail.first + tail.count - 1;  // the cluster whose link is wrong
         } else if (cl.code == "exfat.chain.cross-link") {
             if (cl.shared_at == 0) return;  // its first cluster is shared: it would keep nothing
-            std::uint64_t keep = cl.shared_at;
-            for (const ClusterRun& run : cl.runs) {
-                if (keep <= run.count) {
-                    f.end_at = run.first + static_cast<std::uint32_t>(keep - 1);
-                    break;
-                }
-                keep -= run.count;
-            }
+            f.end_at = nth_cluster(cl.runs, cl.shared_at - 1);
         } else if (cl.code == "exfat.chain.too-long") {
-            std::uint64_t need = core::div_ceil(r.data_length, std::uint64_t{v_.cluster_bytes()});
+            const std::uint64_t need = core::div_ceil(r.data_length, std::uint64_t{v_.cluster_bytes()});
             if (need == 0) return;  // an empty file with clusters: its FirstCluster would change
-            for (const ClusterRun& run : cl.runs) {
-                if (need <= run.count) {
-                    f.end_at = run.first + static_cast<std::uint32_t>(need - 1);
-                    break;
-                }
-                need -= run.count;
-            }
+            f.end_at = nth_cluster(cl.runs, need - 1);
         } else if (cl.code == "exfat.chain.too-short") {
             f.length = cl.clusters * v_.cluster_bytes();
             for (std::uint32_t i = r.index; i < r.index + r.entries; ++i) {
