@@ -162,7 +162,145 @@ private:
         return true;
     }
 
-    void report_anomalies(const SubDir& d, const ParsedDirectory& pd) {
+    /// CheckOptions::entry_fixes: `bytes` (32 per entry) written over the
+    /// directory's entries from `first`.
+    void push_entry_fix(const SubDir& d, std::string path, std::string_view code, std::string action,
+                        std::uint32_t first, std::vector<std::byte> bytes) {
+        EntryFix f{std::move(path), code, std::move(action), {}, std::move(bytes)};
+        const auto n = static_cast<std::uint32_t>(f.bytes.size() / kDirEntrySize);
+        for (std::uint32_t i = first; i < first + n; ++i) {
+            const auto at = entry_at(d, i, d.path).byte_offset;
+            if (!at) return;
+            f.entries.push_back(*at);
+        }
+        c_.options.entry_fixes->push_back(std::move(f));
+    }
+
+    /// `n` entries of `dir` from `first`, with their InUse bit cleared
+    /// [EXFAT §6.2.1.4]: every other byte kept.
+    static std::vector<std::byte> not_in_use(std::span<const std::byte> dir, std::uint32_t first,
+                                             std::uint32_t n) {
+        std::vector<std::byte> b(dir.begin() + std::ptrdiff_t(first) * kDirEntrySize,
+                                 dir.begin() + std::ptrdiff_t(first + n) * kDirEntrySize);
+        for (std::size_t i = 0; i < b.size(); i += kDirEntrySize) b[i] &= ~std::byte{kEntryInUse};
+        return b;
+    }
+
+    /// The name a set's File Name entries hold (entries 2.. of `set`, while
+    /// they are File Name entries), up to the first U+0000; `names` receives
+    /// how many File Name entries there are.
+    static std::u16string stored_name(std::span<const std::byte> set, std::uint32_t& names) {
+        names = 0;
+        std::u16string name;
+        bool ended = false;
+        for (std::size_t e = 2; (e + 1) * kDirEntrySize <= set.size(); ++e) {
+            if (static_cast<std::uint8_t>(set[e * kDirEntrySize]) != kEntryFileName) break;
+            ++names;
+            for (std::size_t u = 0; u < kNameUnitsPerEntry && !ended; ++u) {
+                const auto unit = static_cast<char16_t>(
+                    core::load_le16(set, e * kDirEntrySize + name_off::FileName + 2 * u));
+                ended = unit == 0;
+                if (!ended) name.push_back(unit);
+            }
+        }
+        return name;
+    }
+
+    /// CheckOptions::entry_fixes for a set or entries the parser did not
+    /// recognize (EntryFix says which answer is taken). Returns the entry
+    /// after the last one the fix keeps in use (a SecondaryCount made larger
+    /// takes in the secondaries after the set), else 0.
+    std::uint32_t note_anomaly_fix(const SubDir& d, const SetAnomaly& a, std::span<const std::byte> dir) {
+        const std::uint64_t total = dir.size() / kDirEntrySize;
+        if (a.count == 0 || std::uint64_t(a.first) + a.count > total) return 0;
+        // A set cut by the end of what the directory's chain holds: the chain is the damage.
+        if (a.kind == SetAnomaly::Kind::truncated && std::uint64_t(a.first) + a.count >= total) return 0;
+        const std::string_view code = kAnomalyCodes[static_cast<std::size_t>(a.kind)];
+        const auto type = [&](std::uint64_t i) { return static_cast<std::uint8_t>(dir[i * kDirEntrySize]); };
+        const auto entries = [&](std::uint32_t n) {
+            return std::vector<std::byte>(dir.begin() + std::ptrdiff_t(a.first) * kDirEntrySize,
+                                          dir.begin() + std::ptrdiff_t(a.first + n) * kDirEntrySize);
+        };
+        if (type(a.first) == kEntryFile) {
+            const std::uint16_t stored =
+                core::load_le16(dir, std::size_t{a.first} * kDirEntrySize + file_off::SetChecksum);
+            const auto count = static_cast<std::uint8_t>(
+                dir[std::size_t{a.first} * kDirEntrySize + file_off::SecondaryCount]);
+            // 1. The SecondaryCount the stored SetChecksum was computed with,
+            // among the runs of in-use secondaries that follow.
+            std::uint32_t avail = 0;
+            while (a.first + 1 + avail < total && avail < 255 &&
+                   (type(a.first + 1 + avail) & (kEntryInUse | kEntryCategorySecondary)) ==
+                       (kEntryInUse | kEntryCategorySecondary))
+                ++avail;
+            if (avail >= 2 && type(a.first + 1) == kEntryStreamExtension) {
+                for (std::uint32_t n = 2; n <= avail; ++n) {
+                    if (n == count) continue;
+                    std::vector<std::byte> set = entries(1 + n);
+                    set[file_off::SecondaryCount] = static_cast<std::byte>(n);
+                    if (entry_set_checksum(set) != stored) continue;
+                    set.resize(kDirEntrySize);
+                    push_entry_fix(d, d.path, code,
+                                   fmt::format("File entry {}: SecondaryCount {} set to {}, the count its "
+                                               "SetChecksum {:04X} was computed with",
+                                               a.first, count, n, stored),
+                                   a.first, std::move(set));
+                    return a.first + 1 + n;
+                }
+            }
+            // 2. The set as it stands, when its stored SetChecksum is right.
+            std::uint32_t names = 0;
+            std::vector<std::byte> set = entries(a.count);
+            const std::u16string name = a.count == 1u + count ? stored_name(set, names) : std::u16string();
+            const bool whole = count >= 2 && a.count == 1u + count &&
+                               type(a.first + 1) == kEntryStreamExtension &&
+                               entry_set_checksum(set) == stored && !name.empty();
+            const std::span<const char16_t> table = v_.upcase_table();
+            if (whole && a.kind == SetAnomaly::Kind::name_length &&
+                core::div_ceil(name.size(), kNameUnitsPerEntry) == names) {
+                const auto was = static_cast<unsigned>(set[kDirEntrySize + stream_off::NameLength]);
+                set[kDirEntrySize + stream_off::NameLength] = static_cast<std::byte>(name.size());
+                core::store_le16(set, kDirEntrySize + stream_off::NameHash, exfat::name_hash(name, table));
+                core::store_le16(set, file_off::SetChecksum, entry_set_checksum(set));
+                const std::string utf8 = core::utf16_to_utf8_lossy(name);
+                push_entry_fix(d, d.path + utf8, code,
+                               fmt::format("NameLength {} set to {}, the name its File Name entries hold",
+                                           was, name.size()),
+                               a.first, std::move(set));
+                return 0;
+            }
+            if (whole && a.kind == SetAnomaly::Kind::unknown_critical && a.index > a.first + 1 + names) {
+                // The benign secondaries after the names move up over the critical ones.
+                std::vector<std::byte> out(set.begin(),
+                                           set.begin() + std::ptrdiff_t(2 + names) * kDirEntrySize);
+                for (std::uint32_t k = 2 + names; k <= count; ++k) {
+                    if (type(a.first + k) & kEntryImportanceBenign)
+                        out.insert(out.end(), set.begin() + std::ptrdiff_t(k) * kDirEntrySize,
+                                   set.begin() + std::ptrdiff_t(k + 1) * kDirEntrySize);
+                }
+                const auto kept = static_cast<std::uint32_t>(out.size() / kDirEntrySize - 1);
+                out[file_off::SecondaryCount] = static_cast<std::byte>(kept);
+                core::store_le16(out, file_off::SetChecksum, entry_set_checksum(out));
+                const std::vector<std::byte> tail = not_in_use(set, 1 + kept, count - kept);
+                out.insert(out.end(), tail.begin(), tail.end());
+                push_entry_fix(d, d.path + core::utf16_to_utf8_lossy(name), code,
+                               fmt::format("{} unknown critical secondary entr{} left out of the set "
+                                           "(SecondaryCount {} set to {})",
+                                           count - kept, count - kept == 1 ? "y" : "ies", count, kept),
+                               a.first, std::move(out));
+                return 0;
+            }
+        }
+        // 3. Entries no reader can take as a set: marked not in use.
+        push_entry_fix(d, d.path, code,
+                       a.count == 1
+                           ? fmt::format("entry {} marked not in use", a.first)
+                           : fmt::format("entries {}..{} marked not in use", a.first, a.first + a.count - 1),
+                       a.first, not_in_use(dir, a.first, a.count));
+        return 0;
+    }
+
+    void report_anomalies(const SubDir& d, const ParsedDirectory& pd, std::span<const std::byte> bytes) {
         if (pd.anomalies.empty()) return;
         // The clusters of a set that is not recognized are unknown: do not
         // call clusters lost (the anomaly is the finding). The second,
@@ -170,6 +308,11 @@ private:
         // did not (cross-linked ones), which must not change the verdict.
         if (quiet_) return;
         c_.walk_complete = false;
+        if (c_.options.entry_fixes) {
+            std::uint32_t kept_until = 0;  // entries a SecondaryCount fix takes back into its set
+            for (const SetAnomaly& a : pd.anomalies)
+                if (a.first >= kept_until) kept_until = std::max(kept_until, note_anomaly_fix(d, a, bytes));
+        }
         for (std::size_t k = 0; k < kAnomalyKinds; ++k) {
             // Several kinds share a code: report each code once, for all its kinds.
             if (std::find(kAnomalyCodes, kAnomalyCodes + k, kAnomalyCodes[k]) != kAnomalyCodes + k) continue;
@@ -247,7 +390,8 @@ private:
                     continue;  // other benign primaries are ignored [EXFAT §8.2]
             }
             ++*count;
-            if (!is_root && e.entry_type != kEntryVolumeGuid) {
+            const bool outside = !is_root && e.entry_type != kEntryVolumeGuid;
+            if (outside) {
                 c_.out.add("exfat.dir.system-entry", entry_at(d, e.index, d.path),
                            fmt::format("a {} entry (0x{:02X}) at entry {} outside the root directory", what,
                                        e.entry_type, e.index));
@@ -256,6 +400,11 @@ private:
                            fmt::format("a {} entry (0x{:02X}) at entry {}: the {} may hold {}", what,
                                        e.entry_type, e.index, is_root ? "root" : "directory", allowed));
             }
+            // The one the volume uses is the first of the root (Volume::open).
+            if ((outside || *count > allowed) && c_.options.entry_fixes)
+                push_entry_fix(d, d.path, "exfat.dir.system-entry",
+                               fmt::format("the {} entry at entry {} marked not in use", what, e.index),
+                               e.index, not_in_use(bytes, e.index, e.entries));
         }
     }
 
@@ -376,6 +525,57 @@ private:
         }
     }
 
+    /// CheckOptions::entry_fixes for a NameLength shorter than the name the
+    /// File Name entries hold: NameLength made that name's length, NameHash
+    /// and SetChecksum recomputed (fsck.exfat -y's answer).
+    void note_name_length_fix(const SubDir& d, const FileRecord& r, const std::string& p,
+                              std::span<const std::byte> dir) {
+        const std::uint64_t at = std::uint64_t(r.index) * kDirEntrySize,
+                            n = std::uint64_t(r.entries) * kDirEntrySize;
+        if (r.entries < 3 || at + n > dir.size()) return;
+        std::vector<std::byte> set(dir.begin() + std::ptrdiff_t(at), dir.begin() + std::ptrdiff_t(at + n));
+        std::uint32_t names = 0;
+        const std::u16string name = stored_name(set, names);
+        if (name.size() != r.units_held) return;
+        set[kDirEntrySize + stream_off::NameLength] = static_cast<std::byte>(name.size());
+        core::store_le16(set, kDirEntrySize + stream_off::NameHash,
+                         exfat::name_hash(name, v_.upcase_table()));
+        core::store_le16(set, file_off::SetChecksum, entry_set_checksum(set));
+        push_entry_fix(
+            d, p, "exfat.set.name-length",
+            fmt::format("NameLength {} set to {}: the name \"{}\" its File Name entries hold", r.name_length,
+                        name.size(), core::escape_name(core::utf16_to_utf8_lossy(name))),
+            r.index, std::move(set));
+    }
+
+    /// CheckOptions::entry_fixes for exfat.stream.first-cluster: FirstCluster
+    /// 0, and DataLength and ValidDataLength 0 when it had data (EntryFix).
+    void note_first_cluster_fix(const SubDir& d, const FileRecord& r, const std::string& p,
+                                std::span<const std::byte> dir) {
+        if (!c_.options.entry_fixes) return;
+        const std::uint64_t at = std::uint64_t(r.index) * kDirEntrySize,
+                            n = std::uint64_t(r.entries) * kDirEntrySize;
+        if (r.entries < 2 || at + n > dir.size()) return;
+        std::vector<std::byte> set(dir.begin() + std::ptrdiff_t(at), dir.begin() + std::ptrdiff_t(at + n));
+        core::store_le32(set, kDirEntrySize + stream_off::FirstCluster, 0);
+        // No clusters, so no extent: NoFatChain cleared (fsck.exfat calls it an error on an empty file).
+        set[kDirEntrySize + stream_off::GeneralSecondaryFlags] &= ~std::byte{kSecondaryNoFatChain};
+        if (r.data_length != 0) {
+            core::store_le64(set, kDirEntrySize + stream_off::DataLength, 0);
+            core::store_le64(set, kDirEntrySize + stream_off::ValidDataLength, 0);
+        }
+        if (!r.name_hash_ok())
+            core::store_le16(set, kDirEntrySize + stream_off::NameHash, *r.name_hash_computed);
+        core::store_le16(set, file_off::SetChecksum, entry_set_checksum(set));
+        push_entry_fix(d, p, "exfat.stream.first-cluster",
+                       r.data_length == 0
+                           ? fmt::format("FirstCluster {} set to 0 (DataLength is 0)", r.first_cluster)
+                           : fmt::format("made empty: FirstCluster {} is not a cluster of the volume, so "
+                                         "where its {} bytes lay is not known",
+                                         r.first_cluster, r.data_length),
+                       r.index, std::move(set));
+    }
+
     /// The set's consistent SetChecksum and NameHash, for fsck's repair (CheckOptions::set_fixes).
     void note_set_fix(const SubDir& d, const FileRecord& r, const std::string& p,
                       std::span<const std::byte> dir) {
@@ -414,6 +614,18 @@ private:
                        fmt::format("NameHash is {:04X}, the up-cased name hashes to {:04X}", r.name_hash,
                                    *r.name_hash_computed));
         }
+        if (r.units_held > r.name_length) {
+            // Windows reads NameLength units; Linux lists the name up to its
+            // U+0000 and then finds no file by that name (it compares
+            // NameLength): one name for each.
+            c_.out.add(
+                "exfat.set.name-length", loc(),
+                fmt::format("NameLength is {}, but its File Name entries hold a name of {} units (up to "
+                            "the first U+0000)",
+                            r.name_length, r.units_held));
+            if (c_.options.entry_fixes && r.checksum_ok() && r.units_held <= 255)
+                note_name_length_fix(d, r, p, dir);
+        }
         if (const std::string why = name_problem(r.name16); !why.empty()) {
             c_.out.add("exfat.name.invalid", loc(), why);
         }
@@ -438,7 +650,7 @@ private:
         std::vector<std::byte>& bytes = dir_bytes_;
         if (!read_dir(d, bytes)) return;
         const ParsedDirectory pd = parse_directory(bytes, v_.upcase_table());
-        report_anomalies(d, pd);
+        report_anomalies(d, pd, bytes);
         check_after_end(d, pd, bytes);
         check_system_entries(d, is_root, pd, bytes);
         ancestors.push_back(d.first_cluster);
@@ -483,6 +695,7 @@ private:
                         "exfat.stream.first-cluster", entry_at(d, r.index, p),
                         fmt::format("DataLength is 0 but FirstCluster is {} (must be 0 without clusters)",
                                     r.first_cluster));
+                    note_first_cluster_fix(d, r, p, bytes);
                 }
                 continue;
             }
@@ -516,6 +729,8 @@ private:
             const bool again = dir && r.first_cluster != 0 && !walked_.enter(r.first_cluster, p);
             Claim cl = claim(c_, p, r.first_cluster, r.data_length, r.no_fat_chain());
             if (c_.options.chain_fixes && !quiet_ && !cl.code.empty()) note_chain_fix(d, r, p, cl);
+            if (cl.code == "exfat.stream.first-cluster" && !dir && !quiet_)
+                note_first_cluster_fix(d, r, p, bytes);
             if (c_.options.bitmap_fixes && !r.checksum_ok()) {
                 if (c_.doubtful.size() != c_.owned.size())
                     c_.doubtful = check::ClusterBitmap(c_.owned.size());

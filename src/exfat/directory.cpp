@@ -38,7 +38,7 @@ bool decode_set(std::span<const std::byte> bytes, std::uint32_t index, std::uint
     const std::uint8_t secondaries = core::le8<file_off::SecondaryCount>(file);
     count = 1;
     auto anomaly = [&](SetAnomaly::Kind kind, std::uint32_t at, std::string detail) {
-        anomalies.push_back(SetAnomaly{kind, at, type_at(bytes, at), std::move(detail)});
+        anomalies.push_back(SetAnomaly{kind, at, type_at(bytes, at), std::move(detail), index, count});
         return false;
     };
     if (secondaries < 2) {
@@ -110,6 +110,18 @@ bool decode_set(std::span<const std::byte> bytes, std::uint32_t index, std::uint
         }
         units += take;
     }
+    // Units past NameLength, up to the first U+0000 (a longer name than NameLength says).
+    r.units_held = units;
+    if (units == r.name_length) {
+        const std::size_t cap = std::size_t{k - index - 2} * kNameUnitsPerEntry;
+        for (std::size_t u = units; u < cap; ++u) {
+            const std::size_t e = index + 2 + u / kNameUnitsPerEntry;
+            if (core::load_le16_at(entry_at(bytes, static_cast<std::uint32_t>(e)).data() +
+                                   name_off::FileName + 2 * (u % kNameUnitsPerEntry)) == 0)
+                break;
+            r.units_held = u + 1;
+        }
+    }
     if (r.name_length == 0 || units < r.name_length) {
         return anomaly(
             SetAnomaly::Kind::name_length, index + 1,
@@ -167,7 +179,8 @@ ParsedDirectory parse_directory(std::span<const std::byte> bytes, std::span<cons
             d.anomalies.push_back(SetAnomaly{SetAnomaly::Kind::orphan_secondary, i, type,
                                              fmt::format("entries {}..{}: secondary entries outside any "
                                                          "File entry set (first type 0x{:02X})",
-                                                         i, j - 1, type)});
+                                                         i, j - 1, type),
+                                             i, j - i});
             i = j;
             continue;
         }
@@ -181,18 +194,18 @@ ParsedDirectory parse_directory(std::span<const std::byte> bytes, std::span<cons
         }
         const bool known = type == kEntryAllocationBitmap || type == kEntryUpcaseTable ||
                            type == kEntryVolumeLabel || (type & kEntryImportanceBenign);
-        if (known) {
-            d.system.push_back(SystemEntry{i, type});
-        } else {
-            d.anomalies.push_back(
-                SetAnomaly{SetAnomaly::Kind::unknown_critical, i, type,
-                           fmt::format("entry {}: unknown critical primary entry type 0x{:02X}", i, type)});
-        }
         // A primary's secondaries belong to it, whatever it is [EXFAT §6.3.1].
         const std::uint8_t secondaries = static_cast<std::uint8_t>(bytes[std::size_t{i} * kDirEntrySize + 1]);
         std::uint32_t j = i + 1;
         if (type != kEntryVolumeLabel && type != kEntryAllocationBitmap && type != kEntryUpcaseTable) {
             while (j < total && j <= i + secondaries && is_secondary(type_at(bytes, j))) ++j;
+        }
+        if (known) {
+            d.system.push_back(SystemEntry{i, type, j - i});
+        } else {
+            d.anomalies.push_back(SetAnomaly{
+                SetAnomaly::Kind::unknown_critical, i, type,
+                fmt::format("entry {}: unknown critical primary entry type 0x{:02X}", i, type), i, j - i});
         }
         i = j;
     }

@@ -29,7 +29,7 @@ namespace {
 /// cause), and every NameHash when the up-case table is in doubt. Returns
 /// false when a checksum or hash finding is left unrepaired.
 bool keep_set_fixes(std::vector<SetFix>& fixes, const check::Findings& found, check::RepairLevel level,
-                    bool upcase_doubt) {
+                    bool upcase_doubt, const std::vector<EntryFix>& entry_fixes) {
     std::set<std::string_view> other, wrong;
     for (const check::Finding& f : found.all()) {
         const bool set_code = f.code == "exfat.set.checksum" || f.code == "exfat.set.name-hash";
@@ -45,7 +45,38 @@ bool keep_set_fixes(std::vector<SetFix>& fixes, const check::Findings& found, ch
     });
     std::set<std::string_view> fixed;
     for (const SetFix& f : fixes) fixed.insert(f.path);
+    // An entry fix writes its set whole, with the SetChecksum and NameHash that fit it.
+    for (const EntryFix& f : entry_fixes) {
+        if (f.code == "exfat.stream.first-cluster") {
+            fixed.insert(f.path);
+            std::erase_if(fixes, [&](const SetFix& s) { return s.path == f.path; });
+        }
+    }
     return std::all_of(wrong.begin(), wrong.end(), [&](std::string_view p) { return fixed.count(p) != 0; });
+}
+
+/// The codes entry fixes answer (EntryFix).
+constexpr std::array<std::string_view, 7> kEntryCodes = {
+    "exfat.set.secondary-count",  "exfat.set.no-stream",        "exfat.set.name-length",
+    "exfat.set.orphan-secondary", "exfat.set.unknown-critical", "exfat.dir.system-entry",
+    "exfat.stream.first-cluster"};
+
+/// Writes an entry fix: each run of adjacent entries in one write, the run
+/// holding the first entry (a set's File entry, whose SetChecksum covers
+/// the others) last.
+void write_entries(io::BlockDevice& dev, const std::vector<std::uint64_t>& entries,
+                   std::span<const std::byte> bytes) {
+    std::vector<std::pair<std::size_t, std::size_t>> pieces;  // [first, last] entry indexes
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        if (i != 0 && entries[i] == entries[i - 1] + kDirEntrySize) {
+            pieces.back().second = i;
+        } else {
+            pieces.emplace_back(i, i);
+        }
+    }
+    for (auto it = pieces.rbegin(); it != pieces.rend(); ++it)
+        dev.write_at(entries[it->first],
+                     bytes.subspan(it->first * kDirEntrySize, (it->second - it->first + 1) * kDirEntrySize));
 }
 
 }  // namespace
@@ -146,7 +177,12 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     const bool want_renames =
         (codes.count("exfat.name.invalid") || codes.count("exfat.name.duplicate")) && !upcase_doubt;
     std::vector<RenameFix> renames;
-    if ((want_set || want_clear || want_sets || want_renames ||
+    // Broken or misplaced entry sets and entries, FirstCluster without data (-y).
+    const bool want_entries =
+        !no_chain_fixes && std::any_of(kEntryCodes.begin(), kEntryCodes.end(),
+                                       [&](std::string_view c) { return codes.count(c) != 0; });
+    std::vector<EntryFix> entry_fixes;
+    if ((want_set || want_clear || want_sets || want_renames || want_entries ||
          (want_chains && summary.complete && !no_chain_fixes)) &&
         !fatal) {
         check::Findings scratch;
@@ -155,8 +191,22 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
         if (want_sets) o.set_fixes = &set_fixes;
         if (want_chains && summary.complete && !no_chain_fixes) o.chain_fixes = &chain_fixes;
         if (want_renames) o.renames = &renames;
+        if (want_entries) o.entry_fixes = &entry_fixes;
         (void)check_volume(dev, scratch, o);
     }
+    std::erase_if(entry_fixes, [&](const EntryFix& f) { return !codes.count(f.code); });
+    for (const std::string_view c : kEntryCodes) {
+        if (!codes.count(c)) continue;
+        std::uint64_t wanted = 0;
+        for (const check::Finding& f : found.all())
+            if (f.code == c) wanted += f.count;
+        if (std::uint64_t(std::count_if(entry_fixes.begin(), entry_fixes.end(),
+                                        [&](const EntryFix& f) { return f.code == c; })) < wanted)
+            errors_left = true;
+    }
+    // What a set left out of the tree owned is lost, and what one taken back
+    // in holds is checked: the next pass sees both.
+    if (!entry_fixes.empty()) errors_left = true;
     std::uint64_t set_bits = 0, cleared_bits = 0;
     if (want_set || want_clear) {
         for (BitmapFix& f : fixes) {
@@ -173,7 +223,7 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
         if ((want_set && set_bits < free_in_use) || (want_clear && cleared_bits == 0)) errors_left = true;
     }
     if (want_sets) {
-        if (!keep_set_fixes(set_fixes, found, options.level, upcase_doubt)) errors_left = true;
+        if (!keep_set_fixes(set_fixes, found, options.level, upcase_doubt, entry_fixes)) errors_left = true;
     }
     const bool bitmap_changes = !fixes.empty();
     std::erase_if(chain_fixes, [&](const ChainFix& f) {
@@ -196,12 +246,20 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     std::erase_if(renames, [&](const RenameFix& f) {
         return std::any_of(set_fixes.begin(), set_fixes.end(),
                            [&](const SetFix& s) { return s.path == f.path; }) ||
+               std::any_of(entry_fixes.begin(), entry_fixes.end(),
+                           [&](const EntryFix& e) { return e.path == f.path; }) ||
                std::any_of(chain_fixes.begin(), chain_fixes.end(),
                            [&](const ChainFix& c) { return c.path == f.path && c.length; }) ||
                !codes.count(f.duplicate ? "exfat.name.duplicate" : "exfat.name.invalid");
     });
     if (check::names_left(found, renames, "exfat.name.invalid", "exfat.name.duplicate")) errors_left = true;
-    const bool sets_change = !set_fixes.empty() || !chain_fixes.empty() || !renames.empty();
+    // A chain fix of a set an entry fix writes whole waits for the next pass.
+    std::erase_if(chain_fixes, [&](const ChainFix& c) {
+        return c.length && std::any_of(entry_fixes.begin(), entry_fixes.end(),
+                                       [&](const EntryFix& e) { return e.path == c.path; });
+    });
+    const bool sets_change =
+        !set_fixes.empty() || !chain_fixes.empty() || !renames.empty() || !entry_fixes.empty();
     const bool percent = codes.count("exfat.boot.percent_in_use") ||
                          codes.count("exfat.bitmap.percent-in-use") || bitmap_changes;
     std::uint16_t flags = core::load_le16(s, off::VolumeFlags);
@@ -303,23 +361,18 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     // Renames: each run of adjacent entries in one write (the whole set, in
     // nearly every case), the run holding the File entry and its SetChecksum last.
     for (const RenameFix& f : renames) {
-        std::vector<std::pair<std::size_t, std::size_t>> pieces;  // [first, last] entry indexes
-        for (std::size_t i = 0; i < f.entries.size(); ++i) {
-            if (i != 0 && f.entries[i] == f.entries[i - 1] + kDirEntrySize) {
-                pieces.back().second = i;
-            } else {
-                pieces.emplace_back(i, i);
-            }
-        }
-        for (auto it = pieces.rbegin(); it != pieces.rend(); ++it)
-            dev.write_at(f.entries[it->first],
-                         std::span(f.set).subspan(it->first * kDirEntrySize,
-                                                  (it->second - it->first + 1) * kDirEntrySize));
+        write_entries(dev, f.entries, f.set);
         done.push_back(
             {f.duplicate ? "exfat.name.duplicate" : "exfat.name.invalid",
              fmt::format("{}: renamed \"{}\"{}", core::escape_name(f.path), core::escape_name(f.new_name),
                          f.duplicate ? " (an earlier entry of the directory has its name)"
                                      : " (each unit names may not hold made '_')")});
+    }
+    // Broken and misplaced entries, FirstCluster without data.
+    for (const EntryFix& f : entry_fixes) {
+        if (f.entries.size() * kDirEntrySize != f.bytes.size()) continue;
+        write_entries(dev, f.entries, f.bytes);
+        done.push_back({std::string(f.code), fmt::format("{}: {}", core::escape_name(f.path), f.action)});
     }
     const std::uint64_t marked_now = summary.marked_clusters + set_bits - cleared_bits;
     if (percent && summary.cluster_count > 0) {

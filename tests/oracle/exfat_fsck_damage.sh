@@ -67,6 +67,7 @@ name-invalid                   exfat.name.invalid                     $all     b
 name-duplicate                 exfat.name.duplicate                   $all     blind
 stream-valid-length            exfat.stream.valid-length              $all     sees
 stream-first-cluster           exfat.stream.first-cluster             $all     sees
+set-unknown-critical-secondary exfat.set.unknown-critical             $all     sees
 chain-loop                     exfat.chain.loop                       $all     sees
 chain-out-of-range             exfat.chain.out-of-range               $all     sees
 chain-bad-cluster              exfat.chain.bad-cluster                $all     sees
@@ -89,6 +90,7 @@ dir-too-deep                   exfat.dir.too-deep                     $all     b
 # only past the end of the image, which is cut short.
 rows="$rows
 stream-outside-heap            exfat.bitmap.lost+exfat.stream.outside-heap $all sees
+stream-first-cluster-range     exfat.bitmap.lost+exfat.stream.first-cluster $all sees
 upcase-missing                 exfat.bitmap.lost+exfat.upcase.missing $all sees
 boot-volume-length             exfat.boot.cluster_count+exfat.boot.volume_length $all blind
 dir-unreadable                 exfat.boot.image-truncated+exfat.dir.unreadable $all sees

@@ -22,7 +22,9 @@
 # fsck.exfat -y) and a wrong SetChecksum (-y; kept, where fsck.exfat deletes the file) recomputed.
 # Invalid short names (-y): FSCKnnnn.nnn as fsck.fat, or an alias made from the long name.
 # exFAT chains that break or do not fit DataLength (-y): ended, or DataLength cut. exFAT names
-# that are invalid or repeat another: renamed (-y).
+# that are invalid or repeat another: renamed (-y). exFAT entry sets no reader takes: the
+# SecondaryCount their checksum was made with, the NameLength their name has, unknown critical
+# secondaries left out, else the entries marked not in use; FirstCluster without data cleared (-y).
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
 cd "$WORK"
@@ -284,16 +286,23 @@ for kind in chain-loop chain-out-of-range chain-bad-cluster chain-too-short chai
   case $kind in chain-loop | chain-too-short | chain-too-long) cuts orig.img "exfat $kind" /B.TXT:B.TXT /DIR/C.TXT:exsrc/DIR/C.TXT ;; esac
 done
 
+# exfat_case KIND: e.img made from exsrc and damaged by KIND, orig.img a copy; -p must leave it
+# as it is (exit 4: not a preen repair).
+exfat_case() {
+  local rc
+  rm -f e.img
+  "$FSIMG" mkfs -q -t exfat -L TESTLBL --volume-id 1234ABCD -s 8M -c 4K --from exsrc e.img || fail "mkfs exfat"
+  python3 "$here/../tools/exfat_damage.py" e.img "$1" > /dev/null || fail "exfat $1: damage"
+  cp e.img orig.img
+  "$FSIMG" fsck -p e.img > /dev/null 2>&1; rc=$?
+  [ $rc = 4 ] && cmp -s e.img orig.img && pass || fail "exfat $1: -p exit $rc or changed"
+}
+
 # exFAT names (-y; -p leaves them): A:TXT becomes A_TXT (each unit names may not hold made '_'), a
 # second a.txt beside A.TXT becomes a~1.txt; the content stays, fsck.exfat -n clean (fsck.exfat
 # 1.2.0 reports neither).
 for kind in name-invalid name-duplicate; do
-  rm -f e.img
-  "$FSIMG" mkfs -q -t exfat -L TESTLBL --volume-id 1234ABCD -s 8M -c 4K --from exsrc e.img || fail "mkfs exfat"
-  python3 "$here/../tools/exfat_damage.py" e.img $kind > /dev/null || fail "exfat $kind: damage"
-  cp e.img orig.img
-  "$FSIMG" fsck -p e.img > /dev/null 2>&1; rc=$?
-  [ $rc = 4 ] && cmp -s e.img orig.img && pass || fail "exfat $kind: -p exit $rc or changed"
+  exfat_case $kind
   "$FSIMG" fsck -y e.img > out 2>&1; rc=$?
   if [ $kind = name-invalid ]; then new=/A_TXT; host=A.TXT; else new=/a~1.txt; host=B.TXT; fi
   [ $rc = 1 ] && grep -q "^repaired exfat.${kind/-/.}: .*: renamed \"${new#/}\"" out && [ -z "$(fsck_codes e.img)" ] && pass ||
@@ -303,6 +312,46 @@ for kind in name-invalid name-duplicate; do
   sha=$(sha256sum < e.img); "$FSIMG" fsck -y e.img > /dev/null 2>&1; rc=$?
   [ $rc = 0 ] && [ "$(sha256sum < e.img)" = "$sha" ] && pass || fail "exfat $kind: second -y: exit $rc or changed"
   [ $kind = name-invalid ] && cuts orig.img "exfat $kind" /DIR/C.TXT:exsrc/DIR/C.TXT  # one write path for both
+done
+
+# exFAT entries no reader can take (-y; -p leaves them): a SecondaryCount one too large gets back
+# the count its SetChecksum was computed with (A.TXT kept whole); a NameLength past the name gets
+# the name's length (up to its U+0000); an unknown critical secondary is left out of E.TXT's set;
+# a set without its Stream Extension, an orphan secondary, an unknown primary and a second
+# Up-case Table entry are marked not in use (A.TXT's clusters then freed); FirstCluster without
+# DataLength set to 0; a FirstCluster past the heap makes A.TXT empty (its chain freed). Each
+# time fsck.exfat -n clean, a second -y changes nothing; cut once per write path.
+for kind in set-secondary-count set-name-length set-unknown-critical-secondary set-no-stream \
+    set-orphan-secondary set-unknown-critical dir-system-entry stream-first-cluster stream-first-cluster-range; do
+  exfat_case $kind
+  "$FSIMG" fsck -y e.img > out 2>&1; rc=$?
+  case $kind in
+    set-secondary-count) said="exfat.set.secondary-count: /: File entry 3: SecondaryCount 3 set to 2,"; a=5000 ;;
+    set-name-length) said="exfat.set.name-length: /A.TXT: NameLength 200 set to 5,"; a=5000 ;;
+    set-unknown-critical-secondary) said="exfat.set.unknown-critical: /E.TXT: 1 unknown critical secondary entry left out"; a=5000 ;;
+    set-no-stream) said="exfat.set.no-stream: /: entries 3..5 marked not in use"; a=none ;;
+    set-orphan-secondary) said="exfat.set.orphan-secondary: /: entry 15 marked not in use"; a=5000 ;;
+    set-unknown-critical) said="exfat.set.unknown-critical: /: entry 15 marked not in use"; a=5000 ;;
+    dir-system-entry) said="exfat.dir.system-entry: /: the Up-case Table entry at entry 15 marked not in use"; a=5000 ;;
+    stream-first-cluster) said="exfat.stream.first-cluster: /E.TXT: FirstCluster [0-9]* set to 0"; a=5000 ;;
+    stream-first-cluster-range) said="exfat.stream.first-cluster: /A.TXT: made empty"; a=0 ;;
+  esac
+  [ $rc = 1 ] && grep -q "^repaired $said" out && [ -z "$(fsck_codes e.img)" ] && pass ||
+    fail "exfat $kind: -y exit $rc, left $(fsck_codes e.img): $(cat out)"
+  fsck.exfat -n e.img > ref.out 2>&1 && pass || fail "exfat $kind: fsck.exfat -n: $(cat ref.out)"
+  case $a in
+    none) ! "$FSIMG" ls e.img / | grep -q "A.TXT" && pass || fail "exfat $kind: /A.TXT still listed" ;;
+    *) "$FSIMG" cat e.img /A.TXT > a.out && cmp -s -n $a a.out A.TXT && [ "$(wc -c < a.out)" = $a ] && pass ||
+         fail "exfat $kind: /A.TXT is $(wc -c < a.out) bytes, not the first $a of A.TXT" ;;
+  esac
+  [ "$("$FSIMG" cat e.img /E.TXT | wc -c)" = 0 ] && "$FSIMG" cat e.img /B.TXT | cmp -s - B.TXT && pass ||
+    fail "exfat $kind: /E.TXT or /B.TXT differs"
+  sha=$(sha256sum < e.img); "$FSIMG" fsck -y e.img > /dev/null 2>&1; rc=$?
+  [ $rc = 0 ] && [ "$(sha256sum < e.img)" = "$sha" ] && pass || fail "exfat $kind: second -y: exit $rc or changed"
+  [ $kind = set-no-stream ] && check e.img -j 2  # once: the entries marked not in use, the clusters freed
+  # Cut once per write path: a File entry, a set rewritten, entries marked not in use, a stream.
+  case $kind in set-secondary-count | set-unknown-critical-secondary | set-no-stream | stream-first-cluster-range)
+    cuts orig.img "exfat $kind" /B.TXT:B.TXT /DIR/C.TXT:exsrc/DIR/C.TXT ;; esac
 done
 
 # Ownership in doubt: a directory loop (which -y does not repair)

@@ -423,6 +423,24 @@ def k_stream_first_cluster(x):
     return f"empty /E.TXT FirstCluster = {c}"
 
 
+def k_stream_first_cluster_range(x):
+    so = x.set_of("/A.TXT")
+    x.make_chained(so)
+    x.stream_set(so, "first", x.ccount + 10)
+    x.fix_set(so)
+    return f"/A.TXT (a FAT chain) FirstCluster = {x.ccount + 10}, past the heap; SetChecksum recomputed"
+
+
+def k_set_unknown_critical_secondary(x):
+    so = x.set_of("/E.TXT")
+    o = so[-1] + 32
+    assert o == x.first_free_slot(x.root_offs()), "/E.TXT is not the root's last set"
+    x.write(o, b"\xC5" + b"\0" * 31)
+    x.write(so[0] + 1, bytes([len(so)]))
+    x.fix_set(so + [o])
+    return f"/E.TXT gets a critical secondary of unknown type C5 (byte {o}), SetChecksum recomputed"
+
+
 def k_stream_outside_heap(x):
     so = x.set_of("/A.TXT")
     st = x.stream(so)
@@ -623,6 +641,8 @@ KINDS = {
     "stream-valid-length": k_stream_valid_length,
     "stream-first-cluster": k_stream_first_cluster,
     "stream-outside-heap": k_stream_outside_heap,
+    "stream-first-cluster-range": k_stream_first_cluster_range,
+    "set-unknown-critical-secondary": k_set_unknown_critical_secondary,
     "chain-loop": k_chain_loop,
     "chain-out-of-range": k_chain_out_of_range,
     "chain-bad-cluster": k_chain_bad_cluster,

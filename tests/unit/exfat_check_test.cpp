@@ -66,6 +66,14 @@ struct Sample {
         dir_at = v.add_dir(v.root_at(), u"dir");
         v.add_file(dir_at, u"c.txt", pattern(100, 4));
     }
+    /// The check with CheckOptions::entry_fixes into `fixes`.
+    check::Findings check_fixes(std::vector<EntryFix>& fixes) {
+        check::Findings f;
+        CheckOptions o;
+        o.entry_fixes = &fixes;
+        check_volume(v.dev, f, o);
+        return f;
+    }
     check::Findings check(CheckSummary* s = nullptr) {
         check::Findings f;
         const CheckSummary sum = check_volume(v.dev, f);
@@ -350,6 +358,43 @@ TEST_CASE("exfat check: entry sets, names, streams, directories", "[exfat_check]
         const auto f = s.check();
         // The set is not recognized, so its clusters are not called lost.
         CHECK(problems(f) == Codes{"exfat.set.secondary-count"});
+    }
+    SECTION("NameLength shorter than the name the File Name entries hold") {
+        // a.txt's NameLength 5 -> 1 with NameHash and SetChecksum to match: Windows reads "a",
+        // Linux lists "a.txt" and finds nothing by it.
+        std::array<std::byte, 2> h{};
+        core::store_le16(h, 0, name_hash(u"a", recommended_upcase_map()));
+        s.v.dev.write_at(s.a_set + 32 + stream_off::NameHash, h);
+        s.v.poke(s.a_set + 32 + stream_off::NameLength, {1});
+        s.v.fix_checksum(s.a_set, 3);
+        std::vector<EntryFix> fixes;
+        const auto f = s.check_fixes(fixes);
+        CHECK(problems(f) == Codes{"exfat.set.name-length"});
+        CHECK_THAT(only(f, "exfat.set.name-length").message, Catch::Contains("hold a name of 5 units"));
+        REQUIRE(fixes.size() == 1);
+        CHECK(fixes[0].path == "/a");
+        REQUIRE(fixes[0].bytes.size() == 3 * 32);
+        CHECK(std::to_integer<int>(fixes[0].bytes[32 + stream_off::NameLength]) == 5);
+        CHECK(core::load_le16(fixes[0].bytes, 32 + stream_off::NameHash) ==
+              name_hash(u"a.txt", recommended_upcase_map()));
+        CHECK(core::load_le16(fixes[0].bytes, file_off::SetChecksum) == entry_set_checksum(fixes[0].bytes));
+        CHECK(fixes[0].entries.front() == s.a_set);
+    }
+    SECTION("a set no reader takes: the SecondaryCount its checksum was made with, else not in use") {
+        s.v.poke(s.a_set + 1, {3});  // one too many, the SetChecksum left as it was
+        std::vector<EntryFix> fixes;
+        CHECK(problems(s.check_fixes(fixes)) == Codes{"exfat.set.secondary-count"});
+        REQUIRE(fixes.size() == 1);
+        CHECK(fixes[0].bytes.size() == 32);  // the File entry alone
+        CHECK(std::to_integer<int>(fixes[0].bytes[file_off::SecondaryCount]) == 2);
+        s.v.fix_checksum(s.a_set, 4);  // now the count the checksum covers is 3: no count fits
+        fixes.clear();
+        s.check_fixes(fixes);
+        REQUIRE(fixes.size() == 1);
+        REQUIRE(fixes[0].bytes.size() == 3 * 32);  // the File entry and the 2 secondaries that follow it
+        for (std::size_t i = 0; i < 3; ++i)
+            CHECK((std::to_integer<int>(fixes[0].bytes[i * 32]) & kEntryInUse) == 0);
+        CHECK(std::to_integer<int>(fixes[0].bytes[0]) == (kEntryFile & ~kEntryInUse));
     }
     SECTION("empty directory without a cluster is valid [EXFAT §7.6.5]") {
         const auto set = encode_file_entry_set(TestVolume::info(u"empty", kFileAttrDirectory, 0x01, 0, 0, 0));

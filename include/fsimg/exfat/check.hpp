@@ -93,6 +93,35 @@ struct RenameFix {
     std::vector<std::byte> set;          ///< 32 bytes per entry
 };
 
+/// Entries fsck -y writes whole, for a structural problem that has one safe
+/// answer (exfat/repair.hpp):
+/// - exfat.set.secondary-count, no-stream, name-length, unknown-critical: a
+///   set the parser does not recognize gets back the SecondaryCount that
+///   makes its stored SetChecksum right (the count is in the checksummed
+///   bytes, so a match says which count the writer wrote); else, when the
+///   stored SetChecksum is right as the set stands, its NameLength is made
+///   the name its File Name entries hold (up to the first U+0000), or its
+///   unknown critical secondaries are left out (SecondaryCount lowered, the
+///   benign ones moved up); else its entries are marked not in use (the
+///   InUse bit cleared, every other byte kept) [EXFAT §6.2.1.4, §6.3.3,
+///   §8.2]. A set cut by the end of the directory's clusters is left to the
+///   directory's chain;
+/// - exfat.set.orphan-secondary, an unknown critical primary (with its
+///   secondaries), exfat.dir.system-entry (a root-only entry outside the
+///   root, or one more than the root may hold): marked not in use;
+/// - exfat.stream.first-cluster: FirstCluster 0 when DataLength is 0; a
+///   file whose FirstCluster is not a cluster of the heap made empty
+///   (DataLength, ValidDataLength and FirstCluster 0: where its data lay is
+///   not known), as fsck.exfat -y does [EXFAT §7.6.5]; the NameHash and
+///   SetChecksum recomputed with it.
+struct EntryFix {
+    std::string path;                    ///< the file, or the directory holding the entries
+    std::string_view code;               ///< the finding it answers
+    std::string action;                  ///< what the write does, for the repair's report
+    std::vector<std::uint64_t> entries;  ///< volume byte offset of each entry written
+    std::vector<std::byte> bytes;        ///< 32 bytes per entry, as they are to be written
+};
+
 struct CheckOptions {
     /// Called with each path the walk visits ("/DCIM/", "/DCIM/A.JPG"), for -v.
     std::function<void(std::string_view path)> on_walk;
@@ -113,6 +142,10 @@ struct CheckOptions {
     /// repeats an earlier one of its directory, of a set whose SetChecksum
     /// is right, when one fits its File Name entries. For fsck -y.
     std::vector<RenameFix>* renames = nullptr;
+    /// When set, receives what fsck -y writes for each broken or misplaced
+    /// entry set or entry and each FirstCluster that cannot be (EntryFix), in
+    /// walk order.
+    std::vector<EntryFix>* entry_fixes = nullptr;
 };
 
 /// What the check counted (check/summary.hpp; type "exFAT").

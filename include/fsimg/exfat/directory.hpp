@@ -60,6 +60,10 @@ struct FileRecord {
     std::uint32_t first_cluster = 0;      ///< FirstCluster
     std::uint64_t data_length = 0;        ///< DataLength, bytes
     std::u16string name16;                ///< NameLength units as stored
+    /// Units the File Name entries hold before the first U+0000 (all they
+    /// hold when none is 0): more than name_length when the entries hold a
+    /// longer name than NameLength says.
+    std::size_t units_held = 0;
     std::string name;                     ///< UTF-8 (unpaired surrogates become U+FFFD)
     std::vector<BenignSecondary> benign;  ///< vendor / unknown benign secondaries of the set
     bool is_root = false;                 ///< the synthetic record of the root directory
@@ -87,13 +91,19 @@ struct SetAnomaly {
     std::uint32_t index = 0;  ///< entry index where it was noticed
     std::uint8_t entry_type = 0;
     std::string detail;  ///< names the values: "SecondaryCount 1, needs at least 2"
+    /// The entries it concerns, from `first`: a set from its File entry (with
+    /// the in-use secondaries that follow it, up to its SecondaryCount), a run
+    /// of orphan secondaries, or an unknown primary with its secondaries.
+    std::uint32_t first = 0;
+    std::uint32_t count = 1;
 };
 
 /// A root-only system entry or a benign primary found in a directory.
 struct SystemEntry {
     std::uint32_t index = 0;
     std::uint8_t entry_type =
-        0;  ///< 0x81 bitmap, 0x82 up-case, 0x83 label, 0xA0 GUID, other benign primaries
+        0;                      ///< 0x81 bitmap, 0x82 up-case, 0x83 label, 0xA0 GUID, other benign primaries
+    std::uint32_t entries = 1;  ///< the entry and the secondaries that belong to it
 };
 
 struct ParsedDirectory {
