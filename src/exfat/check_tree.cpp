@@ -39,6 +39,7 @@ struct SubDir {
     std::uint32_t first_cluster = 0;
     std::vector<ClusterRun> runs;
     std::uint64_t bytes = 0;
+    bool chain_broken = false;  ///< the root's chain breaks: its end is where the break is
 };
 
 /// The units below U+0080 a File Name entry may not hold [EXFAT §7.7.3]:
@@ -110,9 +111,22 @@ public:
                                        clusters_text(c_, cl.clusters)));
             }
         }
+        if (c_.options.chain_fixes && !quiet_ && !cl.runs.empty()) {
+            // The root has no entry set: its chain is only ended, where its link is wrong.
+            ChainFix f;
+            f.path = "/";
+            f.code = cl.code;
+            const ClusterRun& tail = cl.runs.back();
+            if (cl.code == "exfat.chain.out-of-range" || cl.code == "exfat.chain.bad-cluster" ||
+                cl.code == "exfat.chain.loop")
+                f.end_at = tail.first + tail.count - 1;
+            else if (cl.code == "exfat.chain.cross-link" && cl.shared_at != 0)
+                f.end_at = nth_cluster(cl.runs, cl.shared_at - 1);
+            if (f.end_at != 0) c_.options.chain_fixes->push_back(std::move(f));
+        }
         std::vector<std::uint32_t> ancestors;
         walked_.enter(root, "/");
-        walk(SubDir{"/", root, std::move(cl.runs), bytes}, true, ancestors, 0);
+        walk(SubDir{"/", root, std::move(cl.runs), bytes, cl.broken}, true, ancestors, 0);
     }
 
 private:
@@ -213,8 +227,11 @@ private:
     std::uint32_t note_anomaly_fix(const SubDir& d, const SetAnomaly& a, std::span<const std::byte> dir) {
         const std::uint64_t total = dir.size() / kDirEntrySize;
         if (a.count == 0 || std::uint64_t(a.first) + a.count > total) return 0;
-        // A set cut by the end of what the directory's chain holds: the chain is the damage.
-        if (a.kind == SetAnomaly::Kind::truncated && std::uint64_t(a.first) + a.count >= total) return 0;
+        // A set cut by the end of what a broken chain holds: the chain is the damage (and its
+        // repair comes first). A walked directory's chain otherwise fits its DataLength.
+        if (a.kind == SetAnomaly::Kind::truncated && std::uint64_t(a.first) + a.count >= total &&
+            d.chain_broken)
+            return 0;
         const std::string_view code = kAnomalyCodes[static_cast<std::size_t>(a.kind)];
         const auto type = [&](std::uint64_t i) { return static_cast<std::uint8_t>(dir[i * kDirEntrySize]); };
         const auto entries = [&](std::uint32_t n) {
@@ -248,7 +265,24 @@ private:
                     return a.first + 1 + n;
                 }
             }
-            // 2. The set as it stands, when its stored SetChecksum is right.
+            // 2. A SecondaryCount reaching over entries that are no secondaries of
+            // the set, which the stored SetChecksum covers as they are (the writer
+            // counted them): the count made the secondaries that follow.
+            if (a.kind == SetAnomaly::Kind::not_secondary && avail >= 2 && avail < count &&
+                type(a.first + 1) == kEntryStreamExtension && a.first + 1u + count <= total &&
+                entry_set_checksum(entries(1 + count)) == stored) {
+                std::vector<std::byte> set = entries(1 + avail);
+                set[file_off::SecondaryCount] = static_cast<std::byte>(avail);
+                core::store_le16(set, file_off::SetChecksum, entry_set_checksum(set));
+                set.resize(kDirEntrySize);
+                push_entry_fix(d, d.path, code,
+                               fmt::format("File entry {}: SecondaryCount {} set to {}, the secondaries that "
+                                           "follow it (its SetChecksum covered the entries after them)",
+                                           a.first, count, avail),
+                               a.first, std::move(set));
+                return 0;
+            }
+            // 3. The set as it stands, when its stored SetChecksum is right.
             std::uint32_t names = 0;
             std::vector<std::byte> set = entries(a.count);
             const std::u16string name = a.count == 1u + count ? stored_name(set, names) : std::u16string();
@@ -291,7 +325,7 @@ private:
                 return 0;
             }
         }
-        // 3. Entries no reader can take as a set: marked not in use.
+        // 4. Entries no reader can take as a set: marked not in use.
         push_entry_fix(d, d.path, code,
                        a.count == 1
                            ? fmt::format("entry {} marked not in use", a.first)

@@ -8,7 +8,8 @@
 # frees them, so only those are missing; invalid short names renamed
 # FSCKnnnn.nnn as fsck.fat does; a short name two files share: the second
 # gets a new alias from its long name, which it keeps; "." and ".." moved
-# back to entries 0 and 1).
+# back to entries 0 and 1). exfatprogs' damaged images: clean after -y for
+# fsimg and fsck.exfat, and every file fsck.exfat -y keeps kept.
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
 CORPUS=$SHARED/corpus
@@ -60,4 +61,47 @@ c=encryption_with_duplicate_dirent
   pass || fail "$c: the files differ from dosfstools' repaired image"
 fsck.fat -n d.img > ref.out 2>&1; grep -qv -e '^fsck.fat' -e 'label' -e 'Auto-copying' -e 'Leaving' -e '^d.img:' -e '^$' ref.out &&
   fail "$c: fsck.fat -n: $(cat ref.out)" || pass
+
+# exfatprogs' damaged images: after -y exit 1, our fsck -n and fsck.exfat -n clean, a second -y
+# changes nothing, and every file fsck.exfat 1.2.0 -y keeps is kept with the same bytes, but where
+# fsimg keeps more (a chain ended where its link breaks, not cut; a set whose checksum it
+# recomputes, which fsck.exfat deletes) or names it otherwise ("." and ".." renamed "_" and "__",
+# invalid units made '_', where fsck.exfat makes FILE000000n.CHK).
+rows="
+bad_bitmap
+bad_file_size
+bs_bad_csum
+duplicate_clu
+duplicated_name
+bad_root
+bad_dentries        renamed:ne_inv_chars/fil\"_02_bad
+bad_first_clu
+bad_num_chain       longer:dir_01/bad_child_01
+rename_dot_entry    renamed:FILE0000000.CHK,FILE0000001.CHK
+"
+while read -r c except; do
+  [ -n "$c" ] || continue
+  "$CORPUS/run" --decode "exfat/exfatprogs-$c" d.img > /dev/null 2>&1 || { fail "$c: cannot decode"; continue; }
+  cp d.img r.img; fsck.exfat -y r.img > /dev/null 2>&1
+  "$FSIMG" fsck -y d.img > out 2>&1; rc=$?
+  [ $rc = 1 ] && [ -z "$(fsck_codes d.img)" ] && pass || fail "$c: -y exit $rc, left $(fsck_codes d.img): $(tail -3 out)"
+  fsck.exfat -n d.img > ref.out 2>&1 && pass || fail "$c: fsck.exfat -n: $(cat ref.out)"
+  sha=$(sha256sum < d.img)
+  "$FSIMG" fsck -y d.img > /dev/null 2>&1; rc=$?
+  [ $rc = 0 ] && [ "$(sha256sum < d.img)" = "$sha" ] && pass || fail "$c: second -y: exit $rc or changed"
+  rm -rf xd xr
+  "$FSIMG" extract d.img -C xd > /dev/null 2>&1 || fail "$c: extract"
+  "$FSIMG" extract r.img -C xr > /dev/null 2>&1  # (fsck.exfat's result may hold names fsimg calls invalid)
+  n=0
+  while IFS= read -r f; do
+    f=${f#./}
+    case ",${except#*:}," in
+      *",$f,"*) [ "${except%%:*}" = renamed ] && continue  # longer: fsck.exfat's bytes begin ours
+        [ -f "xd/$f" ] && cmp -s -n "$(wc -c < "xr/$f")" "xr/$f" "xd/$f" || n=$((n + 1)) ;;
+      *) cmp -s "xr/$f" "xd/$f" || n=$((n + 1)) ;;
+    esac
+  done < <(cd xr && find . -type f)
+  [ $n = 0 ] && pass || fail "$c: $n files fsck.exfat -y keeps are not kept with the same bytes"
+  [ "$(find xd -type f | wc -l)" -ge "$(find xr -type f | wc -l)" ] && pass || fail "$c: fewer files than fsck.exfat -y keeps"
+done <<< "$rows"
 finish

@@ -64,7 +64,7 @@ struct SetFix {
         false;  ///< the stored SetChecksum matched the set as found (only NameHash wrong)
 };
 
-/// What fsck -y writes for a file or directory whose FAT chain breaks or
+/// What fsck -y writes for a file or directory (the root too) whose FAT chain breaks or
 /// does not fit its DataLength (exfat.chain.out-of-range, bad-cluster, loop:
 /// the chain ended at its last cluster; too-long: ended after the clusters
 /// DataLength needs; too-short: DataLength cut to what the chain holds).
@@ -98,14 +98,17 @@ struct RenameFix {
 /// - exfat.set.secondary-count, no-stream, name-length, unknown-critical: a
 ///   set the parser does not recognize gets back the SecondaryCount that
 ///   makes its stored SetChecksum right (the count is in the checksummed
-///   bytes, so a match says which count the writer wrote); else, when the
-///   stored SetChecksum is right as the set stands, its NameLength is made
+///   bytes, so a match says which count the writer wrote); else a count
+///   reaching over entries that are no secondaries, while the stored
+///   SetChecksum covers them as they are, made the secondaries that follow;
+///   else, when the stored SetChecksum is right as the set stands, its
+///   NameLength is made
 ///   the name its File Name entries hold (up to the first U+0000), or its
 ///   unknown critical secondaries are left out (SecondaryCount lowered, the
 ///   benign ones moved up); else its entries are marked not in use (the
 ///   InUse bit cleared, every other byte kept) [EXFAT §6.2.1.4, §6.3.3,
-///   §8.2]. A set cut by the end of the directory's clusters is left to the
-///   directory's chain;
+///   §8.2]. A set cut by the end of the root's clusters while the root's
+///   chain breaks is left to the chain's repair;
 /// - exfat.set.orphan-secondary, an unknown critical primary (with its
 ///   secondaries), exfat.dir.system-entry (a root-only entry outside the
 ///   root, or one more than the root may hold): marked not in use;
