@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 
 namespace fsimg::check {
 
@@ -11,7 +12,7 @@ namespace {
 /// twin (fat/repair.hpp, exfat/repair.hpp, ntfs/repair.hpp say how each is
 /// repaired). A boot sector code is answered only when a copy validates: the
 /// repairer itself leaves the error when neither does.
-constexpr std::array<std::string_view, 31> kPreen = {
+constexpr std::array<std::string_view, 33> kPreen = {
     "exfat.boot.backup-checksum",
     "exfat.boot.backup-differs",
     "exfat.boot.checksum",
@@ -31,6 +32,7 @@ constexpr std::array<std::string_view, 31> kPreen = {
     "fat.fat.media",
     "fat.fsinfo.free-count",
     "fat.fsinfo.next-free",
+    "ntfs.bitmap.free-in-use",
     "ntfs.boot.backup-differs",
     "ntfs.boot.bytes_per_sector",
     "ntfs.boot.cluster_size",
@@ -41,13 +43,14 @@ constexpr std::array<std::string_view, 31> kPreen = {
     "ntfs.boot.oem_id",
     "ntfs.boot.signature",
     "ntfs.boot.total_sectors",
+    "ntfs.mft-bitmap.unmarked",
     "ntfs.mftmirr.differs",
     "ntfs.mftmirr.stale",
 };
 
 /// What -y repairs besides: the repairs that give up something (lost
 /// clusters freed: what they held is not kept).
-constexpr std::array<std::string_view, 32> kAll = {
+constexpr std::array<std::string_view, 34> kAll = {
     "exfat.bitmap.lost",
     "exfat.name.duplicate",
     "exfat.name.invalid",
@@ -80,6 +83,8 @@ constexpr std::array<std::string_view, 32> kAll = {
     "fat.name.invalid-short",
     "fat.dir.dot",
     "fat.dir.dotdot",
+    "ntfs.bitmap.lost",
+    "ntfs.mft-bitmap.marked-free",
 };
 
 }  // namespace
@@ -94,6 +99,27 @@ RepairPlan plan_repairs(const Findings& found, RepairLevel level) {
         }
     }
     return p;
+}
+
+BitmapChange apply_bitmap_fixes(io::BlockDevice& dev, const std::vector<BitmapFix>& fixes) {
+    BitmapChange n;
+    for (std::size_t i = 0; i < fixes.size();) {
+        std::size_t j = i + 1;
+        while (j < fixes.size() && fixes[j].offset == fixes[j - 1].offset + 1 && j - i < 65536) ++j;
+        std::vector<std::byte> bytes(j - i);
+        dev.read_at(fixes[i].offset, bytes);
+        for (std::size_t k = i; k < j; ++k) {
+            const std::byte was = bytes[k - i];
+            bytes[k - i] = (was | std::byte{fixes[k].set}) & ~std::byte{fixes[k].clear};
+            n.set += static_cast<unsigned>(
+                std::popcount(static_cast<unsigned>(fixes[k].set & ~std::to_integer<unsigned>(was))));
+            n.cleared += static_cast<unsigned>(
+                std::popcount(static_cast<unsigned>(fixes[k].clear & std::to_integer<unsigned>(was))));
+        }
+        dev.write_at(fixes[i].offset, bytes);
+        i = j;
+    }
+    return n;
 }
 
 bool repairs(std::string_view code, RepairLevel level) noexcept {

@@ -276,16 +276,7 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
         marked = true;
     }
     // The bitmap bytes, each read, changed and written back (runs of adjacent bytes together).
-    for (std::size_t i = 0; i < fixes.size();) {
-        std::size_t j = i + 1;
-        while (j < fixes.size() && fixes[j].offset == fixes[j - 1].offset + 1 && j - i < 65536) ++j;
-        std::vector<std::byte> bytes(j - i);
-        dev.read_at(fixes[i].offset, bytes);
-        for (std::size_t k = i; k < j; ++k)
-            bytes[k - i] = (bytes[k - i] | std::byte{fixes[k].set}) & ~std::byte{fixes[k].clear};
-        dev.write_at(fixes[i].offset, bytes);
-        i = j;
-    }
+    check::apply_bitmap_fixes(dev, fixes);
     if (set_bits != 0)
         done.push_back(
             {"exfat.bitmap.free-in-use",

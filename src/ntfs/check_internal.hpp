@@ -86,6 +86,7 @@ struct Context {
 
     check::ClusterBitmap mft_bitmap;  ///< one bit per record; size 0 when unusable
     bool have_mft_bitmap = false;
+    std::optional<Attribute> mft_bitmap_attr;  ///< $MFT's $BITMAP, when have_mft_bitmap
     std::vector<RecordState> rec;
     /// Clusters whose ownership is tracked: the volume's, but no more than the
     /// image holds (a boot sector claiming 2^40 clusters on a 2 MiB image

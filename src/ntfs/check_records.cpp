@@ -71,6 +71,18 @@ void load_mft_bitmap(Context& c) {
         return;
     }
     c.have_mft_bitmap = true;
+    c.mft_bitmap_attr = *bm;
+}
+
+/// CheckOptions::mft_bitmap_fixes: record n's bit of $MFT's $BITMAP to be
+/// set (in use, marked free) or cleared (marked, not in use).
+void note_mft_bit(Context& c, std::uint64_t n, bool set) {
+    if (!c.options.mft_bitmap_fixes || !c.mft_bitmap_attr || !c.mft_bitmap_attr->non_resident) return;
+    const auto at = c.vol->device_offset(*c.mft_bitmap_attr, n / 8);
+    if (!at) return;
+    auto& v = *c.options.mft_bitmap_fixes;
+    if (v.empty() || v.back().offset != *at) v.push_back(check::BitmapFix{*at, 0, 0});
+    (set ? v.back().set : v.back().clear) |= static_cast<std::uint8_t>(1u << (n % 8));
 }
 
 /// Header rules parse_mft_record does not judge, or judges with one message
@@ -335,10 +347,16 @@ void check_records(Context& c) {
         }
         const MftRecordHeader h = decode_mft_record_header(raw);
         if (!(h.flags & record_flag::in_use)) {
-            if (marked) marked_free.add(n);
+            if (marked) {
+                marked_free.add(n);
+                note_mft_bit(c, n, false);
+            }
             continue;
         }
-        if (c.have_mft_bitmap && !marked) unmarked.add(n);
+        if (c.have_mft_bitmap && !marked) {
+            unmarked.add(n);
+            note_mft_bit(c, n, true);
+        }
         st.sequence = h.sequence;
         if (!check_header(c, n, raw, h)) {
             st.flags |= rs::broken;

@@ -53,6 +53,12 @@ void check_bitmap(Context& c) {
                 const unsigned used = byte & valid;
                 marked += static_cast<unsigned>(__builtin_popcount(used));
                 if (used == mine) continue;
+                if (c.options.bitmap_fixes) {
+                    if (const auto off = c.vol->device_offset(*bm, at + i))
+                        c.options.bitmap_fixes->push_back(
+                            check::BitmapFix{*off, static_cast<std::uint8_t>(mine & ~used),
+                                             static_cast<std::uint8_t>(used & ~mine)});
+                }
                 for (unsigned k = 0; k < 8 && first + k < bits; ++k) {
                     const bool u = (used >> k) & 1, m = (mine >> k) & 1;
                     if (u && !m) lost.add(first + k);
@@ -76,7 +82,11 @@ void check_bitmap(Context& c) {
                         first_list(free_used.first, free_used.n)),
             free_used.n);
     // A record that did not parse owns clusters nobody can name: "lost" is
-    // not judged then (one root cause, one finding).
+    // not judged then (one root cause, one finding), nor cleared.
+    if (c.options.bitmap_fixes && !c.walk_complete) {
+        for (check::BitmapFix& f : *c.options.bitmap_fixes) f.clear = 0;
+        std::erase_if(*c.options.bitmap_fixes, [](const check::BitmapFix& f) { return f.set == 0; });
+    }
     if (lost.n && c.walk_complete) {
         c.summary.lost_clusters = lost.n;
         c.out.add(

@@ -9,6 +9,7 @@
 
 #include "fsimg/core/error.hpp"
 #include "fsimg/io/patched_device.hpp"
+#include "fsimg/ntfs/check.hpp"
 #include "fsimg/ntfs/structs.hpp"
 #include "fsimg/ntfs/volume.hpp"
 
@@ -111,6 +112,61 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                 {"ntfs.boot.backup-differs",
                  fmt::format("the backup boot sector (sector {}) rewritten from sector 0", g.total_sectors)});
         }
+    }
+    // $Bitmap and $MFT's $BITMAP made what the records say: bits of clusters
+    // owned (records in use) that are marked free set, which gives up nothing
+    // and keeps an allocator off them (preen); bits of what nothing owns
+    // (records not in use) cleared (-y), only when no record, attribute or
+    // runlist damage leaves an owner unknown or shared. Each byte is read,
+    // changed and written alone: a cut leaves each bit old or new.
+    const bool clusters = plan.has("ntfs.bitmap.free-in-use") || plan.has("ntfs.bitmap.lost");
+    const bool records = plan.has("ntfs.mft-bitmap.unmarked") || plan.has("ntfs.mft-bitmap.marked-free");
+    if (clusters || records) {
+        bool doubt = false;
+        for (const check::Finding& f : found.all()) {
+            const std::string_view c = f.code;
+            if (c.starts_with("ntfs.record.") || c.starts_with("ntfs.attr.") || c.starts_with("ntfs.run.") ||
+                c.starts_with("ntfs.attrlist.") || c.starts_with("ntfs.mft."))
+                doubt = true;
+        }
+        std::vector<check::BitmapFix> bits, mft_bits;
+        check::Findings scratch;
+        CheckOptions o;
+        if (clusters) o.bitmap_fixes = &bits;
+        if (records) o.mft_bitmap_fixes = &mft_bits;
+        (void)check_volume(dev, scratch, o);
+        const auto keep = [&](std::vector<check::BitmapFix>& v, std::string_view set_code,
+                              std::string_view clear_code) {
+            for (check::BitmapFix& f : v) {
+                if (!plan.has(set_code)) f.set = 0;
+                if (!plan.has(clear_code) || doubt) f.clear = 0;
+            }
+            std::erase_if(v, [](const check::BitmapFix& f) { return (f.set | f.clear) == 0; });
+        };
+        keep(bits, "ntfs.bitmap.free-in-use", "ntfs.bitmap.lost");
+        keep(mft_bits, "ntfs.mft-bitmap.unmarked", "ntfs.mft-bitmap.marked-free");
+        const check::BitmapChange b = check::apply_bitmap_fixes(dev, bits);
+        const check::BitmapChange m = check::apply_bitmap_fixes(dev, mft_bits);
+        const auto count = [](std::uint64_t n, std::string_view one) {
+            return fmt::format("{} {}{}", n, one, n == 1 ? "" : "s");
+        };
+        if (b.set != 0)
+            done.push_back({"ntfs.bitmap.free-in-use",
+                            fmt::format("{} owned by attributes of in-use records marked in use in $Bitmap",
+                                        count(b.set, "cluster"))});
+        if (b.cleared != 0)
+            done.push_back({"ntfs.bitmap.lost",
+                            fmt::format("{} that no attribute of an in-use record owns marked free in "
+                                        "$Bitmap; what {} held is not kept",
+                                        count(b.cleared, "cluster"), b.cleared == 1 ? "it" : "they")});
+        if (m.set != 0)
+            done.push_back(
+                {"ntfs.mft-bitmap.unmarked",
+                 fmt::format("{} in use marked in use in $MFT's $BITMAP", count(m.set, "record"))});
+        if (m.cleared != 0)
+            done.push_back(
+                {"ntfs.mft-bitmap.marked-free",
+                 fmt::format("{} not in use marked free in $MFT's $BITMAP", count(m.cleared, "record"))});
     }
     if (options.barrier && !done.empty()) options.barrier();
     return done;

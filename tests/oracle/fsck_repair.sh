@@ -12,7 +12,8 @@
 # must read as before, no worse than the damage plus the dirty flag. A volume
 # with an error preen does not repair keeps its dirty flag and exits 4. On
 # NTFS (made by fsimg), $MFTMirr and the backup boot sector are rewritten
-# from their twins and ntfsfix -n agrees.
+# from their twins and ntfsfix -n agrees; $Bitmap and $MFT's $BITMAP bits
+# are made what the records say (-p sets, -y clears).
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_shared
 need_oracles
@@ -122,6 +123,39 @@ ntfscat nt.img /a.txt 2>/dev/null | cmp -s - tree/a.txt && ntfscat nt.img /dir/b
   pass || fail "ntfs-3g does not read the files back"
 "$FSIMG" fsck -y nt.img > /dev/null 2>&1; [ $? = 0 ] && pass || fail "nt.img: second run"
 "$FSIMG" undo nt.undo nt.img > /dev/null && [ "$(sha256sum < nt.img)" = "$sha_orig" ] && pass || fail "nt.img: undo"
+
+# NTFS: $Bitmap and $MFT's $BITMAP made what the records say. A cluster of A.TXT or E.TXT's
+# record marked free: -p marks it (nothing is given up), and the image is byte for byte the one
+# before the damage. A cluster nothing owns, a record not in use marked in use: -p leaves them
+# (exit 4, unchanged), -y clears the bit (the cluster's image again; for the record, one byte
+# changed). ntfsfix -n clean, ntfs-3g reads A.TXT.
+mkdir -p ntree; head -c 7000 /dev/urandom > ntree/A.TXT; : > ntree/E.TXT
+"$FSIMG" mkfs -q -t ntfs -s 32M --volume-id 0123456789ABCDEF --from ntree nb.img || fail "mkfs ntfs nb.img"
+cp nb.img clean.img
+for kind in bitmap-free-in-use mft-bitmap-unmarked bitmap-lost mft-bitmap-marked-free; do
+  cp clean.img nb.img
+  python3 "$here/../tools/ntfs_damage.py" nb.img $kind > /dev/null || fail "ntfs $kind: damage"
+  cp nb.img damaged.img
+  case $kind in mft-bitmap-*) code=ntfs.mft-bitmap.${kind#mft-bitmap-} ;; *) code=ntfs.${kind/-/.} ;; esac
+  "$FSIMG" fsck -p nb.img > rep.out 2>&1; rc=$?
+  case $kind in
+    bitmap-free-in-use | mft-bitmap-unmarked)
+      [ $rc = 1 ] && grep -q "^repaired $code: 1 " rep.out && cmp -s nb.img clean.img && pass ||
+        fail "ntfs $kind: -p exit $rc, or not the image before the damage: $(cat rep.out)" ;;
+    *)
+      [ $rc = 4 ] && cmp -s nb.img damaged.img && pass || fail "ntfs $kind: -p exit $rc or changed"
+      rm -f nb.undo
+      "$FSIMG" fsck -y --undo nb.undo nb.img > rep.out 2>&1; rc=$?
+      [ $rc = 1 ] && grep -q "^repaired $code: 1 " rep.out && pass || fail "ntfs $kind: -y exit $rc: $(cat rep.out)"
+      if [ $kind = bitmap-lost ]; then cmp -s nb.img clean.img && pass || fail "ntfs $kind: not the image before the damage"
+      else [ "$(cmp -l nb.img damaged.img | wc -l)" = 1 ] && pass || fail "ntfs $kind: more than the bitmap byte changed"; fi
+      "$FSIMG" undo nb.undo nb.img > /dev/null && cmp -s nb.img damaged.img && pass || fail "ntfs $kind: undo"
+      "$FSIMG" fsck -y nb.img > /dev/null 2>&1 ;;
+  esac
+  [ -z "$(fsck_codes nb.img)" ] && pass || fail "ntfs $kind: left $(fsck_codes nb.img)"
+  ntfsfix -n nb.img > ntfsfix.out 2>&1 && ntfscat nb.img /A.TXT 2>/dev/null | cmp -s - ntree/A.TXT && pass ||
+    fail "ntfs $kind: ntfsfix -n or ntfs-3g: $(cat ntfsfix.out)"
+done
 
 # An error preen does not repair: the dirty flag stays; the free count it
 # does repair (exit 1|4 = 5), JSON says so.

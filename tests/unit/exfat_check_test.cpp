@@ -387,7 +387,17 @@ TEST_CASE("exfat check: entry sets, names, streams, directories", "[exfat_check]
         REQUIRE(fixes.size() == 1);
         CHECK(fixes[0].bytes.size() == 32);  // the File entry alone
         CHECK(std::to_integer<int>(fixes[0].bytes[file_off::SecondaryCount]) == 2);
-        s.v.fix_checksum(s.a_set, 4);  // now the count the checksum covers is 3: no count fits
+        s.v.fix_checksum(s.a_set, 4);  // the checksum covers b.txt's File entry: the count made 2
+        fixes.clear();
+        s.check_fixes(fixes);
+        REQUIRE(fixes.size() == 1);
+        CHECK(fixes[0].bytes.size() == 32);
+        CHECK(std::to_integer<int>(fixes[0].bytes[file_off::SecondaryCount]) == 2);
+        std::vector<std::byte> set(3 * 32);
+        s.v.dev.read_at(s.a_set, set);
+        set[file_off::SecondaryCount] = std::byte{2};
+        CHECK(core::load_le16(fixes[0].bytes, file_off::SetChecksum) == entry_set_checksum(set));
+        s.v.poke(s.a_set + 2, {0x12, 0x34});  // a checksum no count makes: the entries not in use
         fixes.clear();
         s.check_fixes(fixes);
         REQUIRE(fixes.size() == 1);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "fsimg/check/finding.hpp"
+#include "fsimg/io/block_device.hpp"
 
 namespace fsimg::check {
 
@@ -39,6 +40,23 @@ struct RepairPlan {
     bool has(std::string_view code) const { return codes.count(code) != 0; }
 };
 RepairPlan plan_repairs(const Findings& found, RepairLevel level);
+
+/// One byte of an allocation bitmap (exFAT's allocation bitmap, NTFS's
+/// $Bitmap or $MFT's $BITMAP) that disagrees with what the check found owned.
+struct BitmapFix {
+    std::uint64_t offset = 0;  ///< volume byte offset of the bitmap byte
+    std::uint8_t set = 0;      ///< bits of what is owned (in use) but marked free
+    std::uint8_t clear = 0;    ///< bits of what is marked in use but owned by nothing
+};
+/// Bits set and cleared by apply_bitmap_fixes.
+struct BitmapChange {
+    std::uint64_t set = 0;
+    std::uint64_t cleared = 0;
+};
+/// Writes `fixes` (ascending offsets) to `device`: each byte read, its `set`
+/// bits set and `clear` bits cleared, and written back; a run of adjacent
+/// bytes (at most 64 KiB) in one read and one write. Throws Error(io).
+BitmapChange apply_bitmap_fixes(io::BlockDevice& device, const std::vector<BitmapFix>& fixes);
 
 /// True when `code` is one a repair at `level` answers (every filesystem's
 /// repairable codes, docs/fsck-codes.md "Repair").

@@ -36,17 +36,16 @@
 
 #include "fsimg/check/finding.hpp"
 #include "fsimg/check/placement.hpp"
+#include "fsimg/check/repair.hpp"
 #include "fsimg/check/summary.hpp"
 #include "fsimg/io/block_device.hpp"
 
 namespace fsimg::exfat {
 
-/// One byte of the allocation bitmap that disagrees with what the walk owns.
-struct BitmapFix {
-    std::uint64_t offset = 0;  ///< volume byte offset of the bitmap byte
-    std::uint8_t set = 0;      ///< bits of clusters owned but marked free (exfat.bitmap.free-in-use)
-    std::uint8_t clear = 0;  ///< bits of clusters marked used, owned by nothing, not bad (exfat.bitmap.lost)
-};
+/// One byte of the allocation bitmap that disagrees with what the walk owns
+/// (`set`: exfat.bitmap.free-in-use; `clear`: exfat.bitmap.lost, clusters
+/// marked used, owned by nothing, not bad).
+using BitmapFix = check::BitmapFix;
 
 /// A File entry set whose SetChecksum or NameHash is wrong, as the walk
 /// found it: where its first two entries lie and the values that make it

@@ -49,6 +49,7 @@
 
 #include "fsimg/check/finding.hpp"
 #include "fsimg/check/placement.hpp"
+#include "fsimg/check/repair.hpp"
 #include "fsimg/check/summary.hpp"
 #include "fsimg/io/block_device.hpp"
 
@@ -60,6 +61,16 @@ struct CheckOptions {
     /// Set when the volume is a partition of a disk image (IMAGE@N): size
     /// and start findings then name the partition (check/placement.hpp).
     std::optional<check::Placement> placement;
+    /// When set, receives every byte of $Bitmap that disagrees with the
+    /// clusters the in-use records' attributes own (ntfs.bitmap.free-in-use:
+    /// `set`; ntfs.bitmap.lost: `clear`, left 0 when a record did not parse),
+    /// at its volume offset; bytes in a sparse run are left out. For fsck
+    /// -p/-y (ntfs/repair.hpp).
+    std::vector<check::BitmapFix>* bitmap_fixes = nullptr;
+    /// The same for $MFT's $BITMAP against the records' in-use flags
+    /// (ntfs.mft-bitmap.unmarked: `set`; ntfs.mft-bitmap.marked-free:
+    /// `clear`), when the attribute is non-resident.
+    std::vector<check::BitmapFix>* mft_bitmap_fixes = nullptr;
 };
 
 /// What the check counted (check/summary.hpp; type "NTFS").

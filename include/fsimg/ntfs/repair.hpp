@@ -1,9 +1,10 @@
 // Repairing an NTFS volume in place: the repairs fsimg fsck -a/-p/-y makes
-// (docs/fsck-codes.md "Repair"). Each is a copy from a valid twin: into a
+// (docs/fsck-codes.md "Repair"). Each is a copy from a valid twin (into a
 // backup structure that no driver reads while the original is sound, or one
-// sector (sector 0 from its backup) which reaches the disk whole, so a repair
-// cut at any write leaves the volume as readable as before; no dirty flag is
-// set (setting $Volume's would make Windows run chkdsk at its next mount).
+// sector, sector 0 from its backup, which reaches the disk whole) or a
+// bitmap byte made what the records say, so a repair cut at any write
+// leaves the volume as readable as before; no dirty flag is set (setting
+// $Volume's would make Windows run chkdsk at its next mount).
 #pragma once
 
 #include <vector>
@@ -26,6 +27,13 @@ namespace fsimg::ntfs {
 ///   rules, or $MFT record 0 not where sector 0 says): sector 0 rewritten
 ///   from the backup boot sector (find_backup_boot_sector) when the backup
 ///   is valid and $MFT opens through it, as ntfsfix restores it.
+/// - ntfs.bitmap.free-in-use (preen), ntfs.bitmap.lost (-y): $Bitmap's bits
+///   made what the in-use records' attributes own [FLATCAP files/bitmap];
+///   ntfs.mft-bitmap.unmarked (preen), ntfs.mft-bitmap.marked-free (-y):
+///   the bits of a non-resident $MFT $BITMAP made the records' in-use flags
+///   [FLATCAP attributes/bitmap]. Bits are cleared only when no record,
+///   attribute, runlist or attribute-list finding leaves an owner in doubt;
+///   each byte is written alone, so a cut leaves every bit old or new.
 /// A copy is a source only when it keeps every rule of validate_boot_sector
 /// and the volume opens through it; when neither copy does, both are left.
 /// Nothing else is repaired when $MFT cannot be read. Returns what was done.
