@@ -289,18 +289,10 @@ private:
             const bool whole = count >= 2 && a.count == 1u + count &&
                                type(a.first + 1) == kEntryStreamExtension &&
                                entry_set_checksum(set) == stored && !name.empty();
-            const std::span<const char16_t> table = v_.upcase_table();
             if (whole && a.kind == SetAnomaly::Kind::name_length &&
                 core::div_ceil(name.size(), kNameUnitsPerEntry) == names) {
-                const auto was = static_cast<unsigned>(set[kDirEntrySize + stream_off::NameLength]);
-                set[kDirEntrySize + stream_off::NameLength] = static_cast<std::byte>(name.size());
-                core::store_le16(set, kDirEntrySize + stream_off::NameHash, exfat::name_hash(name, table));
-                core::store_le16(set, file_off::SetChecksum, entry_set_checksum(set));
-                const std::string utf8 = core::utf16_to_utf8_lossy(name);
-                push_entry_fix(d, d.path + utf8, code,
-                               fmt::format("NameLength {} set to {}, the name its File Name entries hold",
-                                           was, name.size()),
-                               a.first, std::move(set));
+                push_name_length_fix(d, d.path + core::utf16_to_utf8_lossy(name), a.first, std::move(set),
+                                     name);
                 return 0;
             }
             if (whole && a.kind == SetAnomaly::Kind::unknown_critical && a.index > a.first + 1 + names) {
@@ -571,15 +563,23 @@ private:
         std::uint32_t names = 0;
         const std::u16string name = stored_name(set, names);
         if (name.size() != r.units_held) return;
+        push_name_length_fix(d, p, r.index, std::move(set), name);
+    }
+
+    /// An EntryFix for exfat.set.name-length: `set` (the whole set, from
+    /// entry `first`) with NameLength made the length of `name`, the name its
+    /// File Name entries hold, and NameHash and SetChecksum to match.
+    void push_name_length_fix(const SubDir& d, std::string path, std::uint32_t first,
+                              std::vector<std::byte> set, std::u16string_view name) {
+        const auto was = static_cast<unsigned>(set[kDirEntrySize + stream_off::NameLength]);
         set[kDirEntrySize + stream_off::NameLength] = static_cast<std::byte>(name.size());
         core::store_le16(set, kDirEntrySize + stream_off::NameHash,
                          exfat::name_hash(name, v_.upcase_table()));
         core::store_le16(set, file_off::SetChecksum, entry_set_checksum(set));
-        push_entry_fix(
-            d, p, "exfat.set.name-length",
-            fmt::format("NameLength {} set to {}: the name \"{}\" its File Name entries hold", r.name_length,
-                        name.size(), core::escape_name(core::utf16_to_utf8_lossy(name))),
-            r.index, std::move(set));
+        push_entry_fix(d, std::move(path), "exfat.set.name-length",
+                       fmt::format("NameLength {} set to {}, the name \"{}\" its File Name entries hold", was,
+                                   name.size(), core::escape_name(core::utf16_to_utf8_lossy(name))),
+                       first, std::move(set));
     }
 
     /// CheckOptions::entry_fixes for exfat.stream.first-cluster: FirstCluster
