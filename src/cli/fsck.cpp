@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <ctime>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -17,6 +18,7 @@
 #include "fsimg/check/exit_code.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/text.hpp"
+#include "fsimg/core/time.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/utf8_safe.hpp"
 #include "fsimg/fs/check.hpp"
@@ -36,6 +38,7 @@ struct FsckArgs {
     bool auto_a = false;
     bool preen = false;
     std::string undo;
+    bool salvage = false;
     bool json = false;
     bool verbose = false;
     bool list_codes = false;
@@ -116,6 +119,9 @@ int fsck_one(const FsckArgs& a, const std::string& image, std::optional<check::R
             if (cut) dev = cut.get();
             check::RepairOptions ro;
             ro.level = *level;
+            ro.salvage = a.salvage;
+            ro.clamp = core::source_date_epoch();
+            ro.now = ro.clamp.value_or(static_cast<std::int64_t>(std::time(nullptr)));
             io::FileImage* file = v.file.get();
             ro.barrier = [file] { file->sync(); };
             // At most three passes: a first that rewrote a boot sector from its
@@ -252,6 +258,12 @@ int run_fsck(const FsckArgs& a) {
                    "fsimg: error: --undo saves what a repair overwrites: give it with -y, -a or -p\n");
         return check::kFsckUsage;
     }
+    if (a.salvage && !a.yes) {
+        fmt::print(stderr,
+                   "fsimg: error: --salvage saves lost chains as files instead of freeing them: "
+                   "give it with -y\n");
+        return check::kFsckUsage;
+    }
     if (!a.undo.empty() && a.images.size() > 1) {
         fmt::print(stderr, "fsimg: error: --undo FILE takes one IMAGE (one undo file per image)\n");
         return check::kFsckUsage;
@@ -283,7 +295,8 @@ Action add_fsck(CLI::App& app) {
         "Finding codes: docs/fsck-codes.md. Examples:\n"
         "  fsimg fsck card.img\n"
         "  fsimg fsck --json disk.img@1\n"
-        "  fsimg fsck -p --undo card.undo card.img");
+        "  fsimg fsck -p --undo card.undo card.img\n"
+        "  fsimg fsck -y --salvage card.img");
     cmd->add_flag("-n,--no-changes", args->no_changes, "Check only, never write (the default)");
     cmd->add_flag("-y,--yes", args->yes, "Repair everything fsimg can repair (docs/fsck.md \"Repair\")");
     cmd->add_flag("-a", args->auto_a,
@@ -295,6 +308,9 @@ Action add_fsck(CLI::App& app) {
            "With -y/-a/-p: first save every block the repair overwrites to FILE (new); fsimg undo FILE "
            "IMAGE puts them back")
         ->type_name("FILE");
+    cmd->add_flag("--salvage", args->salvage,
+                  "With -y: save lost chains as files /FOUND.000/FILE0000.CHK... (chkdsk's convention) "
+                  "instead of freeing them (FAT; on exFAT and NTFS lost clusters are left)");
     cmd->add_flag("--json", args->json, "Print findings and a summary as JSON (schema in docs/json.md)");
     cmd->add_flag("-v,--verbose", args->verbose, "Print every path the walk visits");
     cmd->add_flag("--list-codes", args->list_codes, "Print every finding code, its severity and meaning");

@@ -143,7 +143,9 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     // would overwrite them); lost clusters are cleared (-y: what they held is
     // not kept) only when nothing leaves their owner in doubt.
     const bool want_set = codes.count("exfat.bitmap.free-in-use") != 0;
-    const bool want_clear = codes.count("exfat.bitmap.lost") != 0;
+    // --salvage: lost clusters are kept (exFAT cannot save them as files yet).
+    const bool want_clear = codes.count("exfat.bitmap.lost") != 0 && !options.salvage;
+    if (codes.count("exfat.bitmap.lost") && options.salvage) errors_left = true;
     // Entry sets whose NameHash or SetChecksum is wrong (set_repairs below).
     const bool want_sets = codes.count("exfat.set.name-hash") || codes.count("exfat.set.checksum");
     bool fatal = !summary.complete, doubt = false, upcase_doubt = false;

@@ -863,6 +863,19 @@ DirRecord Editor::add_file(DirId dir, std::string_view name, const source::Sourc
     }
 }
 
+DirRecord Editor::add_chain_file(DirId dir, std::string_view name, std::uint32_t first_cluster,
+                                 std::uint32_t size, const NewEntryInfo& info) {
+    Impl& m = *impl_;
+    DirEntry e = m.stamped(info, static_cast<std::uint8_t>(info.attributes & ~kAttrDirectory));
+    const auto set = m.entry_set(dir, name, e, nullptr);
+    m.plan_space(dir, 0, static_cast<std::uint32_t>(set.size() / kDirEntrySize));
+    m.prepare(dir);
+    m.begin();
+    e.first_cluster = first_cluster;
+    e.file_size = size;
+    return m.add_entries(dir, m.entry_set(dir, name, e, nullptr));
+}
+
 void Editor::replace_file(DirId dir, const DirRecord& existing, const source::SourceFile& data,
                           const NewEntryInfo& info) {
     Impl& m = *impl_;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -13,6 +14,7 @@
 #include "fsimg/core/text.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/fat/check.hpp"
+#include "fsimg/fat/edit.hpp"
 #include "fsimg/fat/names.hpp"
 #include "fsimg/fat/structs.hpp"
 #include "fsimg/fat/volume.hpp"
@@ -120,6 +122,126 @@ std::uint64_t copy_first_fat(io::BlockDevice& dev, const Layout& l) {
         }
     }
     return written;
+}
+
+/// One lost chain as --salvage saves it: `clusters` clusters from `first`,
+/// whose last, `last`, gets end-of-chain when `end` is set (its FAT entry
+/// links to what is not this chain: a free or bad cluster, no cluster, a
+/// cluster of another chain or of a file, or back into the chain).
+struct LostChain {
+    std::uint32_t first = 0;
+    std::uint32_t last = 0;
+    std::uint32_t clusters = 0;
+    bool end = false;
+};
+
+/// The lost clusters (`lost`: check_volume's runs, all allocated in FAT 1)
+/// as chains, by their FAT 1 links: a chain starts at a lost cluster no
+/// other lost cluster links to (ascending), follows links while they reach
+/// lost clusters not yet taken, and is cut before `max` clusters (a FAT file
+/// holds at most 4 GiB - 1 bytes) and where two chains join (the second ends
+/// before the shared tail). Lost clusters left after that lie on loops: each
+/// loop is cut before the cluster it started from. Each lost cluster is in
+/// exactly one chain. Memory follows the number of lost clusters.
+std::vector<LostChain> lost_chains(const io::BlockDevice& dev, const Layout& l, std::vector<ClusterRun> lost,
+                                   std::uint32_t max) {
+    std::sort(lost.begin(), lost.end(),
+              [](const ClusterRun& a, const ClusterRun& b) { return a.first < b.first; });
+    std::vector<std::uint32_t> clusters;
+    for (const ClusterRun& r : lost)
+        for (std::uint32_t i = 0; i < r.count; ++i) clusters.push_back(r.first + i);
+    auto index_of = [&](std::uint32_t c) -> std::optional<std::size_t> {
+        const auto it = std::lower_bound(clusters.begin(), clusters.end(), c);
+        if (it == clusters.end() || *it != c) return std::nullopt;
+        return static_cast<std::size_t>(it - clusters.begin());
+    };
+    std::vector<std::uint32_t> next(clusters.size());
+    std::vector<bool> linked(clusters.size()), taken(clusters.size());
+    for (std::size_t i = 0; i < clusters.size(); ++i) {
+        next[i] = read_entry(dev, l, clusters[i]);
+        if (const auto j = index_of(next[i]); j && *j != i) linked[*j] = true;
+    }
+    const std::uint32_t eoc_min = end_of_chain(l.type) & ~7u;
+    std::vector<LostChain> chains;
+    std::vector<std::size_t> rest;  // where a chain cut at `max` goes on
+    auto walk = [&](std::size_t i) {
+        LostChain c{clusters[i], clusters[i], 1, false};
+        taken[i] = true;
+        for (;;) {
+            const std::uint32_t n = next[i];
+            const auto j = index_of(n);
+            if (!j || taken[*j] || c.clusters >= max) {
+                c.end = n < eoc_min;
+                if (j && !taken[*j]) rest.push_back(*j);
+                break;
+            }
+            i = *j;
+            taken[i] = true;
+            c.last = clusters[i];
+            ++c.clusters;
+        }
+        chains.push_back(c);
+    };
+    auto start = [&](std::size_t i) {
+        walk(i);
+        while (!rest.empty()) {
+            const std::size_t k = rest.back();
+            rest.pop_back();
+            if (!taken[k]) walk(k);
+        }
+    };
+    for (std::size_t i = 0; i < clusters.size(); ++i)
+        if (!linked[i] && !taken[i]) start(i);
+    for (std::size_t i = 0; i < clusters.size(); ++i)  // loops: cut before where the walk began
+        if (!taken[i]) start(i);
+    return chains;
+}
+
+constexpr std::size_t kFilesPerFound = 10000;  // FILE0000.CHK .. FILE9999.CHK
+
+/// Saves `chains` as files: end-of-chain written where a chain's last link
+/// goes elsewhere (every FAT; the chains stay lost until their entries
+/// exist), then each directory of `dirs` made in the root and its files'
+/// entries written (fat/edit.hpp's order: a cut leaves lost chains, never
+/// an entry without its chain); FSInfo's free count less the directory
+/// clusters taken (Editor::finish).
+void save_chains(io::BlockDevice& dev, const Layout& l, const std::vector<LostChain>& chains,
+                 const std::vector<std::string>& dirs, const check::RepairOptions& options,
+                 std::vector<check::Repair>& done) {
+    std::vector<ClusterRun> ends;
+    for (const LostChain& c : chains)
+        if (c.end) ends.push_back(ClusterRun{c.last, 1});
+    set_entries(dev, l, ends, end_of_chain(l.type));
+    EditOptions eo;
+    eo.now = options.now;
+    eo.clamp = options.clamp;
+    Editor ed(dev, eo);
+    std::size_t k = 0;
+    std::uint64_t clusters = 0;
+    for (const std::string& name : dirs) {
+        const DirId dir = ed.directory_of(ed.add_directory(kRootDir, name, NewEntryInfo{}));
+        for (std::size_t f = 0; f < kFilesPerFound && k < chains.size(); ++f, ++k) {
+            ed.add_chain_file(dir, fmt::format("FILE{:04}.CHK", f), chains[k].first,
+                              chains[k].clusters * l.cluster_bytes(), NewEntryInfo{});
+            clusters += chains[k].clusters;
+        }
+    }
+    ed.finish();
+    const std::size_t last_dir = dirs.size() - 1;
+    const std::size_t last_file = (chains.size() - 1) % kFilesPerFound;
+    done.push_back(
+        {"fat.chain.lost",
+         fmt::format(
+             "{} lost chain{} ({} cluster{}, {}) saved as file{} /{}/FILE0000.CHK{} (--salvage, "
+             "chkdsk's convention): {} clusters whole{}",
+             core::format_count(chains.size()), chains.size() == 1 ? "" : "s", core::format_count(clusters),
+             clusters == 1 ? "" : "s", core::format_size(clusters * l.cluster_bytes()),
+             chains.size() == 1 ? "" : "s", dirs[0],
+             chains.size() == 1 ? "" : fmt::format(" .. /{}/FILE{:04}.CHK", dirs[last_dir], last_file),
+             chains.size() == 1 ? "the file holds the chain's" : "each file holds its chain's",
+             ends.empty() ? ""
+                          : fmt::format("; {} chain{} ended where {} link went elsewhere", ends.size(),
+                                        ends.size() == 1 ? "" : "s", ends.size() == 1 ? "its" : "their"))});
 }
 
 /// Writes a NameFix: the new DIR_Name into the short entry and its checksum
@@ -313,6 +435,38 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
             (want_sizes && sizes.empty()))
             errors_left = true;
     }
+    // -y --salvage: the lost chains saved as files FILEnnnn.CHK in new
+    // directories /FOUND.nnn (chkdsk's convention, 10,000 files in each)
+    // instead of freed; names and room found before the first write, so that
+    // a volume without them is left untouched.
+    std::vector<LostChain> chains;
+    std::vector<std::string> found_dirs;
+    if (options.salvage && !lost.empty()) {
+        chains = lost_chains(dev, l, lost, 0xFFFFFFFFu / l.cluster_bytes());
+        const std::size_t dirs = (chains.size() + kFilesPerFound - 1) / kFilesPerFound;
+        try {
+            Editor probe(dev, EditOptions{});
+            for (unsigned n = 0; n < 1000 && found_dirs.size() < dirs; ++n) {
+                std::string name = fmt::format("FOUND.{:03}", n);
+                if (!probe.find(kRootDir, name)) found_dirs.push_back(std::move(name));
+            }
+            if (found_dirs.size() < dirs)
+                throw Error(ErrorCode::refused, "FOUND.000 to FOUND.999 are all taken in the root directory");
+            std::uint64_t need = probe.growth_clusters(kRootDir, std::vector<std::uint32_t>(dirs, 1));
+            for (std::size_t d = 0; d < dirs; ++d) {
+                const std::size_t files = std::min(kFilesPerFound, chains.size() - d * kFilesPerFound);
+                need += probe.new_directory_clusters(std::vector<std::uint32_t>(files, 1));
+            }
+            probe.check_free(need);
+        } catch (const Error& e) {
+            throw Error(
+                e.code(),
+                fmt::format("--salvage cannot save the {} lost chain{} as files: {}; nothing was "
+                            "written (fsck -y without --salvage frees them)",
+                            core::format_count(chains.size()), chains.size() == 1 ? "" : "s", e.what()));
+        }
+        lost.clear();  // saved, not freed
+    }
     // -y: invalid short names replaced (names_fixes below). Not through a
     // boot sector that is being replaced: the entries were found through it.
     std::vector<NameFix> names;
@@ -379,8 +533,9 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     const bool media_ok = bs.media == 0xF0 || bs.media >= 0xF8;
     const bool media_fix = codes.count("fat.fat.media") != 0 && media_ok;
     if (codes.count("fat.fat.media") && !media_ok) errors_left = true;
-    const bool other = fix != BootFix::none || fsinfo_fix || copies || freed != 0 || !trims.empty() ||
-                       !sizes.empty() || !cuts.empty() || media_fix || !names.empty() || !dots.empty();
+    const bool other = fix != BootFix::none || fsinfo_fix || copies || freed != 0 || !chains.empty() ||
+                       !trims.empty() || !sizes.empty() || !cuts.empty() || media_fix || !names.empty() ||
+                       !dots.empty();
     const std::uint32_t bit = clean_bit(l.type);
     // 1. Marked dirty before the first repair (a volume that is not already).
     bool marked = false;
@@ -529,6 +684,9 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
         encode_fsinfo(fi, s);
         dev.write_at(at, s);
     }
+    // 4b. The lost chains saved as files (the editor takes FSInfo's free count down by the
+    // directory clusters it allocates).
+    if (!chains.empty()) save_chains(dev, l, chains, found_dirs, options, done);
     // 5. Clean last, after a barrier; only when nothing wrong is left.
     if ((dirty || marked) && !errors_left) {
         if (options.barrier) options.barrier();

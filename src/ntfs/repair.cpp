@@ -139,7 +139,9 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                               std::string_view clear_code) {
             for (check::BitmapFix& f : v) {
                 if (!plan.has(set_code)) f.set = 0;
-                if (!plan.has(clear_code) || doubt) f.clear = 0;
+                // --salvage: lost clusters are kept (NTFS cannot save them as files yet).
+                if (!plan.has(clear_code) || doubt || (options.salvage && clear_code == "ntfs.bitmap.lost"))
+                    f.clear = 0;
             }
             std::erase_if(v, [](const check::BitmapFix& f) { return (f.set | f.clear) == 0; });
         };

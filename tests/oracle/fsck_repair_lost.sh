@@ -59,32 +59,7 @@ cuts() {
   done
 }
 # fatset IMG COPY N VALUE...: FAT entries N, N+1, ... set (COPY 1, 2 or "all"), FAT12/16/32 alike.
-fatset() { python3 - "$@" <<'EOF'
-import struct, sys
-img, copy, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-values = [int(v, 0) for v in sys.argv[4:]]
-f = open(img, "r+b"); b = f.read(512)
-bps, res, nfats = struct.unpack_from("<H", b, 11)[0], struct.unpack_from("<H", b, 14)[0], b[16]
-fatsz = struct.unpack_from("<H", b, 22)[0] or struct.unpack_from("<I", b, 36)[0]
-spc = b[13]; root = struct.unpack_from("<H", b, 17)[0]
-total = struct.unpack_from("<H", b, 19)[0] or struct.unpack_from("<I", b, 32)[0]
-clusters = (total - res - nfats * fatsz - (root * 32 + bps - 1) // bps) // spc
-kind = 12 if clusters < 4085 else 16 if clusters < 65525 else 32
-for k in (range(nfats) if copy == "all" else [int(copy) - 1]):
-    base = (res + k * fatsz) * bps
-    for i, v in enumerate(values):
-        m = n + i
-        if kind == 32:
-            f.seek(base + 4 * m); old = struct.unpack("<I", f.read(4))[0]
-            f.seek(base + 4 * m); f.write(struct.pack("<I", (old & 0xF0000000) | v))
-        elif kind == 16:
-            f.seek(base + 2 * m); f.write(struct.pack("<H", v))
-        else:
-            o = m + m // 2; f.seek(base + o); w = struct.unpack("<H", f.read(2))[0]
-            w = (w & 0x000F) | (v << 4) if m & 1 else (w & 0xF000) | v
-            f.seek(base + o); f.write(struct.pack("<H", w))
-EOF
-}
+fatset() { python3 "$here/../tools/fat_entries.py" "$1" set "${@:2}"; }
 for spec in "12 8M 0xFFF" "16 32M 0xFFFF" "32 64M 0x0FFFFFFF"; do
   set -- $spec; bits=$1 size=$2 eoc=$3
   img=f$bits.img

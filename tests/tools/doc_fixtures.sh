@@ -15,6 +15,26 @@ card_fat() {
   card_tree
   fsimg mkfs -q -t fat32 -s 300M --volume-id 1234ABCD -L CARD --from tree card.img
 }
+# card.img: card_fat whose photo's directory entry was lost (marked deleted,
+# 0xE5) while its clusters stayed allocated: a lost chain.
+card_lost() {
+  card_fat
+  python3 - card.img <<'EOF'
+import sys
+f = open(sys.argv[1], "r+b")
+at = 0
+while True:
+    chunk = f.read(1 << 20)
+    if not chunk:
+        sys.exit("IMG_0001.JPG not found")
+    i = chunk.find(b"IMG_0001JPG")
+    while i >= 0 and (at + i) % 32:
+        i = chunk.find(b"IMG_0001JPG", i + 1)
+    if i >= 0:
+        f.seek(at + i); f.write(b"\xe5"); break
+    at += len(chunk)
+EOF
+}
 card_exfat() {
   card_tree
   fsimg mkfs -q -t exfat -s 64M --volume-id 1234ABCD -L CARD --from tree card.img

@@ -2,7 +2,9 @@
 // (fsimg fsck -a/-p/-y; docs/fsck.md "Repair").
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -31,6 +33,14 @@ struct RepairOptions {
     /// image file's fsync), so that the flag never reaches the disk before
     /// what it vouches for. May be empty.
     std::function<void()> barrier;
+    /// -y --salvage: lost chains are saved as files instead of freed (FAT:
+    /// /FOUND.nnn/FILEnnnn.CHK, chkdsk's convention); where a filesystem
+    /// cannot save them yet (exFAT, NTFS) its lost clusters are left.
+    bool salvage = false;
+    /// Unix seconds stamped on what a repair creates (--salvage's files and
+    /// directories); `clamp`: SOURCE_DATE_EPOCH, no stamp later than it.
+    std::int64_t now = 0;
+    std::optional<std::int64_t> clamp;
 };
 
 /// Which findings of one check a repair at `level` answers.

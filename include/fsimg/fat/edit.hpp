@@ -150,6 +150,14 @@ public:
                       const NewEntryInfo& info);
     /// Adds directory `name` to `dir` (one cluster: "." and ".."). Errors as add_file.
     DirRecord add_directory(DirId dir, std::string_view name, const NewEntryInfo& info);
+    /// Adds file `name` to `dir` for a chain that is already in the FAT:
+    /// `first_cluster` (a chain of ceil(size / cluster bytes) clusters that
+    /// no entry owns, ending in end-of-chain; 0 for an empty file) and
+    /// `size` bytes. Nothing is allocated but the directory's growth; the
+    /// chain is not read (the caller proved it: fsck's salvage of lost
+    /// chains, fat/repair.hpp). Errors as add_file.
+    DirRecord add_chain_file(DirId dir, std::string_view name, std::uint32_t first_cluster,
+                             std::uint32_t size, const NewEntryInfo& info);
     /// Removes `record` from `dir`; a directory with everything below it
     /// (each directory visited once: a directory reached twice is not freed
     /// twice). Throws Error(usage) for the root, ".", ".." and the label.
