@@ -309,8 +309,9 @@ Action add_fsck(CLI::App& app) {
            "IMAGE puts them back")
         ->type_name("FILE");
     cmd->add_flag("--salvage", args->salvage,
-                  "With -y: save lost chains as files /FOUND.000/FILE0000.CHK... (chkdsk's convention) "
-                  "instead of freeing them (FAT; on exFAT and NTFS lost clusters are left)");
+                  "With -y: save lost clusters as files instead of freeing them: FAT chains as "
+                  "/FOUND.000/FILE0000.CHK... (chkdsk), exFAT runs as /LOST+FOUND/FILE0000000.CHK... "
+                  "(fsck.exfat -s); NTFS lost clusters are left");
     cmd->add_flag("--json", args->json, "Print findings and a summary as JSON (schema in docs/json.md)");
     cmd->add_flag("-v,--verbose", args->verbose, "Print every path the walk visits");
     cmd->add_flag("--list-codes", args->list_codes, "Print every finding code, its severity and meaning");

@@ -182,6 +182,21 @@ FileRecord Editor::add_directory(DirId dir, std::string_view name, const NewEntr
     }
 }
 
+FileRecord Editor::add_extent_file(DirId dir, std::string_view name, std::uint32_t first_cluster,
+                                   std::uint32_t clusters, const NewEntryInfo& info) {
+    Impl& m = *impl_;
+    FileEntrySetInfo e = m.stamped(info, static_cast<std::uint16_t>(info.attributes & ~kFileAttrDirectory));
+    const auto set = m.new_set(dir, name, e, nullptr);
+    m.plan_space(dir, 0, static_cast<std::uint32_t>(set.size() / kDirEntrySize));
+    m.begin();
+    e.first_cluster = clusters == 0 ? 0 : first_cluster;
+    e.secondary_flags = clusters == 0
+                            ? kSecondaryAllocationPossible
+                            : static_cast<std::uint8_t>(kSecondaryAllocationPossible | kSecondaryNoFatChain);
+    e.data_length = e.valid_data_length = std::uint64_t(clusters) * m.cb;
+    return m.add_entries(dir, m.new_set(dir, name, e, nullptr));
+}
+
 void Editor::remove(DirId dir, const FileRecord& r) {
     Impl& m = *impl_;
     if (r.is_root) throw Error(ErrorCode::usage, "the root directory cannot be removed");

@@ -7,12 +7,15 @@
 #include <bit>
 #include <cstring>
 #include <set>
+#include <span>
+#include <string>
 
 #include "fsimg/core/bytes.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/text.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/exfat/check.hpp"
+#include "fsimg/exfat/edit.hpp"
 #include "fsimg/exfat/entry_set.hpp"
 #include "fsimg/exfat/structs.hpp"
 #include "fsimg/exfat/volume.hpp"
@@ -20,6 +23,111 @@
 namespace fsimg::exfat {
 
 namespace {
+
+/// What --salvage saves: the runs of consecutive lost clusters, the file
+/// name of each, and the directory they go in.
+struct Salvage {
+    std::vector<ClusterRun> runs;
+    std::vector<std::string> names;
+    bool new_directory = false;  ///< /LOST+FOUND is made (else it exists)
+};
+
+constexpr std::string_view kLostFound = "LOST+FOUND";
+
+/// The lost clusters of `lost_bits` (bitmap bytes at volume offsets, their
+/// `clear` bits the lost clusters [EXFAT §7.1.5: bit n-2 is cluster n]) as
+/// runs, with a free name for each in /LOST+FOUND and the room checked.
+/// Throws Error (nothing written) when /LOST+FOUND is a file or the volume
+/// has no room for the directory's entries.
+Salvage plan_salvage(io::BlockDevice& dev, const std::vector<BitmapFix>& lost_bits) {
+    Salvage out;
+    const Volume vol(dev);
+    const std::uint64_t cb = vol.cluster_bytes();
+    std::vector<std::uint32_t> clusters;
+    for (const BitmapFix& f : lost_bits) {
+        std::uint64_t base = 0;  // bitmap byte index where the run holding f.offset starts
+        for (const ClusterRun& r : vol.bitmap_runs()) {
+            const std::uint64_t at = vol.cluster_offset(r.first), bytes = std::uint64_t(r.count) * cb;
+            if (f.offset >= at && f.offset < at + bytes) {
+                const std::uint64_t index = base + (f.offset - at);
+                for (unsigned k = 0; k < 8; ++k)
+                    if ((f.clear >> k) & 1) clusters.push_back(static_cast<std::uint32_t>(index * 8 + k + 2));
+                break;
+            }
+            base += bytes;
+        }
+    }
+    std::sort(clusters.begin(), clusters.end());
+    for (const std::uint32_t c : clusters) {
+        if (!out.runs.empty() && out.runs.back().first + out.runs.back().count == c) {
+            ++out.runs.back().count;
+        } else {
+            out.runs.push_back(ClusterRun{c, 1});
+        }
+    }
+    try {
+        Editor probe(dev, EditOptions{});
+        const auto existing = probe.find(kRootDir, kLostFound);
+        if (existing && !existing->is_directory())
+            throw Error(ErrorCode::refused, "/LOST+FOUND is a file, not a directory");
+        out.new_directory = !existing;
+        const DirId dir = existing ? probe.directory_of(*existing) : kRootDir;
+        std::vector<std::uint32_t> sets;
+        for (std::uint64_t n = 0; out.names.size() < out.runs.size() && n <= 9999999; ++n) {
+            std::string name = fmt::format("FILE{:07}.CHK", n);
+            if (existing && probe.find(dir, name)) continue;
+            sets.push_back(Editor::entry_slots(name));
+            out.names.push_back(std::move(name));
+        }
+        if (out.names.size() < out.runs.size())
+            throw Error(ErrorCode::refused,
+                        "FILE0000000.CHK to FILE9999999.CHK are all taken in /LOST+FOUND");
+        const std::uint32_t lf_set = Editor::entry_slots(kLostFound);
+        const std::uint64_t need = existing ? probe.growth_clusters(dir, sets)
+                                            : probe.growth_clusters(kRootDir, std::span(&lf_set, 1)) +
+                                                  probe.new_directory_clusters(sets);
+        probe.check_free(need);
+    } catch (const Error& e) {
+        throw Error(e.code(), fmt::format("--salvage cannot save the {} run{} of lost clusters as files: {}; "
+                                          "nothing was written (fsck -y without --salvage frees them)",
+                                          core::format_count(out.runs.size()),
+                                          out.runs.size() == 1 ? "" : "s", e.what()));
+    }
+    return out;
+}
+
+/// Writes what plan_salvage planned through the editor (its order: the
+/// directory's cluster, then entries; the lost clusters stay marked in use
+/// throughout, so a cut leaves them lost, never free under a file).
+void save_runs(io::BlockDevice& dev, const Salvage& plan, const check::RepairOptions& options,
+               std::vector<check::Repair>& done) {
+    EditOptions eo;
+    eo.now = options.now;
+    eo.clamp = options.clamp;
+    Editor ed(dev, eo);
+    DirId dir = kRootDir;
+    if (plan.new_directory) {
+        dir = ed.directory_of(ed.add_directory(kRootDir, kLostFound, NewEntryInfo{}));
+    } else if (const auto lf = ed.find(kRootDir, kLostFound)) {
+        dir = ed.directory_of(*lf);
+    }
+    std::uint64_t clusters = 0;
+    for (std::size_t i = 0; i < plan.runs.size(); ++i) {
+        ed.add_extent_file(dir, plan.names[i], plan.runs[i].first, plan.runs[i].count, NewEntryInfo{});
+        clusters += plan.runs[i].count;
+    }
+    ed.finish();
+    const std::size_t n = plan.runs.size();
+    done.push_back(
+        {"exfat.bitmap.lost",
+         fmt::format(
+             "{} run{} of lost clusters ({} cluster{}, {}) saved as file{} /LOST+FOUND/{}{} (--salvage, "
+             "as fsck.exfat -s): {} the run's clusters whole, NoFatChain",
+             core::format_count(n), n == 1 ? "" : "s", core::format_count(clusters), clusters == 1 ? "" : "s",
+             core::format_size(clusters * ed.cluster_bytes()), n == 1 ? "" : "s", plan.names.front(),
+             n == 1 ? "" : fmt::format(" .. /LOST+FOUND/{}", plan.names.back()),
+             n == 1 ? "the file holds" : "each file holds")});
+}
 
 /// Keeps the set fixes a repair at `level` may write: a NameHash wrong under a
 /// right SetChecksum (the set was written whole, its hash by another up-case
@@ -143,9 +251,7 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     // would overwrite them); lost clusters are cleared (-y: what they held is
     // not kept) only when nothing leaves their owner in doubt.
     const bool want_set = codes.count("exfat.bitmap.free-in-use") != 0;
-    // --salvage: lost clusters are kept (exFAT cannot save them as files yet).
-    const bool want_clear = codes.count("exfat.bitmap.lost") != 0 && !options.salvage;
-    if (codes.count("exfat.bitmap.lost") && options.salvage) errors_left = true;
+    const bool want_clear = codes.count("exfat.bitmap.lost") != 0;
     // Entry sets whose NameHash or SetChecksum is wrong (set_repairs below).
     const bool want_sets = codes.count("exfat.set.name-hash") || codes.count("exfat.set.checksum");
     bool fatal = !summary.complete, doubt = false, upcase_doubt = false;
@@ -210,10 +316,15 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     // in holds is checked: the next pass sees both.
     if (!entry_fixes.empty()) errors_left = true;
     std::uint64_t set_bits = 0, cleared_bits = 0;
+    std::vector<BitmapFix> lost_bits;  // --salvage: the lost clusters' bits, kept set
     if (want_set || want_clear) {
         for (BitmapFix& f : fixes) {
             if (!want_set) f.set = 0;
             if (!want_clear || doubt) f.clear = 0;
+            if (options.salvage && f.clear != 0) {
+                lost_bits.push_back({f.offset, 0, f.clear});
+                f.clear = 0;
+            }
             set_bits += static_cast<unsigned>(std::popcount(f.set));
             cleared_bits += static_cast<unsigned>(std::popcount(f.clear));
         }
@@ -222,8 +333,15 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
         std::uint64_t free_in_use = 0;
         for (const check::Finding& f : found.all())
             if (f.code == "exfat.bitmap.free-in-use") free_in_use += f.count;
-        if ((want_set && set_bits < free_in_use) || (want_clear && cleared_bits == 0)) errors_left = true;
+        if ((want_set && set_bits < free_in_use) || (want_clear && cleared_bits == 0 && lost_bits.empty()))
+            errors_left = true;
     }
+    // -y --salvage: each run of consecutive lost clusters saved as a file
+    // FILEnnnnnnn.CHK in /LOST+FOUND (fsck.exfat -s's convention; the
+    // directory made when there is none), NoFatChain over the run; names and
+    // room found before the first write.
+    Salvage salvage;
+    if (!lost_bits.empty()) salvage = plan_salvage(dev, lost_bits);
     if (want_sets) {
         if (!keep_set_fixes(set_fixes, found, options.level, upcase_doubt, entry_fixes)) errors_left = true;
     }
@@ -273,7 +391,7 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     };
     // 1. VolumeDirty set before the first repair.
     bool marked = false;
-    if ((percent || sets_change) && !dirty) {
+    if ((percent || sets_change || !salvage.runs.empty()) && !dirty) {
         write_flags(flags | kVolumeFlagVolumeDirty);
         marked = true;
     }
@@ -382,6 +500,7 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                                 fmt::format("PercentInUse set to {} (it said {})", unsigned(pct), was)});
         }
     }
+    if (!salvage.runs.empty()) save_runs(dev, salvage, options, done);
     // 2. Clean last, after a barrier; only when nothing wrong is left.
     if ((dirty || marked) && !errors_left) {
         if (options.barrier) options.barrier();

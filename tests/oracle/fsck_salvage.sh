@@ -13,8 +13,11 @@
 # read, and another -y --salvage finishes with every chain saved (a cut that left
 # the new directory's cluster lost saves it as one more file). A fixed
 # root with no free entry: refused before the first write (exit 8, the image
-# unchanged). --salvage without -y is a usage error; on exFAT the lost
-# clusters are left (exit 4).
+# unchanged). --salvage without -y is a usage error. exFAT: each run of lost
+# clusters saved as /LOST+FOUND/FILEnnnnnnn.CHK, the same runs fsck.exfat -s
+# saves, with the same checks and cuts (an existing /LOST+FOUND takes the next
+# free names; one that is a file is refused). NTFS: lost clusters are left
+# (exit 4).
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
 export MTOOLS_SKIP_CHECK=1 SOURCE_DATE_EPOCH=1700000000
@@ -107,10 +110,83 @@ sha=$(sha256sum < full.img)
 [ $rc = 8 ] && grep -q "salvage cannot save the 1 lost chain as files: no space left in the root directory.*nothing was written" out &&
   [ "$(sha256sum < full.img)" = "$sha" ] && pass || fail "full root: exit $rc: $(cat out)"
 
-# exFAT: lost clusters are left by --salvage (exit 4), freed by -y alone.
-"$FSIMG" mkfs -q -t exfat -s 8M -c 4K --from tree e.img || fail "exfat mkfs"
-python3 "$here/../tools/exfat_damage.py" e.img bitmap-lost > /dev/null || fail "exfat damage"
+# exFAT: each run of lost clusters saved as /LOST+FOUND/FILEnnnnnnn.CHK (NoFatChain), as
+# fsck.exfat -s does. The lost clusters: files whose entry sets were marked not in use
+# (InUse cleared) while their clusters stayed marked in the allocation bitmap.
+cat > unset.py <<'EOF'
+import sys
+img, name = sys.argv[1], sys.argv[2].encode("utf-16-le")
+data = open(img, "rb").read()
+i = data.find(name)
+fe = i - 2 - 64  # the File Name entry holding the name starts 2 bytes before; File, Stream before it
+assert i > 0 and fe % 32 == 0 and data[fe] == 0x85 and data[fe + 32] == 0xC0 and data[fe + 64] == 0xC1, name
+with open(img, "r+b") as f:
+    for k in range(data[fe + 1] + 1):
+        f.seek(fe + 32 * k); f.write(bytes([data[fe + 32 * k] & 0x7F]))
+EOF
+rm -rf xt; mkdir -p xt/dir; cp tree/a.txt xt/; cp tree/dir/b.bin xt/dir/; cp gone1.bin gone2.bin xt/; head -c 9000 /dev/urandom > xt/keep.bin
+"$FSIMG" mkfs -q -t exfat -s 8M -c 4K --from xt e.img || fail "exfat mkfs"
+python3 unset.py e.img gone1.bin && python3 unset.py e.img keep.bin || fail "exfat: unset"  # gone2.bin lies between
+case " $(fsck_codes e.img) " in *" exfat.bitmap.lost "*) pass ;; *) fail "exfat: before: $(fsck_codes e.img)" ;; esac
+cp e.img eorig.img; sha_orig=$(sha256sum < e.img)
+cp e.img eref.img; fsck.exfat -s -y eref.img > ref.out 2>&1; [ $? -le 1 ] || fail "exfat: fsck.exfat -s -y: $(cat ref.out)"
+ex_sums() { local f; for f in $("$FSIMG" ls "$1" /LOST+FOUND 2>/dev/null); do "$FSIMG" cat "$1" "/LOST+FOUND/$f" | sha256sum; done | sort; }
+ex_covered() {  # ex_covered REF IMG: each /LOST+FOUND file of REF is the start of one of IMG's
+  local r c ok
+  for r in $("$FSIMG" ls "$1" /LOST+FOUND); do
+    "$FSIMG" cat "$1" "/LOST+FOUND/$r" > r.chk; ok=1
+    for c in $("$FSIMG" ls "$2" /LOST+FOUND 2>/dev/null); do
+      "$FSIMG" cat "$2" "/LOST+FOUND/$c" | cmp -s -n "$(stat -c %s r.chk)" r.chk - && { ok=0; break; }
+    done
+    [ $ok = 0 ] || return 1
+  done
+}
+ref_sums=$(ex_sums eref.img)
+[ "$(echo "$ref_sums" | grep -c .)" = 2 ] && pass || fail "exfat: fsck.exfat -s saved $(echo "$ref_sums" | grep -c .) runs"
+FSIMG_TEST_COUNT_WRITES=1 "$FSIMG" fsck -y --salvage e.img > /dev/null 2> count.err
+total=$(sed -n 's/^fsimg: test: \([0-9]*\) writes$/\1/p' count.err)
+[ -n "$total" ] && [ "$total" -ge 3 ] && pass || fail "exfat: write count: $(cat count.err)"
+for n in $(seq 1 $((${total:-1} - 1))); do
+  cp eorig.img cut.img
+  FSIMG_TEST_CUT_AFTER_WRITES=$n "$FSIMG" fsck -y --salvage cut.img > /dev/null 2>&1; rc=$?
+  [ $rc = 99 ] || fail "exfat: cut after write $n: exit $rc"
+  "$FSIMG" cat cut.img /gone2.bin | cmp -s - xt/gone2.bin && "$FSIMG" cat cut.img /dir/b.bin | cmp -s - xt/dir/b.bin ||
+    fail "exfat: files unreadable after cut $n"
+  "$FSIMG" fsck -y --salvage cut.img > /dev/null 2>&1; rc=$?
+  [ $rc = 1 ] && [ -z "$(fsck_codes cut.img)" ] && pass || fail "exfat: -y after cut $n: exit $rc, left $(fsck_codes cut.img)"
+  # Every run saved: each file fsck.exfat -s made begins one of ours (a cut that left the new
+  # directory's cluster lost next to a run saves it with that run).
+  ex_covered eref.img cut.img && pass || fail "exfat: after cut $n a run was not saved"
+done
+cp eorig.img e.img
+"$FSIMG" fsck -y --salvage --undo e.undo e.img > out 2>&1; rc=$?
+[ $rc = 1 ] && grep -q "^repaired exfat.bitmap.lost: 2 runs of lost clusters (.*) saved as files /LOST+FOUND/FILE0000000.CHK .. /LOST+FOUND/FILE0000001.CHK" out &&
+  pass || fail "exfat -y --salvage: exit $rc: $(cat out)"
+[ -z "$(fsck_codes e.img)" ] && pass || fail "exfat: left $(fsck_codes e.img)"
+fsck.exfat -n e.img > chk.out 2>&1 && pass || fail "exfat: fsck.exfat -n: $(cat chk.out)"
+[ "$(ex_sums e.img)" = "$ref_sums" ] && pass || fail "exfat: the saved runs differ from fsck.exfat -s's"
+sha_fixed=$(sha256sum < e.img)
+"$FSIMG" fsck -y --salvage e.img > /dev/null 2>&1; rc=$?
+[ $rc = 0 ] && [ "$(sha256sum < e.img)" = "$sha_fixed" ] && pass || fail "exfat: second -y: exit $rc or changed"
+check e.img -j 2
+"$FSIMG" undo e.undo e.img > /dev/null 2> err && [ "$(sha256sum < e.img)" = "$sha_orig" ] && pass || fail "exfat: undo: $(cat err)"
+# An existing /LOST+FOUND directory takes the next free names; a file of that name is refused (exit 8).
+cp eorig.img e.img
+"$FSIMG" mkdir -q e.img /LOST+FOUND && "$FSIMG" cp -q e.img gone2.bin /LOST+FOUND/FILE0000000.CHK || fail "exfat: LOST+FOUND setup"
 "$FSIMG" fsck -y --salvage e.img > out 2>&1; rc=$?
-[ $((rc & 4)) = 4 ] && case " $(fsck_codes e.img) " in *" exfat.bitmap.lost "*) true ;; *) false ;; esac && pass ||
-  fail "exfat --salvage: exit $rc, left $(fsck_codes e.img)"
+[ $rc = 1 ] && grep -q "saved as files /LOST+FOUND/FILE0000001.CHK .. /LOST+FOUND/FILE0000002.CHK" out &&
+  "$FSIMG" cat e.img /LOST+FOUND/FILE0000000.CHK | cmp -s - gone2.bin && pass || fail "exfat: existing LOST+FOUND: exit $rc: $(cat out)"
+cp eorig.img e.img
+"$FSIMG" cp -q e.img gone2.bin /LOST+FOUND || fail "exfat: LOST+FOUND file setup"
+sha=$(sha256sum < e.img)
+"$FSIMG" fsck -y --salvage e.img > out 2>&1; rc=$?
+[ $rc = 8 ] && grep -q "/LOST+FOUND is a file, not a directory; nothing was written" out && [ "$(sha256sum < e.img)" = "$sha" ] &&
+  pass || fail "exfat: LOST+FOUND a file: exit $rc: $(cat out)"
+
+# NTFS: lost clusters are left by --salvage (exit 4).
+"$FSIMG" mkfs -q -t ntfs -s 16M --from tree n.img || fail "ntfs mkfs"
+python3 "$here/../tools/ntfs_damage.py" n.img bitmap-lost > /dev/null || fail "ntfs damage"
+"$FSIMG" fsck -y --salvage n.img > out 2>&1; rc=$?
+[ $((rc & 4)) = 4 ] && case " $(fsck_codes n.img) " in *" ntfs.bitmap.lost "*) true ;; *) false ;; esac && pass ||
+  fail "ntfs --salvage: exit $rc, left $(fsck_codes n.img)"
 finish

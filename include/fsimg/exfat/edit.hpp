@@ -159,6 +159,14 @@ public:
     /// Adds directory `name` to `dir`: one zeroed cluster, NoFatChain.
     /// Errors as add_file.
     FileRecord add_directory(DirId dir, std::string_view name, const NewEntryInfo& info);
+    /// Adds file `name` to `dir` for `clusters` consecutive clusters from
+    /// `first_cluster` that are already marked in use in the allocation
+    /// bitmap and that nothing owns (fsck's salvage of lost clusters,
+    /// exfat/repair.hpp): NoFatChain, DataLength and ValidDataLength the
+    /// clusters' bytes. Nothing is allocated but the directory's growth; the
+    /// clusters are not read. Errors as add_file.
+    FileRecord add_extent_file(DirId dir, std::string_view name, std::uint32_t first_cluster,
+                               std::uint32_t clusters, const NewEntryInfo& info);
     /// Removes `record` from `dir`; a directory with everything below it
     /// (each directory visited once). Benign secondary allocations (vendor
     /// entries) are freed too [EXFAT §8.2]. Every allocation is read before

@@ -21,7 +21,12 @@ namespace fsimg::exfat {
 ///   backup-checksum, backup-differs) [EXFAT §3.1];
 /// - exfat.bitmap.free-in-use (preen) and exfat.bitmap.lost (-y, only when no
 ///   chain, directory or stream damage leaves an owner in doubt): the
-///   allocation bitmap bits made what the walk owns [EXFAT §7.1];
+///   allocation bitmap bits made what the walk owns [EXFAT §7.1]; with
+///   options.salvage the lost clusters are kept instead, each run of
+///   consecutive ones saved as a NoFatChain file /LOST+FOUND/FILEnnnnnnn.CHK
+///   through the editor (fsck.exfat -s's convention), names and room found
+///   before the first write (Error, nothing written, when /LOST+FOUND is a
+///   file or the volume has no room);
 /// - exfat.set.name-hash (preen when the SetChecksum was right, which is then
 ///   recomputed with it) and exfat.set.checksum (-y): NameHash from the name
 ///   up-cased through the volume's table [EXFAT §7.6.4], then SetChecksum over

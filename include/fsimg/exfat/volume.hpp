@@ -265,12 +265,16 @@ public:
     /// allocation is broken (see allocation()), Error(io) on read failures.
     void read_file(const FileRecord& file, const std::function<void(std::span<const std::byte>)>& sink) const;
 
+    /// The allocation bitmap's clusters, in order (computed once): its byte
+    /// i lies at byte i - (bytes of the runs before) of the run holding it,
+    /// bit k of byte i for cluster 8i + k + 2 [EXFAT §7.1.5]; throws as
+    /// cluster_in_use.
+    const std::vector<ClusterRun>& bitmap_runs() const;
+
 private:
     /// The cached 64 KiB-aligned window of the device holding byte `abs`
     /// (shorter, or empty, where the device ends).
     std::span<const std::byte> window(std::uint64_t abs) const;
-    /// The allocation bitmap's clusters (computed once); throws as cluster_in_use.
-    const std::vector<ClusterRun>& bitmap_runs() const;
     /// Calls `chunk(first_byte, bytes)` over the bitmap's ceil(ClusterCount/8) bytes in order.
     void scan_bitmap(const std::function<void(std::uint64_t, std::span<const std::byte>)>& chunk) const;
     void load_upcase_table();

@@ -32,6 +32,13 @@ namespace fsimg::fat {
 ///   fat.boot.signature when 55 AA is all sector 0 lacks and no backup
 ///   validates: the signature written. When neither copy validates, both are
 ///   left and the error stays (so does the dirty flag);
+/// - fat.chain.lost (-y, only when no chain or directory damage leaves an
+///   owner in doubt): the lost clusters freed in every FAT; with
+///   options.salvage each lost chain (followed by its FAT 1 links, cut at
+///   joins, loops and 4 GiB - 1 bytes) saved instead as a file
+///   /FOUND.nnn/FILEnnnn.CHK through the editor (chkdsk's convention), names
+///   and room found before the first write (Error, nothing written, when
+///   there are none);
 /// - fat.boot.dirty / fat.fat.dirty: BS_Reserved1's dirty bit cleared and
 ///   FAT[1]'s clean-shutdown bit set in every FAT copy, last, and only when
 ///   no error is left unrepaired (a volume with errors stays marked dirty).
