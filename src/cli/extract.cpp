@@ -39,6 +39,7 @@
 #include "fat_view.hpp"
 #include "fsimg/check/summary.hpp"
 #include "fsimg/core/error.hpp"
+#include "fsimg/core/units.hpp"
 #include "fsimg/core/walk.hpp"
 #include "fsimg/io/file_image.hpp"
 #include "fsimg/io/open.hpp"
@@ -445,8 +446,9 @@ int run_extract(const ExtractArgs& a) {
     if (x.hard_links) more += fmt::format(", {} hard links", x.hard_links);
     if (x.crosslinked) more += fmt::format(", {} cross-linked files not written again", x.crosslinked);
     if (x.dags) more += fmt::format(", {} directories reached twice not extracted again", x.dags);
-    note(fmt::format("extracted {} files and {} directories{} ({} bytes) into {}{}", x.files, x.dirs, more,
-                     x.bytes, a.outdir,
+    note(fmt::format("extracted {} and {}{} ({} bytes) into {}{}",
+                     core::format_counted(x.files, "file", "files"),
+                     core::format_counted(x.dirs, "directory", "directories"), more, x.bytes, a.outdir,
                      x.problems.empty() ? "" : fmt::format("; {} problems (see above)", x.problems.size())));
     return x.problems.empty() ? kExitOk : kExitFailure;
 }

@@ -212,8 +212,9 @@ int fsck_one(const FsckArgs& a, const std::string& image, std::optional<check::R
     }
     if (quiet) return rc;
     if (s.complete) {
-        fmt::print("{} files, {} directories; clusters: {} used, {} free, {} bad, {} lost\n",
-                   core::format_count(s.files), core::format_count(s.directories),
+        fmt::print("{}, {}; clusters: {} used, {} free, {} bad, {} lost\n",
+                   core::format_counted(s.files, "file", "files"),
+                   core::format_counted(s.directories, "directory", "directories"),
                    core::format_count(s.used_clusters), core::format_count(s.free_clusters),
                    core::format_count(s.bad_clusters), core::format_count(s.lost_clusters));
     } else {

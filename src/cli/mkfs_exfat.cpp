@@ -115,18 +115,19 @@ int run_mkfs_exfat(const ExfatMkfsRequest& a) {
         });
 
     if (!a.quiet) {
-        fmt::print(
-            "{}: exFAT {}, {} clusters of {}, serial {:04X}-{:04X}{}{}{}\n", a.image,
-            core::format_size_both(layout.volume_bytes()), core::format_count(layout.cluster_count),
-            core::format_size(layout.cluster_bytes()), fo.volume_serial_number >> 16,
-            fo.volume_serial_number & 0xFFFF, a.label.empty() ? "" : fmt::format(", label \"{}\"", a.label),
-            partition_summary(a.partition, ptable, place),
-            populate ? fmt::format(", {} files ({}), {} directories, {} of {} clusters used",
-                                   core::format_count(tree->files), core::format_size(tree->data_bytes),
-                                   core::format_count(tree->directories),
-                                   core::format_count(populate->used_clusters),
-                                   core::format_count(layout.cluster_count))
-                     : "");
+        fmt::print("{}: exFAT {}, {} clusters of {}, serial {:04X}-{:04X}{}{}{}\n", a.image,
+                   core::format_size_both(layout.volume_bytes()), core::format_count(layout.cluster_count),
+                   core::format_size(layout.cluster_bytes()), fo.volume_serial_number >> 16,
+                   fo.volume_serial_number & 0xFFFF,
+                   a.label.empty() ? "" : fmt::format(", label \"{}\"", a.label),
+                   partition_summary(a.partition, ptable, place),
+                   populate ? fmt::format(", {} ({}), {}, {} of {} clusters used",
+                                          core::format_counted(tree->files, "file", "files"),
+                                          core::format_size(tree->data_bytes),
+                                          core::format_counted(tree->directories, "directory", "directories"),
+                                          core::format_count(populate->used_clusters),
+                                          core::format_count(layout.cluster_count))
+                            : "");
     }
     return kExitOk;
 }

@@ -136,19 +136,19 @@ int run_mkfs_ntfs(const NtfsMkfsRequest& a) {
         });
 
     if (!a.quiet) {
-        fmt::print(
-            "{}: NTFS {}, {} clusters of {}, serial {:016X}{}{}{}\n", a.image,
-            core::format_size_both(layout.volume_bytes()), core::format_count(layout.cluster_count),
-            core::format_size(layout.cluster_bytes), fo.volume_serial_number,
-            a.label.empty() ? "" : fmt::format(", label \"{}\"", a.label),
-            partition_summary(a.partition, ptable, place),
-            populate
-                ? fmt::format(
-                      ", {} files ({}), {} directories, {} MFT records, {} of {} clusters used",
-                      core::format_count(tree->files), core::format_size(tree->data_bytes),
-                      core::format_count(tree->directories), core::format_count(populate->mft_records),
-                      core::format_count(populate->used_clusters), core::format_count(layout.cluster_count))
-                : "");
+        fmt::print("{}: NTFS {}, {} clusters of {}, serial {:016X}{}{}{}\n", a.image,
+                   core::format_size_both(layout.volume_bytes()), core::format_count(layout.cluster_count),
+                   core::format_size(layout.cluster_bytes), fo.volume_serial_number,
+                   a.label.empty() ? "" : fmt::format(", label \"{}\"", a.label),
+                   partition_summary(a.partition, ptable, place),
+                   populate ? fmt::format(", {} ({}), {}, {} MFT records, {} of {} clusters used",
+                                          core::format_counted(tree->files, "file", "files"),
+                                          core::format_size(tree->data_bytes),
+                                          core::format_counted(tree->directories, "directory", "directories"),
+                                          core::format_count(populate->mft_records),
+                                          core::format_count(populate->used_clusters),
+                                          core::format_count(layout.cluster_count))
+                            : "");
     }
     return kExitOk;
 }

@@ -194,10 +194,10 @@ fat::WriteOptions populate_write_options(const PopulateArgs& args, std::int64_t 
 
 std::string populate_summary(const fat::SourceTree& tree, const fat::PopulatePlan& plan,
                              const fat::Layout& layout) {
-    return fmt::format(", {} files ({}), {} directories, {} of {} clusters used",
-                       core::format_count(tree.files), core::format_size(tree.data_bytes),
-                       core::format_count(tree.directories), core::format_count(plan.used_clusters),
-                       core::format_count(layout.cluster_count));
+    return fmt::format(", {} ({}), {}, {} of {} clusters used",
+                       core::format_counted(tree.files, "file", "files"), core::format_size(tree.data_bytes),
+                       core::format_counted(tree.directories, "directory", "directories"),
+                       core::format_count(plan.used_clusters), core::format_count(layout.cluster_count));
 }
 
 }  // namespace fsimg::cli

@@ -183,6 +183,13 @@ std::string format_count(std::uint64_t n) {
     return out;
 }
 
+std::string format_counted(std::uint64_t n, std::string_view one, std::string_view many) {
+    std::string out = format_count(n);
+    out += ' ';
+    out += n == 1 ? one : many;
+    return out;
+}
+
 std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, const char* what) {
     std::uint64_t r = 0;
     if (__builtin_mul_overflow(a, b, &r)) {

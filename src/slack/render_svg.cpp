@@ -79,9 +79,9 @@ std::string render_svg(const Report& r) {
         "<text x=\"{}\" y=\"28\" font-size=\"18\" font-weight=\"bold\">Space used by the tree vs "
         "cluster size</text>\n",
         L);
-    s += fmt::format("<text x=\"{}\" y=\"50\" fill=\"#444\">{} files, {} apparent, {} directories{}</text>\n",
-                     L, core::format_count(r.files), esc(core::format_size(r.apparent_bytes)),
-                     core::format_count(r.directories),
+    s += fmt::format("<text x=\"{}\" y=\"50\" fill=\"#444\">{}, {} apparent, {}{}</text>\n", L,
+                     core::format_counted(r.files, "file", "files"), esc(core::format_size(r.apparent_bytes)),
+                     core::format_counted(r.directories, "directory", "directories"),
                      r.volume_bytes ? "; volume " + esc(core::format_size(*r.volume_bytes)) : "");
     // Grid and axes.
     for (unsigned x = xmin; x <= xmax; ++x) {

@@ -46,8 +46,9 @@ std::string bucket_label(std::size_t k) {
 
 std::string render_table(const Report& r) {
     std::string out;
-    out += fmt::format("Tree: {} files, {} apparent; {} directories", core::format_count(r.files),
-                       core::format_size(r.apparent_bytes), core::format_count(r.directories));
+    out += fmt::format("Tree: {}, {} apparent; {}", core::format_counted(r.files, "file", "files"),
+                       core::format_size(r.apparent_bytes),
+                       core::format_counted(r.directories, "directory", "directories"));
     if (r.symlinks) out += fmt::format("; {} symbolic links", core::format_count(r.symlinks));
     if (r.other) out += fmt::format("; {} devices/FIFOs/sockets skipped", core::format_count(r.other));
     if (r.extra_links) out += fmt::format("; {} extra hard-link names", core::format_count(r.extra_links));

@@ -121,6 +121,13 @@ TEST_CASE("format_count", "[core][units]") {
     CHECK(core::format_count(18446744073709551615ull) == "18,446,744,073,709,551,615");
 }
 
+TEST_CASE("format_counted: singular for exactly one", "[core][units]") {
+    CHECK(core::format_counted(0, "file", "files") == "0 files");
+    CHECK(core::format_counted(1, "directory", "directories") == "1 directory");
+    CHECK(core::format_counted(2, "directory", "directories") == "2 directories");
+    CHECK(core::format_counted(1001, "file", "files") == "1,001 files");
+}
+
 TEST_CASE("integer helpers", "[core][units]") {
     STATIC_REQUIRE(core::is_power_of_two(1));
     STATIC_REQUIRE(core::is_power_of_two(4096));

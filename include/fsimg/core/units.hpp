@@ -38,6 +38,9 @@ std::string format_size(std::uint64_t bytes);
 
 /// Thousands separators: 1234567 -> "1,234,567".
 std::string format_count(std::uint64_t n);
+/// A count and its noun, singular for exactly 1: (1, "file", "files") ->
+/// "1 file", (1234, "file", "files") -> "1,234 files", (0, ...) -> "0 files".
+std::string format_counted(std::uint64_t n, std::string_view one, std::string_view many);
 
 /// True when v is a power of two (0 is not).
 constexpr bool is_power_of_two(std::uint64_t v) noexcept { return v != 0 && (v & (v - 1)) == 0; }
