@@ -255,6 +255,20 @@ private:
         }
         if (!quiet) {
             report_lfn_anomalies(c_, path, cluster, d);
+            if (c_.options.lfn_fixes) {
+                static constexpr std::string_view codes[3] = {"fat.lfn.orphan", "fat.lfn.checksum",
+                                                              "fat.lfn.sequence"};
+                for (const LfnAnomaly& a : d.anomalies) {
+                    LfnFix f{path, codes[static_cast<int>(a.kind)], {}};
+                    bool whole = true;
+                    for (std::uint64_t i = a.first; i < std::uint64_t(a.first) + a.entries && whole; ++i) {
+                        const auto at = entry_offset(cluster, runs, static_cast<std::uint32_t>(i));
+                        if (at) f.entries.push_back(*at);
+                        whole = at.has_value();
+                    }
+                    if (whole && !f.entries.empty()) c_.options.lfn_fixes->push_back(std::move(f));
+                }
+            }
             if (over_limit) {
                 c_.out.add("fat.dir.too-large", at_cluster(c_, cluster, path),
                            fmt::format("the directory's chain holds more than {} entries", kMaxDirEntries));

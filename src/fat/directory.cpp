@@ -188,7 +188,8 @@ ParsedDirectory parse_directory(std::span<const std::byte> bytes) {
     } lfn;
     auto drop = [&](LfnAnomaly::Kind kind, std::uint32_t at) {
         if (lfn.active) {
-            out.anomalies.push_back(LfnAnomaly{kind, at, std::uint32_t(lfn.count - lfn.expected)});
+            out.anomalies.push_back(
+                LfnAnomaly{kind, at, std::uint32_t(lfn.count - lfn.expected), lfn.first_index});
         }
         lfn.active = false;
     };
@@ -215,7 +216,7 @@ ParsedDirectory parse_directory(std::span<const std::byte> bytes) {
             if (first & 0x40) {
                 drop(LfnAnomaly::Kind::orphan, idx);
                 if (ord == 0 || ord > kMaxLfnEntries || (first & 0x80)) {
-                    out.anomalies.push_back(LfnAnomaly{LfnAnomaly::Kind::sequence, idx, 1});
+                    out.anomalies.push_back(LfnAnomaly{LfnAnomaly::Kind::sequence, idx, 1, idx});
                     continue;
                 }
                 lfn.active = true;
@@ -226,10 +227,11 @@ ParsedDirectory parse_directory(std::span<const std::byte> bytes) {
             } else if (!lfn.active || ord != lfn.expected || checksum != lfn.checksum) {
                 if (lfn.active) {
                     out.anomalies.push_back(LfnAnomaly{LfnAnomaly::Kind::sequence, idx,
-                                                       std::uint32_t(lfn.count - lfn.expected + 1)});
+                                                       std::uint32_t(lfn.count - lfn.expected + 1),
+                                                       lfn.first_index});
                     lfn.active = false;
                 } else {
-                    out.anomalies.push_back(LfnAnomaly{LfnAnomaly::Kind::sequence, idx, 1});
+                    out.anomalies.push_back(LfnAnomaly{LfnAnomaly::Kind::sequence, idx, 1, idx});
                 }
                 continue;
             }
@@ -255,10 +257,11 @@ ParsedDirectory parse_directory(std::span<const std::byte> bytes) {
         }
         if (lfn.active) {
             if (lfn.expected != 0) {
-                out.anomalies.push_back(
-                    LfnAnomaly{LfnAnomaly::Kind::sequence, idx, std::uint32_t(lfn.count - lfn.expected)});
+                out.anomalies.push_back(LfnAnomaly{LfnAnomaly::Kind::sequence, idx,
+                                                   std::uint32_t(lfn.count - lfn.expected), lfn.first_index});
             } else if (lfn.checksum != lfn_checksum(r.entry.name)) {
-                out.anomalies.push_back(LfnAnomaly{LfnAnomaly::Kind::checksum, idx, lfn.count});
+                out.anomalies.push_back(
+                    LfnAnomaly{LfnAnomaly::Kind::checksum, idx, lfn.count, lfn.first_index});
             } else if (r.kind != RecordKind::volume_label) {
                 const std::size_t total = std::size_t(lfn.count) * 13;
                 const auto stop = lfn.units.begin() + long(total);
@@ -305,6 +308,7 @@ ParsedDirectory parse_directory(std::span<const std::byte> bytes) {
             }
             for (auto a : tail.anomalies) {
                 a.index += shift;
+                a.first += shift;
                 out.after_end_anomalies.push_back(a);
             }
         }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -242,6 +243,41 @@ void save_chains(io::BlockDevice& dev, const Layout& l, const std::vector<LostCh
              ends.empty() ? ""
                           : fmt::format("; {} chain{} ended where {} link went elsewhere", ends.size(),
                                         ends.size() == 1 ? "" : "s", ends.size() == 1 ? "its" : "their"))});
+}
+
+/// Marks each LfnFix's entries deleted (0xE5 in byte 0, the rest kept, one
+/// byte written per entry): an entry that is no longer a live long-name
+/// entry (attribute 0x0F) is left. One repair reported per code.
+void delete_lfn_entries(io::BlockDevice& dev, const std::vector<LfnFix>& fixes,
+                        std::vector<check::Repair>& done) {
+    std::map<std::string_view, std::pair<std::uint64_t, std::uint64_t>> counts;  // code: sets, entries
+    for (const LfnFix& f : fixes) {
+        std::uint64_t n = 0;
+        for (const std::uint64_t at : f.entries) {
+            std::array<std::byte, kDirEntrySize> e{};
+            dev.read_at(at, e);
+            const auto first = std::to_integer<std::uint8_t>(e[0]);
+            if (first == 0x00 || first == kDirEntryDeleted ||
+                (std::to_integer<std::uint8_t>(e[dir_off::Attr]) & 0x3F) != kAttrLongName)
+                continue;
+            const std::array<std::byte, 1> mark{std::byte{kDirEntryDeleted}};
+            dev.write_at(at, mark);
+            ++n;
+        }
+        if (n == 0) continue;
+        ++counts[f.code].first;
+        counts[f.code].second += n;
+    }
+    for (const auto& [code, c] : counts) {
+        const char* what = code == "fat.lfn.orphan"     ? "with no short entry after them"
+                           : code == "fat.lfn.checksum" ? "whose checksum names another short entry"
+                                                        : "out of sequence";
+        done.push_back({std::string(code),
+                        fmt::format("{} set{} of long-name entries {} marked deleted ({} entr{}): readers "
+                                    "skip them, so every name shown stays as it was",
+                                    core::format_count(c.first), c.first == 1 ? "" : "s", what,
+                                    core::format_count(c.second), c.second == 1 ? "y" : "ies")});
+    }
 }
 
 /// Writes a NameFix: the new DIR_Name into the short entry and its checksum
@@ -498,6 +534,24 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
         for (const DotFix& f : dots) fixed.insert(f.path);
         if (!std::includes(fixed.begin(), fixed.end(), wanted.begin(), wanted.end())) errors_left = true;
     }
+    // -y: long-name entries that name nothing marked deleted (lfn_fixes below).
+    std::vector<LfnFix> lfns;
+    if (codes.count("fat.lfn.orphan") || codes.count("fat.lfn.checksum") || codes.count("fat.lfn.sequence")) {
+        if (fix == BootFix::none || fix == BootFix::refresh_backup) {
+            check::Findings scratch;
+            CheckOptions o;
+            o.lfn_fixes = &lfns;
+            (void)check_volume(dev, scratch, o);
+        }
+        std::erase_if(lfns, [&](const LfnFix& f) { return !codes.count(f.code); });
+        for (const std::string_view code : {"fat.lfn.orphan", "fat.lfn.checksum", "fat.lfn.sequence"}) {
+            std::uint64_t wanted = 0, fixed = 0;
+            for (const check::Finding& f : found.all())
+                if (f.code == code) wanted += f.count;
+            for (const LfnFix& f : lfns) fixed += f.code == code;
+            if (fixed < wanted) errors_left = true;
+        }
+    }
     // What each trim frees, read before the first write: the chain after its kept clusters.
     const std::uint32_t eoc = end_of_chain(l.type);
     const std::uint32_t eoc_min = eoc & ~7u;
@@ -535,7 +589,7 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     if (codes.count("fat.fat.media") && !media_ok) errors_left = true;
     const bool other = fix != BootFix::none || fsinfo_fix || copies || freed != 0 || !chains.empty() ||
                        !trims.empty() || !sizes.empty() || !cuts.empty() || media_fix || !names.empty() ||
-                       !dots.empty();
+                       !dots.empty() || !lfns.empty();
     const std::uint32_t bit = clean_bit(l.type);
     // 1. Marked dirty before the first repair (a volume that is not already).
     bool marked = false;
@@ -651,6 +705,7 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     }
     for (const NameFix& f : names) rename_short_entry(dev, f, done);
     for (const DotFix& f : dots) put_dot_entries(dev, f, done);
+    if (!lfns.empty()) delete_lfn_entries(dev, lfns, done);
     if (freed != trimmed) {
         set_entries(dev, l, lost, 0);
         done.push_back({"fat.chain.lost",

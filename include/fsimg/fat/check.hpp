@@ -65,6 +65,16 @@ struct NameFix {
     std::vector<std::uint64_t> entries;   ///< volume byte offsets: each LFN entry, then the short entry
 };
 
+/// Long-name entries that name nothing (fat.lfn.orphan, fat.lfn.checksum,
+/// fat.lfn.sequence): the Linux vfat driver and Windows skip them and show
+/// the short entry's name; fsck marks them deleted (0xE5), which changes
+/// no name a reader shows [FATGEN "Long File Name Implementation"].
+struct LfnFix {
+    std::string path;                    ///< the directory, as findings name it
+    std::string_view code;               ///< the finding code
+    std::vector<std::uint64_t> entries;  ///< volume byte offsets of the LFN entries
+};
+
 /// A directory's "." and ".." entries as fsck -y leaves them
 /// (fat.dir.dot, fat.dir.dotdot): entries 0 and 1, "." naming the
 /// directory's own first cluster, ".." its parent's (0 for the root)
@@ -80,7 +90,7 @@ struct DotFix {
     std::uint32_t dotdot = 1;  ///< entry index of ".." as found
     std::uint32_t dot_cluster = 0;
     std::uint32_t dotdot_cluster = 0;
-    bool moved = false;     ///< a dot entry is not where it belongs
+    bool moved = false;         ///< a dot entry is not where it belongs
     bool dot_wrong = false;     ///< "." misplaced or naming another cluster (fat.dir.dot)
     bool dotdot_wrong = false;  ///< ".." misplaced or naming another cluster (fat.dir.dotdot)
 };
@@ -115,6 +125,10 @@ struct CheckOptions {
     /// names the wrong cluster, when each is there once and the entries up
     /// to the later one lie in one run of clusters. For fsck -y.
     std::vector<DotFix>* dots = nullptr;
+    /// When set, receives the long-name entries no reader takes as a name
+    /// (fat.lfn.orphan, fat.lfn.checksum, fat.lfn.sequence: each set as
+    /// parse_directory reports it). For fsck -p/-y.
+    std::vector<LfnFix>* lfn_fixes = nullptr;
 };
 
 /// What the check counted (check/summary.hpp; type "FAT12", "FAT16" or "FAT32").

@@ -61,6 +61,7 @@ struct LfnAnomaly {
     Kind kind;
     std::uint32_t index = 0;    ///< entry index where it was noticed
     std::uint32_t entries = 1;  ///< LFN entries concerned
+    std::uint32_t first = 0;    ///< entry index of the first of them (they follow one another)
 };
 
 struct ParsedDirectory {

@@ -207,6 +207,8 @@ inline constexpr std::uint8_t kAttrVolumeId = 0x08;
 inline constexpr std::uint8_t kAttrDirectory = 0x10;
 inline constexpr std::uint8_t kAttrArchive = 0x20;
 inline constexpr std::uint8_t kAttrLongName = 0x0F;
+/// DIR_Name[0] of a deleted (free) entry [FATGEN "FAT Directory Structure"].
+inline constexpr std::uint8_t kDirEntryDeleted = 0xE5;
 
 struct DirEntry {
     std::array<std::uint8_t, 11> name{};  // DIR_Name, space padded
