@@ -78,6 +78,14 @@ void check_tree(Context& c);
 /// compatibility) and, for the root, the volume label against the boot sector.
 void check_names(Context& c, const std::string& dir_path, const ParsedDirectory& d);
 void check_labels(Context& c, const ParsedDirectory& root);
+/// What fsck -y removes of the volume labels of directory `d` (LabelFix,
+/// with entry indices of `d` for offsets): see fat/check.hpp.
+struct LabelRepair {
+    std::string_view code;
+    std::vector<std::uint32_t> indices;
+    bool boot_no_name = false;
+};
+std::vector<LabelRepair> label_repairs(const Context& c, const ParsedDirectory& d, bool is_root);
 /// The records of `d` whose short name is invalid (fat.name.invalid-short),
 /// each with the short name that replaces it (CheckOptions::names): unique
 /// against every short name of `d` and each other.

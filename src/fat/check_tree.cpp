@@ -286,6 +286,18 @@ private:
                 }
             }
             if (is_root) check_labels(c_, d);
+            if (c_.options.label_fixes) {
+                for (LabelRepair& r : label_repairs(c_, d, is_root)) {
+                    LabelFix f{r.code, {}, r.boot_no_name};
+                    bool whole = true;
+                    for (const std::uint32_t i : r.indices) {
+                        const auto at = entry_offset(cluster, runs, i);
+                        if (at) f.entries.push_back(*at);
+                        whole = whole && at.has_value();
+                    }
+                    if (whole) c_.options.label_fixes->push_back(std::move(f));
+                }
+            }
             if (!is_root) check_dots(path, cluster, parent, d);
             if (!is_root && c_.options.dots) note_dot_fix(path, cluster, parent, runs, d);
         }

@@ -245,6 +245,68 @@ void save_chains(io::BlockDevice& dev, const Layout& l, const std::vector<LostCh
                                         ends.size() == 1 ? "" : "s", ends.size() == 1 ? "its" : "their"))});
 }
 
+/// Writes each LabelFix: its label entries marked deleted (0xE5, and
+/// DIR_Attr 0 as fsck.fat writes it, so that an old tool that reads
+/// ATTR_VOLUME_ID before the mark does not take it for a label; one 32-byte
+/// write each, an entry that is no longer a live label left), and
+/// BS_VolLab "NO NAME    " in sector 0 and, on FAT32, in the backup boot
+/// sector at `backup_at` (0: none) when BS_BootSig is 0x29.
+void remove_labels(io::BlockDevice& dev, const Layout& l, const std::vector<LabelFix>& fixes,
+                   std::uint64_t backup_at, std::vector<check::Repair>& done) {
+    for (const LabelFix& f : fixes) {
+        std::vector<std::string> removed;
+        for (const std::uint64_t at : f.entries) {
+            std::array<std::byte, kDirEntrySize> e{};
+            dev.read_at(at, e);
+            const auto first = std::to_integer<std::uint8_t>(e[0]);
+            const auto attr = std::to_integer<std::uint8_t>(e[dir_off::Attr]);
+            if (first == 0x00 || first == kDirEntryDeleted || (attr & 0x3F) == kAttrLongName ||
+                !(attr & kAttrVolumeId))
+                continue;
+            std::string name;
+            for (std::size_t i = 0; i < 11; ++i)
+                name += static_cast<char>(std::to_integer<std::uint8_t>(e[i]));
+            removed.push_back(core::escape_controls(name.substr(0, name.find_last_not_of(' ') + 1)));
+            e[0] = std::byte{kDirEntryDeleted};
+            e[dir_off::Attr] = std::byte{0};
+            dev.write_at(at, e);
+        }
+        bool boot = false;
+        if (f.boot_no_name) {
+            const bool fat32 = l.type == FatType::fat32;
+            const std::size_t sig = fat32 ? off::BootSig32 : off::BootSig16;
+            const std::size_t lab = fat32 ? off::VolLab32 : off::VolLab16;
+            constexpr std::string_view kNoName = "NO NAME    ";
+            std::array<std::byte, 11> name{};
+            for (std::size_t i = 0; i < 11; ++i) name[i] = static_cast<std::byte>(kNoName[i]);
+            for (const std::uint64_t base : {std::uint64_t{0}, fat32 ? backup_at : 0}) {
+                if (base == 0 && boot) continue;  // the backup: only when there is one
+                std::array<std::byte, 1> s{};
+                dev.read_at(base + sig, s);
+                if (std::to_integer<std::uint8_t>(s[0]) != 0x29) continue;
+                dev.write_at(base + lab, name);
+                boot = true;
+            }
+        }
+        if (removed.empty() && !boot) continue;
+        std::string what;
+        for (const std::string& n : removed) what += fmt::format("{}\"{}\"", what.empty() ? "" : ", ", n);
+        done.push_back({std::string(f.code),
+                        fmt::format("{}{}{}{}",
+                                    removed.empty() ? ""
+                                                    : fmt::format("volume-label entr{} {} marked deleted",
+                                                                  removed.size() == 1 ? "y" : "ies", what),
+                                    !removed.empty() && boot ? "; " : "",
+                                    boot ? "the boot sector's label set to \"NO NAME\" (no label)" : "",
+                                    f.code == "fat.label.invalid" ? ", as fsck.fat -a does"
+                                    : f.code == "fat.label.duplicate"
+                                        ? ": the root's first label, the one Windows and Linux "
+                                          "show, is kept (fsck.fat -a leaves them)"
+                                        : ": labels belong in the root; readers skip them there "
+                                          "(fsck.fat -a leaves them)")});
+    }
+}
+
 /// Marks each LfnFix's entries deleted (0xE5 in byte 0, the rest kept, one
 /// byte written per entry): an entry that is no longer a live long-name
 /// entry (attribute 0x0F) is left. One repair reported per code.
@@ -552,6 +614,27 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
             if (fixed < wanted) errors_left = true;
         }
     }
+    // -y: volume labels removed as fsck.fat -a removes them (remove_labels below).
+    std::vector<LabelFix> labels;
+    constexpr std::array<std::string_view, 3> kLabelCodes = {"fat.label.invalid", "fat.label.duplicate",
+                                                             "fat.label.outside-root"};
+    if (std::any_of(kLabelCodes.begin(), kLabelCodes.end(),
+                    [&](std::string_view c) { return codes.count(c); })) {
+        if (fix == BootFix::none || fix == BootFix::refresh_backup) {
+            check::Findings scratch;
+            CheckOptions o;
+            o.label_fixes = &labels;
+            (void)check_volume(dev, scratch, o);
+        }
+        std::erase_if(labels, [&](const LabelFix& f) { return !codes.count(f.code); });
+        for (const std::string_view code : kLabelCodes) {
+            const auto wanted = std::count_if(found.all().begin(), found.all().end(),
+                                              [&](const check::Finding& f) { return f.code == code; });
+            const auto fixed = std::count_if(labels.begin(), labels.end(),
+                                             [&](const LabelFix& f) { return f.code == code; });
+            if (fixed < wanted) errors_left = true;
+        }
+    }
     // What each trim frees, read before the first write: the chain after its kept clusters.
     const std::uint32_t eoc = end_of_chain(l.type);
     const std::uint32_t eoc_min = eoc & ~7u;
@@ -589,7 +672,7 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     if (codes.count("fat.fat.media") && !media_ok) errors_left = true;
     const bool other = fix != BootFix::none || fsinfo_fix || copies || freed != 0 || !chains.empty() ||
                        !trims.empty() || !sizes.empty() || !cuts.empty() || media_fix || !names.empty() ||
-                       !dots.empty() || !lfns.empty();
+                       !dots.empty() || !lfns.empty() || !labels.empty();
     const std::uint32_t bit = clean_bit(l.type);
     // 1. Marked dirty before the first repair (a volume that is not already).
     bool marked = false;
@@ -706,6 +789,7 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     for (const NameFix& f : names) rename_short_entry(dev, f, done);
     for (const DotFix& f : dots) put_dot_entries(dev, f, done);
     if (!lfns.empty()) delete_lfn_entries(dev, lfns, done);
+    if (!labels.empty()) remove_labels(dev, l, labels, backup && !p0 ? backup_at : 0, done);
     if (freed != trimmed) {
         set_entries(dev, l, lost, 0);
         done.push_back({"fat.chain.lost",

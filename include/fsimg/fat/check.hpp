@@ -75,6 +75,18 @@ struct LfnFix {
     std::vector<std::uint64_t> entries;  ///< volume byte offsets of the LFN entries
 };
 
+/// Volume labels fsck -y removes, as fsck.fat -a does: a root label entry
+/// that is invalid (fat.label.invalid; BS_VolLab then "NO NAME" too), every
+/// label entry after the root's first (fat.label.duplicate: the first is the
+/// one Windows and Linux show), label entries outside the root
+/// (fat.label.outside-root), and an invalid BS_VolLab with no root label
+/// ("NO NAME": no label) [FATGEN "FAT Directory Structure", ATTR_VOLUME_ID].
+struct LabelFix {
+    std::string_view code;               ///< the finding code
+    std::vector<std::uint64_t> entries;  ///< volume byte offsets of the label entries to mark deleted
+    bool boot_no_name = false;           ///< BS_VolLab set to "NO NAME    " (and the FAT32 backup's)
+};
+
 /// A directory's "." and ".." entries as fsck -y leaves them
 /// (fat.dir.dot, fat.dir.dotdot): entries 0 and 1, "." naming the
 /// directory's own first cluster, ".." its parent's (0 for the root)
@@ -129,6 +141,9 @@ struct CheckOptions {
     /// (fat.lfn.orphan, fat.lfn.checksum, fat.lfn.sequence: each set as
     /// parse_directory reports it). For fsck -p/-y.
     std::vector<LfnFix>* lfn_fixes = nullptr;
+    /// When set, receives the volume labels to remove (fat.label.invalid,
+    /// fat.label.duplicate, fat.label.outside-root). For fsck -y.
+    std::vector<LabelFix>* label_fixes = nullptr;
 };
 
 /// What the check counted (check/summary.hpp; type "FAT12", "FAT16" or "FAT32").

@@ -12,6 +12,12 @@
 # auto-correcting"). A second -y changes nothing, undo restores the sha256,
 # and a -y cut after each of its writes leaves the files readable and is
 # finished by another -y.
+# Volume labels (-y): an invalid root label entry or boot-sector label
+# removed (fat_damage.py label-invalid; dosfstools' mkdosfs_none image,
+# whose BS_VolLab is blank): the same image as fsck.fat -a leaves, byte for
+# byte; a second label entry in the root and one in a subdirectory marked
+# deleted (fsck.fat -a leaves them), the root's first label kept; every file
+# the same, fsck.fat -n clean, cut at every write (FAT32).
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
 export MTOOLS_SKIP_CHECK=1
@@ -19,6 +25,22 @@ cd "$WORK"
 mkdir src
 head -c 5000 /dev/urandom > src/A.TXT; head -c 3000 /dev/urandom > src/B.TXT  # what fat_damage.py expects
 echo long > "src/Long name file.txt"
+# cuts ORIG LABEL: fsck -y of a copy of ORIG cut after each of its writes but the last: exit 99, and
+# another -y finishes the repair (exit 1, nothing left).
+cuts() {
+  local orig=$1 label=$2 total n rc
+  cp "$orig" count.img
+  FSIMG_TEST_COUNT_WRITES=1 "$FSIMG" fsck -y count.img > /dev/null 2> count.err
+  total=$(sed -n 's/^fsimg: test: \([0-9]*\) writes$/\1/p' count.err)
+  [ -n "$total" ] && [ "$total" -ge 2 ] && pass || fail "$label: write count: $(cat count.err)"
+  for n in $(seq 1 $((${total:-1} - 1))); do
+    cp "$orig" cut.img
+    FSIMG_TEST_CUT_AFTER_WRITES=$n "$FSIMG" fsck -y cut.img > /dev/null 2>&1; rc=$?
+    [ $rc = 99 ] || fail "$label: cut after write $n: exit $rc"
+    "$FSIMG" fsck -y cut.img > /dev/null 2>&1; rc=$?
+    [ $rc = 1 ] && [ -z "$(fsck_codes cut.img)" ] && pass || fail "$label: -y after cut $n: exit $rc, left $(fsck_codes cut.img)"
+  done
+}
 listing() { mdir -b -i "$1" ::/ 2>/dev/null | LC_ALL=C sort; }
 same_files() {  # same_files IMG LISTING: the files of LISTING read the same from IMG as from before.img
   local f
@@ -75,4 +97,45 @@ sys.exit(any(first(a, int(l.split()[0]) - 1) != b"\xe5" or first(b, int(l.split(
     rm -f l.undo
   done
 done
+
+# Volume labels.
+mkdir -p src/DIR; head -c 100 /dev/urandom > src/DIR/C.TXT
+for spec in "12 4M" "16 32M" "32 64M"; do
+  set -- $spec; bits=$1 size=$2
+  for kind in label-invalid label-duplicate label-outside-root; do
+    code=fat.${kind/-/.}
+    rm -f l.img; truncate -s $size l.img
+    mkfs.fat -F $bits -i 12345678 -n TESTLBL l.img > /dev/null && mcopy -s -i l.img src/* ::/ || { fail "FAT$bits: setup"; continue; }
+    python3 "$here/../tools/fat_damage.py" l.img $kind > /dev/null || { fail "FAT$bits $kind: damage"; continue; }
+    [ "$(fsck_codes l.img)" = "$code" ] && pass || fail "FAT$bits $kind: before: $(fsck_codes l.img)"
+    cp l.img orig.img; sha_orig=$(sha256sum < l.img)
+    cp l.img peer.img; fsck.fat -a peer.img > peer.out 2>&1
+    [ $bits = 32 ] && cuts orig.img "FAT$bits $kind"
+    cp orig.img l.img
+    "$FSIMG" fsck -y l.img > out 2>&1; rc=$?
+    [ $rc = 1 ] && grep -q "^repaired $code: " out && [ -z "$(fsck_codes l.img)" ] && pass || fail "FAT$bits $kind: -y: exit $rc: $(cat out)"
+    fsck.fat -n l.img > ref.out 2>&1 && pass || fail "FAT$bits $kind: fsck.fat -n: $(cat ref.out)"
+    # Every file read the same (the label entries mtools lists as files aside).
+    n=0
+    while IFS= read -r f; do
+      n=$((n + 1))
+      cmp -s <(mtype -i orig.img "$f") <(mtype -i l.img "$f") || fail "FAT$bits $kind: $f differs"
+    done < <(mdir -/ -b -i l.img ::/ | grep -v '/$')
+    [ $n -ge 4 ] && pass || fail "FAT$bits $kind: mtools lists $n files"
+    case $kind in
+      label-invalid) cmp -s l.img peer.img && pass || fail "FAT$bits $kind: not the image fsck.fat -a leaves: $(cmp l.img peer.img)" ;;
+      *) [ "$(mlabel -s -i l.img :: 2>/dev/null | sed 's/ *$//')" = " Volume label is TESTLBL" ] && pass ||
+           fail "FAT$bits $kind: label now: $(mlabel -s -i l.img :: 2>&1)" ;;
+    esac
+  done
+done
+# dosfstools' image whose boot-sector label is blank (mkdosfs_none): what fsck.fat -a leaves, byte for byte.
+if "$SHARED/corpus/run" --decode fat/dosfstools-label-mkdosfs_none none.img > /dev/null 2>&1; then
+  cp none.img peer.img; fsck.fat -a peer.img > /dev/null 2>&1
+  "$FSIMG" fsck -y none.img > out 2>&1; rc=$?
+  [ $rc = 1 ] && cmp -s none.img peer.img && [ -z "$(fsck_codes none.img)" ] && pass ||
+    fail "mkdosfs_none: exit $rc, $(cmp none.img peer.img): $(cat out)"
+else
+  fail "corpus: fat/dosfstools-label-mkdosfs_none missing"
+fi
 finish
