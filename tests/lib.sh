@@ -76,6 +76,24 @@ for start, end in runs:
         if fa.read(n) != fb.read(n):
             sys.exit(1)
         start += n' "$1" "$2"; }
+# repair_cuts ORIG LABEL PATH:FILE...: fsck -y of a copy of ORIG cut after each of its writes (but the
+# last): the cut exits 99, each image PATH still reads through fsimg as host FILE, and a second -y
+# finishes the repair (exit 1, nothing left).
+repair_cuts() {
+  local orig=$1 label=$2 total n rc f; shift 2
+  cp "$orig" cut.img
+  FSIMG_TEST_COUNT_WRITES=1 "$FSIMG" fsck -y cut.img > /dev/null 2> count.err
+  total=$(sed -n 's/^fsimg: test: \([0-9]*\) writes$/\1/p' count.err)
+  [ -n "$total" ] && [ "$total" -ge 2 ] && pass || fail "$label: write count: $(cat count.err)"
+  for n in $(seq 1 $((${total:-1} - 1))); do
+    cp "$orig" cut.img
+    FSIMG_TEST_CUT_AFTER_WRITES=$n "$FSIMG" fsck -y cut.img > /dev/null 2>&1; rc=$?
+    [ $rc = 99 ] || fail "$label: cut after write $n: exit $rc"
+    for f in "$@"; do "$FSIMG" cat cut.img "${f%%:*}" | cmp -s - "${f#*:}" || fail "$label: ${f%%:*} unreadable after cut $n"; done
+    "$FSIMG" fsck -y cut.img > /dev/null 2>&1; rc=$?
+    [ $rc = 1 ] && [ -z "$(fsck_codes cut.img)" ] && pass || fail "$label: -y after cut $n: exit $rc, left $(fsck_codes cut.img)"
+  done
+}
 finish() {
   echo "$PASSES passed, $FAILS failed"
   [ "$FAILS" = 0 ]

@@ -25,22 +25,6 @@ cd "$WORK"
 mkdir src
 head -c 5000 /dev/urandom > src/A.TXT; head -c 3000 /dev/urandom > src/B.TXT  # what fat_damage.py expects
 echo long > "src/Long name file.txt"
-# cuts ORIG LABEL: fsck -y of a copy of ORIG cut after each of its writes but the last: exit 99, and
-# another -y finishes the repair (exit 1, nothing left).
-cuts() {
-  local orig=$1 label=$2 total n rc
-  cp "$orig" count.img
-  FSIMG_TEST_COUNT_WRITES=1 "$FSIMG" fsck -y count.img > /dev/null 2> count.err
-  total=$(sed -n 's/^fsimg: test: \([0-9]*\) writes$/\1/p' count.err)
-  [ -n "$total" ] && [ "$total" -ge 2 ] && pass || fail "$label: write count: $(cat count.err)"
-  for n in $(seq 1 $((${total:-1} - 1))); do
-    cp "$orig" cut.img
-    FSIMG_TEST_CUT_AFTER_WRITES=$n "$FSIMG" fsck -y cut.img > /dev/null 2>&1; rc=$?
-    [ $rc = 99 ] || fail "$label: cut after write $n: exit $rc"
-    "$FSIMG" fsck -y cut.img > /dev/null 2>&1; rc=$?
-    [ $rc = 1 ] && [ -z "$(fsck_codes cut.img)" ] && pass || fail "$label: -y after cut $n: exit $rc, left $(fsck_codes cut.img)"
-  done
-}
 listing() { mdir -b -i "$1" ::/ 2>/dev/null | LC_ALL=C sort; }
 same_files() {  # same_files IMG LISTING: the files of LISTING read the same from IMG as from before.img
   local f
@@ -110,7 +94,7 @@ for spec in "12 4M" "16 32M" "32 64M"; do
     [ "$(fsck_codes l.img)" = "$code" ] && pass || fail "FAT$bits $kind: before: $(fsck_codes l.img)"
     cp l.img orig.img; sha_orig=$(sha256sum < l.img)
     cp l.img peer.img; fsck.fat -a peer.img > peer.out 2>&1
-    [ $bits = 32 ] && cuts orig.img "FAT$bits $kind"
+    [ $bits = 32 ] && repair_cuts orig.img "FAT$bits $kind"
     cp orig.img l.img
     "$FSIMG" fsck -y l.img > out 2>&1; rc=$?
     [ $rc = 1 ] && grep -q "^repaired $code: " out && [ -z "$(fsck_codes l.img)" ] && pass || fail "FAT$bits $kind: -y: exit $rc: $(cat out)"

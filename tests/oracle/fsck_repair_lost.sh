@@ -40,24 +40,6 @@ files_ok() {  # files_ok IMG [ours]: mtools, or fsimg (mtools refuses a FAT16 wh
   fi
 }
 free_of() { "$FSIMG" fsck --json "$1" | python3 -c 'import json, sys; print(json.load(sys.stdin)["summary"]["free_clusters"])'; }
-# cuts ORIG LABEL PATH:FILE...: fsck -y of a copy of ORIG cut after each of its writes (but the
-# last): the cut exits 99, each image PATH still reads through fsimg as host FILE, and a second -y
-# finishes the repair (exit 1, nothing left).
-cuts() {
-  local orig=$1 label=$2 total n rc f; shift 2
-  cp "$orig" cut.img
-  FSIMG_TEST_COUNT_WRITES=1 "$FSIMG" fsck -y cut.img > /dev/null 2> count.err
-  total=$(sed -n 's/^fsimg: test: \([0-9]*\) writes$/\1/p' count.err)
-  [ -n "$total" ] && [ "$total" -ge 2 ] && pass || fail "$label: write count: $(cat count.err)"
-  for n in $(seq 1 $((${total:-1} - 1))); do
-    cp "$orig" cut.img
-    FSIMG_TEST_CUT_AFTER_WRITES=$n "$FSIMG" fsck -y cut.img > /dev/null 2>&1; rc=$?
-    [ $rc = 99 ] || fail "$label: cut after write $n: exit $rc"
-    for f in "$@"; do "$FSIMG" cat cut.img "${f%%:*}" | cmp -s - "${f#*:}" || fail "$label: ${f%%:*} unreadable after cut $n"; done
-    "$FSIMG" fsck -y cut.img > /dev/null 2>&1; rc=$?
-    [ $rc = 1 ] && [ -z "$(fsck_codes cut.img)" ] && pass || fail "$label: -y after cut $n: exit $rc, left $(fsck_codes cut.img)"
-  done
-}
 # fatset IMG COPY N VALUE...: FAT entries N, N+1, ... set (COPY 1, 2 or "all"), FAT12/16/32 alike.
 fatset() { python3 "$here/../tools/fat_entries.py" "$1" set "${@:2}"; }
 for spec in "12 8M 0xFFF" "16 32M 0xFFFF" "32 64M 0x0FFFFFFF"; do
@@ -80,7 +62,7 @@ for spec in "12 8M 0xFFF" "16 32M 0xFFFF" "32 64M 0x0FFFFFFF"; do
   cp orig.img $img
   # Every cut of -y leaves the files readable, and -y again finishes it (FAT16: the write order is
   # the same for every FAT type).
-  [ $bits = 16 ] && cuts orig.img "FAT$bits" /a.txt:tree/a.txt /dir/b.bin:tree/dir/b.bin
+  [ $bits = 16 ] && repair_cuts orig.img "FAT$bits" /a.txt:tree/a.txt /dir/b.bin:tree/dir/b.bin
   "$FSIMG" fsck -y --undo $img.undo $img > out 2>&1; rc=$?
   [ $rc = 1 ] && grep -q "^repaired fat.chain.lost: 4 lost clusters freed in 2 runs" out &&
     grep -q "^repaired fat.fat.copies-differ: the other FAT copy rewritten from FAT 1" out && pass ||
@@ -128,7 +110,7 @@ PY
     cp k.img peer.img
     fsck.fat -a peer.img > /dev/null 2>&1
     cp k.img orig.img
-    [ $bits = 32 ] && cuts orig.img "FAT$bits $kind" /B.TXT:B.TXT  # once per kind
+    [ $bits = 32 ] && repair_cuts orig.img "FAT$bits $kind" /B.TXT:B.TXT  # once per kind
     cp orig.img k.img
     "$FSIMG" fsck -y k.img > out 2>&1; rc=$?
     [ $rc = 1 ] && grep -q "^repaired fat\.\(chain\|file\)\." out && [ -z "$(fsck_codes k.img)" ] && pass ||
@@ -168,7 +150,7 @@ for sz in "-s 8M -c 4K" "-s 4M -c 512"; do
     python3 "$here/../tools/exfat_damage.py" e.img $kind > /dev/null || fail "exfat $kind: damage"
     cp e.img orig.img
     cp e.img peer.img; fsck.exfat -y peer.img > /dev/null 2>&1
-    cuts orig.img "exfat $kind" /A.TXT:A.TXT
+    repair_cuts orig.img "exfat $kind" /A.TXT:A.TXT
     cp orig.img e.img
     if [ $kind = bitmap-free-in-use ]; then
       "$FSIMG" fsck -p e.img > out 2>&1; rc=$?
@@ -225,7 +207,7 @@ for kind in set-name-hash set-checksum set-checksum+bitmap-free-in-use; do
   [ $rc = 0 ] && [ "$(sha256sum < e.img)" = "$sha" ] && pass || fail "$kind: second -y: exit $rc or changed"
   if [ $kind = set-checksum ]; then check e.img -j 2; fi
   "$FSIMG" undo e.undo e.img > /dev/null && cmp -s e.img orig.img && pass || fail "$kind: undo"
-  cuts orig.img "exfat $kind" /B.TXT:B.TXT /DIR/C.TXT:exsrc/DIR/C.TXT
+  repair_cuts orig.img "exfat $kind" /B.TXT:B.TXT /DIR/C.TXT:exsrc/DIR/C.TXT
 done
 
 # exFAT chains (-y; -p leaves them): a last link that loops, leaves the heap or is the bad mark is
@@ -258,7 +240,7 @@ for kind in chain-loop chain-out-of-range chain-bad-cluster chain-too-short chai
   [ $rc = 0 ] && [ "$(sha256sum < e.img)" = "$sha" ] && pass || fail "exfat $kind: second -y: exit $rc or changed"
   # Cut once per write path: an end-of-chain mark (loop; out-of-range, bad-cluster and cross-link
   # write the same), a DataLength (too-short), an end mark then the next pass's bitmap (too-long).
-  case $kind in chain-loop | chain-too-short | chain-too-long) cuts orig.img "exfat $kind" /B.TXT:B.TXT /DIR/C.TXT:exsrc/DIR/C.TXT ;; esac
+  case $kind in chain-loop | chain-too-short | chain-too-long) repair_cuts orig.img "exfat $kind" /B.TXT:B.TXT /DIR/C.TXT:exsrc/DIR/C.TXT ;; esac
 done
 
 # exfat_case KIND: e.img made from exsrc and damaged by KIND, orig.img a copy; -p must leave it
@@ -286,7 +268,7 @@ for kind in name-invalid name-duplicate; do
   fsck.exfat -n e.img > ref.out 2>&1 && pass || fail "exfat $kind: fsck.exfat -n: $(cat ref.out)"
   sha=$(sha256sum < e.img); "$FSIMG" fsck -y e.img > /dev/null 2>&1; rc=$?
   [ $rc = 0 ] && [ "$(sha256sum < e.img)" = "$sha" ] && pass || fail "exfat $kind: second -y: exit $rc or changed"
-  [ $kind = name-invalid ] && cuts orig.img "exfat $kind" /DIR/C.TXT:exsrc/DIR/C.TXT  # one write path for both
+  [ $kind = name-invalid ] && repair_cuts orig.img "exfat $kind" /DIR/C.TXT:exsrc/DIR/C.TXT  # one write path for both
 done
 
 # exFAT entries no reader can take (-y; -p leaves them): a SecondaryCount one too large gets back
@@ -326,7 +308,7 @@ for kind in set-secondary-count set-name-length set-unknown-critical-secondary s
   [ $kind = set-no-stream ] && check e.img -j 2  # once: the entries marked not in use, the clusters freed
   # Cut once per write path: a File entry, a set rewritten, entries marked not in use, a stream.
   case $kind in set-secondary-count | set-unknown-critical-secondary | set-no-stream | stream-first-cluster-range)
-    cuts orig.img "exfat $kind" /B.TXT:B.TXT /DIR/C.TXT:exsrc/DIR/C.TXT ;; esac
+    repair_cuts orig.img "exfat $kind" /B.TXT:B.TXT /DIR/C.TXT:exsrc/DIR/C.TXT ;; esac
 done
 
 # Ownership in doubt: a directory loop (which -y does not repair)
@@ -390,7 +372,7 @@ sha=$(sha256sum < n.img); "$FSIMG" fsck -y n.img > /dev/null 2>&1; rc=$?
 [ $rc = 0 ] && [ "$(sha256sum < n.img)" = "$sha" ] && pass || fail "names: second -y: exit $rc or changed"
 cp orig.img peer.img; fsck.fat -a peer.img > /dev/null 2>&1
 cmp -s <(mtype -i peer.img "::A long file name.txt") A.TXT && pass || fail "names: fsck.fat -a lost the long name (expected to keep it)"
-cuts orig.img "names" "/A long file name.txt:A.TXT" /A.TXT:A.TXT
+repair_cuts orig.img "names" "/A long file name.txt:A.TXT" /A.TXT:A.TXT
 # "." or ".." naming another cluster: -y writes the right one, byte for byte what fsck.fat -a writes;
 # cut at every write, -y again finishes.
 for kind in dir-dot dir-dotdot; do
@@ -403,7 +385,7 @@ for kind in dir-dot dir-dotdot; do
   "$FSIMG" fsck -y x.img > out 2>&1; rc=$?
   [ $rc = 1 ] && grep -q "^repaired fat.dir.${kind#dir-}: /DIR/: \".\" (cluster [0-9]*) and \"..\" (cluster 0, the root) written" out &&
     cmp -s x.img peer.img && pass || fail "$kind: -y exit $rc or not fsck.fat -a's bytes: $(cat out)"
-  [ $kind = dir-dot ] && cuts orig.img "$kind" /DIR/C.TXT:xsrc/DIR/C.TXT /A.TXT:A.TXT  # one write path for both
+  [ $kind = dir-dot ] && repair_cuts orig.img "$kind" /DIR/C.TXT:xsrc/DIR/C.TXT /A.TXT:A.TXT  # one write path for both
 done
 # A short name an earlier entry has (no long name): the second becomes FSCK0000.000, the same bytes
 # as fsck.fat -a.
