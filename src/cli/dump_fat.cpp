@@ -152,7 +152,7 @@ int dump_dir(const fat::Volume& v, const std::string& image, const std::string& 
         if (first == 0) {
             j["type"] = "end";
             text = "end of directory (0x00)";
-        } else if ((attr & 0x3F) == fat::kAttrLongName && first != 0xE5) {
+        } else if ((attr & 0x3F) == fat::kAttrLongName) {
             const auto u = fat::lfn_units(e);
             std::u16string part;
             for (char16_t c : u) {
@@ -160,17 +160,32 @@ int dump_dir(const fat::Volume& v, const std::string& image, const std::string& 
                 part.push_back(c);
             }
             const std::string s = core::utf16_to_utf8_lossy(part);
-            j.update({{"type", "lfn"},
-                      {"ordinal", first & 0x1F},
-                      {"last", bool(first & 0x40)},
-                      {"checksum", std::to_integer<std::uint8_t>(e[13])},
-                      {"characters", s}});
-            text = fmt::format("LFN  ord {:2}{} checksum 0x{:02X} \"{}\"", first & 0x1F,
-                               first & 0x40 ? " (last)" : "      ", std::to_integer<unsigned>(e[13]),
-                               escape_name(s));
+            if (first == fat::kDirEntryDeleted) {  // a deleted long-name entry: its ordinal byte is the mark
+                j.update({{"type", "deleted-lfn"},
+                          {"checksum", std::to_integer<std::uint8_t>(e[13])},
+                          {"characters", s}});
+                text = fmt::format("DEL  LFN         checksum 0x{:02X} \"{}\"",
+                                   std::to_integer<unsigned>(e[13]), escape_name(s));
+            } else {
+                j.update({{"type", "lfn"},
+                          {"ordinal", first & 0x1F},
+                          {"last", bool(first & 0x40)},
+                          {"checksum", std::to_integer<std::uint8_t>(e[13])},
+                          {"characters", s}});
+                text = fmt::format("LFN  ord {:2}{} checksum 0x{:02X} \"{}\"", first & 0x1F,
+                                   first & 0x40 ? " (last)" : "      ", std::to_integer<unsigned>(e[13]),
+                                   escape_name(s));
+            }
         } else {
             const fat::DirEntry d = fat::decode_dir_entry(e);
-            const std::string name = fat::short_name_display(d.name);
+            // A deleted entry's first byte is the mark 0xE5, not a character of the name: shown as
+            // "?" (the first character is lost; TSK shows "_").
+            std::string name = fat::short_name_display(d.name);
+            if (first == fat::kDirEntryDeleted) {
+                std::array<std::uint8_t, 11> rest = d.name;
+                rest[0] = 'X';
+                name = "?" + fat::short_name_display(rest).substr(1);
+            }
             j.update({{"type", first == 0xE5 ? "deleted" : "short"},
                       {"name", name},
                       {"attr", d.attr},

@@ -62,6 +62,8 @@ for spec in "12 4M" "16 32M" "32 64M"; do
       pass || fail "FAT$bits $kind: -y: exit $rc: $(cat out)"
     fsck.fat -n l.img > ref.out 2>&1 && pass || fail "FAT$bits $kind: fsck.fat -n: $(cat ref.out)"
     same_files l.img "$before" && pass || fail "FAT$bits $kind: files differ: $(listing l.img) vs $before"
+    # dump shows the deleted long-name entries as such, with their characters.
+    "$FSIMG" dump --what dir / l.img | grep -q 'DEL  LFN .* "Long name fil"' && pass || fail "FAT$bits $kind: dump --what dir"
     if [ $kind = lfn-orphan ]; then
       # fsck.fat also zeroes the rest of each entry it deletes; we keep those bytes.
       { cmp -l l.img peer.img || true; } | python3 -c '

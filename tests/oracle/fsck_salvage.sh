@@ -17,7 +17,7 @@
 # clusters saved as /LOST+FOUND/FILEnnnnnnn.CHK, the same runs fsck.exfat -s
 # saves, with the same checks and cuts (an existing /LOST+FOUND takes the next
 # free names; one that is a file is refused). NTFS: lost clusters are left
-# (exit 4).
+# (exit 4). dump --what dir shows the deleted entries' mark as "?".
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
 export MTOOLS_SKIP_CHECK=1 SOURCE_DATE_EPOCH=1700000000
@@ -50,6 +50,9 @@ for spec in "12 8M 0xFFF" "16 32M 0xFFFF" "32 64M 0x0FFFFFFF"; do
   fatset $img 980 971                  # joins it
   codes=$(fsck_codes $img)
   case " $codes " in *" fat.chain.lost "*) pass ;; *) fail "FAT$bits: before: $codes" ;; esac
+  # dump shows the deleted entries with their mark as a mark: "?" for the lost first character.
+  d=$("$FSIMG" dump --what dir / $img)
+  grep -q "DEL   ?ONE1.BIN " <<<"$d" && pass || fail "FAT$bits: dump --what dir: $d"
   cp $img orig.img
   sha_orig=$(sha256sum < $img)
   # dosfstools' salvage of the same damage: FSCKnnnn.REC in the root.
