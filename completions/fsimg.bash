@@ -10,8 +10,8 @@ _fsimg_options() {
                     -q --quiet --progress --from --local-time --dot-hidden --symlinks --free --rename -h --help" ;;
         fsck) echo "-n --no-changes -y --yes -a -p --undo --salvage --json -v --verbose --list-codes --codepage -q --quiet --progress -h --help" ;;
         dump) echo "--json --what --codepage -q --quiet -h --help" ;;
-        ls) echo "-l -R --short-names --json --codepage -q --quiet -h --help" ;;
-        cat) echo "--codepage -q --quiet -h --help" ;;
+        ls) echo "-l -R --short-names --deleted --json --codepage -q --quiet -h --help" ;;
+        cat) echo "--deleted --codepage -q --quiet -h --help" ;;
         extract) echo "-C --directory --force --force-crosslinked --utc --streams -v --verbose --codepage -q --quiet --progress -h --help" ;;
         slack) echo "--from-list -t --type --for -c --cluster --volume-size --tolerance --json --csv -o --output
                      --chart --top --verify --threads --codepage -q --quiet --progress -h --help" ;;

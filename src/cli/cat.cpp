@@ -2,11 +2,14 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <string>
 
 #include "common.hpp"
 #include "fsimg/core/error.hpp"
+#include "fsimg/core/text.hpp"
 #include "fsimg/fs/view.hpp"
 #include "view.hpp"
 
@@ -17,18 +20,57 @@ namespace {
 struct CatArgs {
     std::string image;
     std::string path;
+    bool deleted = false;
 };
+
+void write_out(std::span<const std::byte> s) {
+    if (std::fwrite(s.data(), 1, s.size(), stdout) != s.size()) {
+        throw Error(ErrorCode::io, "cannot write to standard output");
+    }
+}
+
+/// ASCII case-insensitive equality (FAT names compare so; ls --deleted shows both forms).
+bool same_name(std::string_view x, std::string_view y) {
+    return x.size() == y.size() && std::equal(x.begin(), x.end(), y.begin(), [](char p, char q) {
+               return std::tolower(static_cast<unsigned char>(p)) ==
+                      std::tolower(static_cast<unsigned char>(q));
+           });
+}
+
+/// --deleted: PATH names a deleted entry (its long or short name as ls --deleted shows it) in a
+/// directory that exists; the first recoverable one of that name is read.
+int run_cat_deleted(const CatArgs& a, const fs::View& view) {
+    const std::string path = fs::normalize_path(a.path);
+    const std::size_t slash = path.rfind('/');
+    const std::string dir_path = slash == 0 ? "/" : path.substr(0, slash), name = path.substr(slash + 1);
+    const auto dir = view.lookup(dir_path);
+    if (!dir || !dir->is_dir)
+        throw Error(ErrorCode::usage, fmt::format("\"{}\" is not a directory in {}", dir_path, a.image));
+    std::vector<fs::DeletedEntry> found;
+    for (auto& d : view.list_deleted(*dir))
+        if (!d.is_dir && (same_name(d.name, name) || same_name(d.short_name, name)))
+            found.push_back(std::move(d));
+    if (found.empty())
+        throw Error(ErrorCode::usage,
+                    fmt::format("no deleted file \"{}\" in {} (see fsimg ls --deleted)", a.path, a.image));
+    const auto it = std::find_if(found.begin(), found.end(),
+                                 [](const fs::DeletedEntry& d) { return d.state != "reused"; });
+    const fs::DeletedEntry& pick = it != found.end() ? *it : found.front();
+    if (found.size() > 1)
+        warn(fmt::format("{} deleted files are named \"{}\"; reading the one from cluster {}", found.size(),
+                         core::escape_name(name), pick.first_cluster));
+    view.read_deleted(pick, write_out);
+    if (std::fflush(stdout) != 0) throw Error(ErrorCode::io, "cannot write to standard output");
+    return kExitOk;
+}
 
 int run_cat(const CatArgs& a) {
     const auto view = open_image_view(a.image);
+    if (a.deleted) return run_cat_deleted(a, *view);
     const auto r = view->lookup(a.path);
     if (!r) throw Error(ErrorCode::usage, fmt::format("\"{}\" does not exist in {}", a.path, a.image));
     if (r->is_dir) throw Error(ErrorCode::usage, fmt::format("\"{}\" is a directory; use fsimg ls", a.path));
-    view->read(*r, [](std::span<const std::byte> s) {
-        if (std::fwrite(s.data(), 1, s.size(), stdout) != s.size()) {
-            throw Error(ErrorCode::io, "cannot write to standard output");
-        }
-    });
+    view->read(*r, write_out);
     if (std::fflush(stdout) != 0) throw Error(ErrorCode::io, "cannot write to standard output");
     return kExitOk;
 }
@@ -43,11 +85,15 @@ Action add_cat(CLI::App& app) {
         "Examples:\n"
         "  fsimg cat card.img DCIM/100CANON/IMG_0001.JPG > photo.jpg\n"
         "  fsimg cat disk.img@1 /boot/config.txt\n"
-        "  fsimg cat ntfs.img 'report.docx:Zone.Identifier'");
+        "  fsimg cat ntfs.img 'report.docx:Zone.Identifier'\n"
+        "  fsimg cat --deleted card.img DCIM/100CANON/IMG_0001.JPG > photo.jpg");
     cmd->add_option("IMAGE", args->image, "Image file; IMAGE@N selects partition N")->required();
     cmd->add_option("PATH", args->path,
                     "File inside the image (any case; FAT: long or short name; NTFS: FILE:STREAM)")
         ->required();
+    cmd->add_flag("--deleted", args->deleted,
+                  "PATH names a deleted file (FAT; its long name, or its short name with \"?\" first, as ls "
+                  "--deleted shows them): write its data while its clusters are still free");
     return [args] { return run_cat(*args); };
 }
 

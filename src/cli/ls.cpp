@@ -25,6 +25,7 @@ struct LsArgs {
     bool recursive = false;
     bool json = false;
     bool short_names = false;
+    bool deleted = false;
 };
 
 constexpr unsigned kMaxListDepth = check::kMaxDirectoryDepth;
@@ -74,6 +75,51 @@ struct Lister {
         fmt::print("{} {:>10} {}  {}{}\n", attrs, r.is_dir ? std::string("-") : std::to_string(r.size),
                    r.modified,
                    a.short_names ? fmt::format("{:<12}  ", escape_name(r.short_name)) : std::string(), name);
+    }
+
+    /// --deleted: one deleted entry of the directory at `dir_path`.
+    void show_deleted(const std::string& dir_path, const fs::DeletedEntry& r) {
+        const std::string path = (dir_path == "/" ? "/" : dir_path + "/") + r.name;
+        if (a.json) {
+            entries.push_back({{"path", path},
+                               {"name", r.name},
+                               {"short_name", r.short_name},
+                               {"type", r.is_dir ? "directory" : "file"},
+                               {"size", r.size},
+                               {"first_cluster", r.first_cluster},
+                               {"attributes",
+                                {{"read_only", bool(r.attributes & fat::kAttrReadOnly)},
+                                 {"hidden", bool(r.attributes & fat::kAttrHidden)},
+                                 {"system", bool(r.attributes & fat::kAttrSystem)},
+                                 {"archive", bool(r.attributes & fat::kAttrArchive)}}},
+                               {"modified", r.modified},
+                               {"deleted", true},
+                               {"state", r.state}});
+            return;
+        }
+        std::string name = escape_name(a.recursive ? path : r.name);
+        if (r.is_dir) name += "/";
+        fmt::print("{:<11} {:>10} {}  {}{}\n", r.state, r.is_dir ? std::string("-") : std::to_string(r.size),
+                   r.modified,
+                   a.short_names ? fmt::format("{:<12}  ", escape_name(r.short_name)) : std::string(), name);
+    }
+
+    /// --deleted: the deleted entries of `dir`, then (-R) of each directory below it.
+    void list_deleted_dir(const std::string& path, const fs::Entry& dir, unsigned depth) {
+        if (!visited.enter(dir.id, path)) return;
+        for (const auto& r : v.list_deleted(dir)) show_deleted(path, r);
+        if (!a.recursive || depth + 1 >= kMaxListDepth) return;
+        std::vector<std::string> problems;
+        for (const auto& r : v.list(dir, problems)) {
+            if (!r.is_dir) continue;
+            const std::string p = (path == "/" ? "/" : path + "/") + r.name;
+            try {
+                list_deleted_dir(p, r, depth + 1);
+            } catch (const Error& e) {
+                if (e.code() == ErrorCode::io) throw;
+                warn(fmt::format("{}: {}", escape_name(p), e.what()));
+            }
+        }
     }
 
     void list_dir(const std::string& path, const fs::Entry& dir, unsigned depth) {
@@ -126,7 +172,13 @@ int run_ls(const LsArgs& a) {
         stored += (stored == "/" ? "" : "/") + (e ? e->name : path.substr(at, slash - at));
         at = slash + 1;
     }
-    if (r->is_dir) {
+    if (a.deleted) {
+        if (!r->is_dir)
+            throw Error(ErrorCode::usage, fmt::format("--deleted lists a directory's deleted entries: \"{}\" "
+                                                      "is a file",
+                                                      a.path));
+        l.list_deleted_dir(stored, *r, 0);
+    } else if (r->is_dir) {
         l.list_dir(stored, *r, 0);
     } else {
         l.show(stored, *r);
@@ -151,10 +203,15 @@ Action add_ls(CLI::App& app) {
         "symbolic links as name -> target; system files ($MFT...) only when named.\n"
         "Examples:\n"
         "  fsimg ls -l card.img DCIM\n"
-        "  fsimg ls -R --json disk.img@1");
+        "  fsimg ls -R --json disk.img@1\n"
+        "  fsimg ls --deleted -R card.img");
     cmd->add_flag("-l", args->long_format, "Long format: attributes, size, modification time");
     cmd->add_flag("-R", args->recursive, "List subdirectories recursively (full paths)");
     cmd->add_flag("--short-names", args->short_names, "Also show each entry's 8.3 short name (FAT)");
+    cmd->add_flag(
+        "--deleted", args->deleted,
+        "List the deleted entries still in the directory (FAT): state (recoverable, reused, empty), "
+        "size, time, name");
     cmd->add_flag("--json", args->json, "Print JSON (schema in docs/json.md)");
     cmd->add_option("IMAGE", args->image, "Image file; IMAGE@N selects partition N")->required();
     cmd->add_option("PATH", args->path, "Directory or file inside the image (default /)");

@@ -79,6 +79,31 @@ public:
     void read(const Entry& file, const std::function<void(std::span<const std::byte>)>& sink) const override {
         volume_.read_file(std::get<fat::DirRecord>(file.native), sink);
     }
+    std::vector<DeletedEntry> list_deleted(const Entry& dir) const override {
+        if (!dir.is_root && !volume_.is_cluster(dir.id))
+            throw Error(ErrorCode::corrupt,
+                        fmt::format("the directory's first cluster {} is not a cluster of the volume (2..{})",
+                                    dir.id, volume_.max_cluster()));
+        std::vector<DeletedEntry> out;
+        for (auto& r : fat::parse_deleted(volume_.read_directory_bytes(static_cast<std::uint32_t>(dir.id)))) {
+            DeletedEntry d;
+            d.name = r.name;
+            d.short_name = r.short_name;
+            d.is_dir = r.is_directory();
+            d.attributes = r.entry.attr;
+            d.size = r.entry.file_size;
+            d.first_cluster = r.entry.first_cluster;
+            d.modified = fat::timestamp_text(r.entry.wrt_date, r.entry.wrt_time);
+            d.state = std::string(fat::to_string(fat::deleted_state(volume_, r)));
+            d.native = std::move(r);
+            out.push_back(std::move(d));
+        }
+        return out;
+    }
+    void read_deleted(const DeletedEntry& file,
+                      const std::function<void(std::span<const std::byte>)>& sink) const override {
+        fat::read_deleted(volume_, std::get<fat::DeletedRecord>(file.native), sink);
+    }
 
 private:
     Entry entry(fat::DirRecord r) const {

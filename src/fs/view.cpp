@@ -1,7 +1,10 @@
 // open_view(): detect, then the adapter's view.
 #include "fsimg/fs/view.hpp"
 
+#include <fmt/format.h>
+
 #include "adapters.hpp"
+#include "fsimg/core/error.hpp"
 
 namespace fsimg::fs {
 
@@ -29,6 +32,13 @@ public:
                      const std::function<void(std::uint64_t)>& hole) const override {
         inner_->read_sparse(file, sink, hole);
     }
+    std::vector<DeletedEntry> list_deleted(const Entry& dir) const override {
+        return inner_->list_deleted(dir);
+    }
+    void read_deleted(const DeletedEntry& file,
+                      const std::function<void(std::span<const std::byte>)>& sink) const override {
+        inner_->read_deleted(file, sink);
+    }
 
 private:
     std::unique_ptr<io::OpenedVolume> opened_;
@@ -36,6 +46,15 @@ private:
 };
 
 }  // namespace
+
+std::vector<DeletedEntry> View::list_deleted(const Entry&) const {
+    throw Error(ErrorCode::unsupported,
+                fmt::format("listing deleted files is not supported on {} yet (FAT only)", type_name()));
+}
+void View::read_deleted(const DeletedEntry&, const std::function<void(std::span<const std::byte>)>&) const {
+    throw Error(ErrorCode::unsupported,
+                fmt::format("reading deleted files is not supported on {} yet (FAT only)", type_name()));
+}
 
 std::unique_ptr<View> open_view(const io::BlockDevice& device) {
     const Detection d = detect(device);

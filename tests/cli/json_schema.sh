@@ -68,6 +68,9 @@ validate fsck "$FSIMG" fsck "$FSIMG_SOURCE_DIR/images/ntfs-boot-oem_id.img.gz"
 validate ls "$FSIMG" ls -R t32.img@1
 validate ls "$FSIMG" ls -R x.img
 validate ls "$FSIMG" ls t16.img@1 /d
+cp t16.img del.img && "$FSIMG" rm -q -r del.img@1 /d || fail "rm for ls --deleted"
+validate ls "$FSIMG" ls --deleted del.img@1
+grep -q '"state": "recoverable"' out.json && pass || fail "ls --deleted --json lists no recoverable entry"
 validate dump-fat-fat "$FSIMG" dump --what fat t16.img@1
 validate dump-fat-fat "$FSIMG" dump --what fat t32.img@1
 validate dump-fat-dir "$FSIMG" dump --what dir / t32.img@1

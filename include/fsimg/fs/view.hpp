@@ -28,6 +28,7 @@
 
 #include "fsimg/core/time.hpp"
 #include "fsimg/exfat/directory.hpp"
+#include "fsimg/fat/deleted.hpp"
 #include "fsimg/fat/directory.hpp"
 #include "fsimg/fs/detect.hpp"
 #include "fsimg/io/open.hpp"
@@ -75,6 +76,22 @@ struct Entry {
     std::variant<fat::DirRecord, exfat::FileRecord, NtfsNode> native;
 };
 
+/// A deleted file or directory its directory still describes (ls --deleted).
+struct DeletedEntry {
+    std::string name;        ///< UTF-8: the long name when it survives, else the short name with "?" first
+    std::string short_name;  ///< the 8.3 name, its first character "?" unless the long name proves it
+    bool is_dir = false;
+    std::uint8_t attributes = 0;      ///< FAT DIR_Attr bits
+    std::uint64_t size = 0;           ///< bytes, as the entry still says
+    std::uint64_t first_cluster = 0;  ///< where its data began
+    std::string modified;             ///< display text
+    /// "recoverable" (every cluster its data would take is free: it reads as
+    /// it was unless something was written there and freed again), "reused"
+    /// (some are in use again: the data is gone), "empty" (nothing to read).
+    std::string state;
+    std::variant<std::monostate, fat::DeletedRecord> native;
+};
+
 /// A volume opened for reading.
 class View {
 public:
@@ -116,6 +133,15 @@ public:
         (void)hole;
         read(file, sink);
     }
+    /// The deleted entries of directory `dir` in stored order (FAT, from the
+    /// entries marked 0xE5: fat/deleted.hpp). Throws Error(unsupported) on
+    /// exFAT and NTFS (not read yet), Error(corrupt) as list().
+    virtual std::vector<DeletedEntry> list_deleted(const Entry& dir) const;
+    /// Streams a deleted file's bytes (FAT: fat::read_deleted). Throws
+    /// Error(refused) when its clusters are in use again, Error(unsupported)
+    /// on exFAT and NTFS.
+    virtual void read_deleted(const DeletedEntry& file,
+                              const std::function<void(std::span<const std::byte>)>& sink) const;
 
 protected:
     explicit View(Detection d) : detection_(std::move(d)) {}

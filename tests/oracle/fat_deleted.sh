@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# ls --deleted and cat --deleted on FAT12, FAT16 and FAT32 (issue 25): files
+# deleted by mtools (mdel) and by fsimg rm, in the root and in a
+# subdirectory, are listed with their long names (rebuilt from the deleted
+# long-name entries, their short names' lost first character proven by the
+# checksum) and state; the names are the ones The Sleuth Kit's fls -d shows
+# (its "_" for our "?"); while their clusters are free, cat --deleted gives
+# back each file byte-exact, as icat does; once a cluster is in use again the
+# file is "reused" and cat --deleted refuses (exit 3). exFAT is refused as
+# not supported yet.
+here=$(dirname "$0"); . "$here/../lib.sh"
+need_oracles
+command -v fls >/dev/null && command -v icat >/dev/null || { echo "sleuthkit missing: skipped"; exit 77; }
+export MTOOLS_SKIP_CHECK=1
+cd "$WORK"
+mkdir -p src/dir
+head -c 70000 /dev/urandom > "src/Photo 0001.jpg"
+head -c 3000 /dev/urandom > "src/Long file name.txt"
+printf 'keep\n' > src/KEEP.TXT
+head -c 9000 /dev/urandom > "src/dir/Inner file.bin"
+head -c 100 /dev/urandom > src/dir/SMALL.TXT
+for spec in "12 8M 0xFFF" "16 32M 0xFFFF" "32 64M 0x0FFFFFFF"; do
+  set -- $spec; bits=$1 size=$2 eoc=$3
+  img=d$bits.img
+  rm -f $img; truncate -s $size $img
+  mkfs.fat -F $bits $img > /dev/null && mcopy -s -i $img src/* ::/ || { fail "FAT$bits: setup"; continue; }
+  mdel -i $img "::Photo 0001.jpg" "::Long file name.txt" && "$FSIMG" rm -q $img "/dir/Inner file.bin" /dir/SMALL.TXT ||
+    { fail "FAT$bits: delete"; continue; }
+  # SMALL.TXT's cluster in use again (a lost cluster stands for a file written since).
+  small=$("$FSIMG" ls --deleted --json $img /dir | python3 -c '
+import json, sys
+print(next(e["first_cluster"] for e in json.load(sys.stdin)["entries"] if e["name"].endswith("MALL.TXT")))')
+  python3 "$here/../tools/fat_entries.py" $img set all "${small:-0}" $eoc || fail "FAT$bits: reuse"
+  out=$("$FSIMG" ls --deleted -R $img)
+  expected="recoverable /Long file name.txt
+recoverable /Photo 0001.jpg
+recoverable /dir/Inner file.bin
+reused /dir/?MALL.TXT"
+  got=$(awk '{ state = $1; $1 = $2 = $3 = $4 = ""; sub(/^ +/, ""); print state, $0 }' <<<"$out" | LC_ALL=C sort)
+  [ "$got" = "$expected" ] && pass || { fail "FAT$bits: ls --deleted -R"; echo "$out"; }
+  # The Sleuth Kit's deleted names (fls -d: "r/r * INODE:<TAB>PATH"), "_" for the lost first character.
+  tsk=$(fls -r -d -p -f fat$bits $img | sed -n 's/^r\/r \* [0-9]*:\t//p' | LC_ALL=C sort)
+  ours=$(awk '{ $1 = $2 = $3 = $4 = ""; sub(/^ +/, ""); sub(/^\//, ""); gsub(/\?/, "_"); print }' <<<"$out" | LC_ALL=C sort)
+  [ "$tsk" = "$ours" ] && pass || { fail "FAT$bits: names differ from fls -d"; diff <(echo "$tsk") <(echo "$ours"); }
+  for f in "Photo 0001.jpg" "Long file name.txt" "dir/Inner file.bin"; do
+    "$FSIMG" cat --deleted $img "/$f" > got.bin && cmp -s got.bin "src/$f" && pass || fail "FAT$bits: cat --deleted /$f"
+    inode=$(fls -r -d -p -f fat$bits $img | awk -F'\t' -v f="$f" '$2 == f { split($1, a, /[ :]+/); print a[3]; exit }')
+    icat -f fat$bits $img "${inode:-0}" > icat.bin 2>/dev/null; cmp -s got.bin icat.bin && pass || fail "FAT$bits: /$f differs from icat"
+  done
+  # The short name with its proven first character reads too.
+  "$FSIMG" cat --deleted $img /PHOTO0~1.JPG | cmp -s - "src/Photo 0001.jpg" && pass || fail "FAT$bits: cat --deleted by short name"
+  "$FSIMG" cat --deleted $img /dir/?MALL.TXT > /dev/null 2> err; rc=$?
+  [ $rc = 3 ] && grep -q "in use again" err && pass || fail "FAT$bits: reused: exit $rc: $(cat err)"
+  "$FSIMG" cat --deleted $img /KEEP.TXT > /dev/null 2> err; rc=$?
+  [ $rc = 2 ] && grep -q "no deleted file" err && pass || fail "FAT$bits: not deleted: exit $rc: $(cat err)"
+  "$FSIMG" ls --deleted --json $img > ls.json && python3 -c '
+import json, sys
+j = json.load(open("ls.json"))
+assert {e["name"] for e in j["entries"]} == {"Photo 0001.jpg", "Long file name.txt"}, j
+assert all(e["deleted"] and e["state"] == "recoverable" for e in j["entries"]), j' && pass || fail "FAT$bits: --json"
+done
+"$FSIMG" mkfs -q -t exfat -s 8M --from src e.img || fail "exfat mkfs"
+"$FSIMG" ls --deleted e.img > /dev/null 2> err; rc=$?
+[ $rc != 0 ] && grep -q "not supported on exFAT yet" err && pass || fail "exfat: exit $rc: $(cat err)"
+finish
