@@ -30,6 +30,14 @@ struct LsArgs {
 
 constexpr unsigned kMaxListDepth = check::kMaxDirectoryDepth;
 
+/// The FAT attribute bits of an entry as JSON (docs/json.md "fsimg ls --json").
+nlohmann::json attributes_json(std::uint8_t a) {
+    return {{"read_only", bool(a & fat::kAttrReadOnly)},
+            {"hidden", bool(a & fat::kAttrHidden)},
+            {"system", bool(a & fat::kAttrSystem)},
+            {"archive", bool(a & fat::kAttrArchive)}};
+}
+
 struct Lister {
     const LsArgs& a;
     const fs::View& v;
@@ -45,11 +53,7 @@ struct Lister {
                                                       : "file"},
                              {"size", r.size},
                              {"first_cluster", r.id},
-                             {"attributes",
-                              {{"read_only", bool(r.attributes & fat::kAttrReadOnly)},
-                               {"hidden", bool(r.attributes & fat::kAttrHidden)},
-                               {"system", bool(r.attributes & fat::kAttrSystem)},
-                               {"archive", bool(r.attributes & fat::kAttrArchive)}}},
+                             {"attributes", attributes_json(r.attributes)},
                              {"modified", r.modified},
                              {"created", r.created},
                              {"accessed", r.accessed}};
@@ -87,11 +91,7 @@ struct Lister {
                                {"type", r.is_dir ? "directory" : "file"},
                                {"size", r.size},
                                {"first_cluster", r.first_cluster},
-                               {"attributes",
-                                {{"read_only", bool(r.attributes & fat::kAttrReadOnly)},
-                                 {"hidden", bool(r.attributes & fat::kAttrHidden)},
-                                 {"system", bool(r.attributes & fat::kAttrSystem)},
-                                 {"archive", bool(r.attributes & fat::kAttrArchive)}}},
+                               {"attributes", attributes_json(r.attributes)},
                                {"modified", r.modified},
                                {"deleted", true},
                                {"state", r.state}});
