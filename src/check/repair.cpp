@@ -50,7 +50,7 @@ constexpr std::array<std::string_view, 33> kPreen = {
 
 /// What -y repairs besides: the repairs that give up something (lost
 /// clusters freed: what they held is not kept).
-constexpr std::array<std::string_view, 40> kAll = {
+constexpr std::array<std::string_view, 41> kAll = {
     "exfat.bitmap.lost",
     "exfat.name.duplicate",
     "exfat.name.invalid",
@@ -81,6 +81,7 @@ constexpr std::array<std::string_view, 40> kAll = {
     "fat.file.start-out-of-range",
     "fat.label.duplicate",
     "fat.label.invalid",
+    "fat.label.mismatch",
     "fat.label.outside-root",
     "fat.lfn.checksum",
     "fat.lfn.orphan",

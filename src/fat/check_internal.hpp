@@ -83,7 +83,7 @@ void check_labels(Context& c, const ParsedDirectory& root);
 struct LabelRepair {
     std::string_view code;
     std::vector<std::uint32_t> indices;
-    bool boot_no_name = false;
+    std::string boot_label;  ///< BS_VolLab to write (11 bytes), empty: left
 };
 std::vector<LabelRepair> label_repairs(const Context& c, const ParsedDirectory& d, bool is_root);
 /// The records of `d` whose short name is invalid (fat.name.invalid-short),

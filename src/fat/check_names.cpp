@@ -249,26 +249,33 @@ std::vector<LabelRepair> label_repairs(const Context& c, const ParsedDirectory& 
     for (const auto& r : d.records)
         if (r.kind == RecordKind::volume_label) labels.push_back(&r);
     if (!is_root) {
-        for (const DirRecord* r : labels) out.push_back({"fat.label.outside-root", {r->index}, false});
+        for (const DirRecord* r : labels) out.push_back({"fat.label.outside-root", {r->index}, {}});
         return out;
     }
     const BootSector& bs = c.boot.boot;
-    const bool boot_named = bs.boot_signature == 0x29 && bs.volume_label != "NO NAME    ";
+    const std::string no_name = "NO NAME    ";
+    const bool boot_named = bs.boot_signature == 0x29 && bs.volume_label != no_name;
     if (labels.size() > 1) {
-        LabelRepair dup{"fat.label.duplicate", {}, false};
+        LabelRepair dup{"fat.label.duplicate", {}, {}};
         for (std::size_t i = 1; i < labels.size(); ++i) dup.indices.push_back(labels[i]->index);
         out.push_back(std::move(dup));
     }
     if (!labels.empty()) {
         std::array<std::uint8_t, 11> name = labels[0]->entry.name;
         if (name[0] == 0x05) name[0] = 0xE5;
-        if (!short_name_problem(name, true).empty())
-            out.push_back({"fat.label.invalid", {labels[0]->index}, boot_named});
+        const std::string root(name.begin(), name.end());
+        if (!short_name_problem(name, true).empty()) {
+            out.push_back({"fat.label.invalid", {labels[0]->index}, boot_named ? no_name : std::string()});
+        } else if (bs.boot_signature == 0x29 && bs.volume_label != root) {
+            out.push_back({"fat.label.mismatch", {}, root});  // the root's label, which readers show
+        }
     } else if (boot_named) {
         std::array<std::uint8_t, 11> name{};
         for (std::size_t i = 0; i < 11 && i < bs.volume_label.size(); ++i)
             name[i] = static_cast<std::uint8_t>(bs.volume_label[i]);
-        if (!short_name_problem(name, true).empty()) out.push_back({"fat.label.invalid", {}, true});
+        out.push_back({short_name_problem(name, true).empty() ? "fat.label.mismatch" : "fat.label.invalid",
+                       {},
+                       no_name});
     }
     return out;
 }

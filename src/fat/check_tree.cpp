@@ -288,7 +288,7 @@ private:
             if (is_root) check_labels(c_, d);
             if (c_.options.label_fixes) {
                 for (LabelRepair& r : label_repairs(c_, d, is_root)) {
-                    LabelFix f{r.code, {}, r.boot_no_name};
+                    LabelFix f{r.code, {}, r.boot_label};
                     bool whole = true;
                     for (const std::uint32_t i : r.indices) {
                         const auto at = entry_offset(cluster, runs, i);

@@ -272,13 +272,13 @@ void remove_labels(io::BlockDevice& dev, const Layout& l, const std::vector<Labe
             dev.write_at(at, e);
         }
         bool boot = false;
-        if (f.boot_no_name) {
+        const bool no_name = f.boot_label == "NO NAME    ";
+        if (f.boot_label.size() == 11) {
             const bool fat32 = l.type == FatType::fat32;
             const std::size_t sig = fat32 ? off::BootSig32 : off::BootSig16;
             const std::size_t lab = fat32 ? off::VolLab32 : off::VolLab16;
-            constexpr std::string_view kNoName = "NO NAME    ";
             std::array<std::byte, 11> name{};
-            for (std::size_t i = 0; i < 11; ++i) name[i] = static_cast<std::byte>(kNoName[i]);
+            for (std::size_t i = 0; i < 11; ++i) name[i] = static_cast<std::byte>(f.boot_label[i]);
             for (const std::uint64_t base : {std::uint64_t{0}, fat32 ? backup_at : 0}) {
                 if (base == 0 && boot) continue;  // the backup: only when there is one
                 std::array<std::byte, 1> s{};
@@ -291,19 +291,25 @@ void remove_labels(io::BlockDevice& dev, const Layout& l, const std::vector<Labe
         if (removed.empty() && !boot) continue;
         std::string what;
         for (const std::string& n : removed) what += fmt::format("{}\"{}\"", what.empty() ? "" : ", ", n);
-        done.push_back({std::string(f.code),
-                        fmt::format("{}{}{}{}",
-                                    removed.empty() ? ""
-                                                    : fmt::format("volume-label entr{} {} marked deleted",
-                                                                  removed.size() == 1 ? "y" : "ies", what),
-                                    !removed.empty() && boot ? "; " : "",
-                                    boot ? "the boot sector's label set to \"NO NAME\" (no label)" : "",
-                                    f.code == "fat.label.invalid" ? ", as fsck.fat -a does"
-                                    : f.code == "fat.label.duplicate"
-                                        ? ": the root's first label, the one Windows and Linux "
-                                          "show, is kept (fsck.fat -a leaves them)"
-                                        : ": labels belong in the root; readers skip them there "
-                                          "(fsck.fat -a leaves them)")});
+        done.push_back(
+            {std::string(f.code),
+             fmt::format(
+                 "{}{}{}{}",
+                 removed.empty() ? ""
+                                 : fmt::format("volume-label entr{} {} marked deleted",
+                                               removed.size() == 1 ? "y" : "ies", what),
+                 !removed.empty() && boot ? "; " : "",
+                 !boot     ? std::string()
+                 : no_name ? std::string("the boot sector's label set to \"NO NAME\" (no label)")
+                           : fmt::format("the boot sector's label set to \"{}\", the root "
+                                         "directory's, which Windows and Linux show",
+                                         core::escape_controls(
+                                             f.boot_label.substr(0, f.boot_label.find_last_not_of(' ') + 1))),
+                 f.code == "fat.label.invalid" || f.code == "fat.label.mismatch" ? ", as fsck.fat -a does"
+                 : f.code == "fat.label.duplicate" ? ": the root's first label, the one Windows and Linux "
+                                                     "show, is kept (fsck.fat -a leaves them)"
+                                                   : ": labels belong in the root; readers skip them there "
+                                                     "(fsck.fat -a leaves them)")});
     }
 }
 
@@ -616,8 +622,8 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     }
     // -y: volume labels removed as fsck.fat -a removes them (remove_labels below).
     std::vector<LabelFix> labels;
-    constexpr std::array<std::string_view, 3> kLabelCodes = {"fat.label.invalid", "fat.label.duplicate",
-                                                             "fat.label.outside-root"};
+    constexpr std::array<std::string_view, 4> kLabelCodes = {"fat.label.invalid", "fat.label.duplicate",
+                                                             "fat.label.outside-root", "fat.label.mismatch"};
     if (std::any_of(kLabelCodes.begin(), kLabelCodes.end(),
                     [&](std::string_view c) { return codes.count(c); })) {
         if (fix == BootFix::none || fix == BootFix::refresh_backup) {

@@ -48,18 +48,18 @@ while read -r c want; do
 done <<< "$rows"
 # Two files whose short names collide (TEST_E~1.PFI): the second gets TEST_E~2.PFI, made from its long
 # name, which it keeps; dosfstools' repaired image renamed it FSCK0000.000 and lost the long name. The
-# same two files with the same bytes either way. (fsck.fat -n still copies the root's label into the
-# boot sector, on dosfstools' repaired image too.)
+# same two files with the same bytes either way; the root's label copied into the boot sector, as
+# fsck.fat -a does, so fsck.fat -n finds nothing.
 c=encryption_with_duplicate_dirent
 "$CORPUS/run" --decode "fat/dosfstools-$c-damaged" d.img > /dev/null 2>&1 &&
   "$CORPUS/run" --decode "fat/dosfstools-$c-repaired" r.img > /dev/null 2>&1 || fail "$c: cannot decode"
 "$FSIMG" fsck -y d.img > out 2>&1; rc=$?
-[ $rc = 1 ] && [ -z "$(fsck_codes d.img | grep -v fat.label.mismatch)" ] &&
+[ $rc = 1 ] && [ -z "$(fsck_codes d.img)" ] &&
   grep -q 'replaced by "TEST_E~2.PFI", made from the long name' out && pass || fail "$c: -y exit $rc: $(cat out)"
 "$FSIMG" cat d.img /test_encrypted_2.txt.PFILE | cmp -s - <("$FSIMG" cat r.img /FSCK0000.000) &&
   "$FSIMG" cat d.img /test_encrypted.txt.PFILE | cmp -s - <("$FSIMG" cat r.img /test_encrypted.txt.PFILE) &&
   pass || fail "$c: the files differ from dosfstools' repaired image"
-fsck.fat -n d.img > ref.out 2>&1; grep -qv -e '^fsck.fat' -e 'label' -e 'Auto-copying' -e 'Leaving' -e '^d.img:' -e '^$' ref.out &&
+fsck.fat -n d.img > ref.out 2>&1; grep -qv -e '^fsck.fat' -e '^d.img:' -e '^$' ref.out &&
   fail "$c: fsck.fat -n: $(cat ref.out)" || pass
 
 # exfatprogs' damaged images: after -y exit 1, our fsck -n and fsck.exfat -n clean, a second -y

@@ -14,8 +14,10 @@
 # finished by another -y.
 # Volume labels (-y): an invalid root label entry or boot-sector label
 # removed (fat_damage.py label-invalid; dosfstools' mkdosfs_none image,
-# whose BS_VolLab is blank): the same image as fsck.fat -a leaves, byte for
-# byte; a second label entry in the root and one in a subdirectory marked
+# whose BS_VolLab is blank), a boot-sector label that differs from the
+# root's made the root's, one without a root label made "NO NAME"
+# (label-mismatch; dosfstools' label images): the same image as fsck.fat -a
+# leaves, byte for byte; a second label entry in the root and one in a subdirectory marked
 # deleted (fsck.fat -a leaves them), the root's first label kept; every file
 # the same, fsck.fat -n clean, cut at every write (FAT32).
 here=$(dirname "$0"); . "$here/../lib.sh"
@@ -115,13 +117,27 @@ for spec in "12 4M" "16 32M" "32 64M"; do
     esac
   done
 done
-# dosfstools' image whose boot-sector label is blank (mkdosfs_none): what fsck.fat -a leaves, byte for byte.
-if "$SHARED/corpus/run" --decode fat/dosfstools-label-mkdosfs_none none.img > /dev/null 2>&1; then
+# A boot-sector label that differs from the root's (fat_damage.py label-mismatch: BS_VolLab OTHER; a
+# note, not an error): -y copies the root's into the boot sector, the bytes fsck.fat -a writes.
+for spec in "12 4M" "32 64M"; do
+  set -- $spec; bits=$1 size=$2
+  rm -f l.img; truncate -s $size l.img
+  mkfs.fat -F $bits -i 12345678 -n TESTLBL l.img > /dev/null && mcopy -s -i l.img src/* ::/ &&
+    python3 "$here/../tools/fat_damage.py" l.img label-mismatch > /dev/null || { fail "FAT$bits mismatch: setup"; continue; }
+  cp l.img peer.img; fsck.fat -a peer.img > /dev/null 2>&1
+  "$FSIMG" fsck -y l.img > out 2>&1; rc=$?
+  [ $rc = 1 ] && grep -q '^repaired fat.label.mismatch: the boot sector.s label set to "TESTLBL"' out && cmp -s l.img peer.img &&
+    pass || fail "FAT$bits mismatch: exit $rc, $(cmp l.img peer.img): $(cat out)"
+done
+# dosfstools' label images: a blank boot-sector label (mkdosfs_none), labels that differ (Windows XP
+# relabelled the root only), a boot-sector label without a root one: what fsck.fat -a leaves, byte
+# for byte, and fsck.fat -n finds nothing after.
+for c in label-mkdosfs_none label-different-damaged label-mkdosfs_label1_xp_label2 label-only-boot-damaged; do
+  if ! "$SHARED/corpus/run" --decode fat/dosfstools-$c none.img > /dev/null 2>&1; then fail "corpus: $c missing"; continue; fi
   cp none.img peer.img; fsck.fat -a peer.img > /dev/null 2>&1
   "$FSIMG" fsck -y none.img > out 2>&1; rc=$?
   [ $rc = 1 ] && cmp -s none.img peer.img && [ -z "$(fsck_codes none.img)" ] && pass ||
-    fail "mkdosfs_none: exit $rc, $(cmp none.img peer.img): $(cat out)"
-else
-  fail "corpus: fat/dosfstools-label-mkdosfs_none missing"
-fi
+    fail "$c: exit $rc, $(cmp none.img peer.img): $(cat out)"
+  fsck.fat -n none.img > ref.out 2>&1; grep -qv -e '^fsck.fat' -e '^none.img:' -e '^$' ref.out && fail "$c: fsck.fat -n: $(cat ref.out)" || pass
+done
 finish

@@ -79,12 +79,17 @@ struct LfnFix {
 /// that is invalid (fat.label.invalid; BS_VolLab then "NO NAME" too), every
 /// label entry after the root's first (fat.label.duplicate: the first is the
 /// one Windows and Linux show), label entries outside the root
-/// (fat.label.outside-root), and an invalid BS_VolLab with no root label
-/// ("NO NAME": no label) [FATGEN "FAT Directory Structure", ATTR_VOLUME_ID].
+/// (fat.label.outside-root), an invalid BS_VolLab with no root label
+/// ("NO NAME": no label), and a BS_VolLab that differs from the root's label
+/// (fat.label.mismatch: the root's copied, which Windows and Linux show; a
+/// boot-sector label without a root one "NO NAME", as fsck.fat -a does)
+/// [FATGEN "FAT Directory Structure", ATTR_VOLUME_ID].
 struct LabelFix {
     std::string_view code;               ///< the finding code
     std::vector<std::uint64_t> entries;  ///< volume byte offsets of the label entries to mark deleted
-    bool boot_no_name = false;           ///< BS_VolLab set to "NO NAME    " (and the FAT32 backup's)
+    /// BS_VolLab set to these 11 bytes (and the FAT32 backup's) when not
+    /// empty: "NO NAME    " (no label), or the root's label.
+    std::string boot_label;
 };
 
 /// A directory's "." and ".." entries as fsck -y leaves them
@@ -141,8 +146,8 @@ struct CheckOptions {
     /// (fat.lfn.orphan, fat.lfn.checksum, fat.lfn.sequence: each set as
     /// parse_directory reports it). For fsck -p/-y.
     std::vector<LfnFix>* lfn_fixes = nullptr;
-    /// When set, receives the volume labels to remove (fat.label.invalid,
-    /// fat.label.duplicate, fat.label.outside-root). For fsck -y.
+    /// When set, receives the volume labels to remove or copy (fat.label.invalid,
+    /// fat.label.duplicate, fat.label.outside-root, fat.label.mismatch). For fsck -y.
     std::vector<LabelFix>* label_fixes = nullptr;
 };
 
