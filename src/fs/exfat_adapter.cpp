@@ -8,6 +8,7 @@
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/text.hpp"
 #include "fsimg/exfat/check.hpp"
+#include "fsimg/exfat/deleted.hpp"
 #include "fsimg/exfat/volume.hpp"
 
 namespace fsimg::fs::detail {
@@ -58,6 +59,27 @@ public:
     }
     void read(const Entry& file, const std::function<void(std::span<const std::byte>)>& sink) const override {
         volume_.read_file(std::get<exfat::FileRecord>(file.native), sink);
+    }
+    std::vector<DeletedEntry> list_deleted(const Entry& dir) const override {
+        std::vector<DeletedEntry> out;
+        const auto bytes = volume_.read_directory_bytes(std::get<exfat::FileRecord>(dir.native));
+        for (auto& r : exfat::parse_deleted(bytes, volume_.upcase_table())) {
+            DeletedEntry d;
+            d.name = r.name;
+            d.is_dir = r.is_directory();
+            d.attributes = static_cast<std::uint8_t>(r.attributes & 0x3F);
+            d.size = r.data_length;
+            d.first_cluster = r.first_cluster;
+            d.modified = exfat::timestamp_text(r.modified);
+            d.state = std::string(fat::to_string(exfat::deleted_state(volume_, r)));
+            d.native = std::move(r);
+            out.push_back(std::move(d));
+        }
+        return out;
+    }
+    void read_deleted(const DeletedEntry& file,
+                      const std::function<void(std::span<const std::byte>)>& sink) const override {
+        exfat::read_deleted(volume_, std::get<exfat::FileRecord>(file.native), sink);
     }
 
 private:

@@ -48,12 +48,14 @@ private:
 }  // namespace
 
 std::vector<DeletedEntry> View::list_deleted(const Entry&) const {
-    throw Error(ErrorCode::unsupported,
-                fmt::format("listing deleted files is not supported on {} yet (FAT only)", type_name()));
+    throw Error(
+        ErrorCode::unsupported,
+        fmt::format("listing deleted files is not supported on {} yet (FAT and exFAT only)", type_name()));
 }
 void View::read_deleted(const DeletedEntry&, const std::function<void(std::span<const std::byte>)>&) const {
-    throw Error(ErrorCode::unsupported,
-                fmt::format("reading deleted files is not supported on {} yet (FAT only)", type_name()));
+    throw Error(
+        ErrorCode::unsupported,
+        fmt::format("reading deleted files is not supported on {} yet (FAT and exFAT only)", type_name()));
 }
 
 std::unique_ptr<View> open_view(const io::BlockDevice& device) {

@@ -89,7 +89,7 @@ struct DeletedEntry {
     /// it was unless something was written there and freed again), "reused"
     /// (some are in use again: the data is gone), "empty" (nothing to read).
     std::string state;
-    std::variant<std::monostate, fat::DeletedRecord> native;
+    std::variant<std::monostate, fat::DeletedRecord, exfat::FileRecord> native;
 };
 
 /// A volume opened for reading.
@@ -133,13 +133,14 @@ public:
         (void)hole;
         read(file, sink);
     }
-    /// The deleted entries of directory `dir` in stored order (FAT, from the
-    /// entries marked 0xE5: fat/deleted.hpp). Throws Error(unsupported) on
-    /// exFAT and NTFS (not read yet), Error(corrupt) as list().
+    /// The deleted entries of directory `dir` in stored order (FAT: the
+    /// entries marked 0xE5, fat/deleted.hpp; exFAT: the sets with InUse
+    /// clear, exfat/deleted.hpp). Throws Error(unsupported) on NTFS (not
+    /// read yet), Error(corrupt) as list().
     virtual std::vector<DeletedEntry> list_deleted(const Entry& dir) const;
-    /// Streams a deleted file's bytes (FAT: fat::read_deleted). Throws
-    /// Error(refused) when its clusters are in use again, Error(unsupported)
-    /// on exFAT and NTFS.
+    /// Streams a deleted file's bytes (fat::read_deleted,
+    /// exfat::read_deleted). Throws Error(refused) when its clusters are in
+    /// use again, Error(unsupported) on NTFS.
     virtual void read_deleted(const DeletedEntry& file,
                               const std::function<void(std::span<const std::byte>)>& sink) const;
 

@@ -6,8 +6,10 @@
 # checksum) and state; the names are the ones The Sleuth Kit's fls -d shows
 # (its "_" for our "?"); while their clusters are free, cat --deleted gives
 # back each file byte-exact, as icat does; once a cluster is in use again the
-# file is "reused" and cat --deleted refuses (exit 3). exFAT is refused as
-# not supported yet.
+# file is "reused" and cat --deleted refuses (exit 3). exFAT: files deleted
+# by fsimg rm (their sets' InUse bits cleared) listed by name, read back
+# byte-exact and equal to icat, the names fls -d shows; reused once a file
+# written after takes their clusters. NTFS is refused as not supported yet.
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
 command -v fls >/dev/null && command -v icat >/dev/null || { echo "sleuthkit missing: skipped"; exit 77; }
@@ -59,7 +61,28 @@ j = json.load(open("ls.json"))
 assert {e["name"] for e in j["entries"]} == {"Photo 0001.jpg", "Long file name.txt"}, j
 assert all(e["deleted"] and e["state"] == "recoverable" for e in j["entries"]), j' && pass || fail "FAT$bits: --json"
 done
-"$FSIMG" mkfs -q -t exfat -s 8M --from src e.img || fail "exfat mkfs"
-"$FSIMG" ls --deleted e.img > /dev/null 2> err; rc=$?
-[ $rc != 0 ] && grep -q "not supported on exFAT yet" err && pass || fail "exfat: exit $rc: $(cat err)"
+# exFAT.
+"$FSIMG" mkfs -q -t exfat -s 8M -c 4K --from src e.img || fail "exfat mkfs"
+"$FSIMG" rm -q e.img "/Photo 0001.jpg" "/dir/Inner file.bin" || fail "exfat rm"
+out=$("$FSIMG" ls --deleted -R e.img)
+got=$(awk '{ state = $1; $1 = $2 = $3 = $4 = $5 = ""; sub(/^ +/, ""); print state, $0 }' <<<"$out" | LC_ALL=C sort)
+[ "$got" = "recoverable /Photo 0001.jpg
+recoverable /dir/Inner file.bin" ] && pass || { fail "exfat: ls --deleted -R"; echo "$out"; }
+tsk=$(fls -r -d -p e.img | sed -n 's/^r\/r \* [0-9]*:\t//p' | LC_ALL=C sort)
+[ "$tsk" = "Photo 0001.jpg
+dir/Inner file.bin" ] && pass || fail "exfat: fls -d lists: $tsk"
+for f in "Photo 0001.jpg" "dir/Inner file.bin"; do
+  "$FSIMG" cat --deleted e.img "/$f" > got.bin && cmp -s got.bin "src/$f" && pass || fail "exfat: cat --deleted /$f"
+  inode=$(fls -r -d -p e.img | awk -F'\t' -v f="$f" '$2 == f { split($1, a, /[ :]+/); print a[3]; exit }')
+  icat e.img "${inode:-0}" > icat.bin 2>/dev/null; cmp -s got.bin icat.bin && pass || fail "exfat: /$f differs from icat"
+done
+# A file written after takes every free cluster: the deleted ones are reused.
+free=$("$FSIMG" fsck --json e.img | python3 -c 'import json, sys; s = json.load(sys.stdin)["summary"]; print(s["free_clusters"] * s["cluster_bytes"])')
+head -c "${free:-0}" /dev/zero > fill.bin && "$FSIMG" cp -q e.img fill.bin /dir/fill.bin || fail "exfat: fill"  # (not in the root: its entries would take the deleted set)
+"$FSIMG" ls --deleted e.img | grep -q "^reused .*Photo 0001.jpg" && pass || fail "exfat: not reused: $("$FSIMG" ls --deleted e.img)"
+"$FSIMG" cat --deleted e.img "/Photo 0001.jpg" > /dev/null 2> err; rc=$?
+[ $rc = 3 ] && grep -q "in use again" err && pass || fail "exfat: reused: exit $rc: $(cat err)"
+"$FSIMG" mkfs -q -t ntfs -s 16M --from src n.img || fail "ntfs mkfs"
+"$FSIMG" ls --deleted n.img > /dev/null 2> err; rc=$?
+[ $rc != 0 ] && grep -q "not supported on NTFS yet" err && pass || fail "ntfs: exit $rc: $(cat err)"
 finish
