@@ -313,9 +313,12 @@ void remove_labels(io::BlockDevice& dev, const Layout& l, const std::vector<Labe
     }
 }
 
-/// Marks each LfnFix's entries deleted (0xE5 in byte 0, the rest kept, one
-/// byte written per entry): an entry that is no longer a live long-name
-/// entry (attribute 0x0F) is left. One repair reported per code.
+/// Marks each LfnFix's entries deleted: 0xE5 and the other 31 bytes zeroed,
+/// one 32-byte write per entry, the bytes fsck.fat -a writes. Zeroed, not
+/// kept: 7-Zip still takes a long name from deleted long-name entries that
+/// stand before a short entry, so kept bytes would leave the readers
+/// disagreeing. An entry that is no longer a live long-name entry
+/// (attribute 0x0F) is left. One repair reported per code.
 void delete_lfn_entries(io::BlockDevice& dev, const std::vector<LfnFix>& fixes,
                         std::vector<check::Repair>& done) {
     std::map<std::string_view, std::pair<std::uint64_t, std::uint64_t>> counts;  // code: sets, entries
@@ -328,8 +331,9 @@ void delete_lfn_entries(io::BlockDevice& dev, const std::vector<LfnFix>& fixes,
             if (first == 0x00 || first == kDirEntryDeleted ||
                 (std::to_integer<std::uint8_t>(e[dir_off::Attr]) & 0x3F) != kAttrLongName)
                 continue;
-            const std::array<std::byte, 1> mark{std::byte{kDirEntryDeleted}};
-            dev.write_at(at, mark);
+            std::array<std::byte, kDirEntrySize> cleared{};
+            cleared[0] = std::byte{kDirEntryDeleted};
+            dev.write_at(at, cleared);
             ++n;
         }
         if (n == 0) continue;

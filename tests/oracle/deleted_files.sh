@@ -49,6 +49,9 @@ reused /dir/?MALL.TXT"
     inode=$(fls -r -d -p -f fat$bits $img | awk -F'\t' -v f="$f" '$2 == f { split($1, a, /[ :]+/); print a[3]; exit }')
     icat -f fat$bits $img "${inode:-0}" > icat.bin 2>/dev/null; cmp -s got.bin icat.bin && pass || fail "FAT$bits: /$f differs from icat"
   done
+  # dump shows the deleted long-name slots mdel left, with their characters, and the short entry's "?".
+  d=$("$FSIMG" dump --what dir / $img)
+  grep -q 'DEL  LFN .* "Photo 0001.jp"' <<<"$d" && grep -q 'DEL   ?HOTO0~1.JPG ' <<<"$d" && pass || fail "FAT$bits: dump --what dir: $d"
   # The short name with its proven first character reads too.
   "$FSIMG" cat --deleted $img /PHOTO0~1.JPG | cmp -s - "src/Photo 0001.jpg" && pass || fail "FAT$bits: cat --deleted by short name"
   "$FSIMG" cat --deleted $img /dir/?MALL.TXT > /dev/null 2> err; rc=$?

@@ -67,8 +67,9 @@ struct NameFix {
 
 /// Long-name entries that name nothing (fat.lfn.orphan, fat.lfn.checksum,
 /// fat.lfn.sequence): the Linux vfat driver and Windows skip them and show
-/// the short entry's name; fsck marks them deleted (0xE5), which changes
-/// no name a reader shows [FATGEN "Long File Name Implementation"].
+/// the short entry's name; fsck marks them deleted (0xE5, the rest of the
+/// entry zeroed as fsck.fat does), which changes no name those readers
+/// show [FATGEN "Long File Name Implementation"].
 struct LfnFix {
     std::string path;                    ///< the directory, as findings name it
     std::string_view code;               ///< the finding code
