@@ -575,76 +575,64 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
         }
         lost.clear();  // saved, not freed
     }
-    // -y: invalid short names replaced (names_fixes below). Not through a
-    // boot sector that is being replaced: the entries were found through it.
+    // -y: entries rewritten where they stand: invalid and duplicate short names (rename_short_entry
+    // below), "." and ".." (put_dot_entries), long-name entries that name nothing
+    // (delete_lfn_entries), volume labels (remove_labels). One check pass collects every kind wanted;
+    // none through a boot sector that is being replaced: the entries were found through it.
     std::vector<NameFix> names;
+    std::vector<DotFix> dots;
+    std::vector<LfnFix> lfns;
+    std::vector<LabelFix> labels;
+    constexpr std::array<std::string_view, 3> kLfnCodes = {"fat.lfn.orphan", "fat.lfn.checksum",
+                                                           "fat.lfn.sequence"};
+    constexpr std::array<std::string_view, 4> kLabelCodes = {"fat.label.invalid", "fat.label.duplicate",
+                                                             "fat.label.outside-root", "fat.label.mismatch"};
+    const auto any_code = [&](const auto& list) {
+        return std::any_of(list.begin(), list.end(), [&](std::string_view c) { return codes.count(c) != 0; });
+    };
     const bool want_invalid = codes.count("fat.name.invalid-short") != 0;
     const bool want_duplicate = codes.count("fat.name.duplicate") != 0;
-    if (want_invalid || want_duplicate) {
-        if (fix == BootFix::none || fix == BootFix::refresh_backup) {
-            check::Findings scratch;
-            CheckOptions o;
-            o.names = &names;
-            (void)check_volume(dev, scratch, o);
+    const bool want_names = want_invalid || want_duplicate;
+    const bool want_dots = codes.count("fat.dir.dot") || codes.count("fat.dir.dotdot");
+    const bool want_lfns = any_code(kLfnCodes);
+    const bool want_labels = any_code(kLabelCodes);
+    if ((want_names || want_dots || want_lfns || want_labels) &&
+        (fix == BootFix::none || fix == BootFix::refresh_backup)) {
+        check::Findings scratch;
+        CheckOptions o;
+        if (want_names) o.names = &names;
+        if (want_dots) o.dots = &dots;
+        if (want_lfns) o.lfn_fixes = &lfns;
+        if (want_labels) o.label_fixes = &labels;
+        (void)check_volume(dev, scratch, o);
+    }
+    // Errors are left where fewer fixes were found than the findings stand for.
+    const auto fixes_left = [&](const auto& fixes, const auto& list) {
+        for (const std::string_view code : list) {
+            std::uint64_t wanted = 0, fixed = 0;
+            for (const check::Finding& f : found.all())
+                if (f.code == code) wanted += f.count;
+            for (const auto& f : fixes) fixed += f.code == code;
+            if (fixed < wanted) return true;
         }
+        return false;
+    };
+    if (want_names) {
         std::erase_if(names, [&](const NameFix& f) { return f.duplicate ? !want_duplicate : !want_invalid; });
         if (check::names_left(found, names, "fat.name.invalid-short", "fat.name.duplicate"))
             errors_left = true;
     }
-    // -y: "." and ".." put in entries 0 and 1 with the right clusters (dots below).
-    std::vector<DotFix> dots;
-    if (codes.count("fat.dir.dot") || codes.count("fat.dir.dotdot")) {
-        if (fix == BootFix::none || fix == BootFix::refresh_backup) {
-            check::Findings scratch;
-            CheckOptions o;
-            o.dots = &dots;
-            (void)check_volume(dev, scratch, o);
-        }
+    if (want_dots) {
         std::set<std::string_view> wanted, fixed;
         for (const check::Finding& f : found.all())
             if (f.code == "fat.dir.dot" || f.code == "fat.dir.dotdot") wanted.insert(f.where.object);
         for (const DotFix& f : dots) fixed.insert(f.path);
         if (!std::includes(fixed.begin(), fixed.end(), wanted.begin(), wanted.end())) errors_left = true;
     }
-    // -y: long-name entries that name nothing marked deleted (lfn_fixes below).
-    std::vector<LfnFix> lfns;
-    if (codes.count("fat.lfn.orphan") || codes.count("fat.lfn.checksum") || codes.count("fat.lfn.sequence")) {
-        if (fix == BootFix::none || fix == BootFix::refresh_backup) {
-            check::Findings scratch;
-            CheckOptions o;
-            o.lfn_fixes = &lfns;
-            (void)check_volume(dev, scratch, o);
-        }
-        std::erase_if(lfns, [&](const LfnFix& f) { return !codes.count(f.code); });
-        for (const std::string_view code : {"fat.lfn.orphan", "fat.lfn.checksum", "fat.lfn.sequence"}) {
-            std::uint64_t wanted = 0, fixed = 0;
-            for (const check::Finding& f : found.all())
-                if (f.code == code) wanted += f.count;
-            for (const LfnFix& f : lfns) fixed += f.code == code;
-            if (fixed < wanted) errors_left = true;
-        }
-    }
-    // -y: volume labels removed as fsck.fat -a removes them (remove_labels below).
-    std::vector<LabelFix> labels;
-    constexpr std::array<std::string_view, 4> kLabelCodes = {"fat.label.invalid", "fat.label.duplicate",
-                                                             "fat.label.outside-root", "fat.label.mismatch"};
-    if (std::any_of(kLabelCodes.begin(), kLabelCodes.end(),
-                    [&](std::string_view c) { return codes.count(c); })) {
-        if (fix == BootFix::none || fix == BootFix::refresh_backup) {
-            check::Findings scratch;
-            CheckOptions o;
-            o.label_fixes = &labels;
-            (void)check_volume(dev, scratch, o);
-        }
-        std::erase_if(labels, [&](const LabelFix& f) { return !codes.count(f.code); });
-        for (const std::string_view code : kLabelCodes) {
-            const auto wanted = std::count_if(found.all().begin(), found.all().end(),
-                                              [&](const check::Finding& f) { return f.code == code; });
-            const auto fixed = std::count_if(labels.begin(), labels.end(),
-                                             [&](const LabelFix& f) { return f.code == code; });
-            if (fixed < wanted) errors_left = true;
-        }
-    }
+    std::erase_if(lfns, [&](const LfnFix& f) { return !codes.count(f.code); });
+    if (want_lfns && fixes_left(lfns, kLfnCodes)) errors_left = true;
+    std::erase_if(labels, [&](const LabelFix& f) { return !codes.count(f.code); });
+    if (want_labels && fixes_left(labels, kLabelCodes)) errors_left = true;
     // What each trim frees, read before the first write: the chain after its kept clusters.
     const std::uint32_t eoc = end_of_chain(l.type);
     const std::uint32_t eoc_min = eoc & ~7u;
