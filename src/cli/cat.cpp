@@ -21,6 +21,7 @@ struct CatArgs {
     std::string image;
     std::string path;
     bool deleted = false;
+    bool salvage = false;
 };
 
 void write_out(std::span<const std::byte> s) {
@@ -70,9 +71,16 @@ int run_cat(const CatArgs& a) {
     const auto r = view->lookup(a.path);
     if (!r) throw Error(ErrorCode::usage, fmt::format("\"{}\" does not exist in {}", a.path, a.image));
     if (r->is_dir) throw Error(ErrorCode::usage, fmt::format("\"{}\" is a directory; use fsimg ls", a.path));
-    view->read(*r, write_out);
+    if (!a.salvage) {
+        view->read(*r, write_out);
+        if (std::fflush(stdout) != 0) throw Error(ErrorCode::io, "cannot write to standard output");
+        return kExitOk;
+    }
+    const fs::SalvageReport s = view->read_salvaged(*r, write_out);
     if (std::fflush(stdout) != 0) throw Error(ErrorCode::io, "cannot write to standard output");
-    return kExitOk;
+    if (!s.salvaged && s.damage.empty()) return kExitOk;
+    warn(fmt::format("\"{}\" is damaged: {}; salvaged {}", core::escape_name(a.path), s.damage, s.sources));
+    return kExitFailure;
 }
 
 }  // namespace
@@ -86,7 +94,8 @@ Action add_cat(CLI::App& app) {
         "  fsimg cat card.img DCIM/100CANON/IMG_0001.JPG > photo.jpg\n"
         "  fsimg cat disk.img@1 /boot/config.txt\n"
         "  fsimg cat ntfs.img 'report.docx:Zone.Identifier'\n"
-        "  fsimg cat --deleted card.img DCIM/100CANON/IMG_0001.JPG > photo.jpg");
+        "  fsimg cat --deleted card.img DCIM/100CANON/IMG_0001.JPG > photo.jpg\n"
+        "  fsimg cat --salvage card.img DCIM/100CANON/IMG_0002.JPG > photo.jpg");
     cmd->add_option("IMAGE", args->image, "Image file; IMAGE@N selects partition N")->required();
     cmd->add_option("PATH", args->path,
                     "File inside the image (any case; FAT: long or short name; NTFS: FILE:STREAM)")
@@ -95,6 +104,11 @@ Action add_cat(CLI::App& app) {
         "--deleted", args->deleted,
         "PATH names a deleted file (FAT, exFAT; its long name, or its short name with \"?\" first, as ls "
         "--deleted shows them): write its data while its clusters are still free");
+    cmd->add_flag("--salvage", args->salvage,
+                  "Write what is readable of a file whose cluster chain is broken (FAT): its chain, then the "
+                  "lost chain or free clusters that continue it, else zeros; exit 1 when anything was "
+                  "salvaged")
+        ->excludes("--deleted");
     return [args] { return run_cat(*args); };
 }
 

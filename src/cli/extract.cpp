@@ -56,6 +56,7 @@ struct ExtractArgs {
     std::string outdir;
     bool force = false;
     bool force_crosslinked = false;
+    bool salvage = false;
     bool utc = false;
     bool verbose = false;
     std::string streams = "files";  ///< NTFS alternate data streams: "files" (name:stream) or "skip"
@@ -143,7 +144,7 @@ struct Extractor {
     ino_t image_ino = 0;
     std::vector<std::string> problems{};
     std::uint64_t files = 0, dirs = 0, bytes = 0, links = 0, links_skipped = 0, streams = 0,
-                  streams_skipped = 0, hard_links = 0, crosslinked = 0, dags = 0;
+                  streams_skipped = 0, hard_links = 0, crosslinked = 0, dags = 0, salvaged = 0;
     core::VisitedDirectories visited{};
     /// Data already written, by identity (first cluster or MFT record, and
     /// stream): the OUTDIR-relative path it went to.
@@ -228,7 +229,7 @@ struct Extractor {
                         if (a.verbose) fmt::print("{} (hard link)\n", escape_name(path));
                         return;
                     }
-                } else if (!a.force_crosslinked) {
+                } else if (!a.force_crosslinked && !a.salvage) {
                     ++crosslinked;
                     warn(
                         fmt::format("{}: shares its clusters with /{} (cross-linked); not written again "
@@ -262,16 +263,22 @@ struct Extractor {
         Fd out(fd);
         try {
             HoleWriter hw(out.get(), path);
-            v.read_sparse(
-                r,
-                [&](std::span<const std::byte> s) {
-                    hw.write(s);
-                    core::advance(progress, s.size());
-                },
-                [&](std::uint64_t n) {
+            const auto data = [&](std::span<const std::byte> s) {
+                hw.write(s);
+                core::advance(progress, s.size());
+            };
+            if (a.salvage) {
+                const fs::SalvageReport s = v.read_salvaged(r, data);
+                if (s.salvaged || !s.damage.empty()) {
+                    ++salvaged;
+                    problem(path, fmt::format("damaged: {}; salvaged {}", s.damage, s.sources));
+                }
+            } else {
+                v.read_sparse(r, data, [&](std::uint64_t n) {
                     hw.skip(n);
                     core::advance(progress, n);
                 });
+            }
             hw.finish();
             if (exists && ::renameat(dirfd, tmp.c_str(), dirfd, name.c_str()) != 0)
                 throw Error(ErrorCode::io,
@@ -413,6 +420,10 @@ int run_extract(const ExtractArgs& a) {
     const fs::View& v = *view;
     const auto r = v.lookup(a.path);
     if (!r) throw Error(ErrorCode::usage, fmt::format("\"{}\" does not exist in {}", a.path, a.image));
+    if (a.salvage && v.kind() != fs::Kind::fat)
+        throw Error(ErrorCode::unsupported,
+                    fmt::format("--salvage reads damaged files of FAT volumes only (not yet {}); {} holds {}",
+                                v.type_name(), a.image, v.type_name()));
     std::error_code ec;
     std::filesystem::create_directories(a.outdir, ec);
     const Fd out(::open(a.outdir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -446,10 +457,15 @@ int run_extract(const ExtractArgs& a) {
     if (x.hard_links) more += fmt::format(", {} hard links", x.hard_links);
     if (x.crosslinked) more += fmt::format(", {} cross-linked files not written again", x.crosslinked);
     if (x.dags) more += fmt::format(", {} directories reached twice not extracted again", x.dags);
-    note(fmt::format("extracted {} and {}{} ({} bytes) into {}{}",
-                     core::format_counted(x.files, "file", "files"),
-                     core::format_counted(x.dirs, "directory", "directories"), more, x.bytes, a.outdir,
-                     x.problems.empty() ? "" : fmt::format("; {} problems (see above)", x.problems.size())));
+    if (x.salvaged)
+        more +=
+            fmt::format(", {} salvaged", core::format_counted(x.salvaged, "damaged file", "damaged files"));
+    note(fmt::format(
+        "extracted {} and {}{} ({} bytes) into {}{}", core::format_counted(x.files, "file", "files"),
+        core::format_counted(x.dirs, "directory", "directories"), more, x.bytes, a.outdir,
+        x.problems.empty() ? ""
+                           : fmt::format("; {} (see above)",
+                                         core::format_counted(x.problems.size(), "problem", "problems"))));
     return x.problems.empty() ? kExitOk : kExitFailure;
 }
 
@@ -469,7 +485,8 @@ Action add_extract(CLI::App& app) {
         "extracted, exit 1).\n"
         "Examples:\n"
         "  fsimg extract card.img -C out/\n"
-        "  fsimg extract disk.img@1 DCIM -C photos/ --force");
+        "  fsimg extract disk.img@1 DCIM -C photos/ --force\n"
+        "  fsimg extract --salvage card.img -C rescued/");
     cmd->add_option("IMAGE", args->image, "Image file; IMAGE@N selects partition N")->required();
     cmd->add_option("PATH", args->path, "Directory or file inside the image (default: everything)");
     cmd->add_option("-C,--directory", args->outdir, "Output directory (created if missing)")->required();
@@ -477,6 +494,11 @@ Action add_extract(CLI::App& app) {
                   "Replace existing regular files (by a new file renamed over each, once it is complete)");
     cmd->add_flag("--force-crosslinked", args->force_crosslinked,
                   "Write every file that shares its clusters with one already written (a damaged image)");
+    cmd->add_flag(
+        "--salvage", args->salvage,
+        "Write what is readable of files whose cluster chain is broken (FAT): the chain, then the lost "
+        "chain or free clusters that continue it, else zeros; each named in a warning, exit 1; "
+        "cross-linked files are written to each owner");
     cmd->add_flag("--utc", args->utc, "Read times stored without a zone as UTC instead of local time");
     cmd->add_flag("-v,--verbose", args->verbose, "Print each path extracted");
     cmd->add_option("--streams", args->streams,

@@ -6,6 +6,7 @@
 #include "adapters.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/fat/check.hpp"
+#include "fsimg/fat/salvage.hpp"
 #include "fsimg/fat/volume.hpp"
 
 namespace fsimg::fs::detail {
@@ -104,6 +105,20 @@ public:
                       const std::function<void(std::span<const std::byte>)>& sink) const override {
         fat::read_deleted(volume_, std::get<fat::DeletedRecord>(file.native), sink);
     }
+    SalvageReport read_salvaged(const Entry& file,
+                                const std::function<void(std::span<const std::byte>)>& sink) const override {
+        if (!lost_) {
+            // Who owns each cluster: one check of the whole volume (its findings are not shown here).
+            lost_.emplace();
+            check::Findings scratch;
+            fat::CheckOptions o;
+            o.lost = &*lost_;
+            (void)fat::check_volume(*device_, scratch, o);
+        }
+        const fat::Salvage s =
+            fat::salvage_file(volume_, std::get<fat::DirRecord>(file.native), *lost_, sink);
+        return {s.salvaged(), s.damage, s.sources()};
+    }
 
 private:
     Entry entry(fat::DirRecord r) const {
@@ -128,6 +143,7 @@ private:
 
     std::shared_ptr<const io::BlockDevice> device_;
     fat::Volume volume_;
+    mutable std::optional<std::vector<fat::ClusterRun>> lost_;  ///< read_salvaged's, found once
 };
 
 std::unique_ptr<View> open_fat(const io::BlockDevice& volume, const Detection& d) {

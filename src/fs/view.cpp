@@ -39,6 +39,10 @@ public:
                       const std::function<void(std::span<const std::byte>)>& sink) const override {
         inner_->read_deleted(file, sink);
     }
+    SalvageReport read_salvaged(const Entry& file,
+                                const std::function<void(std::span<const std::byte>)>& sink) const override {
+        return inner_->read_salvaged(file, sink);
+    }
 
 private:
     std::unique_ptr<io::OpenedVolume> opened_;
@@ -56,6 +60,11 @@ void View::read_deleted(const DeletedEntry&, const std::function<void(std::span<
     throw Error(
         ErrorCode::unsupported,
         fmt::format("reading deleted files is not supported on {} yet (FAT and exFAT only)", type_name()));
+}
+SalvageReport View::read_salvaged(const Entry&,
+                                  const std::function<void(std::span<const std::byte>)>&) const {
+    throw Error(ErrorCode::unsupported,
+                fmt::format("salvaging damaged files is not supported on {} yet (FAT only)", type_name()));
 }
 
 std::unique_ptr<View> open_view(const io::BlockDevice& device) {

@@ -35,6 +35,16 @@ while True:
     at += len(chunk)
 EOF
 }
+# card.img: card_fat whose photo's chain was cut after 4 of its 18 clusters
+# (an end-of-chain mark in both FATs): the other 14 are a lost chain.
+card_cut() {
+  card_fat
+  local first
+  first=$(fsimg ls --json card.img /DCIM/100CANON | python3 -c '
+import json, sys
+print(json.load(sys.stdin)["entries"][0]["first_cluster"])')
+  python3 "$(dirname "${BASH_SOURCE[0]}")/fat_entries.py" card.img set all $((first + 3)) 0x0FFFFFFF
+}
 card_exfat() {
   card_tree
   fsimg mkfs -q -t exfat -s 64M --volume-id 1234ABCD -L CARD --from tree card.img

@@ -92,6 +92,16 @@ struct DeletedEntry {
     std::variant<std::monostate, fat::DeletedRecord, exfat::FileRecord> native;
 };
 
+/// What View::read_salvaged() wrote of a file.
+struct SalvageReport {
+    /// Some bytes came from elsewhere than the file's own data (a lost
+    /// chain or free clusters that continue it) or are zeros for what could
+    /// not be read.
+    bool salvaged = false;
+    std::string damage;   ///< what is wrong with the file's data; empty when it read whole
+    std::string sources;  ///< where its bytes came from, for the user
+};
+
 /// A volume opened for reading.
 class View {
 public:
@@ -143,6 +153,15 @@ public:
     /// use again, Error(unsupported) on NTFS.
     virtual void read_deleted(const DeletedEntry& file,
                               const std::function<void(std::span<const std::byte>)>& sink) const;
+
+    /// Streams what is readable of a file whose data may be damaged (cat and
+    /// extract --salvage): FAT as fat::salvage_file reads it (fat/salvage.hpp),
+    /// the volume's lost clusters found by one check of the whole volume on
+    /// the first call; a sound file streams as read() does. Throws
+    /// Error(unsupported) on exFAT and NTFS (not salvaged yet), Error(io) on
+    /// read failures.
+    virtual SalvageReport read_salvaged(const Entry& file,
+                                        const std::function<void(std::span<const std::byte>)>& sink) const;
 
 protected:
     explicit View(Detection d) : detection_(std::move(d)) {}

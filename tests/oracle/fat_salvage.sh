@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# cat --salvage and extract --salvage on FAT12, FAT16 and FAT32 (issue 25):
+# images made by mkfs.fat + mcopy, one file's chain then damaged in the FAT
+# (as a crash or a bad card leaves it), and what fsimg writes compared with
+# the original file byte by byte:
+#  - the chain cut by an end-of-chain mark: the file's first clusters (what
+#    The Sleuth Kit's icat reads too) and then the lost chain that continues
+#    it: the whole file;
+#  - a link into a free cluster: the free and lost clusters from there: the
+#    whole file;
+#  - the tail owned by another file: the chain, then zeros at the right
+#    offsets (the other file reads whole and unchanged);
+#  - a truncated image: what lies inside it, zeros past its end.
+# Each salvaged file is named in a warning and the exit status is 1; a sound
+# file reads as cat reads it (exit 0); plain cat and extract still refuse the
+# damaged file. exFAT and NTFS are refused as not salvaged yet.
+here=$(cd "$(dirname "$0")" && pwd); . "$here/../lib.sh"
+need_oracles
+command -v icat >/dev/null || { echo "sleuthkit missing: skipped"; exit 77; }
+export MTOOLS_SKIP_CHECK=1
+cd "$WORK"
+mkdir -p src
+head -c 300000 /dev/urandom > src/a.bin
+head -c 200000 /dev/urandom > src/b.bin
+printf 'kept\n' > src/c.txt
+# FIRST NAME IMAGE: the file's first cluster, as fsimg ls --json shows it.
+first() { "$FSIMG" ls --json "$2" | python3 -c '
+import json, sys
+print(next(e["first_cluster"] for e in json.load(sys.stdin)["entries"] if e["name"] == sys.argv[1]))' "$1"; }
+# same_then_zeros GOT ORIG N: GOT holds ORIG's first N bytes, then zeros up to ORIG's size.
+same_then_zeros() { python3 -c '
+import sys
+g, o, n = open(sys.argv[1], "rb").read(), open(sys.argv[2], "rb").read(), int(sys.argv[3])
+sys.exit(0 if len(g) == len(o) and g[:n] == o[:n] and g[n:] == bytes(len(o) - n) else 1)' "$@"; }
+for spec in "12 8M 8 0xFFF" "16 32M 8 0xFFFF" "32 64M 1 0x0FFFFFFF"; do
+  set -- $spec; bits=$1 size=$2 spc=$3 eoc=$4
+  img=f$bits.img
+  rm -f $img; truncate -s $size $img
+  mkfs.fat -F $bits -s $spc $img > /dev/null && mcopy -i $img src/a.bin src/b.bin src/c.txt ::/ ||
+    { fail "FAT$bits: setup"; continue; }
+  cb=$((spc * 512))
+  fa=$(first a.bin $img) fb=$(first b.bin $img)
+  na=$(( (300000 + cb - 1) / cb )) nb=$(( (200000 + cb - 1) / cb ))
+  keep=$((na / 4))  # clusters left in the chain
+
+  # 1. Cut by an end-of-chain mark after `keep` clusters: the rest is a lost chain of the right length.
+  cp $img cut.img
+  python3 "$here/../tools/fat_entries.py" cut.img set all $((fa + keep - 1)) $eoc
+  "$FSIMG" cat cut.img /a.bin > /dev/null 2> err && fail "FAT$bits: plain cat of the cut file succeeded"
+  "$FSIMG" cat --salvage cut.img /a.bin > got.bin 2> err; rc=$?
+  [ $rc = 1 ] && cmp -s got.bin src/a.bin && pass || fail "FAT$bits: cut chain: exit $rc: $(cat err)"
+  grep -q "ends after $keep of the $na clusters" err && grep -q "from the lost chain at cluster $((fa + keep))" err &&
+    pass || fail "FAT$bits: cut chain: report: $(cat err)"
+  # What The Sleuth Kit reads of it is the chain: the same first bytes.
+  inode=$(fls -f fat$bits cut.img | awk -F'\t' '$2 == "a.bin" { split($1, x, /[ :]+/); print x[2] }')
+  icat -f fat$bits cut.img "${inode:-0}" > icat.bin 2> /dev/null
+  n=$(stat -c %s icat.bin)
+  [ "$n" = $((keep * cb)) ] && cmp -s -n "$n" icat.bin got.bin && pass || fail "FAT$bits: icat read $n bytes, or others"
+  # A sound file reads as without --salvage, silently.
+  "$FSIMG" cat --salvage cut.img /b.bin > got.bin 2> err && [ ! -s err ] && cmp -s got.bin src/b.bin && pass ||
+    fail "FAT$bits: sound file: $(cat err)"
+  # extract: without --salvage the damaged file is left out; with it, every file is written.
+  rm -rf out; "$FSIMG" extract -q cut.img -C out 2> err; rc=$?
+  [ $rc = 1 ] && [ ! -e out/a.bin ] && cmp -s out/b.bin src/b.bin && pass || fail "FAT$bits: extract: exit $rc"
+  rm -rf out; "$FSIMG" extract cut.img -C out --salvage > msg 2> err; rc=$?
+  [ $rc = 1 ] && diff -r -q src out > /dev/null && grep -q "/a.bin: damaged: " err && grep -q "1 damaged file salvaged" err &&
+    pass || fail "FAT$bits: extract --salvage: exit $rc: $(cat msg err)"
+
+  # 2. A link into a free cluster: the free cluster and the lost ones after it.
+  cp $img free.img
+  python3 "$here/../tools/fat_entries.py" free.img set all $((fa + keep)) 0
+  "$FSIMG" cat --salvage free.img /a.bin > got.bin 2> err; rc=$?
+  [ $rc = 1 ] && cmp -s got.bin src/a.bin && grep -q "links to free cluster $((fa + keep))" err &&
+    grep -q "from the free or lost clusters from $((fa + keep)) on" err && pass ||
+    fail "FAT$bits: link into a free cluster: exit $rc: $(cat err)"
+
+  # 3. The tail owned by another file (b.bin's chain runs on into it): zeros after the chain.
+  cp cut.img owned.img
+  python3 "$here/../tools/fat_entries.py" owned.img set all $((fb + nb - 1)) $((fa + keep))
+  "$FSIMG" cat --salvage owned.img /a.bin > got.bin 2> err; rc=$?
+  [ $rc = 1 ] && same_then_zeros got.bin src/a.bin $((keep * cb)) && grep -q "of zeros (no lost chain" err && pass ||
+    fail "FAT$bits: tail owned elsewhere: exit $rc: $(cat err)"
+  "$FSIMG" cat --salvage owned.img /b.bin | cmp -s - src/b.bin && pass || fail "FAT$bits: the owner reads whole"
+
+  # 4. A truncated image: zeros from the first cluster past its end.
+  cut_at=$(( fa + na / 2 ))
+  offset=$("$FSIMG" dump --json $img | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(d["geometry"]["data_start_byte"])' 2> /dev/null || true)
+  if [ -z "$offset" ]; then
+    offset=$(python3 -c '
+import struct, sys
+b = open(sys.argv[1], "rb").read(512)
+bps, spc, res, nf = struct.unpack_from("<H", b, 11)[0], b[13], struct.unpack_from("<H", b, 14)[0], b[16]
+fsz = struct.unpack_from("<H", b, 22)[0] or struct.unpack_from("<I", b, 36)[0]
+root = struct.unpack_from("<H", b, 17)[0]
+print((res + nf * fsz) * bps + (root * 32 + bps - 1) // bps * bps)' $img)
+  fi
+  cp $img short.img
+  truncate -s $((offset + (cut_at - 2) * cb)) short.img
+  "$FSIMG" cat --salvage short.img /a.bin > got.bin 2> err; rc=$?
+  [ $rc = 1 ] && same_then_zeros got.bin src/a.bin $(( (cut_at - fa) * cb )) && grep -q "cluster $cut_at on lies past the image's end" err &&
+    pass || fail "FAT$bits: truncated image: exit $rc: $(cat err)"
+done
+
+# Not FAT: refused, nothing written.
+rm -rf out
+"$FSIMG" mkfs -q -t exfat -s 16M --from src ex.img
+expect_fail 1 "not supported on exFAT" "$FSIMG" cat --salvage ex.img /a.bin
+expect_fail 1 "FAT volumes only" "$FSIMG" extract --salvage ex.img -C ex-out
+finish
