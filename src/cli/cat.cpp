@@ -104,10 +104,11 @@ Action add_cat(CLI::App& app) {
         "--deleted", args->deleted,
         "PATH names a deleted file (FAT, exFAT; its long name, or its short name with \"?\" first, as ls "
         "--deleted shows them): write its data while its clusters are still free");
-    cmd->add_flag("--salvage", args->salvage,
-                  "Write what is readable of a file whose cluster chain is broken (FAT): its chain, then the "
-                  "lost chain or free clusters that continue it, else zeros; exit 1 when anything was "
-                  "salvaged")
+    cmd->add_flag(
+           "--salvage", args->salvage,
+           "Write what is readable of a file whose allocation is broken (FAT, exFAT): its own clusters, "
+           "then the lost chain or free clusters that continue it, else zeros; exit 1 when anything "
+           "was salvaged")
         ->excludes("--deleted");
     return [args] { return run_cat(*args); };
 }

@@ -420,10 +420,12 @@ int run_extract(const ExtractArgs& a) {
     const fs::View& v = *view;
     const auto r = v.lookup(a.path);
     if (!r) throw Error(ErrorCode::usage, fmt::format("\"{}\" does not exist in {}", a.path, a.image));
-    if (a.salvage && v.kind() != fs::Kind::fat)
-        throw Error(ErrorCode::unsupported,
-                    fmt::format("--salvage reads damaged files of FAT volumes only (not yet {}); {} holds {}",
-                                v.type_name(), a.image, v.type_name()));
+    if (a.salvage && v.kind() == fs::Kind::ntfs)
+        throw Error(
+            ErrorCode::unsupported,
+            fmt::format(
+                "--salvage reads damaged files of FAT and exFAT volumes (NTFS not yet); {} holds NTFS",
+                a.image));
     std::error_code ec;
     std::filesystem::create_directories(a.outdir, ec);
     const Fd out(::open(a.outdir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));

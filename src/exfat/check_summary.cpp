@@ -100,6 +100,12 @@ void check_summary(Context& c) {
                         } else {
                             lost.add(cl);
                             fix.clear |= static_cast<std::uint8_t>(1u << k);
+                            if (auto* runs = c.options.lost) {
+                                if (!runs->empty() && runs->back().first + runs->back().count == cl)
+                                    ++runs->back().count;
+                                else
+                                    runs->push_back({cl, 1});
+                            }
                         }
                     } else if (!u && m) {
                         free_used.add(cl);
@@ -130,6 +136,7 @@ void check_summary(Context& c) {
     }
     // A walk that stopped early (unreadable directory, unrecognized entry
     // set, depth limit) misses owners: do not call clusters lost then.
+    if (!c.walk_complete && c.options.lost) c.options.lost->clear();
     if (!c.walk_complete && c.options.bitmap_fixes) {
         auto& fixes = *c.options.bitmap_fixes;
         for (auto& f : fixes) f.clear = 0;

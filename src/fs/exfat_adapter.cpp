@@ -9,6 +9,7 @@
 #include "fsimg/core/text.hpp"
 #include "fsimg/exfat/check.hpp"
 #include "fsimg/exfat/deleted.hpp"
+#include "fsimg/exfat/salvage.hpp"
 #include "fsimg/exfat/volume.hpp"
 
 namespace fsimg::fs::detail {
@@ -81,6 +82,20 @@ public:
                       const std::function<void(std::span<const std::byte>)>& sink) const override {
         exfat::read_deleted(volume_, std::get<exfat::FileRecord>(file.native), sink);
     }
+    SalvageReport read_salvaged(const Entry& file,
+                                const std::function<void(std::span<const std::byte>)>& sink) const override {
+        if (!lost_) {
+            // Who owns each cluster: one check of the whole volume (its findings are not shown here).
+            lost_.emplace();
+            check::Findings scratch;
+            exfat::CheckOptions o;
+            o.lost = &*lost_;
+            (void)exfat::check_volume(volume_.device(), scratch, o);
+        }
+        const check::Salvage s =
+            exfat::salvage_file(volume_, std::get<exfat::FileRecord>(file.native), *lost_, sink);
+        return {s.salvaged(), s.damage, s.sources()};
+    }
 
 private:
     Entry entry(exfat::FileRecord r) const {
@@ -105,6 +120,7 @@ private:
     }
 
     exfat::Volume volume_;
+    mutable std::optional<std::vector<exfat::ClusterRun>> lost_;  ///< read_salvaged's, found once
 };
 
 std::unique_ptr<View> open_exfat(const io::BlockDevice& volume, const Detection& d) {

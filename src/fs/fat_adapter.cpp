@@ -115,7 +115,7 @@ public:
             o.lost = &*lost_;
             (void)fat::check_volume(*device_, scratch, o);
         }
-        const fat::Salvage s =
+        const check::Salvage s =
             fat::salvage_file(volume_, std::get<fat::DirRecord>(file.native), *lost_, sink);
         return {s.salvaged(), s.damage, s.sources()};
     }

@@ -14,8 +14,6 @@ namespace fsimg::ntfs {
 
 namespace {
 
-constexpr std::uint64_t r8(std::uint64_t v) noexcept { return (v + 7) & ~std::uint64_t{7}; }
-
 /// The tree being grown: the root, the blocks, and the rightmost block of
 /// each level (leaves first), where every new entry goes.
 class Growth {

@@ -23,8 +23,6 @@ const std::array<std::u16string_view, 12> kRootSystemNames{u"$AttrDef", u"$BadCl
 
 namespace {
 
-constexpr std::uint64_t r8(std::uint64_t v) noexcept { return (v + 7) & ~std::uint64_t{7}; }
-
 /// Attribute sizes of a populated record (formats.md §3.5, §3.7).
 constexpr std::uint32_t kSiAttrBytes = 24 + kStandardInformationSize;
 std::uint32_t file_name_attr_bytes(std::size_t units) { return file_name_attribute_bytes(units); }

@@ -44,7 +44,7 @@ void set_entry(io::MemoryImage& img, const Layout& l, std::uint32_t n, std::uint
 
 struct Salvaged {
     std::string bytes;
-    fat::Salvage report;
+    check::Salvage report;
 };
 
 Salvaged salvage(const io::MemoryImage& img, const std::string& path) {
@@ -118,9 +118,9 @@ TEST_CASE("fat salvage: a fragmented lost tail is followed along its links, not 
     CHECK(s.bytes == c.a);
     CHECK(s.report.salvaged());
     REQUIRE(s.report.pieces.size() == 2);
-    CHECK(s.report.pieces[0].source == SalvageSource::chain);
+    CHECK(s.report.pieces[0].source == check::SalvageSource::chain);
     CHECK(s.report.pieces[0].bytes == 2 * kCluster);
-    CHECK(s.report.pieces[1].source == SalvageSource::lost_chain);
+    CHECK(s.report.pieces[1].source == check::SalvageSource::lost_chain);
     CHECK(s.report.pieces[1].first_cluster == c.first_a + 2);
     CHECK(s.report.damage.find("ends after 2 of the 4 clusters") != std::string::npos);
     // B, whose clusters lie between, reads whole.
@@ -137,7 +137,7 @@ TEST_CASE("fat salvage: a lost chain of the wrong length gives way to free or lo
     const Salvaged s = salvage(c.img, "/A.BIN");
     CHECK(s.bytes == c.a);
     REQUIRE(s.report.pieces.size() == 2);
-    CHECK(s.report.pieces[1].source == SalvageSource::free_run);
+    CHECK(s.report.pieces[1].source == check::SalvageSource::free_run);
     CHECK(s.report.pieces[1].first_cluster == c.first_a + 1);
 }
 
@@ -150,7 +150,7 @@ TEST_CASE("fat salvage: a first cluster outside the volume, and a size past the 
     r.entry.file_size = 0xFFFFFFFF;  // 4 GiB - 1 on a 24 MiB volume
     std::uint64_t n = 0;
     bool zeros = true;
-    const fat::Salvage s = salvage_file(v, r, {}, [&](std::span<const std::byte> b) {
+    const check::Salvage s = salvage_file(v, r, {}, [&](std::span<const std::byte> b) {
         n += b.size();
         for (const std::byte x : b) zeros = zeros && x == std::byte{0};
     });

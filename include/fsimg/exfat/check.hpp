@@ -38,6 +38,7 @@
 #include "fsimg/check/placement.hpp"
 #include "fsimg/check/repair.hpp"
 #include "fsimg/check/summary.hpp"
+#include "fsimg/exfat/volume.hpp"
 #include "fsimg/io/block_device.hpp"
 
 namespace fsimg::exfat {
@@ -134,6 +135,12 @@ struct CheckOptions {
     /// ascending order (`clear` left 0 when the walk did not reach the whole
     /// tree: then nothing is called lost). For fsck -p/-y (exfat/repair.hpp).
     std::vector<BitmapFix>* bitmap_fixes = nullptr;
+    /// When set, receives the lost clusters (exfat.bitmap.lost: marked in use
+    /// in the allocation bitmap, owned by nothing the walk reached, not
+    /// marked bad in the FAT) as runs in ascending order; left empty when the
+    /// walk did not reach the whole tree. For cat/extract --salvage
+    /// (exfat/salvage.hpp).
+    std::vector<ClusterRun>* lost = nullptr;
     /// When set, receives every entry set whose SetChecksum or NameHash is
     /// wrong, in walk order. For fsck -p/-y (exfat/repair.hpp).
     std::vector<SetFix>* set_fixes = nullptr;

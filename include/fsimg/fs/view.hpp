@@ -155,11 +155,11 @@ public:
                               const std::function<void(std::span<const std::byte>)>& sink) const;
 
     /// Streams what is readable of a file whose data may be damaged (cat and
-    /// extract --salvage): FAT as fat::salvage_file reads it (fat/salvage.hpp),
-    /// the volume's lost clusters found by one check of the whole volume on
-    /// the first call; a sound file streams as read() does. Throws
-    /// Error(unsupported) on exFAT and NTFS (not salvaged yet), Error(io) on
-    /// read failures.
+    /// extract --salvage) as fat::salvage_file and exfat::salvage_file read
+    /// it (check/salvage.hpp), the volume's lost clusters found by one check
+    /// of the whole volume on the first call; a sound file streams as read()
+    /// does. Throws Error(unsupported) on NTFS (not salvaged yet), Error(io)
+    /// on read failures.
     virtual SalvageReport read_salvaged(const Entry& file,
                                         const std::function<void(std::span<const std::byte>)>& sink) const;
 

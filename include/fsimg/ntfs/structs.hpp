@@ -328,6 +328,10 @@ std::uint64_t upcase_info_crc64(std::span<const std::uint16_t> table) noexcept;
 /// (formats.md §3.8 [NTFS-3G unistr.c]). Returns <0, 0, >0.
 int collate_file_names(std::u16string_view a, std::u16string_view b) noexcept;
 
+/// `v` rounded up to a multiple of 8: attribute, value and index entry
+/// lengths are 8-aligned [FLATCAP concepts/attribute_header] ("r8" in these comments).
+constexpr std::uint64_t r8(std::uint64_t v) noexcept { return (v + 7) & ~std::uint64_t{7}; }
+
 /// An $I30 index entry: file reference, length r8(16 + key), key = the
 /// $FILE_NAME value.
 std::vector<std::byte> build_file_name_index_entry(FileReference ref,

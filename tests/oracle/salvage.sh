@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cat --salvage and extract --salvage on FAT12, FAT16 and FAT32 (issue 25):
+# cat --salvage and extract --salvage on FAT12, FAT16, FAT32 and exFAT (issue 25):
 # images made by mkfs.fat + mcopy, one file's chain then damaged in the FAT
 # (as a crash or a bad card leaves it), and what fsimg writes compared with
 # the original file byte by byte:
@@ -13,7 +13,10 @@
 #  - a truncated image: what lies inside it, zeros past its end.
 # Each salvaged file is named in a warning and the exit status is 1; a sound
 # file reads as cat reads it (exit 0); plain cat and extract still refuse the
-# damaged file. exFAT and NTFS are refused as not salvaged yet.
+# damaged file. exFAT (fsimg's own images, a file turned into a FAT chain and
+# damaged by tests/tools/exfat_damage.py's primitives): the same four cases,
+# the free clusters being those clear in the allocation bitmap. NTFS is
+# refused as not salvaged yet.
 here=$(cd "$(dirname "$0")" && pwd); . "$here/../lib.sh"
 need_oracles
 command -v icat >/dev/null || { echo "sleuthkit missing: skipped"; exit 77; }
@@ -104,9 +107,59 @@ print((res + nf * fsz) * bps + (root * 32 + bps - 1) // bps * bps)' $img)
     pass || fail "FAT$bits: truncated image: exit $rc: $(cat err)"
 done
 
-# Not FAT: refused, nothing written.
+# exFAT: A.BIN made a FAT chain (as exfat-fuse writes a file it extends), then damaged.
+# EXFAT IMAGE PYTHON: runs PYTHON with x = the image (exfat_damage.ExFat) and cl = /a.bin's chain.
+exfat() { python3 -c '
+import sys
+sys.path.insert(0, sys.argv[1])
+import exfat_damage
+x = exfat_damage.ExFat(sys.argv[2])
+so = x.set_of("/a.bin")
+cl = x.make_chained(so)
+exec(sys.argv[3])
+print(cl[0], len(cl), x.cbytes)' "$here/../tools" "$@"; }
+rm -f ex.img
+"$FSIMG" mkfs -q -t exfat -s 16M -c 4K --from src ex.img || fail "exFAT: setup"
+cp ex.img cut.img
+read -r fa na cb < <(exfat cut.img 'x.fat_set(cl[len(cl) // 4 - 1], 0xFFFFFFFF)')
+keep=$((na / 4))
+"$FSIMG" cat cut.img /a.bin > /dev/null 2> err && fail "exFAT: plain cat of the cut file succeeded"
+"$FSIMG" cat --salvage cut.img /a.bin > got.bin 2> err; rc=$?
+[ $rc = 1 ] && cmp -s got.bin src/a.bin && grep -q "ends after $keep of the $na clusters" err &&
+  grep -q "from the lost chain at cluster $((fa + keep))" err && pass || fail "exFAT: cut chain: exit $rc: $(cat err)"
+rm -rf out; "$FSIMG" extract cut.img -C out --salvage > msg 2> err; rc=$?
+[ $rc = 1 ] && diff -r -q src out > /dev/null && grep -q "1 damaged file salvaged" err && pass ||
+  fail "exFAT: extract --salvage: exit $rc: $(cat msg err)"
+# The tail freed in the bitmap: free clusters from there.
+cp ex.img free.img
+exfat free.img 'x.fat_set(cl[len(cl) // 4 - 1], 0xFFFFFFFF)
+for c in cl[len(cl) // 4:]: x.bit(c, 0)' > /dev/null
+"$FSIMG" cat --salvage free.img /a.bin > got.bin 2> err; rc=$?
+[ $rc = 1 ] && cmp -s got.bin src/a.bin && grep -q "from the free or lost clusters from $((fa + keep)) on" err && pass ||
+  fail "exFAT: tail free in the bitmap: exit $rc: $(cat err)"
+# The tail owned by /b.bin (its chain runs on into it): zeros after the chain.
+cp ex.img owned.img
+exfat owned.img 'x.fat_set(cl[len(cl) // 4 - 1], 0xFFFFFFFF)
+cb = x.make_chained(x.set_of("/b.bin"))
+x.fat_set(cb[-1], cl[len(cl) // 4])' > /dev/null
+"$FSIMG" cat --salvage owned.img /a.bin > got.bin 2> err; rc=$?
+[ $rc = 1 ] && same_then_zeros got.bin src/a.bin $((keep * cb)) && grep -q "of zeros (no lost chain" err && pass ||
+  fail "exFAT: tail owned elsewhere: exit $rc: $(cat err)"
+# NoFatChain on a truncated image: what lies inside it, zeros past its end.
+cp ex.img short.img
+at=$(python3 -c '
+import struct, sys
+b = open(sys.argv[1], "rb").read(512)
+bps = 1 << b[108]
+print(struct.unpack_from("<I", b, 88)[0] * bps + (int(sys.argv[2]) - 2 + int(sys.argv[3])) * (bps << b[109]))' ex.img $fa $((na / 2)))
+truncate -s $at short.img
+"$FSIMG" cat --salvage short.img /a.bin > got.bin 2> err; rc=$?
+[ $rc = 1 ] && same_then_zeros got.bin src/a.bin $(( (na / 2) * cb )) && grep -q "cluster $((fa + na / 2)) on lies past the image's end" err &&
+  pass || fail "exFAT: truncated image: exit $rc: $(cat err)"
+
+# NTFS: refused, nothing written.
 rm -rf out
-"$FSIMG" mkfs -q -t exfat -s 16M --from src ex.img
-expect_fail 1 "not supported on exFAT" "$FSIMG" cat --salvage ex.img /a.bin
-expect_fail 1 "FAT volumes only" "$FSIMG" extract --salvage ex.img -C ex-out
+"$FSIMG" mkfs -q -t ntfs -s 16M --from src nt.img
+expect_fail 1 "not supported on NTFS" "$FSIMG" cat --salvage nt.img /a.bin
+expect_fail 1 "NTFS not yet" "$FSIMG" extract --salvage nt.img -C nt-out
 finish
