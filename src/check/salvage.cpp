@@ -34,6 +34,13 @@ std::string Salvage::sources() const {
                                          p.first_cluster)
                            : fmt::format("{} of zeros (no lost chain or free clusters continue it)", n);
                 break;
+            case SalvageSource::unmapped:
+                out += fmt::format("{} of zeros (VCNs its runlist does not map)", n);
+                break;
+            case SalvageSource::outside:
+                out +=
+                    fmt::format("{} of zeros (a run at LCN {} lies outside the volume)", n, p.first_cluster);
+                break;
         }
     }
     return out;

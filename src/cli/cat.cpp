@@ -106,9 +106,9 @@ Action add_cat(CLI::App& app) {
         "--deleted shows them): write its data while its clusters are still free");
     cmd->add_flag(
            "--salvage", args->salvage,
-           "Write what is readable of a file whose allocation is broken (FAT, exFAT): its own clusters, "
-           "then the lost chain or free clusters that continue it, else zeros; exit 1 when anything "
-           "was salvaged")
+           "Write what is readable of a file whose allocation is broken: its own clusters, then (FAT, exFAT) "
+           "the lost chain or free clusters that continue it; zeros for the rest; exit 1 when anything was "
+           "salvaged")
         ->excludes("--deleted");
     return [args] { return run_cat(*args); };
 }

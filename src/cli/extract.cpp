@@ -420,12 +420,6 @@ int run_extract(const ExtractArgs& a) {
     const fs::View& v = *view;
     const auto r = v.lookup(a.path);
     if (!r) throw Error(ErrorCode::usage, fmt::format("\"{}\" does not exist in {}", a.path, a.image));
-    if (a.salvage && v.kind() == fs::Kind::ntfs)
-        throw Error(
-            ErrorCode::unsupported,
-            fmt::format(
-                "--salvage reads damaged files of FAT and exFAT volumes (NTFS not yet); {} holds NTFS",
-                a.image));
     std::error_code ec;
     std::filesystem::create_directories(a.outdir, ec);
     const Fd out(::open(a.outdir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -498,9 +492,9 @@ Action add_extract(CLI::App& app) {
                   "Write every file that shares its clusters with one already written (a damaged image)");
     cmd->add_flag(
         "--salvage", args->salvage,
-        "Write what is readable of files whose cluster chain is broken (FAT): the chain, then the lost "
-        "chain or free clusters that continue it, else zeros; each named in a warning, exit 1; "
-        "cross-linked files are written to each owner");
+        "Write what is readable of files whose allocation is broken: their own clusters, then (FAT, exFAT) "
+        "the lost chain or free clusters that continue them; zeros for the rest; each named in a warning, "
+        "exit 1; cross-linked files are written to each owner");
     cmd->add_flag("--utc", args->utc, "Read times stored without a zone as UTC instead of local time");
     cmd->add_flag("-v,--verbose", args->verbose, "Print each path extracted");
     cmd->add_option("--streams", args->streams,

@@ -28,6 +28,7 @@
 #include "fsimg/ntfs/check.hpp"
 #include "fsimg/ntfs/directory.hpp"
 #include "fsimg/ntfs/file.hpp"
+#include "fsimg/ntfs/salvage.hpp"
 #include "fsimg/ntfs/volume.hpp"
 
 namespace fsimg::fs::detail {
@@ -170,6 +171,14 @@ public:
         if (file.link_target && node.stream.empty()) return read(file, sink);  // the refusal
         const ntfs::MftRecord r = volume_.read_record(node.record);
         ntfs::read_data_sparse(volume_, r, node.stream, sink, hole);
+    }
+    SalvageReport read_salvaged(const Entry& file,
+                                const std::function<void(std::span<const std::byte>)>& sink) const override {
+        const auto& node = std::get<NtfsNode>(file.native);
+        if (file.link_target && node.stream.empty()) read(file, sink);  // the refusal
+        const check::Salvage s =
+            ntfs::salvage_data(volume_, volume_.read_record(node.record), node.stream, sink);
+        return {s.salvaged(), s.damage, s.sources()};
     }
 
 private:

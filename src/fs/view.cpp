@@ -65,7 +65,7 @@ SalvageReport View::read_salvaged(const Entry&,
                                   const std::function<void(std::span<const std::byte>)>&) const {
     throw Error(
         ErrorCode::unsupported,
-        fmt::format("salvaging damaged files is not supported on {} yet (FAT and exFAT only)", type_name()));
+        fmt::format("salvaging damaged files is not supported on {}", type_name()));
 }
 
 std::unique_ptr<View> open_view(const io::BlockDevice& device) {

@@ -16,9 +16,6 @@ namespace fsimg::ntfs {
 namespace {
 
 constexpr std::uint32_t kMinRecordBytes = 512, kMaxRecordBytes = 65536;
-/// An attribute list larger than this is refused (a 1 KiB-record $MFT with
-/// 256 KiB of list entries would map millions of extents).
-constexpr std::uint64_t kMaxAttributeListBytes = 256 * 1024;
 
 bool record_size_ok(std::optional<std::uint32_t> v) {
     return v && core::is_power_of_two(*v) && *v >= kMinRecordBytes && *v <= kMaxRecordBytes;

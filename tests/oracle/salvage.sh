@@ -15,8 +15,9 @@
 # file reads as cat reads it (exit 0); plain cat and extract still refuse the
 # damaged file. exFAT (fsimg's own images, a file turned into a FAT chain and
 # damaged by tests/tools/exfat_damage.py's primitives): the same four cases,
-# the free clusters being those clear in the allocation bitmap. NTFS is
-# refused as not salvaged yet.
+# the free clusters being those clear in the allocation bitmap. NTFS: runs
+# outside the volume, VCNs the runlist does not map and clusters past a
+# truncated image's end as zeros, the rest read.
 here=$(cd "$(dirname "$0")" && pwd); . "$here/../lib.sh"
 need_oracles
 command -v icat >/dev/null || { echo "sleuthkit missing: skipped"; exit 77; }
@@ -157,9 +158,39 @@ truncate -s $at short.img
 [ $rc = 1 ] && same_then_zeros got.bin src/a.bin $(( (na / 2) * cb )) && grep -q "cluster $((fa + na / 2)) on lies past the image's end" err &&
   pass || fail "exFAT: truncated image: exit $rc: $(cat err)"
 
-# NTFS: refused, nothing written.
-rm -rf out
-"$FSIMG" mkfs -q -t ntfs -s 16M --from src nt.img
-expect_fail 1 "not supported on NTFS" "$FSIMG" cat --salvage nt.img /a.bin
-expect_fail 1 "NTFS not yet" "$FSIMG" extract --salvage nt.img -C nt-out
+# NTFS (fsimg's own image; A.TXT's runlist damaged by tests/tools/ntfs_damage.py's primitives):
+# every readable run, zeros for the rest at their offsets.
+mkdir -p nsrc; cp src/a.bin nsrc/A.TXT; cp src/b.bin nsrc/B.TXT
+"$FSIMG" mkfs -q -t ntfs -s 16M -c 4K --from nsrc nt.img || fail "NTFS: setup"
+# NTFS IMAGE PYTHON: runs PYTHON with v = the image (ntfs_damage.Ntfs), n = A.TXT's record, its
+# $DATA's b, a, runs; prints the first run's LCN.
+ntfs() { python3 -c '
+import sys
+sys.path.insert(0, sys.argv[1])
+import ntfs_damage
+v = ntfs_damage.Ntfs(sys.argv[2])
+n = v.find("A.TXT")
+b, a, runs = v.stream(n)
+exec(sys.argv[3])
+print(runs[0][0])' "$here/../tools" "$@"; }
+cp nt.img unmapped.img
+lcn=$(ntfs unmapped.img 'v.set_runs(n, b, a, [(runs[0][0], 2)])')
+"$FSIMG" cat unmapped.img /A.TXT > /dev/null 2> err && fail "NTFS: plain cat of an unmapped stream succeeded"
+"$FSIMG" cat --salvage unmapped.img /A.TXT > got.bin 2> err; rc=$?
+[ $rc = 1 ] && same_then_zeros got.bin src/a.bin 8192 && grep -q "does not map VCN 2" err &&
+  grep -q "8,192 bytes from its own clusters at cluster $lcn" err && pass || fail "NTFS: unmapped VCNs: exit $rc: $(cat err)"
+cp nt.img outside.img
+ntfs outside.img 'v.set_runs(n, b, a, [(v.total // (v.cbytes // v.bps) + 10, runs[0][1])] + runs[1:])' > /dev/null
+"$FSIMG" cat --salvage outside.img /A.TXT > got.bin 2> err; rc=$?
+[ $rc = 1 ] && same_then_zeros got.bin src/a.bin 0 && grep -q "lies outside the volume" err && pass ||
+  fail "NTFS: a run outside the volume: exit $rc: $(cat err)"
+"$FSIMG" cat --salvage outside.img /B.TXT 2> err | cmp -s - src/b.bin && [ ! -s err ] && pass || fail "NTFS: sound file: $(cat err)"
+cp nt.img short.img
+truncate -s $(( (lcn + 3) * 4096 )) short.img
+"$FSIMG" cat --salvage short.img /A.TXT > got.bin 2> err; rc=$?
+[ $rc = 1 ] && same_then_zeros got.bin src/a.bin $((3 * 4096)) && grep -q "cluster $((lcn + 3)) on lies past the image's end" err &&
+  pass || fail "NTFS: truncated image: exit $rc: $(cat err)"
+rm -rf out; "$FSIMG" extract unmapped.img -C out --salvage > msg 2> err; rc=$?
+[ $rc = 1 ] && cmp -s out/B.TXT src/b.bin && same_then_zeros out/A.TXT src/a.bin 8192 && grep -q "1 damaged file salvaged" err &&
+  pass || fail "NTFS: extract --salvage: exit $rc: $(cat msg err)"
 finish

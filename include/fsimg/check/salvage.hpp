@@ -30,6 +30,8 @@ enum class SalvageSource : std::uint8_t {
     lost_chain,  ///< a lost chain of the right length that continues it
     free_run,    ///< consecutive free or lost clusters where it would continue
     zeros,       ///< nothing to read: zeros (a gap, or clusters past the image's end)
+    unmapped,    ///< NTFS: VCNs the runlist does not map: zeros
+    outside,     ///< NTFS: a run whose clusters lie outside the volume: zeros
 };
 
 /// A stretch of the file, in file order.

@@ -31,10 +31,6 @@
 
 namespace fsimg::ntfs {
 
-/// Largest $ATTRIBUTE_LIST read (bytes). A list this long names over 10,000
-/// extents; a longer one is refused rather than allocated.
-inline constexpr std::uint64_t kMaxAttributeListBytes = 256 * 1024;
-
 /// The attribute of `type` and `name` (exact UTF-16 units) of the file whose
 /// base record is `base`, or nullopt when the file has none. Without an
 /// $ATTRIBUTE_LIST this is a copy of base.find(type, name). With one, every

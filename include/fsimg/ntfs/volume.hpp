@@ -133,6 +133,11 @@ struct MftRecord {
 /// ends at the end marker or at bytes in use; at most size / 24 attributes.
 MftRecord parse_mft_record(std::span<std::byte> raw, std::uint64_t number, std::uint64_t byte_offset = 0);
 
+/// Largest $ATTRIBUTE_LIST read (bytes), of a file or of $MFT itself. A list
+/// this long names over 10,000 extents; a longer one is refused rather than
+/// allocated (a 1 KiB-record $MFT would map millions of extents).
+inline constexpr std::uint64_t kMaxAttributeListBytes = 256 * 1024;
+
 // ---- the volume
 
 /// An opened NTFS volume. Holds a reference to the device (which must
