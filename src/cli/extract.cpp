@@ -57,6 +57,7 @@ struct ExtractArgs {
     bool force = false;
     bool force_crosslinked = false;
     bool salvage = false;
+    bool partial = false;  ///< --partial: salvaged files written as NAME.partial
     bool utc = false;
     bool verbose = false;
     std::string streams = "files";  ///< NTFS alternate data streams: "files" (name:stream) or "skip"
@@ -261,6 +262,8 @@ struct Extractor {
             (rel.rfind('/') == std::string::npos ? std::string() : rel.substr(0, rel.rfind('/') + 1)) +
             created);
         Fd out(fd);
+        std::string final_name = name;  // NAME.partial for a salvaged file with --partial
+        bool was_salvaged = false;
         try {
             HoleWriter hw(out.get(), path);
             const auto data = [&](std::span<const std::byte> s) {
@@ -270,8 +273,12 @@ struct Extractor {
             if (a.salvage) {
                 const fs::SalvageReport s = v.read_salvaged(r, data);
                 if (s.salvaged || !s.damage.empty()) {
-                    ++salvaged;
-                    problem(path, fmt::format("damaged: {}; salvaged {}", s.damage, s.sources));
+                    was_salvaged = true;
+                    if (a.partial) final_name = name + ".partial";
+                    problem(path,
+                            fmt::format("damaged: {}; salvaged {}{}", s.damage, s.sources,
+                                        a.partial ? fmt::format(" (written as {})", escape_name(final_name))
+                                                  : std::string()));
                 }
             } else {
                 v.read_sparse(r, data, [&](std::uint64_t n) {
@@ -280,9 +287,22 @@ struct Extractor {
                 });
             }
             hw.finish();
-            if (exists && ::renameat(dirfd, tmp.c_str(), dirfd, name.c_str()) != 0)
+            if (final_name != name) {
+                // NAME.partial: replaced only with --force, and only when it is a regular file.
+                struct stat pst {};
+                if (::fstatat(dirfd, final_name.c_str(), &pst, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    (!a.force || !S_ISREG(pst.st_mode)))
+                    throw Error(
+                        ErrorCode::refused,
+                        fmt::format("{} exists already{}", escape_name(final_name),
+                                    a.force ? " and is not a regular file" : " (use --force to replace it)"));
+                if (::renameat(dirfd, created.c_str(), dirfd, final_name.c_str()) != 0)
+                    throw Error(ErrorCode::io, fmt::format("cannot rename the salvaged {} to {}: {}", path,
+                                                           escape_name(final_name), errno_text()));
+            } else if (exists && ::renameat(dirfd, tmp.c_str(), dirfd, name.c_str()) != 0) {
                 throw Error(ErrorCode::io,
                             fmt::format("cannot rename the new {} into place: {}", path, errno_text()));
+            }
         } catch (const Error& e) {
             ::unlinkat(dirfd, created.c_str(), 0);
             if (e.code() == ErrorCode::io) throw;
@@ -290,11 +310,12 @@ struct Extractor {
                                              exists ? " (the existing file is kept)" : "", e.what()));
         }
         cleanup.release();
-        if (key) written.emplace(*key, rel);
+        if (was_salvaged) ++salvaged;
+        if (key) written.emplace(*key, rel + final_name.substr(name.size()));
         ++(r.is_stream ? streams : files);
         bytes += r.size;
         if (a.verbose) fmt::print("{}\n", escape_name(path));
-        set_times(dirfd, name, r, path);
+        set_times(dirfd, final_name, r, path);
     }
 
     // Creates (or reuses) directory `name` under dirfd and returns its descriptor, or -1.
@@ -495,6 +516,9 @@ Action add_extract(CLI::App& app) {
         "Write what is readable of files whose allocation is broken: their own clusters, then (FAT, exFAT) "
         "the lost chain or free clusters that continue them; zeros for the rest; each named in a warning, "
         "exit 1; cross-linked files are written to each owner");
+    cmd->add_flag("--partial", args->partial,
+                  "With --salvage: write each salvaged file as NAME.partial (NAME itself is not written)")
+        ->needs("--salvage");
     cmd->add_flag("--utc", args->utc, "Read times stored without a zone as UTC instead of local time");
     cmd->add_flag("-v,--verbose", args->verbose, "Print each path extracted");
     cmd->add_option("--streams", args->streams,

@@ -70,6 +70,13 @@ for spec in "12 8M 8 0xFFF" "16 32M 8 0xFFFF" "32 64M 1 0x0FFFFFFF"; do
   [ $rc = 1 ] && diff -r -q src out > /dev/null && grep -q "/a.bin: damaged: " err && grep -q "1 damaged file salvaged" err &&
     pass || fail "FAT$bits: extract --salvage: exit $rc: $(cat msg err)"
 
+  # --partial: the salvaged file as a.bin.partial, a.bin not written; not over an existing one without --force.
+  rm -rf out; "$FSIMG" extract -q cut.img -C out --salvage --partial; rc=$?
+  [ $rc = 1 ] && [ ! -e out/a.bin ] && cmp -s out/a.bin.partial src/a.bin && cmp -s out/b.bin src/b.bin && pass ||
+    fail "FAT$bits: extract --partial: exit $rc"
+  "$FSIMG" extract cut.img /a.bin -C out --salvage --partial 2> err; rc=$?
+  [ $rc = 1 ] && grep -q "a.bin.partial exists already" err && pass || fail "FAT$bits: --partial over a file: $(cat err)"
+
   # 2. A link into a free cluster: the free cluster and the lost ones after it.
   cp $img free.img
   python3 "$here/../tools/fat_entries.py" free.img set all $((fa + keep)) 0
