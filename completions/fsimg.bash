@@ -12,7 +12,7 @@ _fsimg_options() {
         dump) echo "--json --what --codepage -q --quiet -h --help" ;;
         ls) echo "-l -R --short-names --deleted --json --codepage -q --quiet -h --help" ;;
         cat) echo "--deleted --salvage --codepage -q --quiet -h --help" ;;
-        extract) echo "-C --directory --force --force-crosslinked --salvage --partial --utc --streams -v --verbose --codepage -q --quiet --progress -h --help" ;;
+        extract) echo "-C --directory --force --force-crosslinked --salvage --partial --deleted --utc --streams -v --verbose --codepage -q --quiet --progress -h --help" ;;
         slack) echo "--from-list -t --type --for -c --cluster --volume-size --tolerance --json --csv -o --output
                      --chart --top --verify --threads --codepage -q --quiet --progress -h --help" ;;
         cp) echo "-r -R --recursive -f --force -p --preserve --json --force-unsafe --check -q --quiet --codepage -h --help" ;;

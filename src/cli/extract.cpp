@@ -30,6 +30,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -58,6 +59,7 @@ struct ExtractArgs {
     bool force_crosslinked = false;
     bool salvage = false;
     bool partial = false;  ///< --partial: salvaged files written as NAME.partial
+    bool deleted = false;  ///< --deleted: the recoverable deleted files instead of the live ones
     bool utc = false;
     bool verbose = false;
     std::string streams = "files";  ///< NTFS alternate data streams: "files" (name:stream) or "skip"
@@ -145,7 +147,8 @@ struct Extractor {
     ino_t image_ino = 0;
     std::vector<std::string> problems{};
     std::uint64_t files = 0, dirs = 0, bytes = 0, links = 0, links_skipped = 0, streams = 0,
-                  streams_skipped = 0, hard_links = 0, crosslinked = 0, dags = 0, salvaged = 0;
+                  streams_skipped = 0, hard_links = 0, crosslinked = 0, dags = 0, salvaged = 0,
+                  deleted_reused = 0;
     core::VisitedDirectories visited{};
     /// Data already written, by identity (first cluster or MFT record, and
     /// stream): the OUTDIR-relative path it went to.
@@ -208,8 +211,9 @@ struct Extractor {
         return std::pair{r.id, colon == std::string::npos ? std::string() : r.name.substr(colon)};
     }
 
+    /// Writes file `r` as `name` under dirfd; with `deleted`, that deleted file's data (read_deleted).
     void extract_file(int dirfd, const std::string& name, const std::string& path, const std::string& rel,
-                      const fs::Entry& r) {
+                      const fs::Entry& r, const fs::DeletedEntry* deleted = nullptr) {
         struct stat st {};
         const bool exists = ::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
         if (exists) {
@@ -270,7 +274,9 @@ struct Extractor {
                 hw.write(s);
                 core::advance(progress, s.size());
             };
-            if (a.salvage) {
+            if (deleted) {
+                v.read_deleted(*deleted, data);
+            } else if (a.salvage) {
                 const fs::SalvageReport s = v.read_salvaged(r, data);
                 if (s.salvaged || !s.damage.empty()) {
                     was_salvaged = true;
@@ -356,6 +362,74 @@ struct Extractor {
         for (const auto& r : d) {
             const std::string p = (path == "/" ? "/" : path + "/") + r.name;
             extract_entry(dirfd, r, p, rel.empty() ? r.name : rel + "/" + r.name, depth);
+        }
+    }
+
+    /// A directory of OUTDIR made only when something is written into it (--deleted).
+    struct LazyDir {
+        std::function<int()> parent;  ///< the parent's descriptor (made on demand), or -1
+        std::string name, path;       ///< empty name: the parent itself
+        Extractor* x = nullptr;
+        std::optional<Fd> fd{};
+        int get() {
+            if (name.empty()) return parent();
+            if (!fd) {
+                const int p = parent();
+                fd.emplace(p < 0 ? -1 : x->open_subdir(p, name, path));
+                if (fd->get() >= 0) ++x->dirs;
+            }
+            return fd->get();
+        }
+    };
+
+    /// --deleted: the deleted files of `dir` that can still be read (ls --deleted's "recoverable" and
+    /// "empty"), then those of the live directories below it, each where its directory would be.
+    /// Deleted directories are not followed (their chains are gone); files whose clusters are in use
+    /// again are counted, not written.
+    void extract_deleted_dir(LazyDir& out, const std::string& path, const std::string& rel,
+                             const fs::Entry& dir, unsigned depth) {
+        if (!visited.enter(dir.id, path)) return reached_again(path, dir.id);
+        if (depth >= kMaxExtractDepth)
+            return problem(path, fmt::format("nested deeper than {} levels", kMaxExtractDepth));
+        std::vector<fs::DeletedEntry> gone;
+        std::vector<fs::Entry> live;
+        std::vector<std::string> skipped;
+        try {
+            gone = v.list_deleted(dir);
+            live = v.list(dir, skipped);
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+            return problem(path, fmt::format("cannot read the directory: {}", e.what()));
+        }
+        std::map<std::string, unsigned> names;  // a name deleted twice: NAME, NAME~2, ...
+        const std::string prefix = path == "/" ? "/" : path + "/";
+        for (const fs::DeletedEntry& d : gone) {
+            if (d.is_dir) continue;
+            if (d.state == "reused") {
+                ++deleted_reused;
+                continue;
+            }
+            const unsigned n = ++names[d.name];
+            const std::string name = n == 1 ? d.name : fmt::format("{}~{}", d.name, n);
+            const std::string p = prefix + name;
+            if (auto why = host_name_problem(name); !why.empty()) {
+                problem(p, "skipped: " + why);
+                continue;
+            }
+            const int fd = out.get();
+            if (fd < 0) return;
+            fs::Entry e;
+            e.name = name;
+            e.size = d.size;
+            e.mtime = d.mtime;
+            extract_file(fd, name, p, rel.empty() ? name : rel + "/" + name, e, &d);
+        }
+        for (const fs::Entry& r : live) {
+            if (!r.is_dir || r.link_target) continue;
+            if (auto why = host_name_problem(r.name); !why.empty()) continue;  // nothing can be written there
+            LazyDir sub{[&out] { return out.get(); }, r.name, prefix + r.name, this};
+            extract_deleted_dir(sub, prefix + r.name, rel.empty() ? r.name : rel + "/" + r.name, r,
+                                depth + 1);
         }
     }
 
@@ -458,7 +532,23 @@ int run_extract(const ExtractArgs& a) {
         x.image_dev = ist.st_dev;
         x.image_ino = ist.st_ino;
     }
-    if (r->is_root) {
+    if (a.deleted) {
+        if (v.kind() == fs::Kind::ntfs)
+            throw Error(
+                ErrorCode::unsupported,
+                fmt::format("{} holds NTFS; --deleted reads FAT and exFAT volumes (NTFS not yet)", a.image));
+        if (!r->is_dir)
+            throw Error(
+                ErrorCode::usage,
+                fmt::format("\"{}\" is not a directory: extract --deleted takes the directory whose deleted "
+                            "files it writes (one deleted file: fsimg cat --deleted)",
+                            a.path));
+        std::string path = fs::normalize_path(a.path);
+        Extractor::LazyDir top{[&out] { return out.get(); }, "", "/", &x};
+        Extractor::LazyDir named{[&top] { return top.get(); }, r->name, path, &x};
+        x.extract_deleted_dir(r->is_root ? top : named, r->is_root ? "/" : path, r->is_root ? "" : r->name,
+                              *r, 0);
+    } else if (r->is_root) {
         x.extract_dir(out.get(), "/", "", *r, 0);
     } else {
         std::string path = fs::normalize_path(a.path);
@@ -474,6 +564,9 @@ int run_extract(const ExtractArgs& a) {
     if (x.hard_links) more += fmt::format(", {} hard links", x.hard_links);
     if (x.crosslinked) more += fmt::format(", {} cross-linked files not written again", x.crosslinked);
     if (x.dags) more += fmt::format(", {} directories reached twice not extracted again", x.dags);
+    if (x.deleted_reused)
+        more += fmt::format(", {} left out (their clusters are in use again)",
+                            core::format_counted(x.deleted_reused, "deleted file", "deleted files"));
     if (x.salvaged)
         more +=
             fmt::format(", {} salvaged", core::format_counted(x.salvaged, "damaged file", "damaged files"));
@@ -516,6 +609,12 @@ Action add_extract(CLI::App& app) {
         "Write what is readable of files whose allocation is broken: their own clusters, then (FAT, exFAT) "
         "the lost chain or free clusters that continue them; zeros for the rest; each named in a warning, "
         "exit 1; cross-linked files are written to each owner");
+    cmd->add_flag(
+           "--deleted", args->deleted,
+           "Write the deleted files (FAT, exFAT) of PATH, a directory, and of the live directories below "
+           "it that can still be read (their clusters free: ls --deleted's recoverable), each where its "
+           "directory is; a name deleted twice gets ~2, ~3")
+        ->excludes("--salvage");
     cmd->add_flag("--partial", args->partial,
                   "With --salvage: write each salvaged file as NAME.partial (NAME itself is not written)")
         ->needs("--salvage");

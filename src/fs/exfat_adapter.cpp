@@ -72,6 +72,8 @@ public:
             d.size = r.data_length;
             d.first_cluster = r.first_cluster;
             d.modified = exfat::timestamp_text(r.modified);
+            if (const auto t = exfat::decode_timestamp(r.modified))
+                d.mtime = HostTime{t->local, t->utc_offset_minutes};
             d.state = std::string(fat::to_string(exfat::deleted_state(volume_, r)));
             d.native = std::move(r);
             out.push_back(std::move(d));

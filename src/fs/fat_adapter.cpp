@@ -95,6 +95,8 @@ public:
             d.size = r.entry.file_size;
             d.first_cluster = r.entry.first_cluster;
             d.modified = fat::timestamp_text(r.entry.wrt_date, r.entry.wrt_time);
+            if (const auto t = fat::decode_timestamp(r.entry.wrt_date, r.entry.wrt_time))
+                d.mtime = HostTime{*t, std::nullopt};
             d.state = std::string(fat::to_string(fat::deleted_state(volume_, r)));
             d.native = std::move(r);
             out.push_back(std::move(d));

@@ -63,9 +63,8 @@ void View::read_deleted(const DeletedEntry&, const std::function<void(std::span<
 }
 SalvageReport View::read_salvaged(const Entry&,
                                   const std::function<void(std::span<const std::byte>)>&) const {
-    throw Error(
-        ErrorCode::unsupported,
-        fmt::format("salvaging damaged files is not supported on {}", type_name()));
+    throw Error(ErrorCode::unsupported,
+                fmt::format("salvaging damaged files is not supported on {}", type_name()));
 }
 
 std::unique_ptr<View> open_view(const io::BlockDevice& device) {

@@ -45,6 +45,11 @@ import json, sys
 print(json.load(sys.stdin)["entries"][0]["first_cluster"])')
   python3 "$(dirname "${BASH_SOURCE[0]}")/fat_entries.py" card.img set all $((first + 3)) 0x0FFFFFFF
 }
+# card.img: card_fat after fsimg rm of the photo (its clusters free, its entries marked deleted).
+card_rm() {
+  card_fat
+  fsimg rm -q card.img /DCIM/100CANON/IMG_0001.JPG
+}
 card_exfat() {
   card_tree
   fsimg mkfs -q -t exfat -s 64M --volume-id 1234ABCD -L CARD --from tree card.img

@@ -85,6 +85,7 @@ struct DeletedEntry {
     std::uint64_t size = 0;           ///< bytes, as the entry still says
     std::uint64_t first_cluster = 0;  ///< where its data began
     std::string modified;             ///< display text
+    std::optional<HostTime> mtime;    ///< nullopt when the stored time is invalid
     /// "recoverable" (every cluster its data would take is free: it reads as
     /// it was unless something was written there and freed again), "reused"
     /// (some are in use again: the data is gone), "empty" (nothing to read).
