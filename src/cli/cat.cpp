@@ -100,10 +100,10 @@ Action add_cat(CLI::App& app) {
     cmd->add_option("PATH", args->path,
                     "File inside the image (any case; FAT: long or short name; NTFS: FILE:STREAM)")
         ->required();
-    cmd->add_flag(
-        "--deleted", args->deleted,
-        "PATH names a deleted file (FAT, exFAT; its long name, or its short name with \"?\" first, as ls "
-        "--deleted shows them): write its data while its clusters are still free");
+    cmd->add_flag("--deleted", args->deleted,
+                  "PATH names a deleted file (FAT, exFAT, NTFS; its long name, or its short name with \"?\" "
+                  "first, as ls "
+                  "--deleted shows them): write its data while its clusters are still free");
     cmd->add_flag(
            "--salvage", args->salvage,
            "Write what is readable of a file whose allocation is broken: its own clusters, then (FAT, exFAT) "

@@ -533,10 +533,6 @@ int run_extract(const ExtractArgs& a) {
         x.image_ino = ist.st_ino;
     }
     if (a.deleted) {
-        if (v.kind() == fs::Kind::ntfs)
-            throw Error(
-                ErrorCode::unsupported,
-                fmt::format("{} holds NTFS; --deleted reads FAT and exFAT volumes (NTFS not yet)", a.image));
         if (!r->is_dir)
             throw Error(
                 ErrorCode::usage,
@@ -611,7 +607,7 @@ Action add_extract(CLI::App& app) {
         "exit 1; cross-linked files are written to each owner");
     cmd->add_flag(
            "--deleted", args->deleted,
-           "Write the deleted files (FAT, exFAT) of PATH, a directory, and of the live directories below "
+           "Write the deleted files of PATH, a directory, and of the live directories below "
            "it that can still be read (their clusters free: ls --deleted's recoverable), each where its "
            "directory is; a name deleted twice gets ~2, ~3")
         ->excludes("--salvage");

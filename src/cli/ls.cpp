@@ -208,10 +208,10 @@ Action add_ls(CLI::App& app) {
     cmd->add_flag("-l", args->long_format, "Long format: attributes, size, modification time");
     cmd->add_flag("-R", args->recursive, "List subdirectories recursively (full paths)");
     cmd->add_flag("--short-names", args->short_names, "Also show each entry's 8.3 short name (FAT)");
-    cmd->add_flag(
-        "--deleted", args->deleted,
-        "List the deleted entries still in the directory (FAT, exFAT): state (recoverable, reused, empty), "
-        "size, time, name");
+    cmd->add_flag("--deleted", args->deleted,
+                  "List the deleted entries still in the directory (FAT, exFAT, NTFS): state (recoverable, "
+                  "reused, empty), "
+                  "size, time, name");
     cmd->add_flag("--json", args->json, "Print JSON (schema in docs/json.md)");
     cmd->add_option("IMAGE", args->image, "Image file; IMAGE@N selects partition N")->required();
     cmd->add_option("PATH", args->path, "Directory or file inside the image (default /)");

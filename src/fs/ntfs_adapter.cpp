@@ -26,6 +26,7 @@
 #include "fsimg/core/utf.hpp"
 #include "fsimg/fat/structs.hpp"
 #include "fsimg/ntfs/check.hpp"
+#include "fsimg/ntfs/deleted.hpp"
 #include "fsimg/ntfs/directory.hpp"
 #include "fsimg/ntfs/file.hpp"
 #include "fsimg/ntfs/salvage.hpp"
@@ -172,6 +173,31 @@ public:
         const ntfs::MftRecord r = volume_.read_record(node.record);
         ntfs::read_data_sparse(volume_, r, node.stream, sink, hole);
     }
+    std::vector<DeletedEntry> list_deleted(const Entry& dir) const override {
+        if (!deleted_) deleted_ = ntfs::deleted_records(volume_);
+        const std::uint16_t sequence = volume_.read_record(dir.id).header.sequence;
+        std::vector<DeletedEntry> out;
+        for (const ntfs::DeletedRecord& r : *deleted_) {
+            if (r.parent.record != dir.id || r.parent.sequence != sequence) continue;
+            DeletedEntry d;
+            d.name = core::utf16_to_utf8_lossy(r.name);
+            d.is_dir = r.is_directory;
+            d.attributes = static_cast<std::uint8_t>((r.file_attributes & 0xFF) |
+                                                     (r.is_directory ? fat::kAttrDirectory : 0));
+            d.size = r.size;
+            d.first_cluster = r.first_lcn.value_or(0);
+            d.modified = time_text(r.modified);
+            if (r.modified != 0) d.mtime = HostTime{ntfs::civil_from_filetime(r.modified), 0};
+            d.state = std::string(fat::to_string(ntfs::deleted_state(volume_, r)));
+            d.native = r;
+            out.push_back(std::move(d));
+        }
+        return out;
+    }
+    void read_deleted(const DeletedEntry& file,
+                      const std::function<void(std::span<const std::byte>)>& sink) const override {
+        ntfs::read_deleted(volume_, std::get<ntfs::DeletedRecord>(file.native), sink);
+    }
     SalvageReport read_salvaged(const Entry& file,
                                 const std::function<void(std::span<const std::byte>)>& sink) const override {
         const auto& node = std::get<NtfsNode>(file.native);
@@ -271,6 +297,7 @@ private:
     }
 
     std::shared_ptr<const io::BlockDevice> device_;
+    mutable std::optional<std::vector<ntfs::DeletedRecord>> deleted_;  ///< list_deleted's, read once
     ntfs::Volume volume_;
     ntfs::UpcaseTable upcase_;
 };

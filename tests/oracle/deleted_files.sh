@@ -9,7 +9,11 @@
 # file is "reused" and cat --deleted refuses (exit 3). exFAT: files deleted
 # by fsimg rm (their sets' InUse bits cleared) listed by name, read back
 # byte-exact and equal to icat, the names fls -d shows; reused once a file
-# written after takes their clusters. NTFS is refused as not supported yet.
+# written after takes their clusters. NTFS: files deleted through ntfs-3g
+# (their records not in use, names and runs kept) listed under their
+# directory, as fls -d lists them, read back byte-exact and equal to icat,
+# extracted; reused once ntfs-3g writes a file over their clusters.
+# extract --deleted writes the recoverable ones where their directories are.
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
 command -v fls >/dev/null && command -v icat >/dev/null || { echo "sleuthkit missing: skipped"; exit 77; }
@@ -100,8 +104,36 @@ head -c "${free:-0}" /dev/zero > fill.bin && "$FSIMG" cp -q e.img fill.bin /dir/
 "$FSIMG" ls --deleted e.img | grep -q "^reused .*Photo 0001.jpg" && pass || fail "exfat: not reused: $("$FSIMG" ls --deleted e.img)"
 "$FSIMG" cat --deleted e.img "/Photo 0001.jpg" > /dev/null 2> err; rc=$?
 [ $rc = 3 ] && grep -q "in use again" err && pass || fail "exfat: reused: exit $rc: $(cat err)"
-"$FSIMG" mkfs -q -t ntfs -s 16M --from src n.img || fail "ntfs mkfs"
-"$FSIMG" ls --deleted n.img > /dev/null 2> err; rc=$?
-[ $rc != 0 ] && grep -q "not supported on NTFS yet" err && pass || fail "ntfs: exit $rc: $(cat err)"
-rm -rf out; expect_fail 1 "NTFS not yet" "$FSIMG" extract --deleted n.img -C nt-out
+# NTFS: files deleted by ntfs-3g (records not in use, their names and runs kept).
+if [ "$(id -u)" = 0 ] && [ -e /dev/fuse ] && command -v ntfs-3g > /dev/null; then
+  "$FSIMG" mkfs -q -t ntfs -s 16M --from src n.img || fail "ntfs mkfs"
+  mkdir -p mnt
+  ntfs-3g n.img mnt && rm "mnt/Photo 0001.jpg" "mnt/dir/Inner file.bin" mnt/dir/SMALL.TXT; fusermount -u mnt ||
+    fail "ntfs: delete through ntfs-3g"
+  out=$("$FSIMG" ls --deleted -R n.img)
+  got=$(awk '{ state = $1; $1 = $2 = $3 = $4 = $5 = ""; sub(/^ +/, ""); print state, $0 }' <<<"$out" | LC_ALL=C sort)
+  [ "$got" = "recoverable /Photo 0001.jpg
+recoverable /dir/Inner file.bin
+recoverable /dir/SMALL.TXT" ] && pass || { fail "ntfs: ls --deleted -R"; echo "$out"; }
+  tsk=$(fls -r -d -p n.img | sed -n 's/^-\/r \* [0-9-]*:\t//p' | LC_ALL=C sort)
+  [ "$tsk" = "Photo 0001.jpg
+dir/Inner file.bin
+dir/SMALL.TXT" ] && pass || fail "ntfs: fls -d lists: $tsk"
+  for f in "Photo 0001.jpg" "dir/Inner file.bin" dir/SMALL.TXT; do
+    "$FSIMG" cat --deleted n.img "/$f" > got.bin && cmp -s got.bin "src/$f" && pass || fail "ntfs: cat --deleted /$f"
+    inode=$(fls -r -d -p n.img | awk -F'\t' -v f="$f" '$2 == f { split($1, a, /[ :]+/); print a[3]; exit }')
+    icat n.img "${inode:-0}" > icat.bin 2>/dev/null; cmp -s got.bin icat.bin && pass || fail "ntfs: /$f differs from icat"
+  done
+  rm -rf out; "$FSIMG" extract --deleted n.img -C out 2> err
+  cmp -s "out/Photo 0001.jpg" "src/Photo 0001.jpg" && cmp -s out/dir/SMALL.TXT src/dir/SMALL.TXT &&
+    [ "$(cd out && find . -type f | wc -l)" = 3 ] && pass || fail "ntfs: extract --deleted: $(cat err)"
+  # A live file grown through ntfs-3g takes the free clusters (not a new file: it would take the
+  # deleted records themselves): the non-resident deleted ones are reused.
+  ntfs-3g n.img mnt && { head -c 12000000 /dev/zero >> mnt/KEEP.TXT; fusermount -u mnt; } || fail "ntfs: fill"
+  "$FSIMG" ls --deleted n.img | grep -q "^reused .*Photo 0001.jpg" && pass || fail "ntfs: not reused: $("$FSIMG" ls --deleted n.img)"
+  "$FSIMG" cat --deleted n.img "/Photo 0001.jpg" > /dev/null 2> err; rc=$?
+  [ $rc = 3 ] && grep -q "in use again" err && pass || fail "ntfs: reused: exit $rc: $(cat err)"
+else
+  echo "ntfs-3g needs root and /dev/fuse: its part skipped"
+fi
 finish

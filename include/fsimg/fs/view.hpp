@@ -32,6 +32,7 @@
 #include "fsimg/fat/directory.hpp"
 #include "fsimg/fs/detect.hpp"
 #include "fsimg/io/open.hpp"
+#include "fsimg/ntfs/deleted.hpp"
 
 namespace fsimg::fs {
 
@@ -90,7 +91,7 @@ struct DeletedEntry {
     /// it was unless something was written there and freed again), "reused"
     /// (some are in use again: the data is gone), "empty" (nothing to read).
     std::string state;
-    std::variant<std::monostate, fat::DeletedRecord, exfat::FileRecord> native;
+    std::variant<std::monostate, fat::DeletedRecord, exfat::FileRecord, ntfs::DeletedRecord> native;
 };
 
 /// What View::read_salvaged() wrote of a file.
@@ -146,12 +147,14 @@ public:
     }
     /// The deleted entries of directory `dir` in stored order (FAT: the
     /// entries marked 0xE5, fat/deleted.hpp; exFAT: the sets with InUse
-    /// clear, exfat/deleted.hpp). Throws Error(unsupported) on NTFS (not
-    /// read yet), Error(corrupt) as list().
+    /// clear, exfat/deleted.hpp; NTFS: the records not in use whose
+    /// $FILE_NAME names `dir`, its record number and sequence number, in
+    /// record order, ntfs/deleted.hpp: all of $MFT read once per view).
+    /// Throws Error(corrupt) as list().
     virtual std::vector<DeletedEntry> list_deleted(const Entry& dir) const;
     /// Streams a deleted file's bytes (fat::read_deleted,
-    /// exfat::read_deleted). Throws Error(refused) when its clusters are in
-    /// use again, Error(unsupported) on NTFS.
+    /// exfat::read_deleted, ntfs::read_deleted). Throws Error(refused) when
+    /// its clusters are in use again.
     virtual void read_deleted(const DeletedEntry& file,
                               const std::function<void(std::span<const std::byte>)>& sink) const;
 
