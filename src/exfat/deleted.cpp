@@ -67,14 +67,8 @@ fat::DeletedState deleted_state(const Volume& v, const FileRecord& r) {
 
 void read_deleted(const Volume& v, const FileRecord& r,
                   const std::function<void(std::span<const std::byte>)>& sink) {
-    const fat::DeletedState s = deleted_state(v, r);
-    if (s == fat::DeletedState::empty) return;
-    if (s != fat::DeletedState::recoverable)
-        throw Error(
-            ErrorCode::refused,
-            fmt::format("the clusters of deleted \"{}\" from cluster {} are in use again (or outside the "
-                        "heap): its data is gone",
-                        r.name, r.first_cluster));
+    if (!fat::readable(deleted_state(v, r), fmt::format("\"{}\" from cluster {}", r.name, r.first_cluster)))
+        return;
     v.read_file(r, sink);
 }
 

@@ -48,6 +48,15 @@ std::string_view to_string(DeletedState s) noexcept {
     return "?";
 }
 
+bool readable(DeletedState s, std::string_view what) {
+    if (s == DeletedState::reused)
+        throw Error(ErrorCode::refused,
+                    fmt::format("the clusters of deleted {} are in use again, or lie outside the volume: its "
+                                "data is gone",
+                                what));
+    return s == DeletedState::recoverable;
+}
+
 std::vector<DeletedRecord> parse_deleted(std::span<const std::byte> bytes) {
     std::vector<DeletedRecord> out;
     const std::size_t n = std::min<std::size_t>(bytes.size() / kDirEntrySize, kMaxDirEntries);
@@ -126,14 +135,8 @@ DeletedState deleted_state(const Volume& v, const DeletedRecord& r) {
 
 void read_deleted(const Volume& v, const DeletedRecord& r,
                   const std::function<void(std::span<const std::byte>)>& sink) {
-    const DeletedState s = deleted_state(v, r);
-    if (s == DeletedState::empty) return;
-    if (s != DeletedState::recoverable)
-        throw Error(
-            ErrorCode::refused,
-            fmt::format("the clusters of deleted \"{}\" from cluster {} are in use again (or outside the "
-                        "volume): its data is gone",
-                        r.name, r.entry.first_cluster));
+    if (!readable(deleted_state(v, r), fmt::format("\"{}\" from cluster {}", r.name, r.entry.first_cluster)))
+        return;
     std::uint64_t left = r.is_directory() ? v.cluster_bytes() : r.entry.file_size;
     std::uint64_t at = v.cluster_offset(r.entry.first_cluster);
     std::vector<std::byte> buf(std::min<std::uint64_t>(left, 1 << 20));

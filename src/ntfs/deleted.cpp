@@ -132,14 +132,7 @@ fat::DeletedState deleted_state(const Volume& v, const DeletedRecord& r) {
 
 void read_deleted(const Volume& v, const DeletedRecord& r,
                   const std::function<void(std::span<const std::byte>)>& sink) {
-    const fat::DeletedState s = deleted_state(v, r);
-    if (s == fat::DeletedState::empty) return;
-    if (s != fat::DeletedState::recoverable)
-        throw Error(
-            ErrorCode::refused,
-            fmt::format("the clusters of deleted MFT record {} are in use again (or outside the volume), "
-                        "or the record was reused: its data is gone",
-                        r.number));
+    if (!fat::readable(deleted_state(v, r), fmt::format("MFT record {}", r.number))) return;
     read_data(v, v.read_record(r.number), u"", sink);
 }
 

@@ -49,6 +49,11 @@ enum class DeletedState : std::uint8_t {
     reused,       ///< some of them are in use again (or lie outside the volume)
 };
 std::string_view to_string(DeletedState s) noexcept;
+/// Whether a deleted file in state `s` is read (every filesystem's
+/// read_deleted): false for `empty` (nothing to read), true for
+/// `recoverable`; throws Error(refused) "the clusters of deleted WHAT are in
+/// use again, or lie outside the volume: its data is gone" for `reused`.
+bool readable(DeletedState s, std::string_view what);
 
 /// The clusters a deleted file's data would take (ceil(size / cluster
 /// bytes), one for a directory, from its first cluster) and their state.
