@@ -2,6 +2,9 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <sys/stat.h>
+
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -13,6 +16,8 @@
 #include "fsimg/core/units.hpp"
 #include "fsimg/fat/volume.hpp"
 #include "fsimg/fs/detect.hpp"
+#include "fsimg/fs/metadata.hpp"
+#include "fsimg/io/file_image.hpp"
 #include "fsimg/io/open.hpp"
 
 namespace fsimg::cli {
@@ -24,7 +29,74 @@ struct DumpArgs {
     bool json = false;
     std::string what = "boot";          ///< --what boot|fat|dir|extents
     std::vector<std::string> operands;  ///< [PATH] IMAGE
+    std::string metadata_image;         ///< --metadata-image OUT
+    bool force = false;                 ///< --force: OUT may be replaced
+    bool no_logfile = false;            ///< --no-logfile (NTFS)
 };
+
+/// --metadata-image OUT: a sparse copy of IMAGE (its size, the partition
+/// table's sectors, the volume's metadata at their offsets), file data left
+/// as holes (fs/metadata.hpp). Written under a temporary name and renamed
+/// into place; OUT is replaced only with --force, and never when it is IMAGE.
+int write_metadata_image(const DumpArgs& a, io::OpenedVolume& v, const std::string& path,
+                         const io::BlockDevice& reading, fs::Kind kind) {
+    const std::filesystem::path out(a.metadata_image);
+    struct stat ost {
+    }, ist{};
+    if (::lstat(out.c_str(), &ost) == 0) {
+        if (::stat(path.c_str(), &ist) == 0 && ist.st_dev == ost.st_dev && ist.st_ino == ost.st_ino)
+            throw Error(ErrorCode::refused,
+                        fmt::format("{} is the image being read; never replaced", a.metadata_image));
+        if (!a.force)
+            throw Error(ErrorCode::refused, fmt::format("{} exists already (--force replaces it)",
+                                                        escape_name(a.metadata_image)));
+        if (!S_ISREG(ost.st_mode))
+            throw Error(ErrorCode::refused,
+                        fmt::format("{} exists and is not a regular file", escape_name(a.metadata_image)));
+    }
+    fs::MetadataOptions o;
+    o.logfile = !a.no_logfile;
+    const fs::MetadataMap m = fs::metadata_map(reading, kind, o);
+    const std::uint64_t size = v.file->size(), base = v.offset();
+    io::AtomicImage img(out, size);
+    std::vector<std::byte> buf(1u << 20);
+    const auto copy = [&](const io::BlockDevice& from, std::uint64_t at, std::uint64_t to, std::uint64_t n) {
+        while (n > 0) {
+            const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(n, buf.size()));
+            from.read_at(at, std::span(buf).first(k));
+            img.device().write_at(to, std::span<const std::byte>(buf).first(k));
+            at += k;
+            to += k;
+            n -= k;
+        }
+    };
+    std::uint64_t table_bytes = 0;
+    if (v.table.kind != io::PartitionTableKind::none) {
+        // Sector 0 and the GPT header and entries (LBA 1..33), and the GPT's backup at the end.
+        table_bytes = std::min<std::uint64_t>(size, 34 * 512);
+        copy(*v.file, 0, 0, table_bytes);
+        if (v.table.kind == io::PartitionTableKind::gpt && size >= 2 * 34 * 512) {
+            copy(*v.file, size - 33 * 512, size - 33 * 512, 33 * 512);
+            table_bytes += 33 * 512;
+        }
+    }
+    std::uint64_t bytes = 0;
+    for (const fs::ByteRange& r : m.ranges) {
+        copy(v.device(), r.offset, base + r.offset, r.length);
+        bytes += r.length;
+    }
+    for (const fs::Patch& p : m.patches) img.device().write_at(base + p.offset, p.bytes);
+    img.commit();
+    for (const std::string& p : m.problems) warn(fmt::format("{}: left out: {}", escape_name(a.image), p));
+    note(fmt::format(
+        "wrote {}: {} bytes of {} metadata in {} ({}) at their offsets{}, of a {}-byte image; file "
+        "data left out (holes)",
+        escape_name(a.metadata_image), core::format_count(bytes), fs::label(kind),
+        core::format_counted(m.ranges.size(), "range", "ranges"), core::format_size(bytes),
+        table_bytes ? fmt::format(" and the partition table's {} bytes", table_bytes) : std::string(),
+        core::format_count(size)));
+    return m.problems.empty() ? kExitOk : kExitFailure;
+}
 
 std::string rstrip(std::string s) {
     while (!s.empty() && (s.back() == ' ' || s.back() == '\0')) s.pop_back();
@@ -209,14 +281,16 @@ int run_dump(DumpArgs a) {
     a.image = a.operands.back();
     if (a.what == "boot" && a.operands.size() != 1)
         throw Error(ErrorCode::usage, "dump --what boot takes only IMAGE");
+    if (!a.metadata_image.empty() && (a.what != "boot" || a.json))
+        throw Error(ErrorCode::usage, "--metadata-image writes an image; it takes no --what or --json");
     if (a.what == "mft" && a.operands.size() != 2)
         throw Error(ErrorCode::usage, "dump --what mft takes a record number and IMAGE");
     // dump IMAGE of a disk with several partitions (or none) lists the table.
     // The image is opened (a .gz decompressed) once, then its partition selected.
     const auto [path, number] = io::split_image_spec(a.image);
     io::OpenedVolume v = io::open_disk(path);
-    if (a.what == "boot" && !number && v.table.kind != io::PartitionTableKind::none &&
-        v.table.partitions.size() != 1) {
+    if (a.what == "boot" && a.metadata_image.empty() && !number &&
+        v.table.kind != io::PartitionTableKind::none && v.table.partitions.size() != 1) {
         if (a.json) {
             const nlohmann::json j{{"schema_version", 1},
                                    {"image", a.image},
@@ -234,6 +308,7 @@ int run_dump(DumpArgs a) {
     io::select_partition(v, path, number);
     const fs::Detection d = fs::detect(v.device());
     const auto dev = fs::reading_device(v.device(), d);
+    if (!a.metadata_image.empty()) return write_metadata_image(a, v, path, *dev, d.kind);
     for (const std::string_view only : {"mft", "index"}) {
         if (a.what == only && d.kind != fs::Kind::ntfs)
             throw Error(ErrorCode::usage, fmt::format("--what {} is for NTFS images; {} holds {}", only,
@@ -276,7 +351,8 @@ Action add_dump(CLI::App& app) {
     cmd->footer(
         "Examples:\n"
         "  fsimg dump disk.img\n"
-        "  fsimg dump --json card.img@1");
+        "  fsimg dump --json card.img@1\n"
+        "  fsimg dump --metadata-image card-meta.img card.img");
     cmd->add_flag("--json", args->json, "Print JSON (schema in docs/json.md)");
     cmd->add_option(
            "--what", args->what,
@@ -292,6 +368,16 @@ Action add_dump(CLI::App& app) {
            "or the record number that --what mft needs")
         ->required()
         ->expected(1, 2);
+    cmd->add_option(
+        "--metadata-image", args->metadata_image,
+        "Write OUT: a sparse copy of IMAGE holding only the filesystem's metadata (boot "
+        "region, FATs or bitmap, directories; NTFS: MFT, indexes, system files) at their offsets, "
+        "file data left as holes, for a bug report");
+    cmd->add_flag("--force", args->force,
+                  "With --metadata-image: replace OUT when it exists (a regular file)")
+        ->needs("--metadata-image");
+    cmd->add_flag("--no-logfile", args->no_logfile, "With --metadata-image: leave NTFS's $LogFile out")
+        ->needs("--metadata-image");
     return [args] { return run_dump(*args); };
 }
 

@@ -69,23 +69,9 @@ std::optional<DeletedRecord> from_record(std::span<std::byte> raw, std::uint64_t
 
 std::vector<DeletedRecord> deleted_records(const Volume& v) {
     std::vector<DeletedRecord> out;
-    const std::uint64_t rs = v.geometry().mft_record_bytes, count = v.record_count();
-    const std::uint64_t per_chunk = std::max<std::uint64_t>(1, (std::uint64_t{1} << 20) / rs);
-    std::vector<std::byte> chunk;
-    for (std::uint64_t first = kFirstNonSystemRecord; first < count; first += per_chunk) {
-        const std::uint64_t n = std::min(per_chunk, count - first);
-        chunk.resize(static_cast<std::size_t>(n * rs));
-        try {
-            v.read_stream(v.mft_data(), first * rs, chunk);
-        } catch (const Error& e) {
-            if (e.code() == ErrorCode::io) throw;
-            break;  // $MFT's runlist does not map the rest: nothing more to read
-        }
-        for (std::uint64_t i = 0; i < n; ++i)
-            if (auto d =
-                    from_record(std::span(chunk).subspan(static_cast<std::size_t>(i * rs), rs), first + i))
-                out.push_back(std::move(*d));
-    }
+    (void)scan_records(v, kFirstNonSystemRecord, [&](std::uint64_t number, std::span<std::byte> raw) {
+        if (auto d = from_record(raw, number)) out.push_back(std::move(*d));
+    });
     return out;
 }
 

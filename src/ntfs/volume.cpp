@@ -337,4 +337,26 @@ MftRecord Volume::read_record(std::uint64_t number) const {
     return parse_mft_record(raw, number, device_offset(mft_data_, number * rs).value_or(0));
 }
 
+std::optional<std::string> scan_records(
+    const Volume& v, std::uint64_t first,
+    const std::function<void(std::uint64_t, std::span<std::byte>)>& visit) {
+    const std::uint64_t rs = v.geometry().mft_record_bytes, count = v.record_count();
+    const std::uint64_t per_chunk = std::max<std::uint64_t>(1, (std::uint64_t{1} << 20) / rs);
+    std::vector<std::byte> chunk;
+    for (std::uint64_t at = first; at < count; at += per_chunk) {
+        const std::uint64_t n = std::min(per_chunk, count - at);
+        chunk.resize(static_cast<std::size_t>(n * rs));
+        try {
+            v.read_stream(v.mft_data(), at * rs, chunk);
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+            return fmt::format("MFT records {} on: {}", at, e.what());
+        }
+        for (std::uint64_t i = 0; i < n; ++i)
+            visit(at + i,
+                  std::span(chunk).subspan(static_cast<std::size_t>(i * rs), static_cast<std::size_t>(rs)));
+    }
+    return std::nullopt;
+}
+
 }  // namespace fsimg::ntfs

@@ -18,6 +18,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -132,6 +133,16 @@ struct MftRecord {
 /// runlist does not decode (formats.md §3.6) or its VCNs overflow. The walk
 /// ends at the end marker or at bytes in use; at most size / 24 attributes.
 MftRecord parse_mft_record(std::span<std::byte> raw, std::uint64_t number, std::uint64_t byte_offset = 0);
+
+/// Calls `visit(number, raw)` for MFT records first .. record_count() - 1 in
+/// order, read through $MFT's runlist about 1 MiB at a time (`raw`: the
+/// record as stored, fixups in place, which the callee may change). Returns
+/// why it stopped early ("MFT records N on: ...", where $MFT's runlist does
+/// not map them), nullopt after the last record. Throws Error(io).
+class Volume;
+std::optional<std::string> scan_records(
+    const Volume& v, std::uint64_t first,
+    const std::function<void(std::uint64_t, std::span<std::byte>)>& visit);
 
 /// Largest $ATTRIBUTE_LIST read (bytes), of a file or of $MFT itself. A list
 /// this long names over 10,000 extents; a longer one is refused rather than

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# dump --metadata-image (issue 25): a sparse copy of an image holding only
+# its filesystem's metadata. For FAT12, FAT16, FAT32 (made by mkfs.fat +
+# mcopy), exFAT and NTFS (made by fsimg), each filled with files whose
+# content is a marker: the copy has the image's size, holds no byte of any
+# file's content (resident NTFS data zeroed too), fsimg fsck finds in it what
+# it finds in the original (clean, and on a damaged FAT32 and exFAT the same
+# findings), The Sleuth Kit lists the same tree, and every independent
+# checker passes on it (check-image). A partition of a disk image keeps its
+# place and the partition table. OUT is never written over without --force,
+# and never when it is the image itself.
+here=$(cd "$(dirname "$0")" && pwd); . "$here/../lib.sh"
+need_oracles
+command -v fls > /dev/null || { echo "sleuthkit missing: skipped"; exit 77; }
+export MTOOLS_SKIP_CHECK=1
+cd "$WORK"
+mkdir -p src/d1/d2/d3
+for i in $(seq 1 40); do printf 'SECRET-CONTENT-%04d\n' $i > "src/d1/file number $i.txt"; done
+printf 'SECRET-CONTENT-top\n' > src/top.txt
+{ printf 'SECRET-CONTENT-big\n'; head -c 300000 /dev/zero | tr '\0' 'S'; } > src/d1/d2/d3/big.bin
+# findings IMAGE: fsimg fsck's findings and summary as JSON, without the image's name.
+findings() { { "$FSIMG" fsck --json "$1" || true; } | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(json.dumps([d["findings"], d["summary"], d["status"]], sort_keys=True))'; }
+# same IMAGE META: every property above.
+same() {
+  local img=$1 meta=$2 what=$3
+  [ "$(stat -c %s "$img")" = "$(stat -c %s "$meta")" ] && pass || fail "$what: size differs"
+  if grep -q SECRET-CONTENT "$meta"; then fail "$what: file content in the metadata image"; else pass; fi
+  grep -q SECRET-CONTENT "$img" && pass || fail "$what: the original holds no marker (test broken)"
+  [ "$(findings "$img")" = "$(findings "$meta")" ] && pass || fail "$what: fsck differs: $(findings "$meta")"
+  diff <(fls -r -p "$img" 2>&1) <(fls -r -p "$meta" 2>&1) > /dev/null && pass || fail "$what: fls -r differs"
+  [ "$(du -k "$meta" | cut -f1)" -lt "$(du -k "$img" | cut -f1)" ] && pass || fail "$what: not smaller on disk"
+}
+for spec in "12 8M" "16 32M" "32 300M"; do
+  set -- $spec
+  rm -f f$1.img; truncate -s $2 f$1.img
+  mkfs.fat -F $1 f$1.img > /dev/null && mcopy -s -i f$1.img src/* ::/ || { fail "FAT$1: setup"; continue; }
+  "$FSIMG" dump --metadata-image f$1.meta f$1.img 2> err && grep -q "bytes of FAT metadata" err && pass ||
+    fail "FAT$1: dump --metadata-image: $(cat err)"
+  same f$1.img f$1.meta "FAT$1"
+done
+check f32.meta
+"$FSIMG" mkfs -q -t exfat -s 64M --from src ex.img && "$FSIMG" dump -q --metadata-image ex.meta ex.img ||
+  fail "exFAT: dump --metadata-image"
+same ex.img ex.meta exFAT
+check ex.meta
+"$FSIMG" mkfs -q -t ntfs -s 64M --from src nt.img && "$FSIMG" dump -q --metadata-image nt.meta nt.img ||
+  fail "NTFS: dump --metadata-image"
+same nt.img nt.meta NTFS
+check nt.meta
+"$FSIMG" dump -q --metadata-image nt-nolog.meta --no-logfile nt.img &&
+  [ "$(du -k nt-nolog.meta | cut -f1)" -lt "$(du -k nt.meta | cut -f1)" ] && pass || fail "NTFS: --no-logfile"
+
+# Damaged: a FAT32 chain cut (lost clusters, a short chain) and an exFAT bitmap bit: the same findings.
+cp f32.img cut32.img
+first=$("$FSIMG" ls --json cut32.img /d1/d2/d3 | python3 -c 'import json, sys; print(json.load(sys.stdin)["entries"][0]["first_cluster"])')
+python3 "$here/../tools/fat_entries.py" cut32.img set all $((first + 3)) 0x0FFFFFFF
+"$FSIMG" dump -q --metadata-image cut32.meta cut32.img
+[ "$(findings cut32.img)" = "$(findings cut32.meta)" ] && findings cut32.meta | grep -q fat.chain && pass ||
+  fail "FAT32 damaged: fsck differs: $(findings cut32.meta)"
+cp ex.img bad.img; python3 "$here/../tools/exfat_damage.py" bad.img bitmap-lost > /dev/null
+"$FSIMG" dump -q --metadata-image bad.meta bad.img
+[ "$(findings bad.img)" = "$(findings bad.meta)" ] && findings bad.meta | grep -q exfat.bitmap && pass ||
+  fail "exFAT damaged: fsck differs: $(findings bad.meta)"
+
+# A partition of a disk: at its place, with the table.
+"$FSIMG" mkfs -q -t fat32 -s 300M --partition-table gpt --from src disk.img
+"$FSIMG" dump -q --metadata-image disk.meta disk.img@1 && "$FSIMG" ls -R disk.meta@1 > meta.ls &&
+  "$FSIMG" ls -R disk.img@1 > img.ls && cmp -s meta.ls img.ls && ! grep -q SECRET-CONTENT disk.meta && pass ||
+  fail "partition: the listing of disk.meta@1 differs"
+sfdisk --verify disk.meta > /dev/null 2>&1 && pass || fail "partition: sfdisk --verify: $(sfdisk --verify disk.meta 2>&1)"
+
+# OUT: not replaced without --force, never the image itself.
+expect_fail 3 "exists already" "$FSIMG" dump --metadata-image ex.meta ex.img
+"$FSIMG" dump -q --metadata-image ex.meta --force ex.img && pass || fail "--force"
+expect_fail 3 "is the image being read" "$FSIMG" dump --metadata-image ex.img --force ex.img
+cmp -s <("$FSIMG" ls -R ex.img) <("$FSIMG" ls -R ex.meta) && pass || fail "the image was changed"
+expect_fail 2 "takes no --what or --json" "$FSIMG" dump --json --metadata-image x.meta ex.img
+finish
