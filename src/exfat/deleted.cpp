@@ -47,21 +47,39 @@ std::vector<FileRecord> parse_deleted(std::span<const std::byte> bytes, std::spa
     return out;
 }
 
-fat::DeletedState deleted_state(const Volume& v, const FileRecord& r) {
-    const std::uint64_t cb = v.cluster_bytes();
-    const std::uint64_t need = (r.data_length + cb - 1) / cb;
-    if (need == 0 || r.first_cluster == 0) return fat::DeletedState::empty;
-    if (need > v.cluster_count()) return fat::DeletedState::reused;
-    std::uint32_t c = r.first_cluster;
-    for (std::uint64_t k = 0; k < need; ++k) {
-        if (!v.is_cluster(c) || v.cluster_in_use(c)) return fat::DeletedState::reused;
-        if (k + 1 == need) break;
-        if (r.no_fat_chain()) {
-            ++c;
-        } else {
-            c = v.fat_entry(c);
+namespace {
+
+/// The clusters a deleted file's data would take: its FAT chain while every
+/// link is one (the Linux driver leaves it), else, as for NoFatChain and as
+/// FAT undelete tools do, the clusters in a row from FirstCluster (a writer
+/// that zeroes the freed FAT entries, as fsimg's does, leaves no chain). Empty
+/// when a cluster is outside the heap.
+std::vector<std::uint32_t> deleted_clusters(const Volume& v, const FileRecord& r, std::uint64_t need) {
+    std::vector<std::uint32_t> out;
+    if (need > v.cluster_count() || !v.is_cluster(r.first_cluster)) return out;
+    if (!r.no_fat_chain()) {
+        std::uint32_t c = r.first_cluster;
+        for (std::uint64_t k = 0; k < need && v.is_cluster(c); ++k) {
+            out.push_back(c);
+            if (k + 1 < need) c = v.fat_entry(c);
         }
+        if (out.size() == need) return out;
+        out.clear();
     }
+    if (need - 1 > v.max_cluster() - r.first_cluster) return out;
+    for (std::uint64_t k = 0; k < need; ++k) out.push_back(static_cast<std::uint32_t>(r.first_cluster + k));
+    return out;
+}
+
+}  // namespace
+
+fat::DeletedState deleted_state(const Volume& v, const FileRecord& r) {
+    const std::uint64_t need = (r.data_length + v.cluster_bytes() - 1) / v.cluster_bytes();
+    if (need == 0 || r.first_cluster == 0) return fat::DeletedState::empty;
+    const auto clusters = deleted_clusters(v, r, need);
+    if (clusters.empty()) return fat::DeletedState::reused;
+    for (const std::uint32_t c : clusters)
+        if (v.cluster_in_use(c)) return fat::DeletedState::reused;
     return fat::DeletedState::recoverable;
 }
 
@@ -69,7 +87,23 @@ void read_deleted(const Volume& v, const FileRecord& r,
                   const std::function<void(std::span<const std::byte>)>& sink) {
     if (!fat::readable(deleted_state(v, r), fmt::format("\"{}\" from cluster {}", r.name, r.first_cluster)))
         return;
-    v.read_file(r, sink);
+    // Up to ValidDataLength from the clusters, then zeros [EXFAT §7.6.4].
+    const std::uint64_t cb = v.cluster_bytes(), size = r.data_length;
+    const std::uint64_t valid = std::min(r.valid_data_length, size);
+    std::vector<std::byte> buf(static_cast<std::size_t>(cb));
+    std::uint64_t done = 0;
+    for (const std::uint32_t c : deleted_clusters(v, r, (size + cb - 1) / cb)) {
+        const std::size_t n = static_cast<std::size_t>(std::min(cb, size - done));
+        if (done >= valid) {
+            std::fill(buf.begin(), buf.end(), std::byte{0});
+        } else {
+            v.read_cluster(c, std::span(buf).first(n));
+            if (valid - done < n)
+                std::fill(buf.begin() + static_cast<std::ptrdiff_t>(valid - done), buf.end(), std::byte{0});
+        }
+        sink(std::span<const std::byte>(buf).first(n));
+        done += n;
+    }
 }
 
 }  // namespace fsimg::exfat

@@ -95,6 +95,34 @@ for f in "Photo 0001.jpg" "dir/Inner file.bin"; do
   inode=$(fls -r -d -p e.img | awk -F'\t' -v f="$f" '$2 == f { split($1, a, /[ :]+/); print a[3]; exit }')
   icat e.img "${inode:-0}" > icat.bin 2>/dev/null; cmp -s got.bin icat.bin && pass || fail "exfat: /$f differs from icat"
 done
+# A FAT-chained file (made one with tests/tools/exfat_damage.py): fsimg rm zeroes the freed FAT
+# entries, so it is read from its clusters in a row; with a fragmented chain left in the FAT (as
+# the Linux driver leaves it: its last cluster moved to the end of the heap), along the chain.
+"$FSIMG" mkfs -q -t exfat -s 8M -c 4K --from src c.img
+python3 -c '
+import sys
+sys.path.insert(0, sys.argv[1])
+import exfat_damage
+x = exfat_damage.ExFat(sys.argv[2])
+x.make_chained(x.set_of("/Photo 0001.jpg"))' "$here/../tools" c.img
+"$FSIMG" rm -q c.img "/Photo 0001.jpg"
+"$FSIMG" cat --deleted c.img "/Photo 0001.jpg" | cmp -s - "src/Photo 0001.jpg" && pass || fail "exfat: chained, chain zeroed"
+icat c.img "$(fls -d c.img | awk -F'[ :\t]+' '/Photo/ { print $3; exit }')" 2>/dev/null | cmp -s - "src/Photo 0001.jpg" && pass ||
+  fail "exfat: chained, chain zeroed: icat reads it otherwise"
+python3 -c '
+import sys
+sys.path.insert(0, sys.argv[1])
+import exfat_damage
+x = exfat_damage.ExFat(sys.argv[2])
+first, n = int(sys.argv[3]), -(-70000 // x.cbytes)
+cl = list(range(first, first + n))
+far = x.ccount + 1  # the last cluster of the heap, free
+x.write(x.coff(far), x.read(x.coff(cl[-1]), x.cbytes))
+x.write(x.coff(cl[-1]), bytes(x.cbytes))
+cl[-1] = far
+for a, b in zip(cl, cl[1:] + [0xFFFFFFFF]):
+    x.fat_set(a, b)' "$here/../tools" c.img "$("$FSIMG" ls --deleted --json c.img | python3 -c 'import json, sys; print(json.load(sys.stdin)["entries"][0]["first_cluster"])')"
+"$FSIMG" cat --deleted c.img "/Photo 0001.jpg" | cmp -s - "src/Photo 0001.jpg" && pass || fail "exfat: chained, fragmented chain kept"
 rm -rf out; "$FSIMG" extract --deleted e.img -C out 2> err
 cmp -s "out/Photo 0001.jpg" "src/Photo 0001.jpg" && cmp -s "out/dir/Inner file.bin" "src/dir/Inner file.bin" &&
   [ "$(cd out && find . -type f | wc -l)" = 2 ] && pass || fail "exfat: extract --deleted: $(cat err)"

@@ -29,15 +29,18 @@ std::vector<FileRecord> parse_deleted(std::span<const std::byte> bytes,
                                       std::span<const char16_t> upcase = {});
 
 /// What can still be read of a deleted file's data: `empty` (DataLength 0
-/// or no FirstCluster), `recoverable` (NoFatChain: the ceil(DataLength /
-/// cluster bytes) clusters from FirstCluster; else the FAT chain from
-/// FirstCluster, that many clusters long, each a cluster of the heap: all
-/// free in the allocation bitmap), `reused` otherwise. The states of
+/// or no FirstCluster), `recoverable` (the ceil(DataLength / cluster bytes)
+/// clusters it took, each a cluster of the heap, all free in the allocation
+/// bitmap: its FAT chain when one of that length still links them (the
+/// Linux driver leaves it), else, for NoFatChain and where the chain was
+/// zeroed (fsimg's editor zeroes freed entries), those clusters in a row from
+/// FirstCluster, as FAT undelete tools read), `reused` otherwise. The states of
 /// fat/deleted.hpp. Throws Error(corrupt) without a usable bitmap.
 fat::DeletedState deleted_state(const Volume& v, const FileRecord& r);
 
-/// Streams a deleted file's DataLength bytes as read_file does (bytes past
-/// ValidDataLength as zeros). Throws Error(refused) unless recoverable.
+/// Streams a deleted file's DataLength bytes from the clusters
+/// deleted_state() judged, one cluster at a time (bytes past ValidDataLength
+/// as zeros). Throws Error(refused) unless recoverable.
 void read_deleted(const Volume& v, const FileRecord& r,
                   const std::function<void(std::span<const std::byte>)>& sink);
 
