@@ -50,6 +50,11 @@ card_rm() {
   card_fat
   fsimg rm -q card.img /DCIM/100CANON/IMG_0001.JPG
 }
+# card.img: card_cut, and "Trip notes 2024.txt" removed (rescuing.md).
+card_rescue() {
+  card_cut
+  fsimg rm -q card.img "/Trip notes 2024.txt"
+}
 card_exfat() {
   card_tree
   fsimg mkfs -q -t exfat -s 64M --volume-id 1234ABCD -L CARD --from tree card.img
