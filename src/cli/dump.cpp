@@ -32,6 +32,7 @@ struct DumpArgs {
     std::string metadata_image;         ///< --metadata-image OUT
     bool force = false;                 ///< --force: OUT may be replaced
     bool no_logfile = false;            ///< --no-logfile (NTFS)
+    bool scramble_names = false;        ///< --scramble-names (FAT, exFAT)
 };
 
 /// --metadata-image OUT: a sparse copy of IMAGE (its size, the partition
@@ -56,6 +57,7 @@ int write_metadata_image(const DumpArgs& a, io::OpenedVolume& v, const std::stri
     }
     fs::MetadataOptions o;
     o.logfile = !a.no_logfile;
+    o.scramble_names = a.scramble_names;
     const fs::MetadataMap m = fs::metadata_map(reading, kind, o);
     const std::uint64_t size = v.file->size(), base = v.offset();
     io::AtomicImage img(out, size);
@@ -90,11 +92,11 @@ int write_metadata_image(const DumpArgs& a, io::OpenedVolume& v, const std::stri
     for (const std::string& p : m.problems) warn(fmt::format("{}: left out: {}", escape_name(a.image), p));
     note(fmt::format(
         "wrote {}: {} bytes of {} metadata in {} ({}) at their offsets{}, of a {}-byte image; file "
-        "data left out (holes)",
+        "data left out (holes){}",
         escape_name(a.metadata_image), core::format_count(bytes), fs::label(kind),
         core::format_counted(m.ranges.size(), "range", "ranges"), core::format_size(bytes),
         table_bytes ? fmt::format(" and the partition table's {} bytes", table_bytes) : std::string(),
-        core::format_count(size)));
+        core::format_count(size), a.scramble_names ? "; names scrambled" : ""));
     return m.problems.empty() ? kExitOk : kExitFailure;
 }
 
@@ -377,6 +379,11 @@ Action add_dump(CLI::App& app) {
                   "With --metadata-image: replace OUT when it exists (a regular file)")
         ->needs("--metadata-image");
     cmd->add_flag("--no-logfile", args->no_logfile, "With --metadata-image: leave NTFS's $LogFile out")
+        ->needs("--metadata-image");
+    cmd->add_flag(
+           "--scramble-names", args->scramble_names,
+           "With --metadata-image: replace every file and directory name with a made-up one of the same "
+           "length and extension (FAT, exFAT; a new random key each run)")
         ->needs("--metadata-image");
     return [args] { return run_dump(*args); };
 }

@@ -2,16 +2,54 @@
 
 #include <fmt/format.h>
 
+#include <set>
 #include <utility>
 
 #include "fsimg/check/summary.hpp"
+#include "fsimg/core/bytes.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/walk.hpp"
+#include "fsimg/exfat/entry_set.hpp"
+#include "fsimg/exfat/structs.hpp"
 
 namespace fsimg::exfat {
 
-void metadata_ranges(const Volume& v, std::vector<fs::ByteRange>& ranges,
-                     std::vector<std::string>& problems) {
+void scramble_names(std::span<std::byte> bytes, std::span<const char16_t> upcase,
+                    const core::NameScrambler& scramble, std::uint64_t salt) {
+    const std::size_t n = bytes.size() / kDirEntrySize;
+    const auto entry = [&](std::size_t i) { return bytes.subspan(i * kDirEntrySize, kDirEntrySize); };
+    constexpr std::uint8_t kDeletedFileName = kEntryFileName & 0x7F;
+    for (std::size_t i = 0; i < n; ++i) {  // deleted File Name entries, in place
+        const auto e = entry(i);
+        if (std::to_integer<std::uint8_t>(e[0]) != kDeletedFileName) continue;
+        std::u16string units;
+        for (std::size_t k = 0; k < 15 && core::load_le16(e, 2 + 2 * k) != 0; ++k)
+            units += static_cast<char16_t>(core::load_le16(e, 2 + 2 * k));
+        const std::u16string made = scramble.scramble(units, salt ^ (i << 20), 0);
+        for (std::size_t k = 0; k < made.size(); ++k) core::store_le16(e, 2 + 2 * k, made[k]);
+    }
+    const ParsedDirectory d = parse_directory(bytes, upcase);
+    std::set<std::u16string> taken;
+    for (const FileRecord& r : d.files) {
+        if (r.entries < 3 || r.index + r.entries > n) continue;
+        const bool sound = r.checksum_ok(), hash_ok = r.name_hash_ok();
+        for (unsigned attempt = 0; attempt < 1000; ++attempt) {
+            const std::u16string made = scramble.scramble(r.name16, salt ^ r.index, attempt);
+            const std::u16string key = upcase_name(made, upcase);
+            if (taken.count(key)) continue;
+            taken.insert(key);
+            for (std::size_t k = 0; k < made.size() && k / 15 + 2 < r.entries; ++k)
+                core::store_le16(entry(r.index + 2 + k / 15), 2 + 2 * (k % 15), made[k]);
+            const auto set = bytes.subspan(r.index * kDirEntrySize, r.entries * kDirEntrySize);
+            if (hash_ok) core::store_le16(entry(r.index + 1), 4, name_hash(made, upcase));
+            if (sound) core::store_le16(set, 2, entry_set_checksum(set));
+            break;
+        }
+    }
+}
+
+void metadata_ranges(const Volume& v, std::vector<fs::ByteRange>& ranges, std::vector<std::string>& problems,
+                     const core::NameScrambler* scramble, std::vector<fs::Patch>* patches) {
     const std::uint64_t size = v.device().size(), cb = v.cluster_bytes(), bps = v.bytes_per_sector();
     const BootSector& bs = v.boot_sector();
     fs::add_range(ranges, 0, 24 * bps, size);  // main and backup boot regions [EXFAT §3.1]
@@ -44,11 +82,26 @@ void metadata_ranges(const Volume& v, std::vector<fs::ByteRange>& ranges,
         const auto [dir, depth] = std::move(todo.back());
         todo.pop_back();
         try {
-            if (dir.is_root) {
-                // 256 MiB at most, as read_directory_bytes reads the root.
-                add_runs(v.follow_chain(v.root_cluster(), (std::uint64_t{256} << 20) / cb).runs);
-            } else {
-                add_runs(v.allocation(dir.first_cluster, dir.data_length, dir.no_fat_chain(), dir.name));
+            // 256 MiB at most for the root, as read_directory_bytes reads it.
+            const std::vector<ClusterRun> runs =
+                dir.is_root ? v.follow_chain(v.root_cluster(), (std::uint64_t{256} << 20) / cb).runs
+                            : v.allocation(dir.first_cluster, dir.data_length, dir.no_fat_chain(), dir.name);
+            add_runs(runs);
+            if (scramble && patches) {
+                std::vector<std::byte> bytes = v.read_directory_bytes(dir);
+                scramble_names(bytes, v.upcase_table(), *scramble,
+                               dir.is_root ? v.root_cluster() : dir.first_cluster);
+                std::uint64_t at = 0;
+                for (const ClusterRun& r : runs) {
+                    if (at >= bytes.size()) break;
+                    const std::uint64_t k =
+                        std::min<std::uint64_t>(std::uint64_t(r.count) * cb, bytes.size() - at);
+                    patches->push_back(
+                        {v.cluster_offset(r.first),
+                         std::vector<std::byte>(bytes.begin() + static_cast<std::ptrdiff_t>(at),
+                                                bytes.begin() + static_cast<std::ptrdiff_t>(at + k))});
+                    at += k;
+                }
             }
             const ParsedDirectory d = v.read_directory(dir);
             for (const FileRecord& r : d.files) {

@@ -17,18 +17,24 @@ void add_range(std::vector<ByteRange>& ranges, std::uint64_t offset, std::uint64
 
 MetadataMap metadata_map(const io::BlockDevice& volume, Kind kind, const MetadataOptions& options) {
     MetadataMap m;
+    const core::NameScrambler scrambler(core::NameScrambler::random_key());
+    const core::NameScrambler* scramble = options.scramble_names ? &scrambler : nullptr;
     switch (kind) {
         case Kind::fat: {
             const fat::Volume v(volume);
-            fat::metadata_ranges(v, m.ranges, m.problems);
+            fat::metadata_ranges(v, m.ranges, m.problems, scramble, &m.patches);
             break;
         }
         case Kind::exfat: {
             const exfat::Volume v(volume);
-            exfat::metadata_ranges(v, m.ranges, m.problems);
+            exfat::metadata_ranges(v, m.ranges, m.problems, scramble, &m.patches);
             break;
         }
         case Kind::ntfs: {
+            if (scramble)
+                throw Error(ErrorCode::unsupported,
+                            "--scramble-names is for FAT and exFAT volumes: NTFS keeps its names sorted in "
+                            "index B+ trees, which are not rebuilt yet");
             const ntfs::Volume v(volume);
             ntfs::metadata_ranges(v, options.logfile, m.ranges, m.patches, m.problems);
             break;

@@ -6,7 +6,10 @@
 # file's content (resident NTFS data zeroed too), fsimg fsck finds in it what
 # it finds in the original (clean, and on a damaged FAT32 and exFAT the same
 # findings), The Sleuth Kit lists the same tree, and every independent
-# checker passes on it (check-image). A partition of a disk image keeps its
+# checker passes on it (check-image). With --scramble-names (FAT, exFAT)
+# no original name is left, each made-up one has the original's length and
+# extension, and fsck and the checkers still find the copy clean (unique
+# names, long-name checksums, NameHash and SetChecksum right). A partition of a disk image keeps its
 # place and the partition table. OUT is never written over without --force,
 # and never when it is the image itself.
 here=$(cd "$(dirname "$0")" && pwd); . "$here/../lib.sh"
@@ -52,6 +55,24 @@ same nt.img nt.meta NTFS
 check nt.meta
 "$FSIMG" dump -q --metadata-image nt-nolog.meta --no-logfile nt.img &&
   [ "$(du -k nt-nolog.meta | cut -f1)" -lt "$(du -k nt.meta | cut -f1)" ] && pass || fail "NTFS: --no-logfile"
+
+# --scramble-names (FAT, exFAT): every name made up, of the same length and extension, unique (fsck
+# clean, which checks duplicates and long-name checksums; every checker passes); the tree's shape kept.
+shape() { "$FSIMG" ls -R "$1" | python3 -c '
+import sys
+print("\n".join(sorted("/".join("%d%s" % (len(c), c[c.rfind("."):] if "." in c else "") for c in line.split("/"))
+                       for line in sys.stdin.read().splitlines())))'; }
+for img in f16.img f32.img ex.img; do
+  "$FSIMG" dump -q --scramble-names --metadata-image ${img%.img}.smeta $img || fail "$img: --scramble-names"
+  [ "$(findings $img)" = "$(findings ${img%.img}.smeta)" ] && pass || fail "$img: scrambled: fsck: $(findings ${img%.img}.smeta)"
+  [ "$(shape $img)" = "$(shape ${img%.img}.smeta)" ] && pass || fail "$img: scrambled: the tree's shape differs"
+  if "$FSIMG" ls -R ${img%.img}.smeta | grep -q -e "file number" -e "top.txt" -e "big.bin"; then
+    fail "$img: an original name survived: $("$FSIMG" ls -R ${img%.img}.smeta)"
+  else pass; fi
+done
+check f32.smeta
+check ex.smeta
+expect_fail 1 "for FAT and exFAT volumes" "$FSIMG" dump --scramble-names --metadata-image nt.smeta nt.img
 
 # Damaged: a FAT32 chain cut (lost clusters, a short chain) and an exFAT bitmap bit: the same findings.
 cp f32.img cut32.img

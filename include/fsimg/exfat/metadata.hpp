@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "fsimg/core/scramble.hpp"
 #include "fsimg/exfat/volume.hpp"
 #include "fsimg/fs/metadata.hpp"
 
@@ -14,7 +15,20 @@ namespace fsimg::exfat {
 /// bitmap's and the up-case table's clusters, and the clusters of every
 /// directory reached from the root, each once, at most
 /// check::kMaxDirectoryDepth deep; what cannot be read is described in
-/// `problems`. Throws Error(io).
-void metadata_ranges(const Volume& v, std::vector<fs::ByteRange>& ranges, std::vector<std::string>& problems);
+/// `problems`. With `scramble`, each directory's bytes with
+/// scramble_names() applied are appended to `patches`. Throws Error(io).
+void metadata_ranges(const Volume& v, std::vector<fs::ByteRange>& ranges, std::vector<std::string>& problems,
+                     const core::NameScrambler* scramble = nullptr,
+                     std::vector<fs::Patch>* patches = nullptr);
+
+/// Replaces the name of every File entry set in a directory's bytes with a
+/// made-up one of the same length and extension (NameScrambler), unique in
+/// the directory through `upcase`; a set whose SetChecksum held gets its
+/// NameHash (when it held) and SetChecksum computed again, one whose
+/// checksum was wrong keeps it wrong. The units of deleted File Name entries
+/// are replaced in place. `salt` tells directories apart [EXFAT §6.3.3,
+/// §7.6.4, §7.7].
+void scramble_names(std::span<std::byte> bytes, std::span<const char16_t> upcase,
+                    const core::NameScrambler& scramble, std::uint64_t salt);
 
 }  // namespace fsimg::exfat

@@ -36,6 +36,10 @@ struct ByteRange {
 
 struct MetadataOptions {
     bool logfile = true;  ///< NTFS: include $LogFile's $DATA
+    /// Replace every file and directory name with a made-up one of the same
+    /// length and extension (core::NameScrambler, a random key per call;
+    /// fat::scramble_names, exfat::scramble_names). FAT and exFAT.
+    bool scramble_names = false;
 };
 
 /// Bytes written over a copied range: an NTFS record whose resident file
@@ -59,7 +63,8 @@ void add_range(std::vector<ByteRange>& ranges, std::uint64_t offset, std::uint64
 
 /// The metadata of the volume on `volume`, which detect() found to be
 /// `kind`. Throws Error(corrupt) when the filesystem's reader refuses the
-/// volume, Error(io) on read failures.
+/// volume, Error(unsupported) for scramble_names on NTFS (its indexes are
+/// sorted by name: not rebuilt yet), Error(io) on read failures.
 MetadataMap metadata_map(const io::BlockDevice& volume, Kind kind, const MetadataOptions& options = {});
 
 }  // namespace fsimg::fs

@@ -1,0 +1,39 @@
+// core/scramble.hpp: made-up names keep length, extension and character classes.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "fsimg/core/scramble.hpp"
+
+using fsimg::core::NameScrambler;
+
+TEST_CASE("name scrambler: same length, extension and classes; the key decides", "[core][scramble]") {
+    const NameScrambler s(42), t(43);
+    const std::u16string name = u"Holiday Photo 2024.JPEG";
+    const std::u16string a = s.scramble(name, 7, 0);
+    REQUIRE(a.size() == name.size());
+    CHECK(a.substr(a.size() - 5) == u".JPEG");
+    CHECK(a != name);
+    for (std::size_t i = 0; i + 5 < name.size(); ++i) {
+        const char16_t o = name[i], m = a[i];
+        if (o >= u'0' && o <= u'9') CHECK((m >= u'0' && m <= u'9'));
+        if (o >= u'A' && o <= u'Z') CHECK((m >= u'A' && m <= u'Z'));
+        if (o >= u'a' && o <= u'z') CHECK((m >= u'a' && m <= u'z'));
+        if (o == u' ') CHECK(m == u' ');
+    }
+    CHECK(s.scramble(name, 7, 0) == a);  // deterministic for one key
+    CHECK(t.scramble(name, 7, 0) != a);
+    CHECK(s.scramble(name, 7, 1) != a);  // another attempt, another name
+    CHECK(s.scramble(name, 8, 0) != a);  // another salt (directory)
+    // Non-ASCII units (a surrogate pair too) become letters: the length in units stays.
+    const std::u16string wide = u"\u00e9t\u00e9 \U0001F600.txt";
+    const std::u16string w = s.scramble(wide, 1, 0);
+    REQUIRE(w.size() == wide.size());
+    for (std::size_t i = 0; i < 5; ++i) CHECK(((w[i] >= u'a' && w[i] <= u'z') || w[i] == u' '));
+    CHECK(w.substr(w.size() - 4) == u".txt");
+    // Short names: upper case only; a leading dot is not an extension.
+    const std::u16string up = s.scramble(u"abc~1", 3, 0, true);
+    CHECK((up[0] >= u'A' && up[0] <= u'Z'));
+    CHECK(up[3] == u'~');
+    CHECK(s.scramble(u".hidden", 1, 0).front() == u'.');
+}
