@@ -14,7 +14,7 @@
 # directory, as fls -d lists them, read back byte-exact and equal to icat,
 # extracted; reused once ntfs-3g writes a file over their clusters.
 # extract --deleted writes the recoverable ones where their directories are.
-here=$(dirname "$0"); . "$here/../lib.sh"
+here=$(cd "$(dirname "$0")" && pwd); . "$here/../lib.sh"
 need_oracles
 command -v fls >/dev/null && command -v icat >/dev/null || { echo "sleuthkit missing: skipped"; exit 77; }
 export MTOOLS_SKIP_CHECK=1
@@ -29,7 +29,7 @@ for spec in "12 8M 0xFFF" "16 32M 0xFFFF" "32 64M 0x0FFFFFFF"; do
   set -- $spec; bits=$1 size=$2 eoc=$3
   img=d$bits.img
   rm -f $img; truncate -s $size $img
-  mkfs.fat -F $bits $img > /dev/null && mcopy -s -i $img src/* ::/ || { fail "FAT$bits: setup"; continue; }
+  mkfs.fat -F $bits $img > /dev/null && mcopy -m -s -i $img src/* ::/ || { fail "FAT$bits: setup"; continue; }
   mdel -i $img "::Photo 0001.jpg" "::Long file name.txt" && "$FSIMG" rm -q $img "/dir/Inner file.bin" /dir/SMALL.TXT ||
     { fail "FAT$bits: delete"; continue; }
   # SMALL.TXT's cluster in use again (a lost cluster stands for a file written since).
@@ -69,7 +69,7 @@ reused /dir/?MALL.TXT"
     cmp -s "out/Photo 0001.jpg" "src/Photo 0001.jpg" && cmp -s "out/dir/Inner file.bin" "src/dir/Inner file.bin" &&
     grep -q "1 deleted file left out (their clusters are in use again)" err && pass ||
     { fail "FAT$bits: extract --deleted: exit $rc: $(cat err)"; find out; }
-  # FAT keeps the modification time to 2 seconds.
+  # FAT keeps the modification time to 2 seconds (mcopy -m keeps the source's).
   d=$(( $(stat -c %Y "out/Photo 0001.jpg") - $(stat -c %Y "src/Photo 0001.jpg") ))
   [ ${d#-} -le 2 ] && pass || fail "FAT$bits: extract --deleted: time off by $d s"
   rm -rf out; "$FSIMG" extract --deleted $img /dir -C out 2> err
