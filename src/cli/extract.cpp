@@ -33,6 +33,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -149,6 +150,7 @@ struct Extractor {
     std::uint64_t files = 0, dirs = 0, bytes = 0, links = 0, links_skipped = 0, streams = 0,
                   streams_skipped = 0, hard_links = 0, crosslinked = 0, dags = 0, salvaged = 0,
                   deleted_reused = 0;
+    std::set<std::uint64_t> deleted_dirs{};  ///< --deleted: each deleted directory written once
     core::VisitedDirectories visited{};
     /// Data already written, by identity (first cluster or MFT record, and
     /// stream): the OUTDIR-relative path it went to.
@@ -382,6 +384,42 @@ struct Extractor {
         }
     };
 
+    /// --deleted: the deleted files of `gone` (entries of the directory at `path`) that can still be
+    /// read, and what the deleted directories among them still hold, below them.
+    void write_deleted(LazyDir& out, const std::string& path, const std::string& rel,
+                       const std::vector<fs::DeletedEntry>& gone, unsigned depth) {
+        std::map<std::string, unsigned> names;  // a name deleted twice: NAME, NAME~2, ...
+        const std::string prefix = path == "/" ? "/" : path + "/";
+        for (const fs::DeletedEntry& d : gone) {
+            if (d.state == "reused") {
+                if (!d.is_dir) ++deleted_reused;
+                continue;
+            }
+            const unsigned n = ++names[d.name];
+            const std::string name = n == 1 ? d.name : fmt::format("{}~{}", d.name, n);
+            const std::string p = prefix + name, r = rel.empty() ? name : rel + "/" + name;
+            if (auto why = host_name_problem(name); !why.empty()) {
+                problem(p, "skipped: " + why);
+                continue;
+            }
+            if (d.is_dir) {
+                if (depth + 1 >= kMaxExtractDepth || !deleted_dirs.insert(d.id).second) continue;
+                const auto inside = v.list_deleted_in(d);
+                if (inside.empty()) continue;
+                LazyDir sub{[&out] { return out.get(); }, name, p, this};
+                write_deleted(sub, p, r, inside, depth + 1);
+                continue;
+            }
+            const int fd = out.get();
+            if (fd < 0) return;
+            fs::Entry e;
+            e.name = name;
+            e.size = d.size;
+            e.mtime = d.mtime;
+            extract_file(fd, name, p, r, e, &d);
+        }
+    }
+
     /// --deleted: the deleted files of `dir` that can still be read (ls --deleted's "recoverable" and
     /// "empty"), then those of the live directories below it, each where its directory would be.
     /// Deleted directories are not followed (their chains are gone); files whose clusters are in use
@@ -401,29 +439,8 @@ struct Extractor {
             if (e.code() == ErrorCode::io) throw;
             return problem(path, fmt::format("cannot read the directory: {}", e.what()));
         }
-        std::map<std::string, unsigned> names;  // a name deleted twice: NAME, NAME~2, ...
+        write_deleted(out, path, rel, gone, depth);
         const std::string prefix = path == "/" ? "/" : path + "/";
-        for (const fs::DeletedEntry& d : gone) {
-            if (d.is_dir) continue;
-            if (d.state == "reused") {
-                ++deleted_reused;
-                continue;
-            }
-            const unsigned n = ++names[d.name];
-            const std::string name = n == 1 ? d.name : fmt::format("{}~{}", d.name, n);
-            const std::string p = prefix + name;
-            if (auto why = host_name_problem(name); !why.empty()) {
-                problem(p, "skipped: " + why);
-                continue;
-            }
-            const int fd = out.get();
-            if (fd < 0) return;
-            fs::Entry e;
-            e.name = name;
-            e.size = d.size;
-            e.mtime = d.mtime;
-            extract_file(fd, name, p, rel.empty() ? name : rel + "/" + name, e, &d);
-        }
         for (const fs::Entry& r : live) {
             if (!r.is_dir || r.link_target) continue;
             if (auto why = host_name_problem(r.name); !why.empty()) continue;  // nothing can be written there

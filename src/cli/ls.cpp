@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,7 @@ struct Lister {
     const fs::View& v;
     nlohmann::json entries = nlohmann::json::array();
     core::VisitedDirectories visited{};
+    std::set<std::uint64_t> deleted_dirs{};  ///< --deleted -R: each deleted directory listed once
 
     void show(const std::string& path, const fs::Entry& r) {
         if (a.json) {
@@ -104,10 +106,23 @@ struct Lister {
                    a.short_names ? fmt::format("{:<12}  ", escape_name(r.short_name)) : std::string(), name);
     }
 
-    /// --deleted: the deleted entries of `dir`, then (-R) of each directory below it.
+    /// --deleted -R: what a deleted directory still holds, and below it, each deleted directory once.
+    void list_deleted_in(const std::string& path, const fs::DeletedEntry& dir, unsigned depth) {
+        if (depth >= kMaxListDepth || !deleted_dirs.insert(dir.id).second) return;
+        for (const auto& r : v.list_deleted_in(dir)) {
+            show_deleted(path, r);
+            if (r.is_dir) list_deleted_in((path == "/" ? "/" : path + "/") + r.name, r, depth + 1);
+        }
+    }
+
+    /// --deleted: the deleted entries of `dir`, then (-R) of each directory below it, deleted ones too.
     void list_deleted_dir(const std::string& path, const fs::Entry& dir, unsigned depth) {
         if (!visited.enter(dir.id, path)) return;
-        for (const auto& r : v.list_deleted(dir)) show_deleted(path, r);
+        for (const auto& r : v.list_deleted(dir)) {
+            show_deleted(path, r);
+            if (a.recursive && r.is_dir)
+                list_deleted_in((path == "/" ? "/" : path + "/") + r.name, r, depth + 1);
+        }
         if (!a.recursive || depth + 1 >= kMaxListDepth) return;
         std::vector<std::string> problems;
         for (const auto& r : v.list(dir, problems)) {

@@ -106,4 +106,20 @@ void read_deleted(const Volume& v, const FileRecord& r,
     }
 }
 
+std::vector<FileRecord> deleted_directory_entries(const Volume& v, const FileRecord& dir) {
+    if (!dir.is_directory() || dir.data_length > (std::uint64_t{256} << 20) ||
+        deleted_state(v, dir) != fat::DeletedState::recoverable)
+        return {};
+    std::vector<std::byte> bytes;
+    bytes.reserve(static_cast<std::size_t>(dir.data_length));
+    read_deleted(v, dir,
+                 [&](std::span<const std::byte> s) { bytes.insert(bytes.end(), s.begin(), s.end()); });
+    std::vector<FileRecord> out = parse_deleted(bytes, v.upcase_table());
+    for (FileRecord& r : parse_directory(bytes, v.upcase_table()).files)
+        if (r.checksum_ok()) out.push_back(std::move(r));
+    std::sort(out.begin(), out.end(),
+              [](const FileRecord& a, const FileRecord& b) { return a.index < b.index; });
+    return out;
+}
+
 }  // namespace fsimg::exfat

@@ -122,6 +122,38 @@ std::vector<DeletedRecord> parse_deleted(std::span<const std::byte> bytes) {
     return out;
 }
 
+std::vector<DeletedRecord> deleted_directory_entries(const Volume& v, const DeletedRecord& dir) {
+    const std::uint32_t c =
+        v.type() == FatType::fat32 ? dir.entry.first_cluster : (dir.entry.first_cluster & 0xFFFF);
+    if (!dir.is_directory() || deleted_state(v, dir) != DeletedState::recoverable) return {};
+    std::vector<std::byte> bytes(v.cluster_bytes());
+    try {
+        v.read_cluster(c, bytes);
+    } catch (const Error& e) {
+        if (e.code() == ErrorCode::io) throw;
+        return {};
+    }
+    const DirEntry dot = decode_dir_entry(std::span<const std::byte>(bytes).first<kDirEntrySize>());
+    const std::uint32_t named = v.type() == FatType::fat32 ? dot.first_cluster : (dot.first_cluster & 0xFFFF);
+    if (dot.name != std::array<std::uint8_t, 11>{'.', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '} ||
+        !(dot.attr & kAttrDirectory) || named != c)
+        return {};
+    std::vector<DeletedRecord> out = parse_deleted(bytes);
+    for (DirRecord& r : parse_directory(bytes).records) {
+        if (r.kind != RecordKind::file && r.kind != RecordKind::directory) continue;
+        DeletedRecord d;
+        d.index = r.index;
+        d.entry = r.entry;
+        d.short_name = r.short_name_raw;
+        d.name = r.name;
+        d.has_long_name = r.has_long_name;
+        out.push_back(std::move(d));
+    }
+    std::sort(out.begin(), out.end(),
+              [](const DeletedRecord& a, const DeletedRecord& b) { return a.index < b.index; });
+    return out;
+}
+
 DeletedState deleted_state(const Volume& v, const DeletedRecord& r) {
     const std::uint64_t cb = v.cluster_bytes();
     const std::uint64_t need = r.is_directory() ? 1 : (std::uint64_t(r.entry.file_size) + cb - 1) / cb;

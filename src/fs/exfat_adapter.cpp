@@ -64,25 +64,20 @@ public:
     std::vector<DeletedEntry> list_deleted(const Entry& dir) const override {
         std::vector<DeletedEntry> out;
         const auto bytes = volume_.read_directory_bytes(std::get<exfat::FileRecord>(dir.native));
-        for (auto& r : exfat::parse_deleted(bytes, volume_.upcase_table())) {
-            DeletedEntry d;
-            d.name = r.name;
-            d.is_dir = r.is_directory();
-            d.attributes = static_cast<std::uint8_t>(r.attributes & 0x3F);
-            d.size = r.data_length;
-            d.first_cluster = r.first_cluster;
-            d.modified = exfat::timestamp_text(r.modified);
-            if (const auto t = exfat::decode_timestamp(r.modified))
-                d.mtime = HostTime{t->local, t->utc_offset_minutes};
-            d.state = std::string(fat::to_string(exfat::deleted_state(volume_, r)));
-            d.native = std::move(r);
-            out.push_back(std::move(d));
-        }
+        for (auto& r : exfat::parse_deleted(bytes, volume_.upcase_table()))
+            out.push_back(deleted_entry(std::move(r)));
         return out;
     }
     void read_deleted(const DeletedEntry& file,
                       const std::function<void(std::span<const std::byte>)>& sink) const override {
         exfat::read_deleted(volume_, std::get<exfat::FileRecord>(file.native), sink);
+    }
+    std::vector<DeletedEntry> list_deleted_in(const DeletedEntry& dir) const override {
+        std::vector<DeletedEntry> out;
+        if (const auto* d = std::get_if<exfat::FileRecord>(&dir.native))
+            for (auto& r : exfat::deleted_directory_entries(volume_, *d))
+                out.push_back(deleted_entry(std::move(r)));
+        return out;
     }
     SalvageReport read_salvaged(const Entry& file,
                                 const std::function<void(std::span<const std::byte>)>& sink) const override {
@@ -100,6 +95,20 @@ public:
     }
 
 private:
+    DeletedEntry deleted_entry(exfat::FileRecord r) const {
+        DeletedEntry d;
+        d.name = r.name;
+        d.is_dir = r.is_directory();
+        d.attributes = static_cast<std::uint8_t>(r.attributes & 0x3F);
+        d.size = r.data_length;
+        d.first_cluster = d.id = r.first_cluster;
+        d.modified = exfat::timestamp_text(r.modified);
+        if (const auto t = exfat::decode_timestamp(r.modified))
+            d.mtime = HostTime{t->local, t->utc_offset_minutes};
+        d.state = std::string(fat::to_string(exfat::deleted_state(volume_, r)));
+        d.native = std::move(r);
+        return d;
+    }
     Entry entry(exfat::FileRecord r) const {
         Entry v;
         v.name = r.name;

@@ -86,26 +86,20 @@ public:
                         fmt::format("the directory's first cluster {} is not a cluster of the volume (2..{})",
                                     dir.id, volume_.max_cluster()));
         std::vector<DeletedEntry> out;
-        for (auto& r : fat::parse_deleted(volume_.read_directory_bytes(static_cast<std::uint32_t>(dir.id)))) {
-            DeletedEntry d;
-            d.name = r.name;
-            d.short_name = r.short_name;
-            d.is_dir = r.is_directory();
-            d.attributes = r.entry.attr;
-            d.size = r.entry.file_size;
-            d.first_cluster = r.entry.first_cluster;
-            d.modified = fat::timestamp_text(r.entry.wrt_date, r.entry.wrt_time);
-            if (const auto t = fat::decode_timestamp(r.entry.wrt_date, r.entry.wrt_time))
-                d.mtime = HostTime{*t, std::nullopt};
-            d.state = std::string(fat::to_string(fat::deleted_state(volume_, r)));
-            d.native = std::move(r);
-            out.push_back(std::move(d));
-        }
+        for (auto& r : fat::parse_deleted(volume_.read_directory_bytes(static_cast<std::uint32_t>(dir.id))))
+            out.push_back(deleted_entry(std::move(r)));
         return out;
     }
     void read_deleted(const DeletedEntry& file,
                       const std::function<void(std::span<const std::byte>)>& sink) const override {
         fat::read_deleted(volume_, std::get<fat::DeletedRecord>(file.native), sink);
+    }
+    std::vector<DeletedEntry> list_deleted_in(const DeletedEntry& dir) const override {
+        std::vector<DeletedEntry> out;
+        if (const auto* d = std::get_if<fat::DeletedRecord>(&dir.native))
+            for (auto& r : fat::deleted_directory_entries(volume_, *d))
+                out.push_back(deleted_entry(std::move(r)));
+        return out;
     }
     SalvageReport read_salvaged(const Entry& file,
                                 const std::function<void(std::span<const std::byte>)>& sink) const override {
@@ -123,6 +117,21 @@ public:
     }
 
 private:
+    DeletedEntry deleted_entry(fat::DeletedRecord r) const {
+        DeletedEntry d;
+        d.name = r.name;
+        d.short_name = r.short_name;
+        d.is_dir = r.is_directory();
+        d.attributes = r.entry.attr;
+        d.size = r.entry.file_size;
+        d.first_cluster = d.id = r.entry.first_cluster;
+        d.modified = fat::timestamp_text(r.entry.wrt_date, r.entry.wrt_time);
+        if (const auto t = fat::decode_timestamp(r.entry.wrt_date, r.entry.wrt_time))
+            d.mtime = HostTime{*t, std::nullopt};
+        d.state = std::string(fat::to_string(fat::deleted_state(volume_, r)));
+        d.native = std::move(r);
+        return d;
+    }
     Entry entry(fat::DirRecord r) const {
         const fat::DirEntry& e = r.entry;
         Entry v;

@@ -177,21 +177,22 @@ public:
         if (!deleted_) deleted_ = ntfs::deleted_records(volume_);
         const std::uint16_t sequence = volume_.read_record(dir.id).header.sequence;
         std::vector<DeletedEntry> out;
-        for (const ntfs::DeletedRecord& r : *deleted_) {
-            if (r.parent.record != dir.id || r.parent.sequence != sequence) continue;
-            DeletedEntry d;
-            d.name = core::utf16_to_utf8_lossy(r.name);
-            d.is_dir = r.is_directory;
-            d.attributes = static_cast<std::uint8_t>((r.file_attributes & 0xFF) |
-                                                     (r.is_directory ? fat::kAttrDirectory : 0));
-            d.size = r.size;
-            d.first_cluster = r.first_lcn.value_or(0);
-            d.modified = time_text(r.modified);
-            if (r.modified != 0) d.mtime = HostTime{ntfs::civil_from_filetime(r.modified), 0};
-            d.state = std::string(fat::to_string(ntfs::deleted_state(volume_, r)));
-            d.native = r;
-            out.push_back(std::move(d));
-        }
+        for (const ntfs::DeletedRecord& r : *deleted_)
+            if (r.parent.record == dir.id && r.parent.sequence == sequence) out.push_back(deleted_entry(r));
+        return out;
+    }
+    std::vector<DeletedEntry> list_deleted_in(const DeletedEntry& dir) const override {
+        const auto* d = std::get_if<ntfs::DeletedRecord>(&dir.native);
+        if (d == nullptr || !d->is_directory) return {};
+        if (!deleted_) deleted_ = ntfs::deleted_records(volume_);
+        // Freeing a record adds one to its sequence number (ntfs-3g does): its children name the one before.
+        const std::uint16_t sequence = volume_.read_record(d->number).header.sequence;
+        std::vector<DeletedEntry> out;
+        for (const ntfs::DeletedRecord& r : *deleted_)
+            if (r.parent.record == d->number &&
+                (r.parent.sequence == sequence ||
+                 static_cast<std::uint16_t>(r.parent.sequence + 1) == sequence))
+                out.push_back(deleted_entry(r));
         return out;
     }
     void read_deleted(const DeletedEntry& file,
@@ -208,6 +209,21 @@ public:
     }
 
 private:
+    DeletedEntry deleted_entry(const ntfs::DeletedRecord& r) const {
+        DeletedEntry d;
+        d.name = core::utf16_to_utf8_lossy(r.name);
+        d.is_dir = r.is_directory;
+        d.attributes = static_cast<std::uint8_t>((r.file_attributes & 0xFF) |
+                                                 (r.is_directory ? fat::kAttrDirectory : 0));
+        d.size = r.size;
+        d.first_cluster = r.first_lcn.value_or(0);
+        d.id = r.number;
+        d.modified = time_text(r.modified);
+        if (r.modified != 0) d.mtime = HostTime{ntfs::civil_from_filetime(r.modified), 0};
+        d.state = std::string(fat::to_string(ntfs::deleted_state(volume_, r)));
+        d.native = r;
+        return d;
+    }
     Entry entry(const ntfs::MftRecord& r, const std::u16string& name, const std::u16string& stream,
                 bool is_root) const {
         Entry v;

@@ -43,6 +43,9 @@ public:
                                 const std::function<void(std::span<const std::byte>)>& sink) const override {
         return inner_->read_salvaged(file, sink);
     }
+    std::vector<DeletedEntry> list_deleted_in(const DeletedEntry& dir) const override {
+        return inner_->list_deleted_in(dir);
+    }
 
 private:
     std::unique_ptr<io::OpenedVolume> opened_;
@@ -61,6 +64,8 @@ void View::read_deleted(const DeletedEntry&, const std::function<void(std::span<
         ErrorCode::unsupported,
         fmt::format("reading deleted files is not supported on {} yet (FAT and exFAT only)", type_name()));
 }
+std::vector<DeletedEntry> View::list_deleted_in(const DeletedEntry&) const { return {}; }
+
 SalvageReport View::read_salvaged(const Entry&,
                                   const std::function<void(std::span<const std::byte>)>&) const {
     throw Error(ErrorCode::unsupported,

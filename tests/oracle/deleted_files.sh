@@ -80,6 +80,28 @@ j = json.load(open("ls.json"))
 assert {e["name"] for e in j["entries"]} == {"Photo 0001.jpg", "Long file name.txt"}, j
 assert all(e["deleted"] and e["state"] == "recoverable" for e in j["entries"]), j' && pass || fail "FAT$bits: --json"
 done
+# Deleted directories: their contents listed and extracted below them (FAT: mdeltree, exFAT: fsimg
+# rm -r, NTFS below: ntfs-3g rm -r); the FAT names as fls -d shows them ("_" for "?", any case).
+mkdir -p tree/old/inner
+head -c 9000 /dev/urandom > "tree/old/Report 2023.doc"; head -c 5000 /dev/urandom > tree/old/inner/deep.bin
+printf 'k\n' > tree/KEEP.TXT
+rm -f dt.img; truncate -s 32M dt.img
+mkfs.fat -F 16 dt.img > /dev/null && mcopy -m -s -i dt.img tree/* ::/ && mdeltree -i dt.img ::old || fail "mdeltree setup"
+got=$("$FSIMG" ls --deleted -R dt.img | awk '{ print $1, $NF }')
+[ "$got" = "recoverable /?LD/
+recoverable 2023.doc
+recoverable /?LD/?NNER/
+recoverable /?LD/?NNER/?EEP.BIN" ] && pass || fail "deleted directory: ls --deleted -R: $got"
+tsk=$(fls -r -d -p dt.img | sed -n 's/^[dr]\/[dr] \* [0-9]*:\t//p' | tr a-z A-Z | LC_ALL=C sort)
+ours=$("$FSIMG" ls --deleted -R dt.img | sed 's/^[a-z]* *[-0-9]* [0-9-]* [0-9:]*  \///; s/\/$//' | tr '?a-z' '_A-Z' | LC_ALL=C sort)
+[ -n "$tsk" ] && [ "$tsk" = "$ours" ] && pass || fail "deleted directory: fls -d differs: $tsk / $ours"
+rm -rf out; "$FSIMG" extract --deleted dt.img -C out 2> err
+cmp -s "out/?LD/Report 2023.doc" "tree/old/Report 2023.doc" && cmp -s "out/?LD/?NNER/?EEP.BIN" tree/old/inner/deep.bin && pass ||
+  fail "deleted directory: extract --deleted: $(cat err; find out)"
+"$FSIMG" mkfs -q -t exfat -s 16M --from tree dt-ex.img && "$FSIMG" rm -q -r dt-ex.img /old || fail "exfat rm -r"
+rm -rf out; "$FSIMG" extract --deleted dt-ex.img -C out 2> err
+cmp -s "out/old/Report 2023.doc" "tree/old/Report 2023.doc" && cmp -s out/old/inner/deep.bin tree/old/inner/deep.bin && pass ||
+  fail "exfat: deleted directory: extract --deleted: $(cat err; find out)"
 # exFAT.
 "$FSIMG" mkfs -q -t exfat -s 8M -c 4K --from src e.img || fail "exfat mkfs"
 "$FSIMG" rm -q e.img "/Photo 0001.jpg" "/dir/Inner file.bin" || fail "exfat rm"
@@ -161,6 +183,10 @@ dir/SMALL.TXT" ] && pass || fail "ntfs: fls -d lists: $tsk"
   "$FSIMG" ls --deleted n.img | grep -q "^reused .*Photo 0001.jpg" && pass || fail "ntfs: not reused: $("$FSIMG" ls --deleted n.img)"
   "$FSIMG" cat --deleted n.img "/Photo 0001.jpg" > /dev/null 2> err; rc=$?
   [ $rc = 3 ] && grep -q "in use again" err && pass || fail "ntfs: reused: exit $rc: $(cat err)"
+  "$FSIMG" mkfs -q -t ntfs -s 16M --from tree dt-nt.img && ntfs-3g dt-nt.img mnt && rm -r mnt/old; fusermount -u mnt
+  rm -rf out; "$FSIMG" extract --deleted dt-nt.img -C out 2> err
+  cmp -s "out/old/Report 2023.doc" "tree/old/Report 2023.doc" && cmp -s out/old/inner/deep.bin tree/old/inner/deep.bin && pass ||
+    fail "ntfs: deleted directory: extract --deleted: $(cat err; find out)"
 else
   echo "ntfs-3g needs root and /dev/fuse: its part skipped"
 fi

@@ -38,6 +38,13 @@ std::vector<FileRecord> parse_deleted(std::span<const std::byte> bytes,
 /// fat/deleted.hpp. Throws Error(corrupt) without a usable bitmap.
 fat::DeletedState deleted_state(const Volume& v, const FileRecord& r);
 
+/// The entry sets a deleted directory still holds: its DataLength bytes
+/// (at most 256 MiB [EXFAT §6.2]) read as read_deleted reads a file, while
+/// deleted_state() is recoverable (else none): the sets with InUse clear
+/// (parse_deleted) and those still in use whose SetChecksum holds (every set
+/// of a deleted directory is deleted), in order. Throws Error(io).
+std::vector<FileRecord> deleted_directory_entries(const Volume& v, const FileRecord& dir);
+
 /// Streams a deleted file's DataLength bytes from the clusters
 /// deleted_state() judged, one cluster at a time (bytes past ValidDataLength
 /// as zeros). Throws Error(refused) unless recoverable.

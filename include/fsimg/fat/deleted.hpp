@@ -42,6 +42,16 @@ struct DeletedRecord {
 /// the names only; a deleted volume label is left out. Never throws.
 std::vector<DeletedRecord> parse_deleted(std::span<const std::byte> bytes);
 
+/// The entries a deleted directory still holds: those of its first cluster
+/// (its chain is gone; a directory of more clusters loses the rest), when
+/// that cluster is still free and its "." entry names it (else the cluster
+/// was reused: none). Every entry there belongs to a deleted directory: the
+/// ones marked deleted (parse_deleted) and the ones still marked in use,
+/// which a tool that deleted the directory alone left (decoded as
+/// parse_directory decodes them, their names whole); "." and ".." left out.
+/// Throws Error(io).
+std::vector<DeletedRecord> deleted_directory_entries(const Volume& v, const DeletedRecord& dir);
+
 /// What can still be read of a deleted entry's data.
 enum class DeletedState : std::uint8_t {
     empty,        ///< size 0 (a file) or no first cluster: nothing to read

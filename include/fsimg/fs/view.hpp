@@ -85,8 +85,9 @@ struct DeletedEntry {
     std::uint8_t attributes = 0;      ///< FAT DIR_Attr bits
     std::uint64_t size = 0;           ///< bytes, as the entry still says
     std::uint64_t first_cluster = 0;  ///< where its data began
-    std::string modified;             ///< display text
-    std::optional<HostTime> mtime;    ///< nullopt when the stored time is invalid
+    std::uint64_t id = 0;           ///< identifies a deleted directory: its first cluster (NTFS: MFT record)
+    std::string modified;           ///< display text
+    std::optional<HostTime> mtime;  ///< nullopt when the stored time is invalid
     /// "recoverable" (every cluster its data would take is free: it reads as
     /// it was unless something was written there and freed again), "reused"
     /// (some are in use again: the data is gone), "empty" (nothing to read).
@@ -157,6 +158,13 @@ public:
     /// its clusters are in use again.
     virtual void read_deleted(const DeletedEntry& file,
                               const std::function<void(std::span<const std::byte>)>& sink) const;
+    /// The deleted entries a deleted directory still holds (FAT:
+    /// fat::deleted_directory_entries, exFAT: exfat::deleted_directory_entries,
+    /// while the directory is recoverable; NTFS: the records not in use whose
+    /// $FILE_NAME names its record, its sequence number or the one before,
+    /// which freeing the record added). Empty for a file or a directory whose
+    /// clusters were reused.
+    virtual std::vector<DeletedEntry> list_deleted_in(const DeletedEntry& dir) const;
 
     /// Streams what is readable of a file whose data may be damaged (cat and
     /// extract --salvage) as fat::salvage_file and exfat::salvage_file read
