@@ -333,10 +333,15 @@ Action add_undo(CLI::App& app) {
         "last write first. Exit status: 0 done, 1 failed, 2 usage, 3 refused (nothing written). Examples:\n"
         "  fsimg undo card.undo card.img   (after fsimg fsck -p --undo card.undo card.img)");
     cmd->add_option("FILE", args->file, "The undo file fsck --undo wrote")->required();
-    cmd->add_option("IMAGE", args->image, "The image it was made for (the whole image file, no @N)")
+    cmd->add_option("IMAGE", args->image,
+                    "The image it was made for, IMAGE or IMAGE@N as fsck was given it (the undo file holds "
+                    "offsets in the whole image file)")
         ->required();
     return [args] {
-        auto image = io::FileImage::open(args->image, true);
+        // The saved offsets are the image file's: IMAGE@N names the same file.
+        const auto [path, part] = io::split_image_spec(args->image);
+        (void)part;
+        auto image = io::FileImage::open(path, true);
         image->lock_exclusive();
         const io::UndoResult r = io::undo_image(args->file, *image);
         image->sync();

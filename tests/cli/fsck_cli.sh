@@ -84,4 +84,12 @@ done
 expect_fail 2 "and FAT16 holds at most 65,524 clusters" "$FSIMG" mkfs -t fat16 -s 8T "$WORK/big.img"
 grep -q -- "-t fat32 --sector-size 4096" "$WORK/err" && grep -q -- "-t exfat" "$WORK/err" \
   && ! grep -q "one sector short" "$WORK/err" && pass || fail "fat16 8T suggestions: $(cat "$WORK/err")"
+# undo takes IMAGE@N as fsck did: the undo file's offsets are the image file's.
+"$FSIMG" mkfs -q -t fat32 -s 300M --partition-table mbr "$WORK/ud.img"
+poke "$WORK/ud.img" $((1048576 + 512 + 488)) 05000000  # FSInfo's free count, wrong
+cp "$WORK/ud.img" "$WORK/ud0.img"
+"$FSIMG" fsck -p --undo "$WORK/ud.undo" "$WORK/ud.img@1" > /dev/null; rc=$?
+[ $rc = 1 ] && ! cmp -s "$WORK/ud.img" "$WORK/ud0.img" && pass || fail "fsck -p of a partition: exit $rc"
+"$FSIMG" undo "$WORK/ud.undo" "$WORK/ud.img@1" > /dev/null && cmp -s "$WORK/ud.img" "$WORK/ud0.img" && pass ||
+  fail "undo FILE IMAGE@N did not restore the image"
 finish
