@@ -51,6 +51,29 @@ int exit_code_for(ErrorCode code) {
 }  // namespace
 }  // namespace fsimg::cli
 
+/// " (did you mean --deleted?)" for the first unexpected option of a parse
+/// error ("The following argument was not expected: --delted") that is close
+/// to an option of the command `name`; empty otherwise.
+static std::string option_hint(CLI::App& app, std::string_view name, std::string_view what) {
+    const std::size_t colon = what.find(": ");
+    if (name.empty() || colon == std::string_view::npos) return {};
+    std::string_view word = what.substr(colon + 2);
+    word = word.substr(0, word.find(' '));
+    if (word.size() < 2 || word.front() != '-') return {};
+    word = word.substr(0, word.find('='));
+    CLI::App* sub = nullptr;
+    for (CLI::App* c : app.get_subcommands({}))
+        if (c->get_name() == name) sub = c;
+    if (sub == nullptr) return {};
+    std::vector<std::string> options;
+    for (const CLI::Option* o : sub->get_options()) {
+        for (const std::string& l : o->get_lnames()) options.push_back("--" + l);
+        for (const std::string& s : o->get_snames()) options.push_back("-" + s);
+    }
+    const auto guess = fsimg::core::closest_word(word, options);
+    return guess ? fmt::format(" (did you mean {}?)", *guess) : std::string();
+}
+
 int fsimg::cli::run_cli(int argc, char** argv) {
     using namespace fsimg::cli;
     output_options() = OutputOptions{};  // run_cli runs many times in one process (the CLI fuzz target)
@@ -95,11 +118,15 @@ int fsimg::cli::run_cli(int argc, char** argv) {
         if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
         // The parser's message, in the form every other error has.
         if (!first.empty() && first.front() != '-' && !known) {
-            fmt::print(stderr, "fsimg: error: \"{}\" is not a command; see fsimg --help\n",
-                       core::escape_name(first));
+            std::vector<std::string> names;
+            for (const auto& c : kCommands) names.emplace_back(c.first);
+            const auto guess = core::closest_word(first, names);
+            fmt::print(stderr, "fsimg: error: \"{}\" is not a command{}; see fsimg --help\n",
+                       core::escape_name(first), guess ? fmt::format(" (did you mean \"{}\"?)", *guess) : "");
         } else {
-            fmt::print(stderr, "fsimg: error: {}; see fsimg help{}{}\n", core::escape_controls(e.what()),
-                       known ? " " : "", known ? first : std::string_view());
+            fmt::print(stderr, "fsimg: error: {}{}; see fsimg help{}{}\n", core::escape_controls(e.what()),
+                       option_hint(app, first, e.what()), known ? " " : "",
+                       known ? first : std::string_view());
         }
         return first == "fsck" ? 16 : kExitUsage;
     }

@@ -63,6 +63,11 @@ expect 2 "cat without PATH" "$FSIMG" cat "$img"
 grep -q '^fsimg: error: PATH is required; see fsimg help cat$' "$WORK/out" && pass || fail "parser message: $(cat "$WORK/out")"
 expect 2 "an unknown command" "$FSIMG" nosuch "$img"
 grep -q '^fsimg: error: "nosuch" is not a command' "$WORK/out" && pass || fail "unknown command: $(cat "$WORK/out")"
+# A mistyped command or option gets the closest one; nothing close, no guess.
+expect_fail 2 '"lst" is not a command (did you mean "ls"?)' "$FSIMG" lst card.img
+expect_fail 2 'not expected: --delted (did you mean --deleted?); see fsimg help ls' "$FSIMG" ls --delted card.img
+expect_fail 2 'not expected: --salvge (did you mean --salvage?)' "$FSIMG" extract --salvge card.img -C out
+"$FSIMG" cat --xyzzy a b 2> "$WORK/err"; grep -q "did you mean" "$WORK/err" && fail "a guess for --xyzzy" || pass
 expect 16 "fsck with an unknown option" "$FSIMG" fsck --nope "$img"
 grep -q '^fsimg: error: ' "$WORK/out" && pass || fail "fsck parser message: $(cat "$WORK/out")"
 expect 2 "dump --what extents without PATH" "$FSIMG" dump --what extents "$img"

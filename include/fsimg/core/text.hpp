@@ -1,8 +1,10 @@
 // Text from an image made safe to show: names and labels may hold any byte.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fsimg::core {
 
@@ -20,5 +22,12 @@ std::string escape_name(std::string_view s);
 /// no ESC, CR or other control byte of an image reaches a terminal raw.
 /// Names themselves go through escape_name, where a line feed is \x0a.
 std::string escape_controls(std::string_view s);
+
+/// The candidate closest to `word` for a "did you mean" hint: the one at the
+/// smallest edit distance (insertions, deletions, substitutions and swaps of
+/// two neighbours, each 1: optimal string alignment), when that distance is
+/// at most 2 and below half of `word`'s length rounded up ("lst" may be
+/// "ls", "lx" is no guess); the first such one on a tie; nullopt otherwise.
+std::optional<std::string> closest_word(std::string_view word, const std::vector<std::string>& candidates);
 
 }  // namespace fsimg::core

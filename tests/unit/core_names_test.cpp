@@ -1,9 +1,13 @@
-// core/scramble.hpp: made-up names keep length, extension and character classes.
+// core/scramble.hpp: made-up names keep length, extension and character classes;
+// core/text.hpp closest_word: the "did you mean" hint.
 #include <catch2/catch.hpp>
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "fsimg/core/scramble.hpp"
+#include "fsimg/core/text.hpp"
 
 using fsimg::core::NameScrambler;
 
@@ -36,4 +40,18 @@ TEST_CASE("name scrambler: same length, extension and classes; the key decides",
     CHECK((up[0] >= u'A' && up[0] <= u'Z'));
     CHECK(up[3] == u'~');
     CHECK(s.scramble(u".hidden", 1, 0).front() == u'.');
+}
+
+TEST_CASE("closest word: a typo's nearest candidate, no guess when nothing is near", "[core][text]") {
+    using fsimg::core::closest_word;
+    const std::vector<std::string> commands{"mkfs", "dump", "fsck", "ls", "cat", "extract", "rm", "mv"};
+    CHECK(closest_word("lst", commands) == std::optional<std::string>("ls"));
+    CHECK(closest_word("mkfds", commands) == std::optional<std::string>("mkfs"));
+    CHECK(closest_word("fsk", commands) == std::optional<std::string>("fsck"));
+    CHECK(closest_word("extarct", commands) ==
+          std::optional<std::string>("extract"));  // two neighbours swapped
+    CHECK_FALSE(closest_word("lx", commands));     // too short to guess
+    CHECK_FALSE(closest_word("format", commands));
+    CHECK_FALSE(closest_word("", commands));
+    CHECK(closest_word("--delted", {"--deleted", "--json", "-R"}) == std::optional<std::string>("--deleted"));
 }
