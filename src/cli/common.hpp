@@ -1,9 +1,14 @@
 // Shared pieces of the command line: exit codes and subcommand registration.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <functional>
 #include <string>
 #include <string_view>
+
+#include "fsimg/core/error.hpp"
+#include "fsimg/core/text.hpp"
 
 namespace CLI {
 class App;
@@ -55,5 +60,18 @@ std::string shown(std::string_view s);
 void note(const std::string& text);
 /// Prints "fsimg: warning: ..." on stderr.
 void warn(const std::string& text);
+
+/// Runs f(); an Error(not_this_fs) it throws ("the volume is not FAT, exFAT
+/// or NTFS: it holds a PNG image") gets the image's name in front, so that
+/// the message names the file as well as what it holds.
+template <class F>
+decltype(auto) naming_image(std::string_view spec, F&& f) {
+    try {
+        return f();
+    } catch (const Error& e) {
+        if (e.code() != ErrorCode::not_this_fs) throw;
+        throw Error(e.code(), fmt::format("{}: {}", core::escape_name(spec), e.what()));
+    }
+}
 
 }  // namespace fsimg::cli

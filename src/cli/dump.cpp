@@ -308,7 +308,7 @@ int run_dump(DumpArgs a) {
         return kExitOk;
     }
     io::select_partition(v, path, number);
-    const fs::Detection d = fs::detect(v.device());
+    const fs::Detection d = naming_image(a.image, [&] { return fs::detect(v.device()); });
     const auto dev = fs::reading_device(v.device(), d);
     if (!a.metadata_image.empty()) return write_metadata_image(a, v, path, *dev, d.kind);
     for (const std::string_view only : {"mft", "index"}) {

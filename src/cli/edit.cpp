@@ -152,7 +152,7 @@ Session open_session(const std::string& spec, std::string_view command, OpenMode
     s.opened = io::open_volume(spec, mode.change);
     // One writer at a time: two commands changing one image at once would allocate the same clusters.
     if (mode.change) s.opened.file->lock_exclusive();
-    const fs::Detection d = fs::detect(s.opened.device());
+    const fs::Detection d = naming_image(spec, [&] { return fs::detect(s.opened.device()); });
     if (d.kind == fs::Kind::ntfs) {
         throw Error(ErrorCode::unsupported,
                     fmt::format("{} holds {}; fsimg {} changes FAT12/16/32 and exFAT volumes (NTFS not yet)",

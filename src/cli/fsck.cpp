@@ -103,7 +103,7 @@ int fsck_one(const FsckArgs& a, const std::string& image, std::optional<check::R
         opt.progress = progress.get();
         opt.placement = fs::placement_of(v);
         fs::add_table_findings(v.table, findings);
-        checked = fs::check_volume(v.device(), findings, opt);
+        checked = naming_image(image, [&] { return fs::check_volume(v.device(), findings, opt); });
         if (progress) progress->end();
         const bool repairable =
             level && std::any_of(findings.all().begin(), findings.all().end(),

@@ -7,7 +7,7 @@
 namespace fsimg::cli {
 
 std::unique_ptr<fs::View> open_image_view(const std::string& spec) {
-    auto view = fs::open_view(spec);
+    auto view = naming_image(spec, [&] { return fs::open_view(spec); });
     for (const auto& p : view->open_problems()) warn(fmt::format("{}: {}", spec, p));
     return view;
 }

@@ -81,6 +81,26 @@ std::string type_name(std::string_view type) {
     return std::string(type);
 }
 
+/// What a file that is no disk image is, by the type container_signatures gives it; nullptr for the others.
+const char* file_type_text(std::string_view type) {
+    static constexpr std::pair<std::string_view, const char*> kFiles[] = {
+        {"PNG", "a PNG image"},
+        {"JPEG", "a JPEG image"},
+        {"GIF", "a GIF image"},
+        {"PDF", "a PDF document"},
+        {"ZIP", "a ZIP archive"},
+        {"ELF", "an ELF executable"},
+        {"7-Zip", "a 7-Zip archive"},
+        {"ISO media", "an MP4/MOV/HEIC media file"},
+        {"RIFF", "a RIFF file (WAV, AVI, WebP)"},
+        {"Ogg", "an Ogg stream"},
+        {"SQLite", "an SQLite database"},
+    };
+    for (const auto& [t, text] : kFiles)
+        if (t == type) return text;
+    return nullptr;
+}
+
 std::string describe(const Signature& s) {
     const std::string name = type_name(s.type);
     std::string text;
@@ -92,6 +112,10 @@ std::string describe(const Signature& s) {
             text = with_article(name) + " partition table";
             break;
         case ContentKind::container:
+            if (const char* file = file_type_text(s.type)) {
+                text = file;
+                break;
+            }
             text = name == "tar" ? "a tar archive"
                    : name == "gzip" || name == "xz" || name == "zstd" || name == "bzip2"
                        ? name + "-compressed data"
@@ -342,6 +366,21 @@ std::vector<Signature> container_signatures(std::span<const std::byte> head,
          bytes_equal(head, 4, "\x17\x72\x45\x38\x50\x90")))
         add("bzip2");
     if (bytes_equal(head, 257, "ustar")) add("tar");
+    // Files that are no images at all, named so that "not a filesystem" says what the file is.
+    if (bytes_equal(head, 0, "\x89PNG\r\n\x1A\n")) add("PNG");
+    if (bytes_equal(head, 0, "\xFF\xD8\xFF")) add("JPEG");
+    if (bytes_equal(head, 0, "GIF87a") || bytes_equal(head, 0, "GIF89a")) add("GIF");
+    if (bytes_equal(head, 0, "%PDF-")) add("PDF");
+    if (bytes_equal(head, 0, "PK\x03\x04") || bytes_equal(head, 0, "PK\x05\x06")) add("ZIP");
+    if (bytes_equal(head, 0,
+                    "\x7F"
+                    "ELF"))
+        add("ELF");
+    if (bytes_equal(head, 0, "7z\xBC\xAF\x27\x1C")) add("7-Zip");
+    if (bytes_equal(head, 4, "ftyp")) add("ISO media");
+    if (bytes_equal(head, 0, "RIFF")) add("RIFF");
+    if (bytes_equal(head, 0, "OggS")) add("Ogg");
+    if (bytes_equal(head, 0, std::string_view("SQLite format 3\0", 16))) add("SQLite");
     return out;
 }
 

@@ -97,4 +97,8 @@ cp "$WORK/ud.img" "$WORK/ud0.img"
 [ $rc = 1 ] && ! cmp -s "$WORK/ud.img" "$WORK/ud0.img" && pass || fail "fsck -p of a partition: exit $rc"
 "$FSIMG" undo "$WORK/ud.undo" "$WORK/ud.img@1" > /dev/null && cmp -s "$WORK/ud.img" "$WORK/ud0.img" && pass ||
   fail "undo FILE IMAGE@N did not restore the image"
+# "Not a filesystem" names the file and what it holds.
+printf '\x89PNG\r\n\x1a\n' > "$WORK/photo.png"; head -c 4096 /dev/urandom >> "$WORK/photo.png"
+expect_fail 1 "photo.png: the volume is not FAT, exFAT or NTFS: it holds a PNG image" "$FSIMG" ls "$WORK/photo.png"
+expect_fail 8 "photo.png: the volume is not FAT, exFAT or NTFS: it holds a PNG image" "$FSIMG" fsck "$WORK/photo.png"
 finish

@@ -58,6 +58,16 @@ TEST_CASE("container magics libblkid does not know") {
                                    6)) == "xz");
     CHECK(type_of("\x28\xB5\x2F\xFD") == "zstd");
     CHECK(type_of("BZh91AY&SY") == "bzip2");
+    // Files that are no disk image: named, so that "not a filesystem" says what they are.
+    CHECK(type_of("\x89PNG\r\n\x1A\n") == "PNG");
+    CHECK(type_of("\xFF\xD8\xFF\xE1") == "JPEG");
+    CHECK(type_of("%PDF-1.7") == "PDF");
+    CHECK(type_of("PK\x03\x04") == "ZIP");
+    CHECK(type_of("\x7F"
+                  "ELF") == "ELF");
+    CHECK(type_of("ftyp", 4) == "ISO media");
+    CHECK(type_of(std::string_view("SQLite format 3\0", 16)) == "SQLite");
+    CHECK(type_of("\x89PNX").empty());
     CHECK(type_of("BZh") == "");  // the block magic is missing
     CHECK(type_of("ustar", 257) == "tar");
     CHECK(type_of("plain text") == "");

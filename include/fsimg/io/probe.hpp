@@ -16,6 +16,12 @@
 //    text; gzip 1F 8B (RFC 1952); xz FD "7zXZ" 00 (xz file format 1.0.4);
 //    zstd 28 B5 2F FD (RFC 8878); bzip2 "BZh" + '1'..'9' + the block magic
 //    31 41 59 26 53 59 (bzip2 sources); tar "ustar" at 257 (POSIX pax).
+//    And files that are no disk image, so that "not a filesystem" says what
+//    they are (and mkfs will not write over one without --force): PNG 89 "PNG"
+//    0D 0A 1A 0A (PNG spec 5.2), JPEG FF D8 FF (JFIF/Exif SOI), GIF "GIF87a"
+//    or "GIF89a", PDF "%PDF-", ZIP "PK" 03 04 or 05 06 (APPNOTE 4.3),
+//    ELF 7F "ELF", 7-Zip "7z" BC AF 27 1C, ISO base media (MP4, MOV, HEIC)
+//    "ftyp" at 4, RIFF "RIFF", Ogg "OggS", SQLite "SQLite format 3" 00.
 //  - Volumes fsimg itself reads through a backup copy when sector 0 is
 //    damaged (docs/formats.md): the exFAT backup boot sector at sector 12,
 //    the NTFS backup boot sector in the last sector, the FAT32 backup boot
