@@ -42,6 +42,10 @@ struct FsckArgs {
     bool json = false;
     bool verbose = false;
     bool list_codes = false;
+    bool verify = false;       ///< -V (fsck.fat): every repair is checked again anyway
+    bool write_now = false;    ///< -w (fsck.fat): every write is made at once anyway
+    bool interactive = false;  ///< -r (fsck.fat): refused, fsimg does not ask
+    bool mark_bad = false;     ///< -t (fsck.fat): refused, fsimg does not test the medium
 };
 
 std::string location_text(const check::Location& l) {
@@ -246,6 +250,19 @@ int run_fsck(const FsckArgs& a) {
         fmt::print(stderr, "fsimg: error: fsck needs an IMAGE\n");
         return check::kFsckUsage;
     }
+    if (a.interactive) {
+        fmt::print(
+            stderr,
+            "fsimg: error: -r (fsck.fat's interactive repair): fsimg fsck does not ask; use -y to repair "
+            "everything it can, -p for the safe repairs only, -n (the default) to check\n");
+        return check::kFsckUsage;
+    }
+    if (a.mark_bad) {
+        fmt::print(stderr,
+                   "fsimg: error: -t (fsck.fat's test for bad clusters): fsimg works on image files, whose "
+                   "clusters read back what was written; there is nothing to test\n");
+        return check::kFsckUsage;
+    }
     const int modes = int(a.no_changes) + int(a.yes) + int(a.auto_a || a.preen);
     if (modes > 1) {
         fmt::print(stderr, "fsimg: error: -n, -y and -a/-p exclude each other: choose one\n");
@@ -309,12 +326,20 @@ Action add_fsck(CLI::App& app) {
            "With -y/-a/-p: first save every block the repair overwrites to FILE (new); fsimg undo FILE "
            "IMAGE puts them back")
         ->type_name("FILE");
-    cmd->add_flag("--salvage", args->salvage,
+    cmd->add_flag("-f,--salvage", args->salvage,
                   "With -y: save lost clusters as files instead of freeing them: FAT chains as "
                   "/FOUND.000/FILE0000.CHK... (chkdsk), exFAT runs as /LOST+FOUND/FILE0000000.CHK... "
                   "(fsck.exfat -s); NTFS lost clusters are left");
     cmd->add_flag("--json", args->json, "Print findings and a summary as JSON (schema in docs/json.md)");
-    cmd->add_flag("-v,--verbose", args->verbose, "Print every path the walk visits");
+    cmd->add_flag("-v,-l,--verbose", args->verbose, "Print every path the walk visits (-l: as fsck.fat -l)");
+    cmd->add_flag("-V", args->verify,
+                  "Accepted for fsck.fat's -V (check again after the repair): fsimg always does, and says "
+                  "\"clean\" or what is left");
+    cmd->add_flag("-w", args->write_now,
+                  "Accepted for fsck.fat's -w (write at once): every repair write is made at once, in its "
+                  "order");
+    cmd->add_flag("-r", args->interactive, "fsck.fat's interactive repair: refused (use -y or -p)");
+    cmd->add_flag("-t", args->mark_bad, "fsck.fat's bad-cluster test: refused (an image has no bad media)");
     cmd->add_flag("--list-codes", args->list_codes, "Print every finding code, its severity and meaning");
     cmd->add_option("IMAGE", args->images, "Image files; IMAGE@N selects partition N");
     return [args] { return run_fsck(*args); };

@@ -101,4 +101,12 @@ cp "$WORK/ud.img" "$WORK/ud0.img"
 printf '\x89PNG\r\n\x1a\n' > "$WORK/photo.png"; head -c 4096 /dev/urandom >> "$WORK/photo.png"
 expect_fail 1 "photo.png: the volume is not FAT, exFAT or NTFS: it holds a PNG image" "$FSIMG" ls "$WORK/photo.png"
 expect_fail 8 "photo.png: the volume is not FAT, exFAT or NTFS: it holds a PNG image" "$FSIMG" fsck "$WORK/photo.png"
+# fsck.fat's options: -f is --salvage, -l is -v, -V and -w are accepted, -r and -t refused with what to use.
+cp "$WORK/ud0.img" "$WORK/ud.img"
+"$FSIMG" fsck -y -f -V -w "$WORK/ud.img@1" > "$WORK/out" 2>&1; rc=$?
+[ $rc = 1 ] && grep -q "1 repair made; clean" "$WORK/out" && pass || fail "fsck -y -f -V -w: exit $rc: $(cat "$WORK/out")"
+"$FSIMG" fsck -l "$WORK/ud.img@1" | grep -q "Walking the directory tree" && pass || fail "fsck -l"
+expect_fail 16 "does not ask; use -y" "$FSIMG" fsck -r "$WORK/ud.img@1"
+expect_fail 16 "nothing to test" "$FSIMG" fsck -t "$WORK/ud.img@1"
+expect_fail 16 "give it with -y" "$FSIMG" fsck -f "$WORK/ud.img@1"
 finish
