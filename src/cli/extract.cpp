@@ -237,12 +237,11 @@ struct Extractor {
                         return;
                     }
                 } else if (!a.force_crosslinked && !a.salvage) {
+                    // Skipped: a problem (exit 1), on every filesystem alike.
                     ++crosslinked;
-                    warn(
-                        fmt::format("{}: shares its clusters with /{} (cross-linked); not written again "
-                                    "(--force-crosslinked writes it)",
-                                    escape_name(path), escape_name(it->second)));
-                    return;
+                    return problem(path, fmt::format("shares its clusters with /{} (cross-linked); not written "
+                                                     "again (--force-crosslinked writes it)",
+                                                     escape_name(it->second)));
                 }
             }
         }
