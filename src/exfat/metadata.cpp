@@ -9,6 +9,7 @@
 #include "fsimg/core/bytes.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/walk.hpp"
+#include "fsimg/exfat/deleted.hpp"
 #include "fsimg/exfat/entry_set.hpp"
 #include "fsimg/exfat/structs.hpp"
 
@@ -19,9 +20,24 @@ void scramble_names(std::span<std::byte> bytes, std::span<const char16_t> upcase
     const std::size_t n = bytes.size() / kDirEntrySize;
     const auto entry = [&](std::size_t i) { return bytes.subspan(i * kDirEntrySize, kDirEntrySize); };
     constexpr std::uint8_t kDeletedFileName = kEntryFileName & 0x7F;
-    for (std::size_t i = 0; i < n; ++i) {  // deleted File Name entries, in place
+    // Deleted sets whose SetChecksum still holds (with InUse set again, as when they were written): a new
+    // name, and that checksum (and NameHash) computed again, so that they stay deleted files to read.
+    std::vector<bool> done(n, false);
+    for (const FileRecord& r : parse_deleted(bytes, upcase)) {
+        if (r.entries < 3 || r.index + r.entries > n) continue;
+        const std::u16string made = scramble.scramble(r.name16, salt ^ r.index ^ 0xDE1E7ED, 0);
+        for (std::size_t k = 0; k < made.size() && k / 15 + 2 < r.entries; ++k)
+            core::store_le16(entry(r.index + 2 + k / 15), 2 + 2 * (k % 15), made[k]);
+        if (r.name_hash_ok()) core::store_le16(entry(r.index + 1), 4, name_hash(made, upcase));
+        const auto set = bytes.subspan(r.index * kDirEntrySize, r.entries * kDirEntrySize);
+        std::vector<std::byte> live(set.begin(), set.end());
+        for (std::size_t k = 0; k < r.entries; ++k) live[k * kDirEntrySize] |= std::byte{0x80};
+        core::store_le16(set, 2, entry_set_checksum(live));
+        for (std::size_t k = 0; k < r.entries; ++k) done[r.index + k] = true;
+    }
+    for (std::size_t i = 0; i < n; ++i) {  // other deleted File Name entries, in place
         const auto e = entry(i);
-        if (std::to_integer<std::uint8_t>(e[0]) != kDeletedFileName) continue;
+        if (done[i] || std::to_integer<std::uint8_t>(e[0]) != kDeletedFileName) continue;
         std::u16string units;
         for (std::size_t k = 0; k < 15 && core::load_le16(e, 2 + 2 * k) != 0; ++k)
             units += static_cast<char16_t>(core::load_le16(e, 2 + 2 * k));

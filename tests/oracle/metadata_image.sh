@@ -72,6 +72,12 @@ for img in f16.img f32.img ex.img; do
 done
 check f32.smeta
 check ex.smeta
+# Deleted exFAT files stay listed under made-up names (their sets' checksums written again).
+cp ex.img exdel.img && "$FSIMG" rm -q exdel.img /top.txt "/d1/file number 7.txt"
+"$FSIMG" dump -q --scramble-names --metadata-image exdel.smeta exdel.img
+[ "$("$FSIMG" ls --deleted -R exdel.smeta | awk '{ print $1, $2 }')" = "$("$FSIMG" ls --deleted -R exdel.img | awk '{ print $1, $2 }')" ] &&
+  [ "$("$FSIMG" ls --deleted -R exdel.smeta | wc -l)" = 2 ] && ! "$FSIMG" ls --deleted -R exdel.smeta | grep -q "top.txt\|file number" &&
+  pass || fail "exFAT scrambled: deleted files: $("$FSIMG" ls --deleted -R exdel.smeta)"
 expect_fail 1 "for FAT and exFAT volumes" "$FSIMG" dump --scramble-names --metadata-image nt.smeta nt.img
 
 # Damaged: a FAT32 chain cut (lost clusters, a short chain) and an exFAT bitmap bit: the same findings.

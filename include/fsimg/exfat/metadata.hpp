@@ -25,9 +25,11 @@ void metadata_ranges(const Volume& v, std::vector<fs::ByteRange>& ranges, std::v
 /// made-up one of the same length and extension (NameScrambler), unique in
 /// the directory through `upcase`; a set whose SetChecksum held gets its
 /// NameHash (when it held) and SetChecksum computed again, one whose
-/// checksum was wrong keeps it wrong. The units of deleted File Name entries
-/// are replaced in place. `salt` tells directories apart [EXFAT §6.3.3,
-/// §7.6.4, §7.7].
+/// checksum was wrong keeps it wrong. A deleted set whose checksum still
+/// holds (parse_deleted) gets a made-up name and its checksum computed again
+/// as it was (with InUse set), so it stays a deleted file to list and read;
+/// the units of other deleted File Name entries are replaced in place. `salt` tells directories apart [EXFAT
+/// §6.3.3, §7.6.4, §7.7].
 void scramble_names(std::span<std::byte> bytes, std::span<const char16_t> upcase,
                     const core::NameScrambler& scramble, std::uint64_t salt);
 
