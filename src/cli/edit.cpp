@@ -153,9 +153,10 @@ Session open_session(const std::string& spec, std::string_view command, OpenMode
     // One writer at a time: two commands changing one image at once would allocate the same clusters.
     if (mode.change) s.opened.file->lock_exclusive();
     const fs::Detection d = naming_image(spec, [&] { return fs::detect(s.opened.device()); });
-    if (d.kind == fs::Kind::ntfs) {
+    if (!fs::changes_entries(d.kind) && command != "label" && command != "attrib") {
         throw Error(ErrorCode::unsupported,
-                    fmt::format("{} holds {}; fsimg {} changes FAT12/16/32 and exFAT volumes (NTFS not yet)",
+                    fmt::format("{} holds {}; fsimg {} changes FAT12/16/32 and exFAT volumes (on NTFS, "
+                                "label and attrib so far)",
                                 spec, fs::label(d.kind), command));
     }
     if (d.through_backup) {
@@ -783,9 +784,14 @@ struct LabelArgs {
 int run_label(const LabelArgs& a) {
     // Everything given is checked before anything is written (--volume-id as mkfs takes it).
     const bool set_id = a.volume_id.has_value();
-    const std::uint32_t new_id = set_id ? parse_volume_id(*a.volume_id) : 0;
     const bool change = a.label.has_value() || set_id;
     Session s = open_session(a.image, "label", {change, a.safety});
+    // The serial's width is the filesystem's: 32 bits on FAT and exFAT, 64 on NTFS (as mkfs takes it).
+    const unsigned bits = s.ed().volume_id_bits();
+    const std::uint64_t new_id = set_id ? parse_hex_volume_id(*a.volume_id, bits) : 0;
+    const auto id_text = [bits](std::uint64_t id) {
+        return bits == 64 ? fmt::format("{:016X}", id) : fmt::format("{:04X}-{:04X}", id >> 16, id & 0xFFFF);
+    };
     if (a.label) s.ed().check_label(*a.label);
     if (a.label) {
         s.ed().set_label(*a.label);
@@ -801,18 +807,14 @@ int run_label(const LabelArgs& a) {
         s.changes.push_back({{"action", "label"}, {"label", jtext(*a.label)}});
     }
     if (set_id) {
-        const std::uint32_t id = new_id;
-        s.ed().set_volume_id(id);
-        s.changes.push_back(
-            {{"action", "volume_id"}, {"volume_id", fmt::format("{:04X}-{:04X}", id >> 16, id & 0xFFFF)}});
+        s.ed().set_volume_id(new_id);
+        s.changes.push_back({{"action", "volume_id"}, {"volume_id", id_text(new_id)}});
     }
     if (change) s.finish();
-    const std::uint32_t id = s.ed().volume_id();
+    const std::uint64_t id = s.ed().volume_id();
     const std::string label = s.ed().label();
     if (a.json) {
-        nlohmann::json j{{"image", a.image},
-                         {"label", jtext(label)},
-                         {"volume_id", fmt::format("{:04X}-{:04X}", id >> 16, id & 0xFFFF)}};
+        nlohmann::json j{{"image", a.image}, {"label", jtext(label)}, {"volume_id", id_text(id)}};
         if (change) j["changes"] = s.changes;
         fmt::print("{}\n", j.dump(2));
     } else if (!change) {
@@ -987,14 +989,17 @@ Action add_mv(CLI::App& app) {
 Action add_label(CLI::App& app) {
     auto a = std::make_shared<LabelArgs>();
     CLI::App* cmd =
-        app.add_subcommand("label", "Show or set the label and serial number of a FAT or exFAT image");
+        app.add_subcommand("label", "Show or set the label and serial number of a FAT, exFAT or NTFS image");
     cmd->footer(
         "Examples:\n  fsimg label card.img\n  fsimg label card.img BOOT --volume-id 1234-ABCD\n  fsimg label "
         "card.img ''");
     cmd->add_option("IMAGE", a->image, kImageHelp)->required();
-    cmd->add_option("NEW", a->label,
-                    "The new label (FAT: up to 11 ASCII characters, exFAT: 11 UTF-16 units; '' removes it)");
-    cmd->add_option("--volume-id", a->volume_id, "The new volume serial number (8 hex digits)");
+    cmd->add_option(
+        "NEW", a->label,
+        "The new label (FAT: up to 11 ASCII characters, exFAT: 11 UTF-16 units, NTFS: 128; '' removes "
+        "it)");
+    cmd->add_option("--volume-id", a->volume_id,
+                    "The new volume serial number (8 hex digits; NTFS: up to 16)");
     cmd->add_flag("--json", a->json, "Print the label and serial (and what changed) as JSON");
     add_safety_options(cmd, a->safety);
     return [a] { return run_label(*a); };
@@ -1003,7 +1008,7 @@ Action add_label(CLI::App& app) {
 Action add_attrib(CLI::App& app) {
     auto a = std::make_shared<AttribArgs>();
     CLI::App* cmd =
-        app.add_subcommand("attrib", "Show or change the attributes of files in a FAT or exFAT image");
+        app.add_subcommand("attrib", "Show or change the attributes of files in a FAT, exFAT or NTFS image");
     cmd->footer(
         "Examples:\n  fsimg attrib card.img /boot.ini\n  fsimg attrib card.img +r +h /boot.ini\n  fsimg "
         "attrib card.img -a /data/log.txt");

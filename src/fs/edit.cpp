@@ -15,6 +15,7 @@
 #include "fsimg/fat/edit.hpp"
 #include "fsimg/fat/populate.hpp"
 #include "fsimg/fat/structs.hpp"
+#include "fsimg/ntfs/edit.hpp"
 
 namespace fsimg::fs {
 
@@ -119,8 +120,9 @@ public:
     }
     std::string label() override { return ed_.label(); }
     void set_label(std::string_view label) override { ed_.set_label(label); }
-    std::uint32_t volume_id() override { return ed_.volume_id(); }
-    void set_volume_id(std::uint32_t v) override { ed_.set_volume_id(v); }
+    std::uint64_t volume_id() override { return ed_.volume_id(); }
+    void set_volume_id(std::uint64_t v) override { ed_.set_volume_id(static_cast<std::uint32_t>(v)); }
+    unsigned volume_id_bits() const noexcept override { return 32; }
     void finish() override { ed_.finish(); }
 
 private:
@@ -153,7 +155,73 @@ private:
     typename T::Ed ed_;
 };
 
+/// NTFS: label, serial and attributes (ntfs::Editor); EditDir is the
+/// directory's MFT record number.
+class NtfsAdapter final : public Editor {
+public:
+    NtfsAdapter(io::BlockDevice& dev, const EditOptions& o) : ed_(dev, ntfs::EditOptions{o.barrier}) {}
+    Kind kind() const noexcept override { return Kind::ntfs; }
+
+    std::optional<EditEntry> lookup(std::string_view path) override { return wrap(ed_.lookup(path)); }
+    EditDir directory_of(const EditEntry& dir) override { return rec(dir).record; }
+    std::optional<EditEntry> find(EditDir dir, std::string_view name) override {
+        return wrap(ed_.find(dir, name));
+    }
+    std::optional<std::string> name_problem(std::string_view) const override { return std::nullopt; }
+    void check_tree(source::SourceTree&) const override { unsupported(); }
+    void check_label(std::string_view label) const override { ntfs::Editor::check_label(label); }
+    bool windows_upper_cases_labels() const noexcept override { return false; }
+
+    EditEntry add_file(EditDir, std::string_view, const source::SourceFile&, const NewEntry&) override {
+        unsupported();
+    }
+    void replace_file(EditDir, const EditEntry&, const source::SourceFile&, const NewEntry&) override {
+        unsupported();
+    }
+    EditEntry add_directory(EditDir, std::string_view, const NewEntry&) override { unsupported(); }
+    void remove(EditDir, const EditEntry&) override { unsupported(); }
+    void rename(EditDir, const EditEntry&, EditDir, std::string_view, bool) override { unsupported(); }
+    void set_attributes(EditDir, const EditEntry& e, std::uint8_t set, std::uint8_t clear) override {
+        ed_.set_attributes(rec(e), set, clear);
+    }
+    std::uint32_t entry_slots(std::string_view) const override { unsupported(); }
+    std::uint64_t data_clusters(std::uint64_t) const override { unsupported(); }
+    std::uint64_t new_directory_clusters(std::span<const std::uint32_t>) const override { unsupported(); }
+    std::uint64_t growth_clusters(EditDir, std::span<const std::uint32_t>) override { unsupported(); }
+    void check_free(std::uint64_t) override { unsupported(); }
+
+    std::string label() override { return ed_.label(); }
+    void set_label(std::string_view label) override { ed_.set_label(label); }
+    std::uint64_t volume_id() override { return ed_.serial(); }
+    void set_volume_id(std::uint64_t v) override { ed_.set_serial(v); }
+    unsigned volume_id_bits() const noexcept override { return 64; }
+    void finish() override { ed_.finish(); }
+
+private:
+    [[noreturn]] static void unsupported() {
+        throw Error(ErrorCode::unsupported,
+                    "fsimg does not add, remove or rename files on NTFS yet (label and attrib change NTFS "
+                    "volumes)");
+    }
+    static const ntfs::FileEntry& rec(const EditEntry& e) {
+        return std::any_cast<const ntfs::FileEntry&>(e.record);
+    }
+    static std::optional<EditEntry> wrap(const std::optional<ntfs::FileEntry>& r) {
+        if (!r) return std::nullopt;
+        EditEntry e;
+        e.name = r->name;
+        e.is_root = r->is_root;
+        e.is_dir = r->is_directory;
+        e.attributes = static_cast<std::uint8_t>(r->attributes & ntfs::kSettableAttributes);
+        e.record = *r;
+        return e;
+    }
+    ntfs::Editor ed_;
+};
+
 }  // namespace
+
+bool changes_entries(Kind kind) noexcept { return kind != Kind::ntfs; }
 
 std::unique_ptr<Editor> open_editor(io::BlockDevice& volume, Kind kind, EditOptions options) {
     switch (kind) {
@@ -162,9 +230,9 @@ std::unique_ptr<Editor> open_editor(io::BlockDevice& volume, Kind kind, EditOpti
         case Kind::exfat:
             return std::make_unique<Adapter<ExfatTraits>>(volume, options);
         case Kind::ntfs:
-            break;
+            return std::make_unique<NtfsAdapter>(volume, options);
     }
-    throw Error(ErrorCode::unsupported, fmt::format("{} volumes are not changed yet", label(kind)));
+    throw Error(ErrorCode::unsupported, fmt::format("{} volumes are not changed", label(kind)));
 }
 
 CheckScope automatic_check_scope(const io::BlockDevice& volume, Kind kind, std::uint64_t& clusters) {
@@ -179,7 +247,7 @@ CheckScope automatic_check_scope(const io::BlockDevice& volume, Kind kind, std::
 namespace {
 
 /// The codes whose findings break what an editor relies on (WriteSafety).
-constexpr std::array<std::string_view, 33> kUnsafe = {
+constexpr std::array<std::string_view, 54> kUnsafe = {
     "exfat.bitmap.free-in-use",
     "exfat.bitmap.length",
     "exfat.bitmap.missing",
@@ -213,10 +281,31 @@ constexpr std::array<std::string_view, 33> kUnsafe = {
     "fat.dir.unreadable",
     "fat.file.start-free",
     "fat.file.start-out-of-range",
+    "ntfs.attr.header",
+    "ntfs.attrlist.decode",
+    "ntfs.boot.image-truncated",
+    "ntfs.index.corrupt",
+    "ntfs.index.root-missing",
+    "ntfs.mft.unmapped",
+    "ntfs.mft.unreadable",
+    "ntfs.mftmirr.location",
+    "ntfs.mftmirr.unreadable",
+    "ntfs.record.baad",
+    "ntfs.record.bytes-allocated",
+    "ntfs.record.bytes-in-use",
+    "ntfs.record.first-attribute",
+    "ntfs.record.fixup",
+    "ntfs.record.signature",
+    "ntfs.record.unreadable",
+    "ntfs.record.usa",
+    "ntfs.run.cross-link",
+    "ntfs.run.decode",
+    "ntfs.run.outside",
+    "ntfs.volume.information",
 };
 
 /// Flags and counts a change rewrites or a crash leaves: no warning.
-constexpr std::array<std::string_view, 11> kRoutine = {
+constexpr std::array<std::string_view, 14> kRoutine = {
     "exfat.bitmap.percent-in-use",
     "exfat.boot.backup-differs",
     "exfat.boot.dirty",
@@ -228,6 +317,9 @@ constexpr std::array<std::string_view, 11> kRoutine = {
     "fat.fsinfo.free-count",
     "fat.fsinfo.next-free",
     "fat.fsinfo.signature",
+    "ntfs.boot.backup-differs",
+    "ntfs.mftmirr.differs",
+    "ntfs.volume.dirty",
 };
 
 template <std::size_t N>

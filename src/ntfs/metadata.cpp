@@ -7,13 +7,14 @@
 
 #include "fsimg/core/bytes.hpp"
 #include "fsimg/core/error.hpp"
+#include "fsimg/ntfs/directory.hpp"
 
 namespace fsimg::ntfs {
 
 namespace {
 
-/// $LogFile and $BadClus [FLATCAP files/logfile, files/badclus].
-constexpr std::uint64_t kLogFileRecord = 2, kBadClusRecord = 8;
+/// $BadClus [FLATCAP files/badclus].
+constexpr std::uint64_t kBadClusRecord = 8;
 
 }  // namespace
 

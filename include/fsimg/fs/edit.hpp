@@ -116,8 +116,10 @@ public:
 
     virtual std::string label() = 0;
     virtual void set_label(std::string_view label) = 0;
-    virtual std::uint32_t volume_id() = 0;
-    virtual void set_volume_id(std::uint32_t id) = 0;
+    /// The serial number: 32 bits on FAT and exFAT, 64 on NTFS (volume_id_bits()).
+    virtual std::uint64_t volume_id() = 0;
+    virtual void set_volume_id(std::uint64_t id) = 0;
+    virtual unsigned volume_id_bits() const noexcept = 0;
     /// Ends the change (the clean/dirty flag reset last).
     virtual void finish() = 0;
 };
@@ -136,13 +138,17 @@ public:
 ///    or wrong-sized bitmap, a missing or invalid up-case table (names could
 ///    not be compared), a boot sector whose geometry is ambiguous or that the
 ///    FAT or the image does not hold (root entries on FAT32, a FAT too
-///    small, a truncated image), and every fatal finding;
+///    small, a truncated image); on NTFS an MFT record that does not parse,
+///    an attribute header or runlist that does not decode, a cross-linked or
+///    out-of-volume run, an index that cannot be read, an unreadable $MFT or
+///    $MFTMirr, a missing $VOLUME_INFORMATION; and every fatal finding;
 ///  - `incomplete`: the check did not finish every pass, so who owns each
 ///    cluster is not known;
 ///  - `elsewhere`: the other errors (lost clusters, names, timestamps...),
 ///    which the change neither relies on nor makes worse, except the flags
 ///    and counts every change rewrites or that a crash leaves (dirty flags,
-///    FSInfo, PercentInUse, a backup boot sector that differs).
+///    FSInfo, PercentInUse, a backup boot sector that differs, NTFS's
+///    $MFTMirr behind $MFT).
 /// Pointers into `found`, valid while it lives.
 struct WriteSafety {
     std::vector<const check::Finding*> unsafe;
@@ -179,9 +185,15 @@ inline constexpr std::uint64_t kWholeCheckMaxClusters = std::uint64_t{1} << 24;
 /// such a volume). Throws Error(io) when the device cannot be read.
 CheckScope automatic_check_scope(const io::BlockDevice& volume, Kind kind, std::uint64_t& clusters);
 
+/// Whether the editor of `kind` volumes adds, removes and renames entries
+/// (cp, rm, mkdir, mv): FAT and exFAT. An NTFS editor changes labels,
+/// serials and attributes only (ntfs/edit.hpp); its other operations throw
+/// Error(unsupported).
+bool changes_entries(Kind kind) noexcept;
+
 /// The editor for a volume detect() found to be `kind` (a whole image or a
-/// partition window, which must outlive it). Throws Error(unsupported) for
-/// NTFS (not changed yet), and what the filesystem's editor throws.
+/// partition window, which must outlive it). Throws what the filesystem's
+/// editor throws.
 std::unique_ptr<Editor> open_editor(io::BlockDevice& volume, Kind kind, EditOptions options);
 
 }  // namespace fsimg::fs

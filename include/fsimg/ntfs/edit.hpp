@@ -1,0 +1,159 @@
+// Changing an existing NTFS volume in place, the first part: its label and
+// serial number and the attributes of its files (fsimg label, fsimg attrib).
+// New files, removal and renaming (cp, rm, mkdir, mv) are not written yet
+// (issue 22): nothing here allocates or frees a cluster or an MFT record.
+//
+// Every change is a rewrite of structures that already exist, in this
+// order, so that a process cut after any write leaves every file intact and
+// the change absent or complete, with at most the dirty flag set or
+// $MFTMirr's copy of one record behind $MFT's (both of which Windows' chkdsk
+// settles; fsimg fsck -y copies the mirror):
+//  1. the first change sets VOLUME_IS_DIRTY (0x0001) in $Volume's
+//     $VOLUME_INFORMATION flags (record 3) [FLATCAP attributes/
+//     volume_information], formats.md §3.9;
+//  2. each MFT record changed is written whole, with a new update sequence
+//     number and its fixups applied [FLATCAP concepts/fixup], formats.md
+//     §3.4, to $MFT and then, for the records $MFTMirr holds (its data size
+//     over the record size: records 0..3 on every volume mkntfs and Windows
+//     make), to $MFTMirr;
+//  3. attributes: $STANDARD_INFORMATION's file attributes (value offset
+//     0x20) first, then the copy in the key of every $I30 index entry that
+//     names the file (a $FILE_NAME value, file attributes at 0x38), as
+//     ntfs-3g keeps them [NTFS-3G inode.c ntfs_inode_sync_file_name]; an
+//     entry in $INDEX_ROOT is a rewrite of the parent's record, one in an
+//     INDX block a rewrite of that block (new update sequence number,
+//     fixups applied). The $FILE_NAME attributes in the file's own record
+//     keep the values they were created with, as Windows and ntfs-3g leave
+//     them;
+//  4. the label is $Volume's resident $VOLUME_NAME (type 0x60, UTF-16LE, at
+//     most 256 bytes by $AttrDef, no terminator), resized in place, the
+//     attributes after it moved, or added after $SECURITY_DESCRIPTOR when
+//     the record has none, as ntfslabel does; an empty label is a value of
+//     length 0, as mkntfs writes it;
+//  5. the serial number is the boot sector's 64-bit field at 0x48: sector 0
+//     first, then the backup boot sector (the sector after the volume's
+//     total sectors), each one write [FLATCAP files/boot];
+//  6. finish(): the barrier (fsync), then VOLUME_IS_DIRTY cleared again,
+//     only if it was clear when the editor opened the volume.
+// The dirty flag is in the record the label lives in: a label change is
+// three writes of record 3 (and three of its mirror).
+//
+// The editor refuses (Error(refused)) a volume whose $LogFile holds
+// transactions Windows has not applied (logfile_state()): Windows would
+// replay them over the change at its next mount, as ntfs-3g refuses to
+// mount such a volume read-write.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "fsimg/io/block_device.hpp"
+#include "fsimg/ntfs/directory.hpp"
+#include "fsimg/ntfs/volume.hpp"
+
+namespace fsimg::ntfs {
+
+/// Longest label: $AttrDef gives $VOLUME_NAME at most 256 bytes, 128 UTF-16
+/// units (mkntfs and ntfslabel keep to it; Windows' own tools to 32).
+inline constexpr std::size_t kMaxLabelUnits = 128;
+
+/// The file attribute bits fsimg attrib changes: read-only 0x01, hidden
+/// 0x02, system 0x04, archive 0x20 [FLATCAP attributes/standard_information].
+inline constexpr std::uint32_t kSettableAttributes = 0x27;
+
+/// What $LogFile says about the volume's last shutdown [NTFS-3G logfile.c
+/// ntfs_check_logfile, ntfs_is_logfile_clean; FLATCAP files/logfile].
+enum class LogFileState : std::uint8_t {
+    empty,    ///< its first page is all 0xFF: nothing logged (mkntfs, ntfs-3g after a mount)
+    clean,    ///< the newest restart area has no client in use or says the volume is clean
+    unclean,  ///< transactions Windows would replay (an unclean shutdown, hibernation, fast startup)
+    unknown,  ///< no valid restart page, or $LogFile unreadable
+};
+/// Reads $LogFile's restart pages (record 2's $DATA, pages at 0 and at the
+/// system page size it gives; "RSTR" or "CHKD", fixups checked; the restart
+/// area at the page's offset 0x18: current LSN at 0, client in-use list at
+/// 0x0C (0xFFFF: none), flags at 0x0E (0x0002: clean)). The page with the
+/// larger current LSN decides. Never throws for damage (unknown); throws
+/// Error(io) from the device.
+LogFileState logfile_state(const Volume& volume);
+
+/// A file or directory the editor found.
+struct FileEntry {
+    std::uint64_t record = 0;
+    std::string name;  ///< UTF-8, as the index entry names it ("/" for the root)
+    bool is_root = false;
+    bool is_directory = false;
+    std::uint32_t attributes = 0;  ///< $STANDARD_INFORMATION's file attributes
+};
+
+struct EditOptions {
+    /// The image's fsync, before the dirty flag is cleared.
+    std::function<void()> barrier;
+};
+
+/// The editor of one NTFS volume: a whole image or a partition window,
+/// which must outlive it.
+class Editor {
+public:
+    /// Opens the volume (Volume's errors) and reads $Volume (record 3) and its
+    /// $VOLUME_INFORMATION (Error(corrupt) when either is missing or does not
+    /// decode). Writes nothing.
+    Editor(io::BlockDevice& device, EditOptions options);
+
+    /// The file at an absolute path (resolve_path's rules), nullopt when absent.
+    std::optional<FileEntry> lookup(std::string_view path);
+    /// The entry named `name` in directory record `dir`, nullopt when absent.
+    std::optional<FileEntry> find(std::uint64_t dir, std::string_view name);
+
+    /// Sets and clears kSettableAttributes bits of a file or directory
+    /// (`set` and `clear` outside them: Error(usage)): its
+    /// $STANDARD_INFORMATION, then every $I30 entry naming it in the parent
+    /// directories its $FILE_NAMEs give. No write when nothing changes.
+    /// Throws Error(corrupt) when the record has no resident
+    /// $STANDARD_INFORMATION, or an index entry lies outside its node.
+    void set_attributes(const FileEntry& file, std::uint32_t set, std::uint32_t clear);
+
+    /// $VOLUME_NAME as UTF-8 ("" when absent or empty).
+    std::string label() const;
+    /// Throws Error(usage) for a label that is not UTF-8 or longer than
+    /// kMaxLabelUnits UTF-16 units.
+    static void check_label(std::string_view label);
+    /// Replaces the label (check_label first). Throws Error(unsupported)
+    /// when record 3 has no room for it.
+    void set_label(std::string_view label);
+
+    /// The boot sector's 64-bit serial number.
+    std::uint64_t serial() const noexcept { return serial_; }
+    void set_serial(std::uint64_t serial);
+
+    /// Ends the change: barrier, then the dirty flag cleared (when it was
+    /// clear at open). Nothing when nothing was written.
+    void finish();
+
+private:
+    struct Record {
+        std::vector<std::byte> bytes;  ///< fixups removed
+        MftRecord parsed;
+    };
+    Record read_record(std::uint64_t number) const;
+    void write_record(std::uint64_t number, std::vector<std::byte> plain);
+    void write_stream(const Attribute& attr, std::uint64_t offset, std::span<const std::byte> bytes);
+    void begin();
+    void set_volume_flags(std::uint16_t flags);
+    FileEntry entry_of(std::uint64_t record, std::string name) const;
+
+    io::BlockDevice& dev_;
+    EditOptions options_;
+    Volume vol_;
+    UpcaseTable upcase_;
+    std::optional<Attribute> mirror_;
+    std::uint64_t mirror_records_ = 0;
+    std::uint64_t serial_ = 0;
+    std::uint16_t volume_flags_ = 0;  ///< as read at open
+    bool begun_ = false;
+};
+
+}  // namespace fsimg::ntfs

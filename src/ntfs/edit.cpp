@@ -1,0 +1,389 @@
+// ntfs/edit.hpp: label, serial and attributes of an NTFS volume, changed in
+// place in the order the header gives.
+#include "fsimg/ntfs/edit.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <set>
+
+#include "fsimg/core/bytes.hpp"
+#include "fsimg/core/error.hpp"
+#include "fsimg/core/utf.hpp"
+#include "fsimg/ntfs/file.hpp"
+#include "fsimg/ntfs/structs.hpp"
+
+namespace fsimg::ntfs {
+
+namespace {
+
+constexpr std::uint16_t kVolumeIsDirty = 0x0001;    // $VOLUME_INFORMATION flags [FLATCAP]
+constexpr std::size_t kVolumeFlagsOffset = 0x0A;    // in the $VOLUME_INFORMATION value
+constexpr std::size_t kSiAttributesOffset = 0x20;   // in the $STANDARD_INFORMATION value
+constexpr std::size_t kIndexKeyOffset = 0x10;       // an index entry's key [FLATCAP concepts/index_entry]
+constexpr std::size_t kFnAttributesOffset = 0x38;   // in a $FILE_NAME value
+constexpr std::size_t kIndexRootNodeOffset = 0x10;  // the node header in an $INDEX_ROOT value
+constexpr std::uint16_t kLogNoClient = 0xFFFF;      // restart area: no client in use [NTFS-3G logfile.h]
+constexpr std::uint16_t kRestartVolumeIsClean = 0x0002;
+
+/// The next update sequence number: never 0 (the value a zeroed sector tail
+/// holds) nor 0xFFFF.
+std::uint16_t next_usn(std::uint16_t usn) noexcept {
+    const std::uint16_t n = static_cast<std::uint16_t>(usn + 1);
+    return n == 0 || n == 0xFFFF ? 1 : n;
+}
+
+/// Re-protects a block whose fixups were removed (an MFT record or an INDX
+/// block): the update sequence array at the header's offset 4, a new number.
+void protect(std::span<std::byte> block) {
+    const std::uint16_t usa = core::load_le16(block, 4);
+    apply_fixups(block, usa, next_usn(core::load_le16(block, usa)));
+}
+
+}  // namespace
+
+LogFileState logfile_state(const Volume& v) {
+    std::optional<Attribute> data;
+    try {
+        const MftRecord r = v.read_record(kLogFileRecord);
+        data = load_attribute(v, r, AttrType::data);
+    } catch (const Error& e) {
+        if (e.code() == ErrorCode::io) throw;
+        return LogFileState::unknown;
+    }
+    if (!data || data->size() < 512) return LogFileState::unknown;
+    // One restart page: its signature, fixups, and the restart area's LSN and state.
+    struct Page {
+        std::uint64_t lsn = 0;
+        bool clean = false;
+    };
+    const auto page_at = [&](std::uint64_t at, std::uint32_t bytes) -> std::optional<Page> {
+        if (bytes < 512 || bytes > 65536 || (bytes & (bytes - 1)) != 0 || at + bytes > data->size())
+            return std::nullopt;
+        std::vector<std::byte> p(bytes);
+        try {
+            v.read_stream(*data, at, p);
+            if (std::memcmp(p.data(), "RSTR", 4) != 0 && std::memcmp(p.data(), "CHKD", 4) != 0)
+                return std::nullopt;
+            if (verify_and_remove_fixups(p)) return std::nullopt;
+            const std::uint16_t ra = core::load_le16(p, 0x18);
+            if (ra % 8 != 0 || ra + 0x10u > bytes) return std::nullopt;
+            return Page{core::load_le64(p, ra),
+                        core::load_le16(p, ra + 0x0C) == kLogNoClient ||
+                            (core::load_le16(p, ra + 0x0E) & kRestartVolumeIsClean) != 0};
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+            return std::nullopt;
+        }
+    };
+    std::array<std::byte, 512> first{};
+    try {
+        v.read_stream(*data, 0, first);
+    } catch (const Error& e) {
+        if (e.code() == ErrorCode::io) throw;
+        return LogFileState::unknown;
+    }
+    if (std::all_of(first.begin(), first.end(), [](std::byte b) { return b == std::byte{0xFF}; }))
+        return LogFileState::empty;
+    // The first page's system page size places the second (NTFS-3G reads both).
+    const std::uint32_t page = core::load_le32(first, 0x10);
+    const auto a = page_at(0, page), b = page_at(page, page);
+    if (!a && !b) return LogFileState::unknown;
+    const Page& newest = !b ? *a : !a ? *b : (b->lsn > a->lsn ? *b : *a);
+    return newest.clean ? LogFileState::clean : LogFileState::unclean;
+}
+
+Editor::Editor(io::BlockDevice& device, EditOptions options)
+    : dev_(device), options_(std::move(options)), vol_(device), upcase_(load_upcase(vol_)) {
+    serial_ = core::load_le64(vol_.boot_sector_bytes(), off::VolumeSerialNumber);
+    const Record r3 = read_record(kVolumeRecord);
+    const Attribute* info = r3.parsed.find(AttrType::volume_information);
+    if (info == nullptr || info->non_resident || info->value.size() < 12)
+        throw Error(ErrorCode::corrupt, "$Volume (MFT record 3) has no resident $VOLUME_INFORMATION");
+    volume_flags_ = decode_volume_information(info->value).flags;
+    const MftRecord r1 = vol_.read_record(1);
+    if (const Attribute* m = r1.find(AttrType::data); m != nullptr && m->non_resident) {
+        vol_.check_runs(*m);
+        mirror_ = *m;
+        mirror_records_ =
+            std::min<std::uint64_t>(m->data_size / vol_.geometry().mft_record_bytes, vol_.record_count());
+    }
+}
+
+Editor::Record Editor::read_record(std::uint64_t number) const {
+    const std::uint64_t rs = vol_.geometry().mft_record_bytes;
+    if (number >= vol_.record_count())
+        throw Error(ErrorCode::corrupt, fmt::format("MFT record {} does not exist: $MFT holds {} records",
+                                                    number, vol_.record_count()));
+    Record r;
+    r.bytes.resize(static_cast<std::size_t>(rs));
+    vol_.read_stream(vol_.mft_data(), number * rs, r.bytes);
+    r.parsed =
+        parse_mft_record(r.bytes, number, vol_.device_offset(vol_.mft_data(), number * rs).value_or(0));
+    if (!r.parsed.in_use())
+        throw Error(ErrorCode::corrupt, fmt::format("MFT record {} is not in use", number));
+    return r;
+}
+
+void Editor::write_stream(const Attribute& attr, std::uint64_t offset, std::span<const std::byte> bytes) {
+    // Pieces of 512 bytes (a record or block may span runs when clusters are
+    // smaller), written as one write where their device bytes are adjacent.
+    constexpr std::uint64_t piece = 512;
+    std::uint64_t done = 0;
+    while (done < bytes.size()) {
+        const auto start = vol_.device_offset(attr, offset + done);
+        if (!start)
+            throw Error(ErrorCode::corrupt,
+                        fmt::format("MFT record {}: byte {} of its {} is not mapped by a run", attr.record,
+                                    offset + done, attr.display_name()));
+        std::uint64_t len = std::min<std::uint64_t>(piece, bytes.size() - done);
+        while (done + len < bytes.size()) {
+            const auto next = vol_.device_offset(attr, offset + done + len);
+            if (!next || *next != *start + len) break;
+            len += std::min<std::uint64_t>(piece, bytes.size() - done - len);
+        }
+        if (*start + len > dev_.size())
+            throw Error(ErrorCode::corrupt, fmt::format("MFT record {}: its {} passes the end of the image",
+                                                        attr.record, attr.display_name()));
+        dev_.write_at(*start, bytes.subspan(static_cast<std::size_t>(done), static_cast<std::size_t>(len)));
+        done += len;
+    }
+}
+
+void Editor::write_record(std::uint64_t number, std::vector<std::byte> plain) {
+    protect(plain);
+    const std::uint64_t at = number * vol_.geometry().mft_record_bytes;
+    write_stream(vol_.mft_data(), at, plain);
+    if (mirror_ && number < mirror_records_) write_stream(*mirror_, at, plain);
+}
+
+void Editor::set_volume_flags(std::uint16_t flags) {
+    Record r = read_record(kVolumeRecord);
+    const Attribute* info = r.parsed.find(AttrType::volume_information);
+    if (info == nullptr || info->non_resident || info->value.size() < 12)
+        throw Error(ErrorCode::corrupt, "$Volume (MFT record 3) has no resident $VOLUME_INFORMATION");
+    core::store_le16(r.bytes, info->offset + info->value_offset + kVolumeFlagsOffset, flags);
+    write_record(kVolumeRecord, std::move(r.bytes));
+}
+
+void Editor::begin() {
+    if (begun_) return;
+    // Before the first write: a $LogFile with transactions Windows has not
+    // applied would be replayed over the change.
+    const LogFileState log = logfile_state(vol_);
+    if (log == LogFileState::unclean || log == LogFileState::unknown)
+        throw Error(ErrorCode::refused,
+                    log == LogFileState::unclean
+                        ? "$LogFile holds transactions Windows has not applied (Windows was not shut down "
+                          "cleanly, or hibernated with fast startup); start Windows and shut it down fully "
+                          "(or run ntfsfix, which discards them) before changing this volume"
+                        : "$LogFile has no valid restart page, so whether Windows left transactions to "
+                          "replay is not known; run chkdsk (or ntfsfix) before changing this volume");
+    begun_ = true;
+    if (!(volume_flags_ & kVolumeIsDirty)) set_volume_flags(volume_flags_ | kVolumeIsDirty);
+}
+
+void Editor::finish() {
+    if (!begun_) return;
+    if (options_.barrier) options_.barrier();
+    if (!(volume_flags_ & kVolumeIsDirty)) set_volume_flags(volume_flags_);
+    begun_ = false;
+}
+
+FileEntry Editor::entry_of(std::uint64_t record, std::string name) const {
+    const Record r = read_record(record);
+    const Attribute* si = r.parsed.find(AttrType::standard_information);
+    if (si == nullptr || si->non_resident || si->value.size() < kSiAttributesOffset + 4)
+        throw Error(ErrorCode::corrupt,
+                    fmt::format("MFT record {} has no resident $STANDARD_INFORMATION", record));
+    FileEntry e;
+    e.record = record;
+    e.name = std::move(name);
+    e.is_root = record == kRootRecord;
+    e.is_directory = r.parsed.is_directory();
+    e.attributes = core::load_le32(si->value, kSiAttributesOffset);
+    return e;
+}
+
+std::optional<FileEntry> Editor::lookup(std::string_view path) {
+    const auto t = resolve_path(vol_, path, upcase_);
+    if (!t) return std::nullopt;
+    return entry_of(t->record, t->record == kRootRecord ? "/" : core::utf16_to_utf8_lossy(t->name.name));
+}
+
+std::optional<FileEntry> Editor::find(std::uint64_t dir, std::string_view name) {
+    const Record d = read_record(dir);
+    const auto e = find_in_directory(vol_, d.parsed, core::utf8_to_utf16(name), upcase_);
+    if (!e || !e->file_name) return std::nullopt;
+    return entry_of(FileReference::unpack(e->reference).record,
+                    core::utf16_to_utf8_lossy(e->file_name->name));
+}
+
+void Editor::set_attributes(const FileEntry& file, std::uint32_t set, std::uint32_t clear) {
+    if (((set | clear) & ~kSettableAttributes) != 0)
+        throw Error(ErrorCode::usage, "only read-only, hidden, system and archive can be set or cleared");
+    Record r = read_record(file.record);
+    const Attribute* si = r.parsed.find(AttrType::standard_information);
+    if (si == nullptr || si->non_resident || si->value.size() < kSiAttributesOffset + 4)
+        throw Error(ErrorCode::corrupt,
+                    fmt::format("MFT record {} has no resident $STANDARD_INFORMATION", file.record));
+    const std::size_t at = si->offset + si->value_offset + kSiAttributesOffset;
+    const std::uint32_t old = core::load_le32(r.bytes, at);
+    const std::uint32_t now = (old & ~clear) | set;
+    if (now == old) return;
+    // Every parent its names give (a hard link in another directory too).
+    std::set<std::uint64_t> parents;
+    for (const Attribute& a : r.parsed.attributes) {
+        if (a.kind() != AttrType::file_name || a.non_resident) continue;
+        try {
+            parents.insert(decode_file_name(a.value).parent.record);
+        } catch (const FormatError&) {
+            throw Error(ErrorCode::corrupt,
+                        fmt::format("MFT record {}: a $FILE_NAME does not decode", file.record));
+        }
+    }
+    begin();
+    core::store_le32(r.bytes, at, now);
+    write_record(file.record, std::move(r.bytes));
+    // The copies in the parents' index entries: the bits changed, the rest as stored.
+    const auto patch = [&](std::span<std::byte> key_at) {
+        const std::uint32_t v = core::load_le32(key_at, kFnAttributesOffset);
+        core::store_le32(key_at, kFnAttributesOffset, (v & ~(set | clear)) | (now & (set | clear)));
+    };
+    for (const std::uint64_t p : parents) {
+        if (p == file.record && !file.is_root) continue;
+        Record dir = read_record(p);
+        std::vector<IndexEntryLocation> found;
+        for_each_index_entry(vol_, dir.parsed, [&](const IndexEntry& e, const IndexEntryLocation& loc) {
+            if (FileReference::unpack(e.reference).record == file.record &&
+                e.key.size() >= kFnAttributesOffset + 4)
+                found.push_back(loc);
+            return true;
+        });
+        bool root_changed = false;
+        std::optional<Attribute> alloc;
+        for (const IndexEntryLocation& loc : found) {
+            if (!loc.block) {
+                const Attribute* ir = dir.parsed.find(AttrType::index_root, u"$I30");
+                if (ir == nullptr || ir->non_resident) throw Error(ErrorCode::corrupt, "no $INDEX_ROOT:$I30");
+                const std::size_t key = ir->offset + ir->value_offset + loc.offset + kIndexKeyOffset;
+                if (key + kFnAttributesOffset + 4 > ir->offset + ir->length)
+                    throw Error(ErrorCode::corrupt,
+                                fmt::format("MFT record {}: an $I30 entry passes $INDEX_ROOT", p));
+                patch(std::span(dir.bytes).subspan(key));
+                root_changed = true;
+                continue;
+            }
+            if (!alloc) alloc = load_attribute(vol_, dir.parsed, AttrType::index_allocation, u"$I30");
+            const Attribute* ir = dir.parsed.find(AttrType::index_root, u"$I30");
+            if (!alloc || ir == nullptr) throw Error(ErrorCode::corrupt, "no $INDEX_ALLOCATION:$I30");
+            const IndexRoot root = decode_index_root(ir->value);
+            const std::uint64_t bytes = root.index_block_bytes;
+            std::vector<std::byte> block(static_cast<std::size_t>(bytes));
+            vol_.read_stream(*alloc, *loc.block * bytes, block);
+            if (verify_and_remove_fixups(block))
+                throw Error(ErrorCode::corrupt,
+                            fmt::format("MFT record {}: INDX block {} fails its fixups", p, *loc.block));
+            const std::size_t key = loc.offset + kIndexKeyOffset;
+            if (key + kFnAttributesOffset + 4 > block.size())
+                throw Error(ErrorCode::corrupt,
+                            fmt::format("MFT record {}: an $I30 entry passes INDX block {}", p, *loc.block));
+            patch(std::span(block).subspan(key));
+            protect(block);
+            write_stream(*alloc, *loc.block * bytes, block);
+        }
+        if (root_changed) write_record(p, std::move(dir.bytes));
+    }
+}
+
+std::string Editor::label() const {
+    const Record r = read_record(kVolumeRecord);
+    const Attribute* name = r.parsed.find(AttrType::volume_name);
+    if (name == nullptr || name->non_resident) return {};
+    return core::utf16_to_utf8_lossy(decode_utf16(name->value));
+}
+
+void Editor::check_label(std::string_view label) {
+    const std::u16string units = core::utf8_to_utf16(label);
+    if (units.size() > kMaxLabelUnits)
+        throw Error(ErrorCode::usage, fmt::format("an NTFS label has at most {} UTF-16 units, \"{}\" has {}",
+                                                  kMaxLabelUnits, label, units.size()));
+}
+
+void Editor::set_label(std::string_view label) {
+    check_label(label);
+    const std::u16string units = core::utf8_to_utf16(label);
+    std::vector<std::byte> value(units.size() * 2);
+    for (std::size_t i = 0; i < units.size(); ++i) core::store_le16(value, 2 * i, units[i]);
+    // Record 3 with the new $VOLUME_NAME: the old attribute's header
+    // (instance, flags) with the new value, or a new attribute before the
+    // first of a higher type. Built once to check it fits before the first
+    // write, and again after begin() has set the dirty flag in this record.
+    const auto relabelled = [&] {
+        Record r = read_record(kVolumeRecord);
+        const std::vector<std::byte>& b = r.bytes;
+        const std::uint32_t in_use = r.parsed.header.bytes_in_use;
+        const Attribute* old = r.parsed.find(AttrType::volume_name);
+        if (old != nullptr && old->non_resident)
+            throw Error(ErrorCode::corrupt, "$Volume's $VOLUME_NAME is non-resident");
+        std::vector<std::byte> attr;
+        std::uint32_t at = in_use - 8, old_length = 0;  // default: before the end marker
+        if (old != nullptr) {
+            at = old->offset;
+            old_length = old->length;
+            const auto length = static_cast<std::uint32_t>(r8(old->value_offset + value.size()));
+            attr.assign(b.begin() + old->offset, b.begin() + old->offset + old->value_offset);
+            attr.resize(length);
+            core::store_le32(attr, 4, length);
+            core::store_le32(attr, 0x10, static_cast<std::uint32_t>(value.size()));
+            std::copy(value.begin(), value.end(), attr.begin() + old->value_offset);
+        } else {
+            attr = build_resident_attribute(AttrType::volume_name, u"", value);
+            core::store_le16(attr, 0x0E, r.parsed.header.next_instance);
+            for (const Attribute& a : r.parsed.attributes)
+                if (a.type > static_cast<std::uint32_t>(AttrType::volume_name)) {
+                    at = a.offset;
+                    break;
+                }
+        }
+        const std::uint64_t new_in_use = std::uint64_t{in_use} - old_length + attr.size();
+        if (new_in_use > r.parsed.header.bytes_allocated)
+            throw Error(ErrorCode::unsupported,
+                        fmt::format("$Volume (MFT record 3) has no room for a label of {} units: it would "
+                                    "use {} of its {} bytes",
+                                    units.size(), new_in_use, r.parsed.header.bytes_allocated));
+        std::vector<std::byte> out(b.begin(), b.begin() + at);
+        out.insert(out.end(), attr.begin(), attr.end());
+        out.insert(out.end(), b.begin() + at + old_length, b.begin() + in_use);
+        core::store_le32(out, 0x18, static_cast<std::uint32_t>(new_in_use));
+        if (old == nullptr)
+            core::store_le16(out, 0x28, static_cast<std::uint16_t>(r.parsed.header.next_instance + 1));
+        out.resize(b.size());  // the rest of the record zeroed
+        return out;
+    };
+    (void)relabelled();
+    begin();
+    write_record(kVolumeRecord, relabelled());
+}
+
+void Editor::set_serial(std::uint64_t serial) {
+    begin();
+    std::array<std::byte, kBootSectorSize> s{};
+    dev_.read_at(0, s);
+    core::store_le64(s, off::VolumeSerialNumber, serial);
+    dev_.write_at(0, s);
+    const std::uint64_t backup = vol_.geometry().volume_bytes();
+    if (backup + kBootSectorSize <= dev_.size()) {
+        std::array<std::byte, kBootSectorSize> t{};
+        dev_.read_at(backup, t);
+        if (std::memcmp(t.data() + 3, "NTFS    ", 8) == 0) {
+            core::store_le64(t, off::VolumeSerialNumber, serial);
+            dev_.write_at(backup, t);
+        }
+    }
+    serial_ = serial;
+}
+
+}  // namespace fsimg::ntfs

@@ -1,0 +1,262 @@
+// NTFS label, serial and attributes (include/fsimg/ntfs/edit.hpp) on
+// MemoryImages made by format_volume: the values read back through Volume,
+// the dirty flag set while changing and cleared at finish, both copies of
+// record 3 alike, the checker clean, and the $LogFile refusal.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <set>
+
+#include "fsimg/core/bytes.hpp"
+#include "fsimg/core/error.hpp"
+#include "fsimg/io/block_device.hpp"
+#include "fsimg/ntfs/check.hpp"
+#include "fsimg/ntfs/directory.hpp"
+#include "fsimg/ntfs/edit.hpp"
+#include "fsimg/ntfs/file.hpp"
+#include "fsimg/ntfs/format.hpp"
+#include "fsimg/ntfs/volume.hpp"
+#include "ntfs_fixture.hpp"
+
+using namespace fsimg;
+using namespace fsimg::ntfs;
+
+namespace {
+
+io::MemoryImage edit_image() {
+    io::MemoryImage img(8u << 20);
+    format_volume(img, test::must(8u << 20), test::opts());
+    return img;
+}
+
+std::set<std::string> edit_codes(const io::BlockDevice& d) {
+    check::Findings f;
+    (void)check_volume(d, f);
+    std::set<std::string> out;
+    for (const auto& x : f.all()) out.insert(std::string(x.code));
+    return out;
+}
+
+std::uint16_t volume_flags(const io::BlockDevice& d) {
+    const Volume v(d);
+    const MftRecord r = v.read_record(kVolumeRecord);
+    return decode_volume_information(r.find(AttrType::volume_information)->value).flags;
+}
+
+/// $MFT's and $MFTMirr's copies of record 3 hold the same bytes.
+bool mirror_matches(const io::BlockDevice& d) {
+    const Volume v(d);
+    const Attribute mirror = *v.read_record(1).find(AttrType::data);
+    const std::uint32_t rs = v.geometry().mft_record_bytes;
+    std::vector<std::byte> a(rs), b(rs);
+    v.read_stream(v.mft_data(), 3 * rs, a);
+    v.read_stream(mirror, 3 * rs, b);
+    return a == b;
+}
+
+/// Writes one restart page of $LogFile at stream offset `at`: "RSTR", page
+/// size 4096, the restart area at 0x30 with the given LSN, client in-use
+/// list and flags, fixups applied.
+void put_restart_page(io::BlockDevice& d, std::uint64_t at, std::uint64_t lsn, std::uint16_t in_use,
+                      std::uint16_t flags) {
+    const Volume v(d);
+    const auto log = load_attribute(v, v.read_record(kLogFileRecord), AttrType::data);
+    REQUIRE(log);
+    std::vector<std::byte> p(4096);
+    std::memcpy(p.data(), "RSTR", 4);
+    core::store_le16(p, 4, 0x1E);  // update sequence array
+    core::store_le16(p, 6, 9);
+    core::store_le32(p, 0x10, 4096);  // system page size
+    core::store_le32(p, 0x14, 4096);  // log page size
+    core::store_le16(p, 0x18, 0x30);  // restart area
+    core::store_le16(p, 0x1C, 1);     // major version
+    core::store_le64(p, 0x30, lsn);
+    core::store_le16(p, 0x30 + 0x08, 1);  // log clients
+    core::store_le16(p, 0x30 + 0x0A, 0xFFFF);
+    core::store_le16(p, 0x30 + 0x0C, in_use);
+    core::store_le16(p, 0x30 + 0x0E, flags);
+    apply_fixups(p, 0x1E, 7);
+    for (std::uint64_t i = 0; i < p.size(); i += 512) {
+        const auto off = v.device_offset(*log, at + i);
+        REQUIRE(off);
+        d.write_at(*off, std::span(p).subspan(i, 512));
+    }
+}
+
+}  // namespace
+
+TEST_CASE("ntfs edit: label set, emptied, at its limit and past it", "[ntfs][edit]") {
+    io::MemoryImage img = edit_image();
+    {
+        Editor ed(img, {});
+        CHECK(ed.label() == "TEST");
+        ed.set_label("Caf\xC3\xA9 \xCE\xA9 data");
+        // Changing: the dirty flag is set in both copies of record 3.
+        CHECK((volume_flags(img) & 1) == 1);
+        CHECK(mirror_matches(img));
+        ed.finish();
+    }
+    CHECK(volume_flags(img) == 0);
+    CHECK(mirror_matches(img));
+    CHECK(edit_codes(img).empty());
+    {
+        Editor ed(img, {});
+        CHECK(ed.label() == "Caf\xC3\xA9 \xCE\xA9 data");
+        ed.set_label("");
+        ed.finish();
+    }
+    {
+        const Volume v(img);
+        const MftRecord r = v.read_record(kVolumeRecord);
+        REQUIRE(r.find(AttrType::volume_name) != nullptr);
+        CHECK(r.find(AttrType::volume_name)->value.empty());
+        CHECK(r.find(AttrType::volume_information) != nullptr);
+        CHECK(Editor(img, {}).label().empty());
+    }
+    CHECK(edit_codes(img).empty());
+    const std::string longest(kMaxLabelUnits, 'L');
+    {
+        Editor ed(img, {});
+        ed.set_label(longest);
+        ed.finish();
+    }
+    CHECK(Editor(img, {}).label() == longest);
+    CHECK(edit_codes(img).empty());
+    const std::vector<std::byte> before = img.bytes();
+    {
+        Editor ed(img, {});
+        CHECK_THROWS_MATCHES(ed.set_label(longest + "L"), Error,
+                             Catch::Matchers::Predicate<Error>(
+                                 [](const Error& e) { return e.code() == ErrorCode::usage; }, "usage"));
+        ed.finish();
+    }
+    CHECK(img.bytes() == before);  // nothing written
+}
+
+TEST_CASE("ntfs edit: a $VOLUME_NAME that is missing is added", "[ntfs][edit]") {
+    io::MemoryImage img = edit_image();
+    // Remove record 3's $VOLUME_NAME by hand: the attributes after it moved down.
+    {
+        const Volume v(img);
+        const std::uint32_t rs = v.geometry().mft_record_bytes;
+        std::vector<std::byte> raw(rs);
+        const std::uint64_t at = *v.device_offset(v.mft_data(), 3 * rs);
+        img.read_at(at, raw);
+        const MftRecord r = parse_mft_record(raw, 3);
+        const Attribute* name = r.find(AttrType::volume_name);
+        REQUIRE(name != nullptr);
+        std::vector<std::byte> out(raw.begin(), raw.begin() + name->offset);
+        out.insert(out.end(), raw.begin() + name->offset + name->length, raw.begin() + r.header.bytes_in_use);
+        core::store_le32(out, 0x18, r.header.bytes_in_use - name->length);
+        out.resize(rs);
+        apply_fixups(out, r.header.usa_offset, 5);
+        img.write_at(at, out);
+        const auto mirror = v.device_offset(*v.read_record(1).find(AttrType::data), 3 * rs);
+        img.write_at(*mirror, out);
+    }
+    CHECK(Editor(img, {}).label().empty());
+    {
+        Editor ed(img, {});
+        ed.set_label("ADDED");
+        ed.finish();
+    }
+    const Volume v(img);
+    const MftRecord r = v.read_record(kVolumeRecord);
+    std::vector<std::uint32_t> types;
+    for (const Attribute& a : r.attributes) types.push_back(a.type);
+    CHECK(std::is_sorted(types.begin(), types.end()));
+    CHECK(Editor(img, {}).label() == "ADDED");
+    CHECK(edit_codes(img).empty());
+}
+
+TEST_CASE("ntfs edit: serial number in both boot sectors", "[ntfs][edit]") {
+    io::MemoryImage img = edit_image();
+    {
+        Editor ed(img, {});
+        CHECK(ed.serial() == 0x0123456789ABCDEFull);
+        ed.set_serial(0x1122334455667788ull);
+        ed.finish();
+    }
+    const Volume v(img);
+    CHECK(core::load_le64(v.boot_sector_bytes(), off::VolumeSerialNumber) == 0x1122334455667788ull);
+    CHECK(v.backup_boot_matches() == std::optional<bool>(true));
+    CHECK(volume_flags(img) == 0);
+    CHECK(edit_codes(img).empty());
+}
+
+TEST_CASE("ntfs edit: attributes of the root, and its entry in its own index", "[ntfs][edit]") {
+    io::MemoryImage img = edit_image();
+    {
+        Editor ed(img, {});
+        const auto root = ed.lookup("/");
+        REQUIRE(root);
+        CHECK(root->is_root);
+        CHECK(root->is_directory);
+        const std::uint32_t before = root->attributes;
+        REQUIRE((before & (file_attr::read_only | file_attr::archive)) == 0);  // mkntfs: hidden, system
+        ed.set_attributes(*root, file_attr::read_only | file_attr::archive, 0);
+        CHECK(ed.lookup("/")->attributes == (before | file_attr::read_only | file_attr::archive));
+        CHECK_THROWS_AS(ed.set_attributes(*root, 0x100, 0), Error);
+        ed.finish();
+    }
+    const Volume v(img);
+    bool seen = false;
+    for_each_index_entry(v, v.read_record(kRootRecord), [&](const IndexEntry& e, const IndexEntryLocation&) {
+        if (FileReference::unpack(e.reference).record == kRootRecord) {
+            seen = true;
+            CHECK((e.file_name->file_attributes & (file_attr::read_only | file_attr::archive)) ==
+                  (file_attr::read_only | file_attr::archive));
+        }
+        return true;
+    });
+    CHECK(seen);
+    CHECK(volume_flags(img) == 0);
+    CHECK(edit_codes(img).empty());
+    // Clearing them again gives back the bytes of the attributes (not the update sequence numbers).
+    Editor ed(img, {});
+    ed.set_attributes(*ed.lookup("/"), 0, file_attr::read_only | file_attr::archive);
+    ed.finish();
+    CHECK((ed.lookup("/")->attributes & (file_attr::read_only | file_attr::archive)) == 0);
+}
+
+TEST_CASE("ntfs edit: $LogFile states, and the refusal before any write", "[ntfs][edit]") {
+    io::MemoryImage img = edit_image();
+    CHECK(logfile_state(Volume(img)) == LogFileState::empty);
+    SECTION("clean: the newest restart area has no client in use") {
+        put_restart_page(img, 0, 100, 0, 0);
+        put_restart_page(img, 4096, 200, 0xFFFF, 0);
+        CHECK(logfile_state(Volume(img)) == LogFileState::clean);
+        Editor ed(img, {});
+        ed.set_label("OK");
+        ed.finish();
+        CHECK(Editor(img, {}).label() == "OK");
+    }
+    SECTION("clean flag with a client in use") {
+        put_restart_page(img, 0, 300, 0, 0x0002);
+        put_restart_page(img, 4096, 200, 0, 0);
+        CHECK(logfile_state(Volume(img)) == LogFileState::clean);
+    }
+    SECTION("unclean: refused, nothing written") {
+        put_restart_page(img, 0, 100, 0xFFFF, 0x0002);
+        put_restart_page(img, 4096, 200, 0, 0);  // the newer page decides
+        CHECK(logfile_state(Volume(img)) == LogFileState::unclean);
+        const std::vector<std::byte> before = img.bytes();
+        Editor ed(img, {});
+        CHECK_THROWS_MATCHES(ed.set_label("NO"), Error,
+                             Catch::Matchers::Predicate<Error>(
+                                 [](const Error& e) { return e.code() == ErrorCode::refused; }, "refused"));
+        CHECK_THROWS_AS(ed.set_serial(1), Error);
+        CHECK_THROWS_AS(ed.set_attributes(*ed.lookup("/"), file_attr::read_only, 0), Error);
+        ed.finish();
+        CHECK(img.bytes() == before);
+    }
+    SECTION("unknown: a first page that is neither empty nor a restart page") {
+        const Volume v(img);
+        const auto log = load_attribute(v, v.read_record(kLogFileRecord), AttrType::data);
+        std::vector<std::byte> junk(512, std::byte{0x42});
+        img.write_at(*v.device_offset(*log, 0), junk);
+        CHECK(logfile_state(Volume(img)) == LogFileState::unknown);
+        Editor ed(img, {});
+        CHECK_THROWS_AS(ed.set_label("NO"), Error);
+    }
+}
