@@ -12,7 +12,7 @@ namespace {
 /// twin (fat/repair.hpp, exfat/repair.hpp, ntfs/repair.hpp say how each is
 /// repaired). A boot sector code is answered only when a copy validates: the
 /// repairer itself leaves the error when neither does.
-constexpr std::array<std::string_view, 33> kPreen = {
+constexpr std::array<std::string_view, 34> kPreen = {
     "exfat.boot.backup-checksum",
     "exfat.boot.backup-differs",
     "exfat.boot.checksum",
@@ -46,6 +46,7 @@ constexpr std::array<std::string_view, 33> kPreen = {
     "ntfs.mft-bitmap.unmarked",
     "ntfs.mftmirr.differs",
     "ntfs.mftmirr.stale",
+    "ntfs.volume.dirty",
 };
 
 /// What -y repairs besides: the repairs that give up something (lost

@@ -19,7 +19,6 @@ namespace fsimg::ntfs {
 
 namespace {
 
-constexpr std::uint16_t kVolumeIsDirty = 0x0001;    // $VOLUME_INFORMATION flags [FLATCAP]
 constexpr std::size_t kVolumeFlagsOffset = 0x0A;    // in the $VOLUME_INFORMATION value
 constexpr std::size_t kSiAttributesOffset = 0x20;   // in the $STANDARD_INFORMATION value
 constexpr std::size_t kIndexKeyOffset = 0x10;       // an index entry's key [FLATCAP concepts/index_entry]
@@ -166,6 +165,11 @@ void Editor::set_volume_flags(std::uint16_t flags) {
         throw Error(ErrorCode::corrupt, "$Volume (MFT record 3) has no resident $VOLUME_INFORMATION");
     core::store_le16(r.bytes, info->offset + info->value_offset + kVolumeFlagsOffset, flags);
     write_record(kVolumeRecord, std::move(r.bytes));
+}
+
+void Editor::write_volume_flags(std::uint16_t flags) {
+    set_volume_flags(flags);
+    volume_flags_ = flags;
 }
 
 void Editor::begin() {

@@ -10,6 +10,7 @@
 #include "fsimg/core/error.hpp"
 #include "fsimg/io/patched_device.hpp"
 #include "fsimg/ntfs/check.hpp"
+#include "fsimg/ntfs/edit.hpp"
 #include "fsimg/ntfs/structs.hpp"
 #include "fsimg/ntfs/volume.hpp"
 
@@ -171,6 +172,30 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                  fmt::format("{} not in use marked free in $MFT's $BITMAP", count(m.cleared, "record"))});
     }
     if (options.barrier && !done.empty()) options.barrier();
+    // Last: the dirty flag cleared, when the volume now checks without an
+    // error and $LogFile holds nothing for Windows to replay (with the flag
+    // set Windows would run chkdsk; clear, it trusts the volume).
+    if (plan.has("ntfs.volume.dirty")) {
+        check::Findings after;
+        (void)check_volume(dev, after);
+        const bool errors = std::any_of(after.all().begin(), after.all().end(), [](const check::Finding& f) {
+            return f.severity == check::Severity::error || f.severity == check::Severity::fatal;
+        });
+        if (!errors) {
+            try {
+                Editor ed(dev, {});
+                const LogFileState log = logfile_state(Volume(dev));
+                if ((ed.volume_flags() & kVolumeIsDirty) != 0 &&
+                    (log == LogFileState::empty || log == LogFileState::clean)) {
+                    ed.write_volume_flags(static_cast<std::uint16_t>(ed.volume_flags() & ~kVolumeIsDirty));
+                    done.push_back(
+                        {"ntfs.volume.dirty", "$Volume's dirty flag cleared: the volume is marked clean"});
+                }
+            } catch (const Error& e) {
+                if (e.code() == ErrorCode::io) throw;
+            }
+        }
+    }
     return done;
 }
 

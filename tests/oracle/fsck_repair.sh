@@ -157,6 +157,26 @@ for kind in bitmap-free-in-use mft-bitmap-unmarked bitmap-lost mft-bitmap-marked
     fail "ntfs $kind: ntfsfix -n or ntfs-3g: $(cat ntfsfix.out)"
 done
 
+# NTFS's dirty flag: cleared by -p last, only when nothing else is wrong
+# (ntfsinfo refuses a dirty volume: it opens it after), and left by -p with
+# a lost cluster beside it (exit 4); -y clears both.
+cp clean.img nb.img
+python3 "$here/../tools/ntfs_damage.py" nb.img volume-dirty > /dev/null || fail "ntfs volume-dirty: damage"
+ntfsinfo -m nb.img > /dev/null 2>&1 && fail "ntfsinfo opens the dirty volume" || pass
+rm -f nb.undo; cp nb.img damaged.img
+"$FSIMG" fsck -p --undo nb.undo nb.img > rep.out 2>&1; rc=$?
+[ $rc = 1 ] && grep -q "^repaired ntfs.volume.dirty: \$Volume's dirty flag cleared" rep.out && [ -z "$(fsck_codes nb.img)" ] &&
+  pass || fail "ntfs volume-dirty: -p exit $rc: $(cat rep.out)"
+ntfsinfo -m nb.img > /dev/null 2>&1 && ntfsfix -n nb.img > /dev/null 2>&1 && pass || fail "ntfs volume-dirty: ntfsinfo or ntfsfix -n after -p"
+"$FSIMG" undo nb.undo nb.img > /dev/null && cmp -s nb.img damaged.img && pass || fail "ntfs volume-dirty: undo"
+python3 "$here/../tools/ntfs_damage.py" nb.img bitmap-lost > /dev/null || fail "ntfs volume-dirty + bitmap-lost: damage"
+cp nb.img damaged.img
+"$FSIMG" fsck -p nb.img > rep.out 2>&1; rc=$?
+[ $rc = 4 ] && cmp -s nb.img damaged.img && pass || fail "ntfs dirty + lost: -p exit $rc or changed: $(cat rep.out)"
+"$FSIMG" fsck -y nb.img > rep.out 2>&1; rc=$?
+[ $rc = 1 ] && grep -q "^repaired ntfs.volume.dirty" rep.out && grep -q "^repaired ntfs.bitmap.lost" rep.out &&
+  [ -z "$(fsck_codes nb.img)" ] && pass || fail "ntfs dirty + lost: -y exit $rc: $(cat rep.out)"
+
 # An error preen does not repair: the dirty flag stays; the free count it
 # does repair (exit 1|4 = 5), JSON says so.
 make_fat bad.img 32

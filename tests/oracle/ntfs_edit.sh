@@ -11,8 +11,8 @@
 # Interrupted at any write: each label, serial and attrib change is cut
 # after its Nth write for every N; after each cut sleuthkit and ntfs-3g
 # read every file byte-exact, our fsck finds nothing but the dirty flag and
-# a mirror behind, and once ntfsfix -d has cleared the flag every checker
-# passes. A volume whose $LogFile Windows has not replayed is refused.
+# a mirror behind, and once fsimg fsck -a or ntfsfix -d has cleared the flag
+# every checker passes. A volume whose $LogFile Windows has not replayed is refused.
 here=$(cd "$(dirname "$0")" && pwd); . "$here/../lib.sh"
 need_shared
 need_oracles
@@ -134,6 +134,12 @@ sweep() {  # sweep NAME CMD...: every cut of fsimg CMD (image after the command 
     # What a checker does with it: ntfsfix clears the flag (and copies the
     # mirror); then every checker passes (at the middle cut: 2 s each).
     [ "$n" = $((total / 2)) ] || continue
+    cp cut.img cut-ours.img
+    "$FSIMG" fsck -a cut-ours.img > fsck.out 2>&1
+    [ -z "$(fsck_codes cut-ours.img)" ] || { fail "$name: cut $n: fsimg fsck -a left $(fsck_codes cut-ours.img): $(cat fsck.out)"; bad=1; }
+    if ! out=$("$SHARED/oracles/check-image" -j 2 --manifest pre.manifest cut-ours.img 2>&1); then
+      fail "$name: cut after write $n of $total, after fsimg fsck -a:"; echo "$out" | grep -v PASS | head -8; bad=1
+    fi
     ntfsfix -d cut.img >/dev/null 2>&1 || { fail "$name: cut $n: ntfsfix -d"; bad=1; }
     if ! out=$("$SHARED/oracles/check-image" -j 2 --manifest pre.manifest cut.img 2>&1); then
       fail "$name: cut after write $n of $total, after ntfsfix -d:"; echo "$out" | grep -v PASS | head -8; bad=1

@@ -60,6 +60,9 @@ namespace fsimg::ntfs {
 /// units (mkntfs and ntfslabel keep to it; Windows' own tools to 32).
 inline constexpr std::size_t kMaxLabelUnits = 128;
 
+/// $VOLUME_INFORMATION's dirty flag [FLATCAP attributes/volume_information].
+inline constexpr std::uint16_t kVolumeIsDirty = 0x0001;
+
 /// The file attribute bits fsimg attrib changes: read-only 0x01, hidden
 /// 0x02, system 0x04, archive 0x20 [FLATCAP attributes/standard_information].
 inline constexpr std::uint32_t kSettableAttributes = 0x27;
@@ -132,6 +135,14 @@ public:
     /// Ends the change: barrier, then the dirty flag cleared (when it was
     /// clear at open). Nothing when nothing was written.
     void finish();
+
+    /// $VOLUME_INFORMATION's flags as read at open (0x0001: dirty).
+    std::uint16_t volume_flags() const noexcept { return volume_flags_; }
+    /// For fsck's repair (ntfs/repair.hpp): rewrites $VOLUME_INFORMATION's
+    /// flags in record 3 ($MFT, then $MFTMirr) at once, outside the dirty
+    /// protocol and without the $LogFile check. Throws Error(corrupt) when
+    /// record 3 has no resident $VOLUME_INFORMATION.
+    void write_volume_flags(std::uint16_t flags);
 
 private:
     struct Record {

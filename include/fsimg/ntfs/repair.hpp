@@ -4,7 +4,8 @@
 // sector, sector 0 from its backup, which reaches the disk whole) or a
 // bitmap byte made what the records say, so a repair cut at any write
 // leaves the volume as readable as before; no dirty flag is set (setting
-// $Volume's would make Windows run chkdsk at its next mount).
+// $Volume's would make Windows run chkdsk at its next mount). A dirty flag
+// found set is cleared last, when the volume then checks clean.
 #pragma once
 
 #include <vector>
@@ -34,6 +35,11 @@ namespace fsimg::ntfs {
 ///   [FLATCAP attributes/bitmap]. Bits are cleared only when no record,
 ///   attribute, runlist or attribute-list finding leaves an owner in doubt;
 ///   each byte is written alone, so a cut leaves every bit old or new.
+/// - ntfs.volume.dirty (preen): $VOLUME_INFORMATION's dirty flag cleared
+///   (record 3, $MFT then $MFTMirr: ntfs/edit.hpp), last, after the barrier,
+///   when a check after the other repairs finds no error or fatal finding
+///   and $LogFile is empty or clean (logfile_state), as fsck.fat -a clears
+///   its dirty bit and ntfsfix -d clears this one.
 /// A copy is a source only when it keeps every rule of validate_boot_sector
 /// and the volume opens through it; when neither copy does, both are left.
 /// Nothing else is repaired when $MFT cannot be read. Returns what was done.
