@@ -12,7 +12,7 @@ namespace {
 /// twin (fat/repair.hpp, exfat/repair.hpp, ntfs/repair.hpp say how each is
 /// repaired). A boot sector code is answered only when a copy validates: the
 /// repairer itself leaves the error when neither does.
-constexpr std::array<std::string_view, 34> kPreen = {
+constexpr std::array<std::string_view, 35> kPreen = {
     "exfat.boot.backup-checksum",
     "exfat.boot.backup-differs",
     "exfat.boot.checksum",
@@ -43,6 +43,7 @@ constexpr std::array<std::string_view, 34> kPreen = {
     "ntfs.boot.oem_id",
     "ntfs.boot.signature",
     "ntfs.boot.total_sectors",
+    "ntfs.index.sizes",
     "ntfs.mft-bitmap.unmarked",
     "ntfs.mftmirr.differs",
     "ntfs.mftmirr.stale",

@@ -172,6 +172,122 @@ void Editor::write_volume_flags(std::uint16_t flags) {
     volume_flags_ = flags;
 }
 
+std::uint64_t Editor::repair_index_sizes() {
+    constexpr std::uint64_t kExtendRecord = 11;
+    constexpr std::size_t kFnAllocated = 0x28, kFnData = 0x30;
+    constexpr std::uint32_t kFnDirectory = 0x10000000;
+    // The directories, and which of them lie in $Extend's tree (not judged).
+    std::vector<std::uint64_t> dirs;
+    (void)scan_records(vol_, 0, [&](std::uint64_t n, std::span<std::byte> raw) {
+        std::vector<std::byte> copy(raw.begin(), raw.end());
+        try {
+            const MftRecord r = parse_mft_record(copy, n);
+            if (r.in_use() && r.is_directory() && r.header.base_record == 0) dirs.push_back(n);
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+        }
+    });
+    std::set<std::uint64_t> system{kExtendRecord};
+    std::vector<std::uint64_t> todo{kExtendRecord};
+    while (!todo.empty() && system.size() <= dirs.size()) {
+        const std::uint64_t d = todo.back();
+        todo.pop_back();
+        try {
+            for_each_index_entry(vol_, read_record(d).parsed,
+                                 [&](const IndexEntry& e, const IndexEntryLocation&) {
+                                     const std::uint64_t t = FileReference::unpack(e.reference).record;
+                                     if (e.file_name && (e.file_name->file_attributes & kFnDirectory) &&
+                                         system.insert(t).second)
+                                         todo.push_back(t);
+                                     return true;
+                                 });
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+        }
+    }
+    std::uint64_t changed = 0;
+    for (const std::uint64_t d : dirs) {
+        if (system.count(d)) continue;
+        struct Patch {
+            IndexEntryLocation at;
+            std::uint64_t allocated = 0, data = 0;
+        };
+        std::vector<Patch> patches;
+        Record dir;
+        try {
+            dir = read_record(d);
+            for_each_index_entry(vol_, dir.parsed, [&](const IndexEntry& e, const IndexEntryLocation& loc) {
+                const std::uint64_t t = FileReference::unpack(e.reference).record;
+                if (!e.file_name || t < kFirstNonSystemRecord ||
+                    (e.file_name->file_attributes & kFnDirectory))
+                    return true;
+                try {
+                    const Record f = read_record(t);
+                    if (f.parsed.is_directory() || f.parsed.header.base_record != 0) return true;
+                    const auto data = load_attribute(vol_, f.parsed, AttrType::data);
+                    if (!data || data->size() == e.file_name->data_size) return true;
+                    const std::uint64_t allocated = !data->non_resident     ? r8(data->value.size())
+                                                    : data->compressed_size ? *data->compressed_size
+                                                                            : data->allocated_size;
+                    patches.push_back({loc, allocated, data->size()});
+                } catch (const Error& x) {
+                    if (x.code() == ErrorCode::io) throw;
+                }
+                return true;
+            });
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+            continue;
+        }
+        if (patches.empty()) continue;
+        const auto apply = [](std::span<std::byte> node, std::size_t key, const Patch& p) {
+            if (key + kFnData + 8 > node.size()) return false;
+            core::store_le64(node, key + kFnAllocated, p.allocated);
+            core::store_le64(node, key + kFnData, p.data);
+            return true;
+        };
+        // The root's entries: one rewrite of the directory's record.
+        const Attribute* ir = dir.parsed.find(AttrType::index_root, u"$I30");
+        bool root = false;
+        for (const Patch& p : patches) {
+            if (p.at.block || ir == nullptr || ir->non_resident) continue;
+            const std::size_t end = ir->offset + ir->length;
+            if (apply(std::span(dir.bytes).first(end),
+                      ir->offset + ir->value_offset + p.at.offset + kIndexKeyOffset, p)) {
+                root = true;
+                ++changed;
+            }
+        }
+        if (root) write_record(d, std::move(dir.bytes));
+        // Each INDX block once, with all its entries.
+        std::set<std::uint64_t> blocks;
+        for (const Patch& p : patches)
+            if (p.at.block) blocks.insert(*p.at.block);
+        if (blocks.empty() || ir == nullptr) continue;
+        try {
+            const Record again = read_record(d);
+            const auto alloc = load_attribute(vol_, again.parsed, AttrType::index_allocation, u"$I30");
+            if (!alloc) continue;
+            const std::uint64_t bytes = decode_index_root(ir->value).index_block_bytes;
+            for (const std::uint64_t b : blocks) {
+                std::vector<std::byte> block(static_cast<std::size_t>(bytes));
+                vol_.read_stream(*alloc, b * bytes, block);
+                if (verify_and_remove_fixups(block)) continue;
+                std::uint64_t n = 0;
+                for (const Patch& p : patches)
+                    if (p.at.block == b && apply(block, p.at.offset + kIndexKeyOffset, p)) ++n;
+                if (n == 0) continue;
+                protect(block);
+                write_stream(*alloc, b * bytes, block);
+                changed += n;
+            }
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+        }
+    }
+    return changed;
+}
+
 void Editor::begin() {
     if (begun_) return;
     // Before the first write: a $LogFile with transactions Windows has not

@@ -171,6 +171,21 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                 {"ntfs.mft-bitmap.marked-free",
                  fmt::format("{} not in use marked free in $MFT's $BITMAP", count(m.cleared, "record"))});
     }
+    // Index entries whose sizes are not the file's: copied from its $DATA.
+    if (plan.has("ntfs.index.sizes")) {
+        try {
+            Editor ed(dev, {});
+            const std::uint64_t n = ed.repair_index_sizes();
+            if (n != 0)
+                done.push_back(
+                    {"ntfs.index.sizes",
+                     fmt::format("{} index entr{} given the data and allocated sizes of the file's "
+                                 "$DATA",
+                                 n, n == 1 ? "y" : "ies")});
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+        }
+    }
     if (options.barrier && !done.empty()) options.barrier();
     // Last: the dirty flag cleared, when the volume now checks without an
     // error and $LogFile holds nothing for Windows to replay (with the flag

@@ -177,6 +177,37 @@ cp nb.img damaged.img
 [ $rc = 1 ] && grep -q "^repaired ntfs.volume.dirty" rep.out && grep -q "^repaired ntfs.bitmap.lost" rep.out &&
   [ -z "$(fsck_codes nb.img)" ] && pass || fail "ntfs dirty + lost: -y exit $rc: $(cat rep.out)"
 
+# ntfs.index.sizes: an index entry whose data size is not its file's gets the
+# file's sizes at -p (one in $INDEX_ROOT by ntfs_damage.py, one in an INDX
+# block of a 60-file directory); only the entry's bytes and the node's
+# update sequence number change; ntfs-3g reads the files.
+cp clean.img nb.img
+python3 "$here/../tools/ntfs_damage.py" nb.img index-sizes > /dev/null || fail "ntfs index-sizes: damage"
+mkdir -p itree/many; for i in $(seq 1 60); do printf '%s\n' "$i" > "itree/many/file $i.txt"; done
+"$FSIMG" mkfs -q -t ntfs -s 32M --from itree ni.img || fail "mkfs ntfs ni.img"
+cp ni.img ni-clean.img
+python3 - ni.img <<'EOF2'
+import struct, sys
+# "file 37.txt" in /many's INDX blocks: its key's data size (key at entry + 16, size at key + 0x30) + 1000.
+data = bytearray(open(sys.argv[1], "rb").read())
+i = data.find("file 37.txt".encode("utf-16-le"))
+while i >= 0 and data[i // 4096 * 4096:i // 4096 * 4096 + 4] != b"INDX":  # the one in an INDX block
+    i = data.find("file 37.txt".encode("utf-16-le"), i + 1)
+o = i - 0x42 + 0x30
+assert o % 512 < 504
+struct.pack_into("<Q", data, o, struct.unpack_from("<Q", data, o)[0] + 1000)
+open(sys.argv[1], "r+b").write(data)
+EOF2
+for img in nb.img ni.img; do
+  [ "$(fsck_codes $img)" = ntfs.index.sizes ] && pass || fail "ntfs index-sizes $img before: $(fsck_codes $img)"
+  "$FSIMG" fsck -p $img > rep.out 2>&1; rc=$?
+  [ $rc = 1 ] && grep -q "^repaired ntfs.index.sizes: 1 index entry given" rep.out && [ -z "$(fsck_codes $img)" ] &&
+    pass || fail "ntfs index-sizes $img: -p exit $rc: $(cat rep.out)"
+  ntfsfix -n $img > /dev/null 2>&1 && pass || fail "ntfs index-sizes $img: ntfsfix -n"
+done
+[ "$(cmp -l ni.img ni-clean.img | wc -l)" -le 10 ] && pass || fail "ntfs index-sizes: more than the entry and the fixups changed"
+ntfscat ni.img "/many/file 37.txt" 2>/dev/null | cmp -s - "itree/many/file 37.txt" && pass || fail "ntfs-3g reads file 37"
+
 # An error preen does not repair: the dirty flag stays; the free count it
 # does repair (exit 1|4 = 5), JSON says so.
 make_fat bad.img 32

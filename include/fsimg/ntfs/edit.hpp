@@ -144,6 +144,20 @@ public:
     /// record 3 has no resident $VOLUME_INFORMATION.
     void write_volume_flags(std::uint16_t flags);
 
+    /// For fsck's repair of ntfs.index.sizes: every $I30 entry naming an
+    /// in-use file (record 16 on, not a directory, outside $Extend's tree,
+    /// as the checker judges them) whose data size (0x30 of its $FILE_NAME
+    /// key) differs from the file's unnamed $DATA gets that data size and
+    /// its allocated size (0x28: the resident value's length rounded up to
+    /// 8, the compressed size of a compressed or sparse stream, else the
+    /// allocated size), as ntfs-3g writes them [NTFS-3G inode.c
+    /// ntfs_inode_sync_file_name]. Each INDX block or directory record is
+    /// rewritten once with all its entries (a cut leaves each whole). A
+    /// directory whose index cannot be walked, and a file whose record
+    /// cannot be read, are left. Returns the entries changed; throws
+    /// Error(io).
+    std::uint64_t repair_index_sizes();
+
 private:
     struct Record {
         std::vector<std::byte> bytes;  ///< fixups removed
