@@ -52,7 +52,7 @@ constexpr std::array<std::string_view, 35> kPreen = {
 
 /// What -y repairs besides: the repairs that give up something (lost
 /// clusters freed: what they held is not kept).
-constexpr std::array<std::string_view, 41> kAll = {
+constexpr std::array<std::string_view, 43> kAll = {
     "exfat.bitmap.lost",
     "exfat.name.duplicate",
     "exfat.name.invalid",
@@ -93,6 +93,8 @@ constexpr std::array<std::string_view, 41> kAll = {
     "fat.dir.dot",
     "fat.dir.dotdot",
     "ntfs.bitmap.lost",
+    "ntfs.logfile.unclean",
+    "ntfs.logfile.unknown",
     "ntfs.mft-bitmap.marked-free",
 };
 

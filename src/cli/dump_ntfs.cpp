@@ -14,6 +14,7 @@
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/utf.hpp"
 #include "fsimg/ntfs/directory.hpp"
+#include "fsimg/ntfs/edit.hpp"
 #include "fsimg/ntfs/volume.hpp"
 
 namespace fsimg::cli {
@@ -57,6 +58,7 @@ struct BootView {
     std::uint64_t mft_records = 0;
     std::optional<std::string> label;
     std::optional<ntfs::VolumeInformation> info;
+    std::optional<ntfs::LogFileState> logfile;
     std::vector<std::string> errors;  ///< why a part could not be read
     /// Sector 0 breaks a rule and the valid backup boot sector at this byte
     /// offset stands in: the geometry and all below come from it.
@@ -84,10 +86,26 @@ BootView read_boot_view(const io::BlockDevice& dev, const fs::Detection& d) {
         if (const auto* n = r.find(ntfs::AttrType::volume_name)) b.label = utf8(ntfs::decode_utf16(n->value));
         if (const auto* i = r.find(ntfs::AttrType::volume_information))
             b.info = ntfs::decode_volume_information(i->value);
+        b.logfile = ntfs::logfile_state(vol);
     } catch (const Error& e) {
         b.errors.push_back(e.what());
     }
     return b;
+}
+
+/// What $LogFile says, as dump shows it (docs/dump.md).
+std::string_view logfile_text(ntfs::LogFileState s) {
+    switch (s) {
+        case ntfs::LogFileState::empty:
+            return "empty";
+        case ntfs::LogFileState::clean:
+            return "clean";
+        case ntfs::LogFileState::unclean:
+            return "unclean";
+        case ntfs::LogFileState::unknown:
+            break;
+    }
+    return "unknown";
 }
 
 json runs_json(const ntfs::Attribute& a) {
@@ -143,6 +161,7 @@ json boot_json(const std::string& image, const io::OpenedVolume& v, const BootVi
         j["volume"] = {{"label", b.label ? json(*b.label) : json()},
                        {"version", fmt::format("{}.{}", b.info->major, b.info->minor)},
                        {"flags", b.info->flags}};
+        if (b.logfile) j["volume"]["logfile"] = logfile_text(*b.logfile);
     }
     j["errors"] = b.errors;
     return j;
@@ -224,6 +243,7 @@ void print_boot(const std::string& image, const io::OpenedVolume& v, const BootV
         fmt::print("  version           {}.{}\n", b.info->major, b.info->minor);
         fmt::print("  flags             0x{:04X} ({})\n", b.info->flags,
                    ntfs::volume_flag_names(b.info->flags));
+        if (b.logfile) fmt::print("  $LogFile          {}\n", logfile_text(*b.logfile));
     }
     for (const auto& e : b.errors) fmt::print("\nERROR: {}\n", e);
 }

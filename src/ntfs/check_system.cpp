@@ -10,6 +10,7 @@
 #include "fsimg/core/bytes.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/units.hpp"
+#include "fsimg/ntfs/edit.hpp"
 
 namespace fsimg::ntfs::detail {
 
@@ -160,9 +161,32 @@ void check_upcase(Context& c) {
     c.upcase = std::move(t);
 }
 
+/// $LogFile's restart area (logfile_state): transactions Windows has not
+/// applied, or no restart page to tell. Record 2 damage is the records pass's.
+void check_logfile(Context& c) {
+    if (!c.vol) return;
+    switch (logfile_state(*c.vol)) {
+        case LogFileState::empty:
+        case LogFileState::clean:
+            return;
+        case LogFileState::unclean:
+            report(c, "ntfs.logfile.unclean", at_record(c, 2, "$DATA"),
+                   "$LogFile holds transactions Windows has not applied (it was not shut down cleanly, or "
+                   "hibernated with fast startup): Windows replays them at its next mount, ntfs-3g mounts it "
+                   "read-only, and fsimg label and attrib refuse to change it");
+            return;
+        case LogFileState::unknown:
+            report(c, "ntfs.logfile.unknown", at_record(c, 2, "$DATA"),
+                   "$LogFile's first page is neither empty (0xFF) nor a valid restart page (\"RSTR\" with "
+                   "its fixups): whether Windows left transactions to replay is not known");
+            return;
+    }
+}
+
 void check_system(Context& c) {
     check_bitmap(c);
     check_volume_flags(c);
+    check_logfile(c);
 }
 
 }  // namespace fsimg::ntfs::detail

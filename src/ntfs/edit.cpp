@@ -172,6 +172,21 @@ void Editor::write_volume_flags(std::uint16_t flags) {
     volume_flags_ = flags;
 }
 
+std::uint64_t Editor::empty_logfile() {
+    const Record r = read_record(kLogFileRecord);
+    const auto data = load_attribute(vol_, r.parsed, AttrType::data);
+    if (!data || !data->non_resident)
+        throw Error(ErrorCode::corrupt, "$LogFile (MFT record 2) has no non-resident $DATA");
+    vol_.check_runs(*data);
+    const std::uint64_t size = data->data_size;
+    const std::vector<std::byte> ff(std::size_t{1} << 20, std::byte{0xFF});
+    for (std::uint64_t at = 0; at < size; at += ff.size()) {
+        const std::uint64_t n = std::min<std::uint64_t>(ff.size(), size - at);
+        write_stream(*data, at, std::span(ff).first(static_cast<std::size_t>(n)));
+    }
+    return size;
+}
+
 std::uint64_t Editor::repair_index_sizes() {
     constexpr std::uint64_t kExtendRecord = 11;
     constexpr std::size_t kFnAllocated = 0x28, kFnData = 0x30;
@@ -298,7 +313,7 @@ void Editor::begin() {
                     log == LogFileState::unclean
                         ? "$LogFile holds transactions Windows has not applied (Windows was not shut down "
                           "cleanly, or hibernated with fast startup); start Windows and shut it down fully "
-                          "(or run ntfsfix, which discards them) before changing this volume"
+                          "(or run fsimg fsck -y or ntfsfix, which discard them) before changing this volume"
                         : "$LogFile has no valid restart page, so whether Windows left transactions to "
                           "replay is not known; run chkdsk (or ntfsfix) before changing this volume");
     begun_ = true;

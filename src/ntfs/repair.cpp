@@ -171,6 +171,26 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                 {"ntfs.mft-bitmap.marked-free",
                  fmt::format("{} not in use marked free in $MFT's $BITMAP", count(m.cleared, "record"))});
     }
+    // -y: a $LogFile Windows has not replayed (or that cannot be read) emptied,
+    // as ntfsfix does, with the dirty flag set first: a cut leaves it set, and
+    // it is cleared (by fsck's next pass) only when the volume then checks
+    // without an error.
+    bool log_emptied = false;
+    if (plan.has("ntfs.logfile.unclean") || plan.has("ntfs.logfile.unknown")) {
+        try {
+            Editor ed(dev, {});
+            ed.write_volume_flags(static_cast<std::uint16_t>(ed.volume_flags() | kVolumeIsDirty));
+            const std::uint64_t n = ed.empty_logfile();
+            log_emptied = true;
+            done.push_back(
+                {plan.has("ntfs.logfile.unclean") ? "ntfs.logfile.unclean" : "ntfs.logfile.unknown",
+                 fmt::format("$LogFile emptied ({} bytes set to 0xFF): the transactions Windows had "
+                             "not applied are discarded",
+                             n)});
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+        }
+    }
     // Index entries whose sizes are not the file's: copied from its $DATA.
     if (plan.has("ntfs.index.sizes")) {
         try {
@@ -190,7 +210,7 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     // Last: the dirty flag cleared, when the volume now checks without an
     // error and $LogFile holds nothing for Windows to replay (with the flag
     // set Windows would run chkdsk; clear, it trusts the volume).
-    if (plan.has("ntfs.volume.dirty")) {
+    if (plan.has("ntfs.volume.dirty") && !log_emptied) {
         check::Findings after;
         (void)check_volume(dev, after);
         const bool errors = std::any_of(after.all().begin(), after.all().end(), [](const check::Finding& f) {

@@ -186,4 +186,19 @@ cp log.img log-before.img
 expect_fail 3 "LogFile holds transactions Windows has not applied" "$FSIMG" label log.img NEW
 cmp -s log.img log-before.img && pass || fail "the refused label changed the image"
 expect_fail 3 "LogFile holds transactions" "$FSIMG" attrib log.img +h /a.txt
+# fsck warns (exit 0: a warning), dump says so; -p leaves it; -y empties the log as ntfsfix
+# does (the dirty flag set first, cleared by its next pass once the volume checks clean).
+[ "$(fsck_codes log.img)" = ntfs.logfile.unclean ] && pass || fail "fsck on the unclean log: $(fsck_codes log.img)"
+[ "$("$FSIMG" dump --json log.img | python3 -c 'import json,sys; print(json.load(sys.stdin)["volume"]["logfile"])')" = unclean ] &&
+  pass || fail "dump does not say unclean"
+"$FSIMG" fsck -p log.img > /dev/null 2>&1; cmp -s log.img log-before.img && pass || fail "-p changed the unclean log"
+"$FSIMG" fsck -y log.img > rep.out 2>&1
+grep -q "^repaired ntfs.logfile.unclean: \$LogFile emptied" rep.out && grep -q "^repaired ntfs.volume.dirty" rep.out &&
+  [ -z "$(fsck_codes log.img)" ] && pass || fail "fsck -y of the unclean log: $(cat rep.out)"
+# Cut after the first write (the dirty flag, record 3 in $MFT): nothing else changed.
+cp log-before.img cut.img
+FSIMG_TEST_CUT_AFTER_WRITES=2 "$FSIMG" fsck -y cut.img > /dev/null 2>&1
+[ "$(fsck_codes cut.img)" = "ntfs.logfile.unclean ntfs.volume.dirty" ] && pass || fail "-y cut after the flag: $(fsck_codes cut.img)"
+"$FSIMG" label log.img AFTER && [ "$(ntfslabel log.img)" = AFTER ] && pass || fail "label after the log was emptied"
+check log.img -j 2 --manifest pre.manifest
 finish

@@ -15,6 +15,7 @@
 #include "fsimg/ntfs/edit.hpp"
 #include "fsimg/ntfs/file.hpp"
 #include "fsimg/ntfs/format.hpp"
+#include "fsimg/ntfs/repair.hpp"
 #include "fsimg/ntfs/volume.hpp"
 #include "ntfs_fixture.hpp"
 
@@ -259,4 +260,40 @@ TEST_CASE("ntfs edit: $LogFile states, and the refusal before any write", "[ntfs
         Editor ed(img, {});
         CHECK_THROWS_AS(ed.set_label("NO"), Error);
     }
+}
+
+TEST_CASE("ntfs repair: an unclean $LogFile found, emptied by -y with the dirty flag set",
+          "[ntfs][edit][repair]") {
+    io::MemoryImage img = edit_image();
+    put_restart_page(img, 0, 100, 0, 0);
+    put_restart_page(img, 4096, 90, 0, 0);
+    CHECK(edit_codes(img) == std::set<std::string>{"ntfs.logfile.unclean"});
+    check::Findings found;
+    (void)check_volume(img, found);
+    check::RepairOptions preen;
+    CHECK(repair_volume(img, found, preen).empty());  // -p leaves it
+    check::RepairOptions all;
+    all.level = check::RepairLevel::all;
+    const auto done = repair_volume(img, found, all);
+    REQUIRE(done.size() == 1);
+    CHECK(done[0].code == "ntfs.logfile.unclean");
+    CHECK(logfile_state(Volume(img)) == LogFileState::empty);
+    CHECK(edit_codes(img) == std::set<std::string>{"ntfs.volume.dirty"});
+    // A later -p finds the volume clean but dirty: the flag is cleared.
+    check::Findings again;
+    (void)check_volume(img, again);
+    const auto second = repair_volume(img, again, preen);
+    REQUIRE(second.size() == 1);
+    CHECK(second[0].code == "ntfs.volume.dirty");
+    CHECK(edit_codes(img).empty());
+    // A page that is neither empty nor a restart page: found, and emptied by -y too.
+    const Volume v(img);
+    const auto log = load_attribute(v, v.read_record(kLogFileRecord), AttrType::data);
+    std::vector<std::byte> junk(512, std::byte{0x42});
+    img.write_at(*v.device_offset(*log, 0), junk);
+    CHECK(edit_codes(img) == std::set<std::string>{"ntfs.logfile.unknown"});
+    check::Findings third;
+    (void)check_volume(img, third);
+    CHECK(repair_volume(img, third, all).at(0).code == "ntfs.logfile.unknown");
+    CHECK(logfile_state(Volume(img)) == LogFileState::empty);
 }

@@ -144,6 +144,15 @@ public:
     /// record 3 has no resident $VOLUME_INFORMATION.
     void write_volume_flags(std::uint16_t flags);
 
+    /// For fsck -y's repair of ntfs.logfile.*: every byte of $LogFile's
+    /// $DATA (record 2, non-resident) set to 0xFF, the restart pages (the
+    /// first two system pages) first, in writes of at most 1 MiB, as ntfsfix
+    /// empties it [NTFS-3G logfile.c ntfs_empty_logfile]: the transactions
+    /// Windows had not applied are discarded. The caller sets the dirty flag
+    /// first, so that a cut leaves it set. Returns the bytes written; throws
+    /// Error(corrupt) when $LogFile has no non-resident $DATA.
+    std::uint64_t empty_logfile();
+
     /// For fsck's repair of ntfs.index.sizes: every $I30 entry naming an
     /// in-use file (record 16 on, not a directory, outside $Extend's tree,
     /// as the checker judges them) whose data size (0x30 of its $FILE_NAME

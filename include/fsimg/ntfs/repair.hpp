@@ -40,6 +40,10 @@ namespace fsimg::ntfs {
 ///   when a check after the other repairs finds no error or fatal finding
 ///   and $LogFile is empty or clean (logfile_state), as fsck.fat -a clears
 ///   its dirty bit and ntfsfix -d clears this one.
+/// - ntfs.logfile.unclean, ntfs.logfile.unknown (-y): $LogFile emptied
+///   (Editor::empty_logfile) after $Volume's dirty flag is set, which this
+///   run leaves set (fsck's next pass clears it when the volume then checks
+///   without an error; ntfsfix leaves it for chkdsk).
 /// A copy is a source only when it keeps every rule of validate_boot_sector
 /// and the volume opens through it; when neither copy does, both are left.
 /// Nothing else is repaired when $MFT cannot be read. Returns what was done.
