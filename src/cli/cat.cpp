@@ -68,19 +68,29 @@ int run_cat_deleted(const CatArgs& a, const fs::View& view) {
 int run_cat(const CatArgs& a) {
     const auto view = open_image_view(a.image);
     if (a.deleted) return run_cat_deleted(a, *view);
-    const auto r = view->lookup(a.path);
-    if (!r) throw Error(ErrorCode::usage, fmt::format("\"{}\" does not exist in {}", a.path, a.image));
-    if (r->is_dir) throw Error(ErrorCode::usage, fmt::format("\"{}\" is a directory; use fsimg ls", a.path));
-    if (!a.salvage) {
-        view->read(*r, write_out);
+    // A path with wildcards: every file it matches, in byte order, one after the other.
+    const std::vector<std::string> paths = expand_paths(*view, {a.path});
+    const bool many = paths.size() > 1;
+    int rc = kExitOk;
+    for (const std::string& path : paths) {
+        const auto r = view->lookup(path);
+        if (!r) throw Error(ErrorCode::usage, fmt::format("\"{}\" does not exist in {}", path, a.image));
+        if (r->is_dir) {
+            if (many) continue;  // "cat /DCIM/*" skips the directories it matches
+            throw Error(ErrorCode::usage, fmt::format("\"{}\" is a directory; use fsimg ls", path));
+        }
+        if (!a.salvage) {
+            view->read(*r, write_out);
+            if (std::fflush(stdout) != 0) throw Error(ErrorCode::io, "cannot write to standard output");
+            continue;
+        }
+        const fs::SalvageReport s = view->read_salvaged(*r, write_out);
         if (std::fflush(stdout) != 0) throw Error(ErrorCode::io, "cannot write to standard output");
-        return kExitOk;
+        if (!s.salvaged && s.damage.empty()) continue;
+        warn(fmt::format("\"{}\" is damaged: {}; salvaged {}", core::escape_name(path), s.damage, s.sources));
+        rc = kExitFailure;
     }
-    const fs::SalvageReport s = view->read_salvaged(*r, write_out);
-    if (std::fflush(stdout) != 0) throw Error(ErrorCode::io, "cannot write to standard output");
-    if (!s.salvaged && s.damage.empty()) return kExitOk;
-    warn(fmt::format("\"{}\" is damaged: {}; salvaged {}", core::escape_name(a.path), s.damage, s.sources));
-    return kExitFailure;
+    return rc;
 }
 
 }  // namespace

@@ -41,6 +41,7 @@
 #include "fsimg/source/tree.hpp"
 #include "mkfs_common.hpp"
 #include "output.hpp"
+#include "view.hpp"
 
 namespace fsimg::cli {
 
@@ -414,8 +415,9 @@ struct RmArgs {
 };
 
 int run_rm(const RmArgs& a) {
+    const std::vector<std::string> paths = expand_paths(a.image, a.paths);
     Session s = open_session(a.image, "rm", {true, a.safety});
-    for (const std::string& path : a.paths) {
+    for (const std::string& path : paths) {
         s.each(path, [&] {
             const auto [parent, name] = split_path(path);
             if (name.empty()) throw Error(ErrorCode::usage, "the root directory cannot be removed");
@@ -882,6 +884,7 @@ int run_attrib(const AttribArgs& a) {
     }
     if (paths.empty()) throw Error(ErrorCode::usage, "attrib needs at least one PATH");
     if (set & clear) throw Error(ErrorCode::usage, "attrib: an attribute is both set and cleared");
+    paths = expand_paths(a.image, paths);
     Session s = open_session(a.image, "attrib", {(set | clear) != 0, a.safety});
     nlohmann::json listing = nlohmann::json::array();
     for (const std::string& path : paths) {

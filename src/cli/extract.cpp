@@ -41,6 +41,7 @@
 #include "fat_view.hpp"
 #include "fsimg/check/summary.hpp"
 #include "fsimg/core/error.hpp"
+#include "fsimg/core/text.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/walk.hpp"
 #include "fsimg/io/file_image.hpp"
@@ -239,9 +240,10 @@ struct Extractor {
                 } else if (!a.force_crosslinked && !a.salvage) {
                     // Skipped: a problem (exit 1), on every filesystem alike.
                     ++crosslinked;
-                    return problem(path, fmt::format("shares its clusters with /{} (cross-linked); not written "
-                                                     "again (--force-crosslinked writes it)",
-                                                     escape_name(it->second)));
+                    return problem(path,
+                                   fmt::format("shares its clusters with /{} (cross-linked); not written "
+                                               "again (--force-crosslinked writes it)",
+                                               escape_name(it->second)));
                 }
             }
         }
@@ -529,7 +531,10 @@ struct Extractor {
 int run_extract(const ExtractArgs& a) {
     const auto view = open_image_view(a.image);
     const fs::View& v = *view;
-    const auto r = v.lookup(a.path);
+    // A path with wildcards that does not exist as written: each entry it matches, in byte order.
+    std::vector<std::string> matched;
+    if (!a.deleted && core::has_wildcard(a.path) && !v.lookup(a.path)) matched = expand_paths(v, {a.path});
+    const auto r = v.lookup(matched.empty() ? a.path : matched.front());
     if (!r) throw Error(ErrorCode::usage, fmt::format("\"{}\" does not exist in {}", a.path, a.image));
     std::error_code ec;
     std::filesystem::create_directories(a.outdir, ec);
@@ -560,6 +565,11 @@ int run_extract(const ExtractArgs& a) {
         Extractor::LazyDir named{[&top] { return top.get(); }, r->name, path, &x};
         x.extract_deleted_dir(r->is_root ? top : named, r->is_root ? "/" : path, r->is_root ? "" : r->name,
                               *r, 0);
+    } else if (!matched.empty()) {
+        for (const std::string& m : matched) {
+            const auto e = v.lookup(m);
+            if (e) x.extract_entry(out.get(), *e, m, e->name, 0);
+        }
     } else if (r->is_root) {
         x.extract_dir(out.get(), "/", "", *r, 0);
     } else {

@@ -12,6 +12,7 @@
 #include "fat_view.hpp"
 #include "fsimg/check/summary.hpp"
 #include "fsimg/core/error.hpp"
+#include "fsimg/core/text.hpp"
 #include "fsimg/core/walk.hpp"
 #include "view.hpp"
 
@@ -174,9 +175,28 @@ int run_ls(const LsArgs& a) {
         throw Error(ErrorCode::usage, fmt::format("--short-names: {} is {}, which has no short names",
                                                   a.image, fs::name(view->kind())));
     }
+    Lister l{a, *view};  // entries stays an array ([] for an empty directory), never null
+    // A path with wildcards that does not exist as written: the entries it
+    // matches, each shown as itself (a directory too, as ls -d; with -R its
+    // contents follow), in byte order.
+    if (!a.deleted && core::has_wildcard(a.path) && !view->lookup(a.path)) {
+        const std::vector<std::string> matched = expand_paths(*view, {a.path});
+        for (const std::string& m : matched) {
+            const auto e = view->lookup(m);
+            if (!e)
+                throw Error(ErrorCode::usage, fmt::format("\"{}\" matches nothing in {}", a.path, a.image));
+            l.show(m, *e);
+            if (e->is_dir && a.recursive) l.list_dir(m, *e, 0);
+        }
+        if (a.json) {
+            nlohmann::json j{
+                {"schema_version", 1}, {"image", a.image}, {"path", a.path}, {"entries", l.entries}};
+            fmt::print("{}\n", j.dump(2));
+        }
+        return kExitOk;
+    }
     const auto r = view->lookup(a.path);
     if (!r) throw Error(ErrorCode::usage, fmt::format("\"{}\" does not exist in {}", a.path, a.image));
-    Lister l{a, *view};  // entries stays an array ([] for an empty directory), never null
     const std::string path = fs::normalize_path(a.path);
     // Entries are shown under the names as stored ("/DCIM/100CANON/..."), whatever case PATH used.
     std::string stored = "/";

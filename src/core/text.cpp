@@ -63,4 +63,115 @@ std::optional<std::string> closest_word(std::string_view word, const std::vector
     return best;
 }
 
+bool has_wildcard(std::string_view s) noexcept { return s.find_first_of("*?[") != std::string_view::npos; }
+
+namespace {
+
+/// The code points of UTF-8 `s`; a byte that does not start a valid sequence is one of its own.
+std::u32string wildcard_code_points(std::string_view s) {
+    std::u32string out;
+    for (std::size_t i = 0; i < s.size();) {
+        const auto b = static_cast<unsigned char>(s[i]);
+        const std::size_t n = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 0;
+        bool ok = n != 0 && i + n <= s.size();
+        char32_t c = n == 1 ? b : n == 2 ? (b & 0x1F) : n == 3 ? (b & 0x0F) : (b & 0x07);
+        for (std::size_t k = 1; ok && k < n; ++k) {
+            const auto t = static_cast<unsigned char>(s[i + k]);
+            ok = (t >> 6) == 2;
+            c = (c << 6) | (t & 0x3F);
+        }
+        if (!ok) {
+            out.push_back(b);
+            ++i;
+        } else {
+            out.push_back(c);
+            i += n;
+        }
+    }
+    return out;
+}
+
+char32_t wildcard_fold(char32_t c, bool on) noexcept {
+    return on && c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
+}
+
+/// A bracket expression at p[i] ('['): sets `end` past its ']' and returns
+/// whether `c` is in it; false with end = i when there is no closing ']'.
+bool wildcard_in_set(const std::u32string& p, std::size_t i, char32_t c, bool fold_case, std::size_t& end) {
+    std::size_t j = i + 1;
+    const bool negate = j < p.size() && (p[j] == '!' || p[j] == '^');
+    if (negate) ++j;
+    bool hit = false, first = true;
+    for (; j < p.size() && (first || p[j] != ']'); first = false) {
+        char32_t lo = p[j];
+        if (lo == '\\' && j + 1 < p.size()) lo = p[++j];
+        ++j;
+        char32_t hi = lo;
+        if (j + 1 < p.size() && p[j] == '-' && p[j + 1] != ']') {
+            hi = p[j + 1];
+            if (hi == '\\' && j + 2 < p.size()) hi = p[++j + 1];
+            j += 2;
+        }
+        const char32_t x = wildcard_fold(c, fold_case);
+        if ((c >= lo && c <= hi) || (x >= wildcard_fold(lo, fold_case) && x <= wildcard_fold(hi, fold_case)))
+            hit = true;
+    }
+    if (j >= p.size()) {
+        end = i;
+        return false;
+    }
+    end = j + 1;
+    return hit != negate;
+}
+
+}  // namespace
+
+bool wildcard_match(std::string_view pattern, std::string_view name, bool fold_case) {
+    const std::u32string p = wildcard_code_points(pattern), n = wildcard_code_points(name);
+    // Iterative matching with one backtrack point for the last '*' (linear memory).
+    std::size_t pi = 0, ni = 0, star = std::u32string::npos, mark = 0;
+    while (ni < n.size()) {
+        if (pi < p.size()) {
+            const char32_t c = p[pi];
+            if (c == '*') {
+                star = ++pi;
+                mark = ni;
+                continue;
+            }
+            if (c == '?') {
+                ++pi;
+                ++ni;
+                continue;
+            }
+            if (c == '[') {
+                std::size_t end = 0;
+                const bool hit = wildcard_in_set(p, pi, n[ni], fold_case, end);
+                if (end != pi) {
+                    if (hit) {
+                        pi = end;
+                        ++ni;
+                        continue;
+                    }
+                } else if (wildcard_fold(n[ni], fold_case) == '[') {  // no ']': a literal '['
+                    ++pi;
+                    ++ni;
+                    continue;
+                }
+            } else {
+                const char32_t lit = c == '\\' && pi + 1 < p.size() ? p[pi + 1] : c;
+                if (wildcard_fold(lit, fold_case) == wildcard_fold(n[ni], fold_case)) {
+                    pi += c == '\\' && pi + 1 < p.size() ? 2 : 1;
+                    ++ni;
+                    continue;
+                }
+            }
+        }
+        if (star == std::u32string::npos) return false;
+        pi = star;
+        ni = ++mark;
+    }
+    while (pi < p.size() && p[pi] == '*') ++pi;
+    return pi == p.size();
+}
+
 }  // namespace fsimg::core

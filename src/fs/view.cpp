@@ -3,8 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "adapters.hpp"
 #include "fsimg/core/error.hpp"
+#include "fsimg/core/text.hpp"
 
 namespace fsimg::fs {
 
@@ -90,6 +93,47 @@ std::string normalize_path(std::string_view p) {
     }
     if (path.size() > 1 && path.back() == '/') path.pop_back();
     return path;
+}
+
+std::vector<std::string> expand_wildcards(const View& view, std::string_view pattern,
+                                          std::vector<std::string>& problems) {
+    const std::string norm = normalize_path(pattern);
+    if (view.lookup(norm)) return {norm};
+    std::vector<std::string> parts;
+    for (std::size_t at = 1; at < norm.size();) {
+        const std::size_t slash = std::min(norm.find('/', at), norm.size());
+        parts.push_back(norm.substr(at, slash - at));
+        at = slash + 1;
+    }
+    const auto join = [](const std::string& base, std::string_view name) {
+        return base == "/" ? "/" + std::string(name) : base + "/" + std::string(name);
+    };
+    std::vector<std::string> current{"/"};
+    for (std::size_t i = 0; i < parts.size() && !current.empty(); ++i) {
+        const bool last = i + 1 == parts.size();
+        std::vector<std::string> next;
+        for (const std::string& base : current) {
+            if (!core::has_wildcard(parts[i])) {
+                const std::string p = join(base, parts[i]);
+                const auto e = view.lookup(p);
+                if (e && (last || e->is_dir)) next.push_back(p);
+                continue;
+            }
+            const auto dir = view.lookup(base);
+            if (!dir || !dir->is_dir) continue;
+            std::vector<std::string> found;
+            for (const Entry& e : view.list(*dir, problems)) {
+                if (e.is_stream || e.name == "." || e.name == ".." || (!last && !e.is_dir)) continue;
+                if (core::wildcard_match(parts[i], e.name, true) ||
+                    (!e.short_name.empty() && core::wildcard_match(parts[i], e.short_name, true)))
+                    found.push_back(join(base, e.name));
+            }
+            std::sort(found.begin(), found.end());
+            next.insert(next.end(), found.begin(), found.end());
+        }
+        current = std::move(next);
+    }
+    return current;
 }
 
 }  // namespace fsimg::fs

@@ -55,3 +55,38 @@ TEST_CASE("closest word: a typo's nearest candidate, no guess when nothing is ne
     CHECK_FALSE(closest_word("", commands));
     CHECK(closest_word("--delted", {"--deleted", "--json", "-R"}) == std::optional<std::string>("--deleted"));
 }
+
+TEST_CASE("wildcards: *, ?, sets, escapes and case as Windows matches names", "[core][wildcard]") {
+    using fsimg::core::has_wildcard;
+    using fsimg::core::wildcard_match;
+    CHECK(has_wildcard("*.JPG"));
+    CHECK(has_wildcard("IMG_000?.JPG"));
+    CHECK(has_wildcard("photo [1].jpg"));
+    CHECK_FALSE(has_wildcard("/DCIM/100CANON/IMG_0001.JPG"));
+    CHECK(wildcard_match("*.jpg", "IMG_0001.JPG", true));
+    CHECK_FALSE(wildcard_match("*.jpg", "IMG_0001.JPG", false));
+    CHECK(wildcard_match("*", ".hidden", true));  // a leading dot is no exception
+    CHECK(wildcard_match("*", "", true));
+    CHECK_FALSE(wildcard_match("?", "", true));
+    CHECK(wildcard_match("IMG_000?.JPG", "IMG_0007.JPG", true));
+    CHECK_FALSE(wildcard_match("IMG_000?.JPG", "IMG_00010.JPG", true));
+    CHECK(wildcard_match("IMG_000[12].JPG", "IMG_0002.JPG", true));
+    CHECK_FALSE(wildcard_match("IMG_000[12].JPG", "IMG_0003.JPG", true));
+    CHECK(wildcard_match("IMG_000[!12].JPG", "IMG_0003.JPG", true));
+    CHECK(wildcard_match("IMG_000[^12].JPG", "IMG_0003.JPG", true));
+    CHECK(wildcard_match("[a-c]*", "Beta", true));
+    CHECK_FALSE(wildcard_match("[a-c]*", "Beta", false));
+    CHECK(wildcard_match("[]]x", "]x", true));  // ']' first in a set is a member
+    CHECK(wildcard_match("a[b", "a[b", true));   // no closing ']': a literal '['
+    CHECK(wildcard_match("\\*.txt", "*.txt", true));
+    CHECK_FALSE(wildcard_match("\\*.txt", "a.txt", true));
+    // One character is one code point: "é" (2 bytes) matches "?"; other letters match as stored.
+    CHECK(wildcard_match("caf?", "caf\xC3\xA9", true));
+    CHECK_FALSE(wildcard_match("CAF\xC3\x89", "caf\xC3\xA9", true));
+    // Backtracking over several stars, in linear memory.
+    CHECK(wildcard_match("*a*b*c*", "xxaxxbxxcxx", true));
+    CHECK_FALSE(wildcard_match("*a*b*c*", "xxaxxcxxbxx", true));
+    CHECK(wildcard_match("*.tar.gz", "backup.2024.tar.gz", true));
+    const std::string many(2000, 'a');
+    CHECK_FALSE(wildcard_match("*a*a*a*a*a*b", many, true));
+}

@@ -30,4 +30,17 @@ std::string escape_controls(std::string_view s);
 /// "ls", "lx" is no guess); the first such one on a tie; nullopt otherwise.
 std::optional<std::string> closest_word(std::string_view word, const std::vector<std::string>& candidates);
 
+/// True when `s` holds a wildcard character: `*`, `?` or `[`.
+bool has_wildcard(std::string_view s) noexcept;
+
+/// Whether `name` matches the shell-style `pattern` (one path component,
+/// both UTF-8): `*` any run of characters (also none, also a leading dot),
+/// `?` one character (a code point), `[abc]`, `[a-z]`, `[!a-z]` or `[^a-z]`
+/// one character of (not of) the set, `\x` the character x itself; a `[`
+/// without its `]` matches itself. `fold_case`: ASCII letters match either
+/// case (as Windows and mtools match FAT, exFAT and NTFS names; other
+/// letters match as stored). Bytes that are not UTF-8 are one character
+/// each. Linear memory, at most pattern x name steps.
+bool wildcard_match(std::string_view pattern, std::string_view name, bool fold_case);
+
 }  // namespace fsimg::core

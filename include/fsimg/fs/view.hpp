@@ -195,4 +195,16 @@ std::unique_ptr<View> open_view(std::string_view spec);
 /// The path as given, made absolute with single slashes and no trailing one.
 std::string normalize_path(std::string_view path);
 
+/// The paths an image path with wildcards names (core::wildcard_match in
+/// each component that has one, ASCII letters in either case, as Windows
+/// and mtools match names; a FAT entry matches by its long or its short
+/// name; NTFS alternate data streams never match), in byte order, each
+/// normalized; a component without wildcards is taken as it is. A path
+/// that exists as written is itself, wildcards or not ("photo [1].jpg").
+/// Empty when nothing matches. Directories that cannot be listed add to
+/// `problems`. Each directory a pattern reaches is listed once; the result
+/// is bounded by the entries listed.
+std::vector<std::string> expand_wildcards(const View& view, std::string_view pattern,
+                                          std::vector<std::string>& problems);
+
 }  // namespace fsimg::fs
