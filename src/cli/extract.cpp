@@ -27,6 +27,7 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -39,11 +40,13 @@
 
 #include "common.hpp"
 #include "fat_view.hpp"
+#include "fsimg/check/finding.hpp"
 #include "fsimg/check/summary.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/text.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/walk.hpp"
+#include "fsimg/fs/check.hpp"
 #include "fsimg/io/file_image.hpp"
 #include "fsimg/io/open.hpp"
 #include "output.hpp"
@@ -150,8 +153,12 @@ struct Extractor {
     std::vector<std::string> problems{};
     std::uint64_t files = 0, dirs = 0, bytes = 0, links = 0, links_skipped = 0, streams = 0,
                   streams_skipped = 0, hard_links = 0, crosslinked = 0, dags = 0, salvaged = 0,
-                  deleted_reused = 0;
+                  deleted_reused = 0, crosslinked_written = 0;
     std::set<std::uint64_t> deleted_dirs{};  ///< --deleted: each deleted directory written once
+    /// What the volume's check finds cross-linked (a directory's extract):
+    /// FAT and exFAT files by path, NTFS files by MFT record.
+    std::set<std::string> crossed_paths{};
+    std::set<std::uint64_t> crossed_records{};
     core::VisitedDirectories visited{};
     /// Data already written, by identity (first cluster or MFT record, and
     /// stream): the OUTDIR-relative path it went to.
@@ -320,6 +327,16 @@ struct Extractor {
         }
         cleanup.release();
         if (was_salvaged) ++salvaged;
+        // Written as read, but one of two files sharing clusters holds the other's data there.
+        if (!deleted && !a.salvage &&
+            (v.kind() == fs::Kind::ntfs ? crossed_records.count(r.id) != 0
+                                        : crossed_paths.count(path) != 0)) {
+            ++crosslinked_written;
+            problem(
+                path,
+                "shares clusters with another file (cross-linked; fsimg fsck names both): written as read, "
+                "part of it may be the other file's data");
+        }
         if (key) written.emplace(*key, rel + final_name.substr(name.size()));
         ++(r.is_stream ? streams : files);
         bytes += r.size;
@@ -545,6 +562,24 @@ int run_extract(const ExtractArgs& a) {
     }
     const auto progress = begin_progress("extracting", 0, core::ProgressUnit::bytes);
     Extractor x{a, v, out.get()};
+    // A directory's extract: the check's cross-links, so that a file whose
+    // clusters another shares is reported (a file alone is read as it is).
+    if (!a.deleted && !a.salvage && (r->is_dir || !matched.empty())) {
+        io::OpenedVolume checked = io::open_volume(a.image);
+        check::Findings found;
+        (void)fs::check_volume(checked.device(), found);
+        for (const check::Finding& f : found.all()) {
+            if (!f.code.ends_with("cross-link")) continue;
+            for (const std::string* o : {&f.where.object, &f.where.other_owner}) {
+                if (o->starts_with("/")) x.crossed_paths.insert(*o);
+                constexpr std::string_view mft = "MFT record ";
+                std::uint64_t rec = 0;
+                if (o->starts_with(mft) &&
+                    std::from_chars(o->data() + mft.size(), o->data() + o->size(), rec).ec == std::errc{})
+                    x.crossed_records.insert(rec);
+            }
+        }
+    }
     x.progress = progress.get();
     std::error_code abs_ec;
     x.outdir_abs = std::filesystem::absolute(a.outdir, abs_ec).string();
@@ -585,6 +620,9 @@ int run_extract(const ExtractArgs& a) {
     if (x.streams_skipped) more += fmt::format(", {} alternate data streams skipped", x.streams_skipped);
     if (x.hard_links) more += fmt::format(", {} hard links", x.hard_links);
     if (x.crosslinked) more += fmt::format(", {} cross-linked files not written again", x.crosslinked);
+    if (x.crosslinked_written)
+        more +=
+            fmt::format(", {} cross-linked", core::format_counted(x.crosslinked_written, "file", "files"));
     if (x.dags) more += fmt::format(", {} directories reached twice not extracted again", x.dags);
     if (x.deleted_reused)
         more += fmt::format(", {} left out (their clusters are in use again)",

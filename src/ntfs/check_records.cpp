@@ -284,6 +284,7 @@ void resolve_cross_links(Context& c) {
         check::Location l = at_record(c, x.second, x.second_attr);
         l.byte_offset = x.cluster * c.g.cluster_bytes;
         l.sector = *l.byte_offset / c.g.bytes_per_sector;
+        if (found[i]) l.other_owner = first[i];
         c.out.add("ntfs.run.cross-link", l,
                   fmt::format("cluster {} belongs to {} and to {} {}", x.cluster,
                               found[i] ? first[i] : std::string("an earlier attribute"),

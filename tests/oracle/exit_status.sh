@@ -23,7 +23,8 @@ an unknown option|2|ls --no-such-option IMG
 mkfs over an existing filesystem, no --force|3|mkfs -q -t fat32 -s 64M IMG
 damaged (a file with clusters outside the volume): fsck|4|fsck IMG
 damaged: fsck -p leaves it|4|fsck -p IMG
-damaged: extract skips the file|1|extract IMG -C out2'
+damaged: extract skips the file|1|extract IMG -C out2
+cross-linked: extract writes both and reports them|1|extract IMG -C out3'
 for t in fat32 exfat ntfs; do
   img=$t.img
   "$FSIMG" mkfs -q -t $t -s 64M --from src $img || { fail "$t: mkfs"; continue; }
@@ -32,12 +33,18 @@ for t in fat32 exfat ntfs; do
     exfat) damage() { python3 "$here/../tools/exfat_damage.py" "$1" stream-first-cluster-range; } ;;
     ntfs) damage() { python3 "$here/../tools/ntfs_damage.py" "$1" run-outside; } ;;
   esac
+  case $t in
+    fat32) crosslink() { python3 "$here/../tools/fat_damage.py" "$1" chain-cross-link; } ;;
+    exfat) crosslink() { python3 "$here/../tools/exfat_damage.py" "$1" chain-cross-link; } ;;
+    ntfs) crosslink() { python3 "$here/../tools/ntfs_damage.py" "$1" run-cross-link; } ;;
+  esac
   while IFS='|' read -r what want cmd; do
-    case $what in damaged*) [ -f bad-$img ] || { cp $img bad-$img; damage bad-$img > /dev/null || fail "$t: damage"; }; use=bad-$img ;; *) use=$img ;; esac
+    case $what in cross-linked*)
+      [ -f x-$img ] || { cp $img x-$img; crosslink x-$img > /dev/null || fail "$t: cross-link"; }; use=x-$img ;; damaged*) [ -f bad-$img ] || { cp $img bad-$img; damage bad-$img > /dev/null || fail "$t: damage"; }; use=bad-$img ;; *) use=$img ;; esac
     [ "$what" = "mkfs over an existing filesystem, no --force" ] && { cp $img m-$img; use=m-$img; }
     args=${cmd//IMG/$use}
     args=${args//LONG/$long}
-    rm -rf out out2
+    rm -rf out out2 out3
     # shellcheck disable=SC2086
     "$FSIMG" $args > /dev/null 2> err; rc=$?
     [ "$rc" = "$want" ] && pass || fail "$t: $what: fsimg $cmd exits $rc, the table says $want: $(head -c 300 err)"
