@@ -94,7 +94,11 @@ struct Session {
         try {
             change();
         } catch (const Error& e) {
-            if (e.code() != ErrorCode::usage && e.code() != ErrorCode::io) throw;
+            // A path the editor refuses before its first write (usage, no space,
+            // what it does not change yet) is reported; the others are done.
+            if (e.code() != ErrorCode::usage && e.code() != ErrorCode::io &&
+                e.code() != ErrorCode::unsupported)
+                throw;
             failed(path, e.what());
         }
     }
@@ -154,10 +158,10 @@ Session open_session(const std::string& spec, std::string_view command, OpenMode
     // One writer at a time: two commands changing one image at once would allocate the same clusters.
     if (mode.change) s.opened.file->lock_exclusive();
     const fs::Detection d = naming_image(spec, [&] { return fs::detect(s.opened.device()); });
-    if (!fs::changes_entries(d.kind) && command != "label" && command != "attrib") {
+    if (!fs::changes_entries(d.kind) && command != "label" && command != "attrib" && command != "rm") {
         throw Error(ErrorCode::unsupported,
                     fmt::format("{} holds {}; fsimg {} changes FAT12/16/32 and exFAT volumes (on NTFS, "
-                                "label and attrib so far)",
+                                "label, attrib and rm so far)",
                                 spec, fs::label(d.kind), command));
     }
     if (d.through_backup) {
@@ -938,7 +942,7 @@ Action add_mkdir(CLI::App& app) {
 
 Action add_rm(CLI::App& app) {
     auto a = std::make_shared<RmArgs>();
-    CLI::App* cmd = app.add_subcommand("rm", "Remove files and directories from a FAT or exFAT image");
+    CLI::App* cmd = app.add_subcommand("rm", "Remove files and directories from a FAT, exFAT or NTFS image");
     cmd->footer("Examples:\n  fsimg rm card.img /old.log\n  fsimg rm -r -f disk.img@1 /tmp");
     cmd->add_option("IMAGE", a->image, kImageHelp)->required();
     cmd->add_option("PATH", a->paths, "Files (and with -r directories) to remove")->required();

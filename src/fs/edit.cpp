@@ -179,7 +179,7 @@ public:
         unsupported();
     }
     EditEntry add_directory(EditDir, std::string_view, const NewEntry&) override { unsupported(); }
-    void remove(EditDir, const EditEntry&) override { unsupported(); }
+    void remove(EditDir dir, const EditEntry& e) override { ed_.remove(dir, rec(e)); }
     void rename(EditDir, const EditEntry&, EditDir, std::string_view, bool) override { unsupported(); }
     void set_attributes(EditDir, const EditEntry& e, std::uint8_t set, std::uint8_t clear) override {
         ed_.set_attributes(rec(e), set, clear);
@@ -200,7 +200,7 @@ public:
 private:
     [[noreturn]] static void unsupported() {
         throw Error(ErrorCode::unsupported,
-                    "fsimg does not add, remove or rename files on NTFS yet (label and attrib change NTFS "
+                    "fsimg does not add or rename files on NTFS yet (label, attrib and rm change NTFS "
                     "volumes)");
     }
     static const ntfs::FileEntry& rec(const EditEntry& e) {

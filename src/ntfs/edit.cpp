@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <map>
 #include <set>
 
+#include "fsimg/check/repair.hpp"
 #include "fsimg/core/bytes.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/utf.hpp"
@@ -431,6 +433,230 @@ void Editor::set_attributes(const FileEntry& file, std::uint32_t set, std::uint3
         }
         if (root_changed) write_record(p, std::move(dir.bytes));
     }
+}
+
+namespace {
+
+constexpr std::uint16_t kEntryHasSubnode = 0x01;  // index entry flags [FLATCAP concepts/index_entry]
+constexpr std::uint16_t kEntryLast = 0x02;
+
+/// `record` (fixups removed) with resident attribute `a`'s value replaced by
+/// `value`: the attributes after it moved, bytes in use updated, the rest of
+/// the record zeroed. Error(unsupported) when it no longer fits.
+std::vector<std::byte> with_value(const std::vector<std::byte>& record, const MftRecord& parsed,
+                                  const Attribute& a, std::span<const std::byte> value) {
+    const std::uint32_t in_use = parsed.header.bytes_in_use;
+    const auto length = static_cast<std::uint32_t>(r8(a.value_offset + value.size()));
+    std::vector<std::byte> attr(record.begin() + a.offset, record.begin() + a.offset + a.value_offset);
+    attr.resize(length);
+    core::store_le32(attr, 4, length);
+    core::store_le32(attr, 0x10, static_cast<std::uint32_t>(value.size()));
+    std::copy(value.begin(), value.end(), attr.begin() + a.value_offset);
+    const std::uint64_t new_in_use = std::uint64_t{in_use} - a.length + length;
+    if (new_in_use > parsed.header.bytes_allocated)
+        throw Error(ErrorCode::unsupported,
+                    fmt::format("MFT record {} has no room for its new {}", parsed.number, a.display_name()));
+    std::vector<std::byte> out(record.begin(), record.begin() + a.offset);
+    out.insert(out.end(), attr.begin(), attr.end());
+    out.insert(out.end(), record.begin() + a.offset + a.length, record.begin() + in_use);
+    core::store_le32(out, 0x18, static_cast<std::uint32_t>(new_in_use));
+    out.resize(record.size());
+    return out;
+}
+
+/// Removes the index entries at `offsets` (from `node`'s start, as
+/// IndexEntryLocation gives them) from the node whose header lies at
+/// `header` in `node`: the entries after them moved down, index length
+/// (and with `root`, allocated length) lowered, the freed tail zeroed.
+/// Returns the bytes removed.
+std::uint32_t remove_entries(std::vector<std::byte>& node, std::size_t header,
+                             std::vector<std::uint32_t> offsets, bool root) {
+    std::sort(offsets.rbegin(), offsets.rend());
+    const std::uint32_t index_length = core::load_le32(node, header + 4);
+    std::size_t end = header + index_length;
+    if (end > node.size()) throw Error(ErrorCode::corrupt, "an index node's length passes the node");
+    std::uint32_t removed = 0;
+    for (const std::uint32_t o : offsets) {
+        const std::uint16_t len = core::load_le16(node, o + 8);
+        if (len < 16 || o + len > end) throw Error(ErrorCode::corrupt, "an index entry passes its node");
+        std::copy(node.begin() + o + len, node.begin() + static_cast<std::ptrdiff_t>(end), node.begin() + o);
+        std::fill(node.begin() + static_cast<std::ptrdiff_t>(end - len),
+                  node.begin() + static_cast<std::ptrdiff_t>(end), std::byte{0});
+        end -= len;
+        removed += len;
+    }
+    core::store_le32(node, header + 4, index_length - removed);
+    if (root) core::store_le32(node, header + 8, core::load_le32(node, header + 8) - removed);
+    return removed;
+}
+
+}  // namespace
+
+void Editor::remove(std::uint64_t dir, const FileEntry& file) {
+    if (file.is_root) throw Error(ErrorCode::usage, "the root directory cannot be removed");
+    const auto unsupported = [](std::uint64_t n, std::string_view why) {
+        return Error(ErrorCode::unsupported,
+                     fmt::format("MFT record {} {}: fsimg does not remove such files on NTFS yet", n, why));
+    };
+    // 1. What is freed: the file, and below a directory everything (each record once).
+    std::vector<std::uint64_t> records;
+    std::vector<Lcn> clusters;  // first LCN of each run, then its length: pairs
+    std::vector<std::uint64_t> lengths;
+    std::set<std::uint64_t> seen;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> todo{{file.record, dir}};  // (record, its parent)
+    while (!todo.empty()) {
+        const auto [n, parent] = todo.back();
+        todo.pop_back();
+        if (!seen.insert(n).second) continue;
+        if (n < kFirstNonSystemRecord) throw unsupported(n, "is a system file");
+        const Record r = read_record(n);
+        if (r.parsed.header.base_record != 0) throw unsupported(n, "is an extension record");
+        unsigned names = 0;
+        for (const Attribute& a : r.parsed.attributes) {
+            if (a.kind() == AttrType::attribute_list) throw unsupported(n, "has an $ATTRIBUTE_LIST");
+            if (a.kind() == AttrType::reparse_point) throw unsupported(n, "is a reparse point");
+            if (a.kind() == AttrType::object_id) throw unsupported(n, "has an object id");
+            if (a.kind() == AttrType::file_name && !a.non_resident) {
+                FileName fn;
+                try {
+                    fn = decode_file_name(a.value);
+                } catch (const FormatError&) {
+                    throw Error(ErrorCode::corrupt,
+                                fmt::format("MFT record {}: a $FILE_NAME does not decode", n));
+                }
+                if (fn.name_space == Namespace::dos) continue;
+                ++names;
+                if (fn.parent.record != parent)
+                    throw unsupported(
+                        n, fmt::format("has a name in directory record {} (a hard link)", fn.parent.record));
+            }
+            if (a.non_resident) {
+                vol_.check_runs(a);
+                for (const MappedRun& m : a.runs)
+                    if (m.lcn && m.length != 0) {
+                        clusters.push_back(*m.lcn);
+                        lengths.push_back(m.length);
+                    }
+            }
+        }
+        if (names != 1) throw unsupported(n, fmt::format("has {} names (hard links)", names));
+        records.push_back(n);
+        if (records.size() > vol_.record_count()) throw Error(ErrorCode::corrupt, "a directory tree loops");
+        if (r.parsed.is_directory())
+            for_each_index_entry(vol_, r.parsed, [&](const IndexEntry& e, const IndexEntryLocation&) {
+                if (e.file_name && e.file_name->name_space != Namespace::dos)
+                    todo.emplace_back(FileReference::unpack(e.reference).record, n);
+                return true;
+            });
+    }
+    // 2. The entries naming it in `dir`: each in a leaf, none the last of its INDX block.
+    Record d = read_record(dir);
+    std::vector<IndexEntryLocation> at;
+    std::map<std::uint64_t, unsigned> per_block;  // entries (with a key) of each INDX block
+    for_each_index_entry(vol_, d.parsed, [&](const IndexEntry& e, const IndexEntryLocation& loc) {
+        if (loc.block) ++per_block[*loc.block];
+        if (FileReference::unpack(e.reference).record != file.record) return true;
+        if (e.flags & kEntryHasSubnode)
+            throw unsupported(file.record,
+                              "is named by an index entry that is not in a leaf node (removing it "
+                              "would need the B+ tree rebalanced)");
+        at.push_back(loc);
+        return true;
+    });
+    if (at.empty())
+        throw Error(ErrorCode::corrupt,
+                    fmt::format("directory record {} has no index entry naming record {}", dir, file.record));
+    std::map<std::uint64_t, std::vector<std::uint32_t>> in_blocks;
+    std::vector<std::uint32_t> in_root;
+    for (const IndexEntryLocation& l : at) (l.block ? in_blocks[*l.block] : in_root).push_back(l.offset);
+    for (const auto& [b, offs] : in_blocks)
+        if (per_block[b] <= offs.size())
+            throw unsupported(file.record,
+                              fmt::format("is named by the last entries of INDX block {} (removing them "
+                                          "would need the B+ tree rebalanced)",
+                                          b));
+    // The bitmaps' bytes: $MFT's $BITMAP (record 0), $Bitmap (record 6's $DATA).
+    const MftRecord r0 = vol_.read_record(0);
+    const Attribute* mft_bitmap = r0.find(AttrType::bitmap);
+    if (mft_bitmap == nullptr) throw Error(ErrorCode::corrupt, "$MFT has no $BITMAP");
+    const auto bitmap = load_attribute(vol_, vol_.read_record(6), AttrType::data);
+    if (!bitmap || !bitmap->non_resident)
+        throw Error(ErrorCode::corrupt, "$Bitmap has no non-resident $DATA");
+    std::vector<check::BitmapFix> cluster_bits;
+    std::map<std::uint64_t, std::uint8_t> by_byte;
+    for (std::size_t i = 0; i < clusters.size(); ++i)
+        for (std::uint64_t c = static_cast<std::uint64_t>(clusters[i]), e = c + lengths[i]; c < e; ++c)
+            by_byte[c / 8] |= static_cast<std::uint8_t>(1u << (c % 8));
+    for (const auto& [byte, bits] : by_byte) {
+        const auto off = vol_.device_offset(*bitmap, byte);
+        if (!off || byte >= bitmap->size())
+            throw Error(ErrorCode::corrupt, "$Bitmap does not map a freed cluster");
+        cluster_bits.push_back({*off, 0, bits});
+    }
+    std::sort(cluster_bits.begin(), cluster_bits.end(),
+              [](const check::BitmapFix& x, const check::BitmapFix& y) { return x.offset < y.offset; });
+
+    begin();
+    // 3. The entries: the parent's record ($INDEX_ROOT) or each INDX block, one write each.
+    if (!in_root.empty()) {
+        const Attribute* ir = d.parsed.find(AttrType::index_root, u"$I30");
+        if (ir == nullptr || ir->non_resident) throw Error(ErrorCode::corrupt, "no $INDEX_ROOT:$I30");
+        std::vector<std::byte> value = ir->value;
+        remove_entries(value, kIndexRootNodeOffset, in_root, true);
+        value.resize(kIndexRootNodeOffset + core::load_le32(value, kIndexRootNodeOffset + 8));  // allocated
+        write_record(dir, with_value(d.bytes, d.parsed, *ir, value));
+    }
+    if (!in_blocks.empty()) {
+        const auto alloc = load_attribute(vol_, read_record(dir).parsed, AttrType::index_allocation, u"$I30");
+        const Attribute* ir = d.parsed.find(AttrType::index_root, u"$I30");
+        if (!alloc || ir == nullptr) throw Error(ErrorCode::corrupt, "no $INDEX_ALLOCATION:$I30");
+        const std::uint64_t bytes = decode_index_root(ir->value).index_block_bytes;
+        for (const auto& [b, offs] : in_blocks) {
+            std::vector<std::byte> block(static_cast<std::size_t>(bytes));
+            vol_.read_stream(*alloc, b * bytes, block);
+            if (verify_and_remove_fixups(block))
+                throw Error(ErrorCode::corrupt, fmt::format("INDX block {} fails its fixups", b));
+            remove_entries(block, 0x18, offs, false);
+            protect(block);
+            write_stream(*alloc, b * bytes, block);
+        }
+    }
+    // 4. The records, those below a directory before it (a cut leaves records
+    // no index reaches, never one whose parent is gone): not in use, a new
+    // sequence number.
+    for (auto it = records.rbegin(); it != records.rend(); ++it) {
+        const std::uint64_t n = *it;
+        Record r = read_record(n);
+        core::store_le16(r.bytes, 0x16,
+                         static_cast<std::uint16_t>(r.parsed.header.flags & ~record_flag::in_use));
+        const auto seq = static_cast<std::uint16_t>(r.parsed.header.sequence + 1);
+        core::store_le16(r.bytes, 0x10, seq == 0 ? 1 : seq);
+        write_record(n, std::move(r.bytes));
+    }
+    // 5. $MFT's $BITMAP, then 6. $Bitmap: each byte read, its bits cleared, written.
+    if (mft_bitmap->non_resident) {
+        std::map<std::uint64_t, std::uint8_t> bits;
+        for (const std::uint64_t n : records) bits[n / 8] |= static_cast<std::uint8_t>(1u << (n % 8));
+        std::vector<check::BitmapFix> fixes;
+        for (const auto& [byte, b] : bits) {
+            const auto off = vol_.device_offset(*mft_bitmap, byte);
+            if (!off) throw Error(ErrorCode::corrupt, "$MFT's $BITMAP does not map a removed record");
+            fixes.push_back({*off, 0, b});
+        }
+        std::sort(fixes.begin(), fixes.end(),
+                  [](const check::BitmapFix& x, const check::BitmapFix& y) { return x.offset < y.offset; });
+        (void)check::apply_bitmap_fixes(dev_, fixes);
+    } else {
+        Record z = read_record(0);
+        const Attribute* bm = z.parsed.find(AttrType::bitmap);
+        std::vector<std::byte>& b = z.bytes;
+        for (const std::uint64_t n : records) {
+            const std::size_t at = bm->offset + bm->value_offset + n / 8;
+            if (n / 8 < bm->value.size()) b[at] &= static_cast<std::byte>(~(1u << (n % 8)));
+        }
+        write_record(0, std::move(z.bytes));
+    }
+    (void)check::apply_bitmap_fixes(dev_, cluster_bits);
 }
 
 std::string Editor::label() const {

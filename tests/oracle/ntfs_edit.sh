@@ -1,46 +1,22 @@
 #!/usr/bin/env bash
-# fsimg label and attrib on NTFS (ntfs/edit.hpp), on an image made by mkntfs
-# whose files ntfs-3g wrote (fsimg mkfs --from where FUSE cannot run) and on
-# one fsimg made with DOS names: the label as ntfslabel and libblkid read
-# it (non-ASCII, emptied, 128 units, 129 refused with nothing written), the
-# serial as libblkid reads it, attributes as sleuthkit's istat reads
+# fsimg label, attrib and rm on NTFS (ntfs/edit.hpp), on an image made by
+# mkntfs whose files ntfs-3g wrote (fsimg mkfs --from where FUSE cannot run)
+# and on one fsimg made with DOS names: the label as ntfslabel and libblkid
+# read it (non-ASCII, emptied, 128 units, 129 refused with nothing written),
+# the serial as libblkid reads it, attributes as sleuthkit's istat reads
 # $STANDARD_INFORMATION and as ntfs-3g's hide_hid_files reads the copy in
 # the parent's index entry (one in $INDEX_ROOT, one in an INDX block, a
-# hard link named from two directories); every independent checker clean
-# after; the real writer (ntfs-3g, write-exercise) goes on changing it.
-# Interrupted at any write: each label, serial and attrib change is cut
-# after its Nth write for every N; after each cut sleuthkit and ntfs-3g
-# read every file byte-exact, our fsck finds nothing but the dirty flag and
-# a mirror behind, and once fsimg fsck -a or ntfsfix -d has cleared the flag
-# every checker passes. A volume whose $LogFile Windows has not replayed is refused.
+# hard link named from two directories); rm of a file named in
+# $INDEX_ROOT, of one whose data has clusters, of a directory tree, then
+# of every file of a 60-file directory one by one (each removed, or refused
+# with nothing written where the B+ tree would need rebalancing); every
+# independent checker clean after, ntfsresize counting $Bitmap; the real
+# writer (ntfs-3g, write-exercise) goes on changing the image. A volume
+# whose $LogFile Windows has not replayed is refused; fsck warns of it, and
+# fsck -y empties it as ntfsfix does. Cuts at every write:
+# ntfs_edit_cut.sh.
 here=$(cd "$(dirname "$0")" && pwd); . "$here/../lib.sh"
-need_shared
-need_oracles
-export SOURCE_DATE_EPOCH=1700000000
-cd "$WORK"
-base=$WORK/base.img
-mkdir -p pre/dir pre/other
-printf 'root file\n' > pre/a.txt
-for i in $(seq 1 60); do printf '%s\n' "$i" > "pre/dir/inner file number $i.txt"; done
-printf 'linked\n' > pre/dir/linked.txt
-truncate -s 64M "$base"
-mkntfs -q -F -f -L BASE -c 4096 "$base" >/dev/null 2>&1 || { fail mkntfs; finish; exit; }
-fuse=no
-if [ "$(id -u)" = 0 ] && [ -e /dev/fuse ] && command -v ntfs-3g > /dev/null; then
-  mkdir -p mnt
-  if ntfs-3g "$base" mnt 2>/dev/null; then
-    cp -r pre/. mnt/ && ln mnt/dir/linked.txt mnt/other/hardlink.txt && fuse=yes
-    fusermount -u mnt
-  fi
-fi
-if [ $fuse = no ]; then
-  echo "ntfs-3g cannot run here: the base image is fsimg mkfs --from (no hard link)"
-  "$FSIMG" mkfs -q -t ntfs -s 64M -L BASE --from pre "$base" --force || { fail "mkfs --from"; finish; exit; }
-else
-  cp pre/dir/linked.txt pre/other/hardlink.txt
-fi
-"$SHARED/oracles/make-manifest" pre > pre.manifest
-"$FSIMG" fsck "$base" >/dev/null && pass || fail "the base image is not clean: $("$FSIMG" fsck "$base")"
+. "$here/../tools/ntfs_edit_base.sh"
 
 # ---- label and serial, read back by ntfslabel and libblkid
 cp "$base" l.img
@@ -106,52 +82,37 @@ fi
 check m.img -j 2 --manifest pre.manifest
 "$FSIMG" fsck m.img >/dev/null && pass || fail "fsck: $("$FSIMG" fsck m.img)"
 
-# ---- cut at every write
-sweep() {  # sweep NAME CMD...: every cut of fsimg CMD (image after the command word) on a copy of base
-  local name=$1; shift
-  local cmd=$1; shift
-  cp "$base" full.img
-  FSIMG_TEST_COUNT_WRITES=1 "$FSIMG" "$cmd" full.img "$@" 2> count.err >/dev/null || { fail "$name: $(cat count.err)"; return; }
-  local total; total=$(sed -n 's/^fsimg: test: \([0-9]*\) writes$/\1/p' count.err)
-  [ -n "$total" ] && [ "$total" -ge 3 ] && pass || { fail "$name: write count: $(cat count.err)"; return; }
-  "$FSIMG" fsck full.img >/dev/null && pass || fail "$name: not clean when complete"
-  local n rc bad=0 odd out mirror_cuts=0
-  for n in $(seq 1 $((total - 1))); do
-    cp "$base" cut.img
-    FSIMG_TEST_CUT_AFTER_WRITES=$n "$FSIMG" "$cmd" cut.img "$@" >/dev/null 2>&1; rc=$?
-    if [ $rc != 99 ]; then fail "$name: cut after write $n of $total: exit $rc"; bad=1; continue; fi
-    "$FSIMG" fsck cut.img > fsck.out 2>&1
-    odd=$(grep -E '^(fatal|error|warning|info) ' fsck.out |
-      grep -v -E '^[a-z]+ (ntfs\.volume\.dirty|ntfs\.mftmirr\.differs|ntfs\.boot\.backup-differs):')
-    [ -z "$odd" ] || { fail "$name: cut after write $n of $total: fsimg fsck: $odd"; bad=1; }
-    # ntfs-3g mounts nothing whose $MFTMirr differs from $MFT in records 0..3
-    # (a cut between the two copies of record 3, as for ntfs-3g's own writes).
-    local readers=read-sleuthkit,read-ntfs-3g
-    grep -q '^error ntfs.mftmirr.differs' fsck.out && { readers=read-sleuthkit; mirror_cuts=$((mirror_cuts + 1)); }
-    if ! out=$("$SHARED/oracles/check-image" --only "$readers" --manifest pre.manifest cut.img 2>&1); then
-      fail "$name: cut after write $n of $total: readers:"; echo "$out" | grep -v PASS | head -8; bad=1
-    fi
-    # What a checker does with it: ntfsfix clears the flag (and copies the
-    # mirror); then every checker passes (at the middle cut: 2 s each).
-    [ "$n" = $((total / 2)) ] || continue
-    cp cut.img cut-ours.img
-    "$FSIMG" fsck -a cut-ours.img > fsck.out 2>&1
-    [ -z "$(fsck_codes cut-ours.img)" ] || { fail "$name: cut $n: fsimg fsck -a left $(fsck_codes cut-ours.img): $(cat fsck.out)"; bad=1; }
-    if ! out=$("$SHARED/oracles/check-image" -j 2 --manifest pre.manifest cut-ours.img 2>&1); then
-      fail "$name: cut after write $n of $total, after fsimg fsck -a:"; echo "$out" | grep -v PASS | head -8; bad=1
-    fi
-    ntfsfix -d cut.img >/dev/null 2>&1 || { fail "$name: cut $n: ntfsfix -d"; bad=1; }
-    if ! out=$("$SHARED/oracles/check-image" -j 2 --manifest pre.manifest cut.img 2>&1); then
-      fail "$name: cut after write $n of $total, after ntfsfix -d:"; echo "$out" | grep -v PASS | head -8; bad=1
-    fi
-  done
-  [ $bad = 0 ] && pass
-  echo "$name: $total writes, every cut checked ($mirror_cuts left \$MFTMirr behind)"
-}
-sweep label label 'New Label'
-sweep serial label --volume-id 1122334455667788
-sweep attrib-indx attrib +h '/dir/inner file number 37.txt'
-sweep attrib-root attrib +r /a.txt
+# ---- rm: a file in $INDEX_ROOT, one of its data in clusters from an INDX block, a directory
+# tree (-r); the rest read back exactly, $Bitmap and $MFT's $BITMAP as ntfsresize and our fsck
+# count them; a hard link and a B+ tree separator refused with nothing written.
+cp "$base" r.img
+"$FSIMG" rm r.img /a.txt /dir/big.bin || fail "rm of two files"
+"$FSIMG" rm -r r.img /gone || fail "rm -r /gone"
+cp -r pre post && rm -r post/a.txt post/dir/big.bin post/gone
+"$SHARED/oracles/make-manifest" post > post.manifest
+check r.img -j 2 --manifest post.manifest
+"$FSIMG" fsck r.img >/dev/null && pass || fail "fsck after rm: $("$FSIMG" fsck r.img)"
+[ -z "$(fls r.img | grep -v '^[^ ]* \*' | grep -w a.txt)" ] && pass || fail "sleuthkit still lists /a.txt"
+if [ $fuse = yes ]; then
+  cp r.img r0.img
+  expect_fail 1 'hard link' "$FSIMG" rm r.img /dir/linked.txt
+  cmp -s r.img r0.img && pass || fail "a refused rm changed the image"
+  wout=$("$SHARED/oracles/write-exercise" --fsck "$FSIMG fsck" r.img 2>&1) && pass || { fail "write-exercise after rm"; echo "$wout" | tail -15; }
+fi
+# Every file of a 60-file directory removed one by one: each removed or refused (a separator
+# of the B+ tree, the last entry of an INDX block), never anything else; the volume stays clean.
+"$FSIMG" mkfs -q -t ntfs -s 32M --from pre m2.img || fail "mkfs m2"
+removed=0 refused=0
+for i in $(seq 1 60); do
+  cp m2.img m2-before.img
+  if "$FSIMG" rm m2.img "/dir/inner file number $i.txt" 2> err; then removed=$((removed + 1))
+  elif grep -q "rebalanced" err && cmp -s m2.img m2-before.img; then refused=$((refused + 1))
+  else fail "rm of file $i: $(cat err)"; fi
+done
+echo "60 files: $removed removed, $refused refused (B+ tree)"
+[ $removed -ge 40 ] && pass || fail "only $removed of 60 removed"
+"$FSIMG" fsck m2.img >/dev/null && pass || fail "fsck after 60 rm: $("$FSIMG" fsck m2.img)"
+check m2.img -j 2
 
 # ---- a $LogFile Windows has not replayed: refused before any write
 cp "$base" log.img

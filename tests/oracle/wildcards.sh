@@ -4,8 +4,7 @@
 # either case, on FAT32, exFAT and NTFS images made from one tree; a FAT
 # entry matches by its short name too; a name that exists as written is
 # taken as written ("photo [1].jpg"); a pattern that matches nothing is
-# reported as a missing file (rm -f: no error; rm refuses NTFS, which it
-# does not change yet). What rm and attrib did is
+# reported as a missing file (rm -f: no error). What rm and attrib did is
 # read back by sleuthkit (fls, istat) and, on FAT, by mtools.
 here=$(cd "$(dirname "$0")" && pwd); . "$here/../lib.sh"
 need_shared
@@ -40,15 +39,10 @@ import json, sys; print(" ".join(e["path"] for e in json.load(sys.stdin)["entrie
   [ "$(cd x && ls | tr '\n' '|')" = "A long file name.txt|notes.txt|" ] && pass || fail "$t: extract *.TXT: $(ls x)"
   # attrib and rm change what they match, nothing else.
   "$FSIMG" attrib $img +h '/DCIM/100CANON/*.cr2' || fail "$t: attrib"
-  gone="DCIM/100CANON/IMG_0002.JPG DCIM/100CANON/IMG_0003.JPG "
-  if [ $t = ntfs ]; then  # rm does not change NTFS yet
-    expect_fail 1 'label and attrib so far' "$FSIMG" rm $img '/DCIM/1*/IMG_000[2-3].JPG'
-  else
-    gone=
-    "$FSIMG" rm $img '/DCIM/1*/IMG_000[2-3].JPG' || fail "$t: rm"
-    expect_fail 1 'no such file' "$FSIMG" rm $img '/DCIM/*.GIF'
-    "$FSIMG" rm -f $img '/DCIM/*.GIF' && pass || fail "$t: rm -f of no match"
-  fi
+  gone=
+  "$FSIMG" rm $img '/DCIM/1*/IMG_000[2-3].JPG' || fail "$t: rm"
+  expect_fail 1 'no such file' "$FSIMG" rm $img '/DCIM/*.GIF'
+  "$FSIMG" rm -f $img '/DCIM/*.GIF' && pass || fail "$t: rm -f of no match"
   # Read back by sleuthkit: the two photos gone, the rest there.
   names=$(fls -r -p $img 2>/dev/null | grep -v -E '\$|System Volume|^[^:]*\* ' | sed 's/^[^:]*:[[:space:]]*//' | grep -i 'jpg\|cr2' | LC_ALL=C sort | tr '\n' ' ')
   [ "$names" = "DCIM/100CANON/IMG_0001.CR2 DCIM/100CANON/IMG_0001.JPG $gone""DCIM/101CANON/IMG_0100.JPG docs/photo [1].jpg " ] &&

@@ -119,6 +119,26 @@ public:
     /// $STANDARD_INFORMATION, or an index entry lies outside its node.
     void set_attributes(const FileEntry& file, std::uint32_t set, std::uint32_t clear);
 
+    /// Removes `file`, named in directory record `dir`; a directory with
+    /// everything below it. In this order, after the dirty flag: the index
+    /// entries naming it in `dir` (its Win32 and DOS names: the parent's
+    /// record when they lie in $INDEX_ROOT, resized in place, else their
+    /// INDX block, one write per node), then every record removed, those
+    /// below a directory before it (in-use flag cleared, sequence number
+    /// raised [FLATCAP concepts/file_reference]),
+    /// then their bits in $MFT's $BITMAP, then the bits of their clusters in
+    /// $Bitmap. A cut after the entries leaves records no index names (orphans,
+    /// which chkdsk recovers) and bits set that nothing owns (lost), never a
+    /// file that was there damaged. Everything is planned before the first
+    /// write; Error(unsupported), nothing written, for what this editor does
+    /// not change yet: a record with an $ATTRIBUTE_LIST, a reparse point or
+    /// an object id (their $Extend indexes), a file with more than one name
+    /// (hard links; a DOS name beside its Win32 name is one), a system file
+    /// (records 0..15), and an index entry that is not in a leaf node or is
+    /// the last entry of its INDX block (the B+ tree would need rebalancing).
+    /// Error(usage) for the root.
+    void remove(std::uint64_t dir, const FileEntry& file);
+
     /// $VOLUME_NAME as UTF-8 ("" when absent or empty).
     std::string label() const;
     /// Throws Error(usage) for a label that is not UTF-8 or longer than
