@@ -46,6 +46,7 @@ struct Lister {
     nlohmann::json entries = nlohmann::json::array();
     core::VisitedDirectories visited{};
     std::set<std::uint64_t> deleted_dirs{};  ///< --deleted -R: each deleted directory listed once
+    bool full_paths = false;                 ///< names shown with their path (as -R shows them)
 
     void show(const std::string& path, const fs::Entry& r) {
         if (a.json) {
@@ -64,7 +65,7 @@ struct Lister {
             entries.push_back(std::move(j));
             return;
         }
-        std::string name = escape_name(a.recursive ? path : r.name);
+        std::string name = escape_name(a.recursive || full_paths ? path : r.name);
         if (r.is_dir && !r.is_root) name += "/";
         if (!a.long_format) {
             if (a.short_names) {
@@ -181,6 +182,9 @@ int run_ls(const LsArgs& a) {
     // contents follow), in byte order.
     if (!a.deleted && core::has_wildcard(a.path) && !view->lookup(a.path)) {
         const std::vector<std::string> matched = expand_paths(*view, {a.path});
+        // Matches from several directories ("/DCIM/*/*.JPG") are shown with their paths.
+        const std::string norm = fs::normalize_path(a.path);
+        l.full_paths = core::has_wildcard(norm.substr(0, norm.rfind('/')));
         for (const std::string& m : matched) {
             const auto e = view->lookup(m);
             if (!e)

@@ -24,7 +24,10 @@ for t in fat32 exfat ntfs; do
   "$FSIMG" mkfs -q -t $t -s 64M --from tree $img || { fail "$t: mkfs"; continue; }
   # ls: the matches, in byte order, each as itself.
   got=$("$FSIMG" ls $img '/DCIM/*/*.jpg' | tr '\n' ' ')
-  [ "$got" = "IMG_0001.JPG IMG_0002.JPG IMG_0003.JPG IMG_0100.JPG " ] && pass || fail "$t: ls */*.jpg: $got"
+  [ "$got" = "/DCIM/100CANON/IMG_0001.JPG /DCIM/100CANON/IMG_0002.JPG /DCIM/100CANON/IMG_0003.JPG /DCIM/101CANON/IMG_0100.JPG " ] &&
+    pass || fail "$t: ls */*.jpg: $got"
+  got=$("$FSIMG" ls $img '/docs/*.TXT' | tr '\n' '|')
+  [ "$got" = "A long file name.txt|notes.txt|" ] && pass || fail "$t: ls /docs/*.TXT: $got"
   got=$("$FSIMG" ls --json $img '/DCIM/100CANON/IMG_000?.*' | python3 -c '
 import json, sys; print(" ".join(e["path"] for e in json.load(sys.stdin)["entries"]))')
   [ "$got" = "/DCIM/100CANON/IMG_0001.CR2 /DCIM/100CANON/IMG_0001.JPG /DCIM/100CANON/IMG_0002.JPG /DCIM/100CANON/IMG_0003.JPG" ] &&
