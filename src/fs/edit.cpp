@@ -159,7 +159,8 @@ private:
 /// directory's MFT record number.
 class NtfsAdapter final : public Editor {
 public:
-    NtfsAdapter(io::BlockDevice& dev, const EditOptions& o) : ed_(dev, ntfs::EditOptions{o.barrier}) {}
+    NtfsAdapter(io::BlockDevice& dev, const EditOptions& o)
+        : ed_(dev, ntfs::EditOptions{o.barrier, o.now, o.clamp}) {}
     Kind kind() const noexcept override { return Kind::ntfs; }
 
     std::optional<EditEntry> lookup(std::string_view path) override { return wrap(ed_.lookup(path)); }

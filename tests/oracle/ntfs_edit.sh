@@ -93,6 +93,9 @@ cp -r pre post && rm -r post/a.txt post/dir/big.bin post/gone
 check r.img -j 2 --manifest post.manifest
 "$FSIMG" fsck r.img >/dev/null && pass || fail "fsck after rm: $("$FSIMG" fsck r.img)"
 [ -z "$(fls r.img | grep -v '^[^ ]* \*' | grep -w a.txt)" ] && pass || fail "sleuthkit still lists /a.txt"
+# The directory an entry left is stamped (no later than SOURCE_DATE_EPOCH), as sleuthkit reads it.
+istat r.img "$(ifind -n /dir r.img)" | sed -n '/^\$STANDARD_INFORMATION/,/^$/p' | grep -q '^File Modified:.2023-11-14 22:13:20' &&
+  pass || fail "/dir's modification time: $(istat r.img "$(ifind -n /dir r.img)" | grep -m1 'File Modified')"
 if [ $fuse = yes ]; then
   cp r.img r0.img
   expect_fail 1 'hard link' "$FSIMG" rm r.img /dir/linked.txt

@@ -95,6 +95,10 @@ struct FileEntry {
 struct EditOptions {
     /// The image's fsync, before the dirty flag is cleared.
     std::function<void()> barrier;
+    /// Unix seconds stamped on a directory remove() changes; `clamp`
+    /// (SOURCE_DATE_EPOCH): no stamp later than it.
+    std::int64_t now = 0;
+    std::optional<std::int64_t> clamp;
 };
 
 /// The editor of one NTFS volume: a whole image or a partition window,
@@ -127,7 +131,10 @@ public:
     /// below a directory before it (in-use flag cleared, sequence number
     /// raised [FLATCAP concepts/file_reference]),
     /// then their bits in $MFT's $BITMAP, then the bits of their clusters in
-    /// $Bitmap. A cut after the entries leaves records no index names (orphans,
+    /// $Bitmap, and last the directory's modification and MFT change times
+    /// ($STANDARD_INFORMATION 0x08, 0x10: EditOptions::now, clamped), as
+    /// ntfs-3g stamps a directory an entry left. A cut after the entries
+    /// leaves records no index names (orphans,
     /// which chkdsk recovers) and bits set that nothing owns (lost), never a
     /// file that was there damaged. Everything is planned before the first
     /// write; Error(unsupported), nothing written, for what this editor does
