@@ -699,27 +699,16 @@ void Editor::set_label(std::string_view label) {
         const Attribute* old = r.parsed.find(AttrType::volume_name);
         if (old != nullptr && old->non_resident)
             throw Error(ErrorCode::corrupt, "$Volume's $VOLUME_NAME is non-resident");
-        std::vector<std::byte> attr;
-        std::uint32_t at = in_use - 8, old_length = 0;  // default: before the end marker
-        if (old != nullptr) {
-            at = old->offset;
-            old_length = old->length;
-            const auto length = static_cast<std::uint32_t>(r8(old->value_offset + value.size()));
-            attr.assign(b.begin() + old->offset, b.begin() + old->offset + old->value_offset);
-            attr.resize(length);
-            core::store_le32(attr, 4, length);
-            core::store_le32(attr, 0x10, static_cast<std::uint32_t>(value.size()));
-            std::copy(value.begin(), value.end(), attr.begin() + old->value_offset);
-        } else {
-            attr = build_resident_attribute(AttrType::volume_name, u"", value);
-            core::store_le16(attr, 0x0E, r.parsed.header.next_instance);
-            for (const Attribute& a : r.parsed.attributes)
-                if (a.type > static_cast<std::uint32_t>(AttrType::volume_name)) {
-                    at = a.offset;
-                    break;
-                }
-        }
-        const std::uint64_t new_in_use = std::uint64_t{in_use} - old_length + attr.size();
+        if (old != nullptr) return with_value(b, r.parsed, *old, value);  // resized in place
+        std::vector<std::byte> attr = build_resident_attribute(AttrType::volume_name, u"", value);
+        core::store_le16(attr, 0x0E, r.parsed.header.next_instance);
+        std::uint32_t at = in_use - 8;  // before the end marker, or the first attribute of a higher type
+        for (const Attribute& a : r.parsed.attributes)
+            if (a.type > static_cast<std::uint32_t>(AttrType::volume_name)) {
+                at = a.offset;
+                break;
+            }
+        const std::uint64_t new_in_use = std::uint64_t{in_use} + attr.size();
         if (new_in_use > r.parsed.header.bytes_allocated)
             throw Error(ErrorCode::unsupported,
                         fmt::format("$Volume (MFT record 3) has no room for a label of {} units: it would "
@@ -727,10 +716,9 @@ void Editor::set_label(std::string_view label) {
                                     units.size(), new_in_use, r.parsed.header.bytes_allocated));
         std::vector<std::byte> out(b.begin(), b.begin() + at);
         out.insert(out.end(), attr.begin(), attr.end());
-        out.insert(out.end(), b.begin() + at + old_length, b.begin() + in_use);
+        out.insert(out.end(), b.begin() + at, b.begin() + in_use);
         core::store_le32(out, 0x18, static_cast<std::uint32_t>(new_in_use));
-        if (old == nullptr)
-            core::store_le16(out, 0x28, static_cast<std::uint16_t>(r.parsed.header.next_instance + 1));
+        core::store_le16(out, 0x28, static_cast<std::uint16_t>(r.parsed.header.next_instance + 1));
         out.resize(b.size());  // the rest of the record zeroed
         return out;
     };
