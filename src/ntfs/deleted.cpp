@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "fsimg/core/error.hpp"
+#include "fsimg/ntfs/directory.hpp"
 #include "fsimg/ntfs/file.hpp"
 
 namespace fsimg::ntfs {
@@ -13,7 +14,6 @@ namespace fsimg::ntfs {
 namespace {
 
 /// $Bitmap is MFT record 6 [FLATCAP files/bitmap].
-constexpr std::uint64_t kBitmapRecord = 6;
 
 /// The deleted file `r` names, read from one raw record; nullopt when it names none.
 std::optional<DeletedRecord> from_record(std::span<std::byte> raw, std::uint64_t number) {

@@ -243,10 +243,8 @@ std::uint64_t Editor::repair_index_sizes() {
                     if (f.parsed.is_directory() || f.parsed.header.base_record != 0) return true;
                     const auto data = load_attribute(vol_, f.parsed, AttrType::data);
                     if (!data || data->size() == e.file_name->data_size) return true;
-                    const std::uint64_t allocated = !data->non_resident     ? r8(data->value.size())
-                                                    : data->compressed_size ? *data->compressed_size
-                                                                            : data->allocated_size;
-                    patches.push_back({loc, allocated, data->size()});
+                    const auto [allocated, size] = entry_sizes(*data);
+                    patches.push_back({loc, allocated, size});
                 } catch (const Error& x) {
                     if (x.code() == ErrorCode::io) throw;
                 }
@@ -500,8 +498,7 @@ void Editor::remove(std::uint64_t dir, const FileEntry& file) {
     };
     // 1. What is freed: the file, and below a directory everything (each record once).
     std::vector<std::uint64_t> records;
-    std::vector<Lcn> clusters;  // first LCN of each run, then its length: pairs
-    std::vector<std::uint64_t> lengths;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> clusters;  // (first LCN, length) of each run
     std::set<std::uint64_t> seen;
     std::vector<std::pair<std::uint64_t, std::uint64_t>> todo{{file.record, dir}};  // (record, its parent)
     while (!todo.empty()) {
@@ -533,10 +530,8 @@ void Editor::remove(std::uint64_t dir, const FileEntry& file) {
             if (a.non_resident) {
                 vol_.check_runs(a);
                 for (const MappedRun& m : a.runs)
-                    if (m.lcn && m.length != 0) {
-                        clusters.push_back(*m.lcn);
-                        lengths.push_back(m.length);
-                    }
+                    if (m.lcn && m.length != 0)
+                        clusters.emplace_back(static_cast<std::uint64_t>(*m.lcn), m.length);
             }
         }
         if (names != 1) throw unsupported(n, fmt::format("has {} names (hard links)", names));
@@ -549,17 +544,21 @@ void Editor::remove(std::uint64_t dir, const FileEntry& file) {
                 return true;
             });
     }
-    // 2. The entries naming it in `dir`: each in a leaf, none the last of its INDX block.
+    // 2. The entries naming it in `dir`: removed in place when each lies in
+    // a leaf and leaves its INDX block an entry; else the index is rewritten
+    // without them (planned here, before the first write).
     Record d = read_record(dir);
     std::vector<IndexEntryLocation> at;
+    std::vector<IndexKey> rest;                   // the other entries, for a rewrite
     std::map<std::uint64_t, unsigned> per_block;  // entries (with a key) of each INDX block
+    bool rebalance = false;
     for_each_index_entry(vol_, d.parsed, [&](const IndexEntry& e, const IndexEntryLocation& loc) {
         if (loc.block) ++per_block[*loc.block];
-        if (FileReference::unpack(e.reference).record != file.record) return true;
-        if (e.flags & kEntryHasSubnode)
-            throw unsupported(file.record,
-                              "is named by an index entry that is not in a leaf node (removing it "
-                              "would need the B+ tree rebalanced)");
+        if (FileReference::unpack(e.reference).record != file.record) {
+            if (e.file_name) rest.push_back({FileReference::unpack(e.reference), e.key, e.file_name->name});
+            return true;
+        }
+        if (e.flags & kEntryHasSubnode) rebalance = true;
         at.push_back(loc);
         return true;
     });
@@ -570,34 +569,23 @@ void Editor::remove(std::uint64_t dir, const FileEntry& file) {
     std::vector<std::uint32_t> in_root;
     for (const IndexEntryLocation& l : at) (l.block ? in_blocks[*l.block] : in_root).push_back(l.offset);
     for (const auto& [b, offs] : in_blocks)
-        if (per_block[b] <= offs.size())
-            throw unsupported(file.record,
-                              fmt::format("is named by the last entries of INDX block {} (removing them "
-                                          "would need the B+ tree rebalanced)",
-                                          b));
+        if (per_block[b] <= offs.size()) rebalance = true;
+    std::optional<IndexRewrite> rewrite;
+    if (rebalance) rewrite = plan_index(dir, std::move(rest));
     // The bitmaps' bytes: $MFT's $BITMAP (record 0), $Bitmap (record 6's $DATA).
     const MftRecord r0 = vol_.read_record(0);
     const Attribute* mft_bitmap = r0.find(AttrType::bitmap);
     if (mft_bitmap == nullptr) throw Error(ErrorCode::corrupt, "$MFT has no $BITMAP");
-    const auto bitmap = load_attribute(vol_, vol_.read_record(6), AttrType::data);
-    if (!bitmap || !bitmap->non_resident)
-        throw Error(ErrorCode::corrupt, "$Bitmap has no non-resident $DATA");
-    std::vector<check::BitmapFix> cluster_bits;
-    std::map<std::uint64_t, std::uint8_t> by_byte;
-    for (std::size_t i = 0; i < clusters.size(); ++i)
-        for (std::uint64_t c = static_cast<std::uint64_t>(clusters[i]), e = c + lengths[i]; c < e; ++c)
-            by_byte[c / 8] |= static_cast<std::uint8_t>(1u << (c % 8));
-    for (const auto& [byte, bits] : by_byte) {
-        const auto off = vol_.device_offset(*bitmap, byte);
-        if (!off || byte >= bitmap->size())
-            throw Error(ErrorCode::corrupt, "$Bitmap does not map a freed cluster");
-        cluster_bits.push_back({*off, 0, bits});
-    }
-    std::sort(cluster_bits.begin(), cluster_bits.end(),
-              [](const check::BitmapFix& x, const check::BitmapFix& y) { return x.offset < y.offset; });
+    const std::vector<check::BitmapFix> freed = cluster_bits(clusters, false);
 
     begin();
-    // 3. The entries: the parent's record ($INDEX_ROOT) or each INDX block, one write each.
+    // 3. The entries: the parent's record ($INDEX_ROOT) or each INDX block,
+    // one write each; or the index rewritten.
+    if (rewrite) {
+        apply_index(*rewrite);
+        in_root.clear();
+        in_blocks.clear();
+    }
     if (!in_root.empty()) {
         const Attribute* ir = d.parsed.find(AttrType::index_root, u"$I30");
         if (ir == nullptr || ir->non_resident) throw Error(ErrorCode::corrupt, "no $INDEX_ROOT:$I30");
@@ -656,7 +644,7 @@ void Editor::remove(std::uint64_t dir, const FileEntry& file) {
         }
         write_record(0, std::move(z.bytes));
     }
-    (void)check::apply_bitmap_fixes(dev_, cluster_bits);
+    (void)check::apply_bitmap_fixes(dev_, freed);
     // 7. The directory's times: modified now (no later than SOURCE_DATE_EPOCH).
     Record p = read_record(dir);
     const Attribute* si = p.parsed.find(AttrType::standard_information);

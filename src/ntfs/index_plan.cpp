@@ -240,4 +240,27 @@ MftGrowth mft_growth(std::uint64_t last_record, std::uint32_t record_bytes, std:
     return g;
 }
 
+std::vector<std::byte> index_block_bitmap(std::size_t blocks) {
+    std::vector<std::byte> bitmap(index_bitmap_bytes(blocks));
+    for (std::size_t b = 0; b < blocks; ++b) bitmap[b / 8] |= std::byte(1u << (b % 8));
+    return bitmap;
+}
+
+std::vector<std::byte> index_node_bytes(const std::vector<std::vector<std::byte>>& entries,
+                                        const IndexNode& node, std::uint32_t vcns_per_block) {
+    std::vector<std::byte> out;
+    for (std::size_t k = 0; k < node.entries.size(); ++k) {
+        const auto& e = entries[node.entries[k]];
+        const auto bytes = node.children.empty() ? e
+                                                 : index_entry_with_sub_node(
+                                                       e, std::uint64_t{node.children[k]} * vcns_per_block);
+        out.insert(out.end(), bytes.begin(), bytes.end());
+    }
+    const auto end = node.children.empty()
+                         ? build_end_index_entry()
+                         : build_end_index_entry(std::uint64_t{node.children.back()} * vcns_per_block);
+    out.insert(out.end(), end.begin(), end.end());
+    return out;
+}
+
 }  // namespace fsimg::ntfs

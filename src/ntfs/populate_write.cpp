@@ -85,15 +85,6 @@ std::vector<std::byte> resized_file_name(std::span<const std::byte> v, std::uint
     return encode_file_name(fn);
 }
 
-/// An $I30 entry with a sub-node: 8 more bytes holding the child's VCN, flag 0x01.
-std::vector<std::byte> with_child(std::vector<std::byte> entry, std::uint64_t vcn) {
-    entry.resize(entry.size() + 8);
-    core::store_le16(entry, 8, static_cast<std::uint16_t>(entry.size()));
-    core::store_le16(entry, 12, static_cast<std::uint16_t>(core::load_le16(entry, 12) | 0x01));
-    core::store_le64(entry, entry.size() - 8, vcn);
-    return entry;
-}
-
 /// Reads a small host file whole (resident $DATA).
 /// Copies a source file over several extents (a file no free run held whole).
 void copy_fragmented(const source::SourceFile& file, const std::vector<Extent>& extents, std::uint32_t cb,
@@ -380,24 +371,6 @@ private:
         return build_file_name_index_entry(FileReference::unpack(e.reference), e.key);
     }
 
-    /// The entries of one node (the root's or a block's), end entry included.
-    std::vector<std::byte> node_entries(const std::vector<std::vector<std::byte>>& entries,
-                                        const IndexNode& node) const {
-        const std::uint32_t per = index_block_vcns(L_);
-        std::vector<std::byte> out;
-        for (std::size_t k = 0; k < node.entries.size(); ++k) {
-            const auto& e = entries[node.entries[k]];
-            const auto bytes =
-                node.children.empty() ? e : with_child(e, std::uint64_t{node.children[k]} * per);
-            out.insert(out.end(), bytes.begin(), bytes.end());
-        }
-        const auto end = node.children.empty()
-                             ? build_end_index_entry()
-                             : build_end_index_entry(std::uint64_t{node.children.back()} * per);
-        out.insert(out.end(), end.begin(), end.end());
-        return out;
-    }
-
     /// $INDEX_ROOT (and $INDEX_ALLOCATION, $BITMAP) of directory `d`; its
     /// INDX blocks are written here.
     std::vector<std::vector<std::byte>> index_attributes(std::uint32_t d) {
@@ -419,23 +392,23 @@ private:
                                                          const std::vector<Extent>& bitmap_extents) {
         const bool large = !shape.blocks.empty();
         std::vector<std::vector<std::byte>> attrs;
-        attrs.push_back(
-            build_resident_attribute(AttrType::index_root, name,
-                                     build_index_root(indexed_type, collation_rule, L_.index_block_bytes, cb_,
-                                                      node_entries(entries, shape.root), large)));
+        attrs.push_back(build_resident_attribute(
+            AttrType::index_root, name,
+            build_index_root(indexed_type, collation_rule, L_.index_block_bytes, cb_,
+                             index_node_bytes(entries, shape.root, index_block_vcns(L_)), large)));
         if (!large) return attrs;
         const std::uint32_t per = index_block_vcns(L_);
         for (std::size_t b = 0; b < shape.blocks.size(); ++b) {
             const IndexNode& node = shape.blocks[b];
             std::vector<std::byte> block =
-                build_index_block(b * per, L_.index_block_bytes, node_entries(entries, node));
+                build_index_block(b * per, L_.index_block_bytes, index_node_bytes(entries, node, per));
             if (!node.children.empty())
                 block[0x18 + 0x0C] = std::byte{1};  // node header flags: has sub-nodes
             write_stream(dev_, extents, cb_, b * std::uint64_t{L_.index_block_bytes}, block);
         }
         const std::uint64_t bytes = shape.blocks.size() * std::uint64_t{L_.index_block_bytes};
         attrs.push_back(nonresident(AttrType::index_allocation, name, extents, cb_, bytes));
-        const std::vector<std::byte> bitmap = block_bitmap(shape.blocks.size());
+        const std::vector<std::byte> bitmap = index_block_bitmap(shape.blocks.size());
         if (shape.storage == IndexStorage::in_record) {
             attrs.push_back(build_resident_attribute(AttrType::bitmap, name, bitmap));
         } else {
@@ -443,13 +416,6 @@ private:
             attrs.push_back(nonresident(AttrType::bitmap, name, bitmap_extents, cb_, bitmap.size()));
         }
         return attrs;
-    }
-
-    /// An index's $BITMAP value: a bit per block, all in use, r8 bytes.
-    static std::vector<std::byte> block_bitmap(std::size_t blocks) {
-        std::vector<std::byte> bitmap(index_bitmap_bytes(blocks));
-        for (std::size_t b = 0; b < blocks; ++b) bitmap[b / 8] |= std::byte(1u << (b % 8));
-        return bitmap;
     }
 
     /// $Extend/$Reparse with an "$R" entry per stored symbolic link

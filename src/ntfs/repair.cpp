@@ -16,6 +16,21 @@
 
 namespace fsimg::ntfs {
 
+namespace {
+
+/// True when a record, attribute, runlist, attribute-list or $MFT finding
+/// leaves the owner of a cluster or record unknown or shared: then no bit
+/// is cleared and nothing is allocated from what the bitmaps mark free.
+bool owners_in_doubt(const check::Findings& found) {
+    return std::any_of(found.all().begin(), found.all().end(), [](const check::Finding& f) {
+        const std::string_view c = f.code;
+        return c.starts_with("ntfs.record.") || c.starts_with("ntfs.attr.") || c.starts_with("ntfs.run.") ||
+               c.starts_with("ntfs.attrlist.") || c.starts_with("ntfs.mft.");
+    });
+}
+
+}  // namespace
+
 std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Findings& found,
                                          const check::RepairOptions& options) {
     std::vector<check::Repair> done;
@@ -123,13 +138,7 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     const bool clusters = plan.has("ntfs.bitmap.free-in-use") || plan.has("ntfs.bitmap.lost");
     const bool records = plan.has("ntfs.mft-bitmap.unmarked") || plan.has("ntfs.mft-bitmap.marked-free");
     if (clusters || records) {
-        bool doubt = false;
-        for (const check::Finding& f : found.all()) {
-            const std::string_view c = f.code;
-            if (c.starts_with("ntfs.record.") || c.starts_with("ntfs.attr.") || c.starts_with("ntfs.run.") ||
-                c.starts_with("ntfs.attrlist.") || c.starts_with("ntfs.mft."))
-                doubt = true;
-        }
+        const bool doubt = owners_in_doubt(found);
         std::vector<check::BitmapFix> bits, mft_bits;
         check::Findings scratch;
         CheckOptions o;
@@ -187,6 +196,29 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                  fmt::format("$LogFile emptied ({} bytes set to 0xFF): the transactions Windows had "
                              "not applied are discarded",
                              n)});
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+        }
+    }
+    // -y: directory indexes whose entries are not their files' names (stale,
+    // missing, extra, mismatched or out of order; an orphan whose name gives
+    // a directory in use is a missing entry) rebuilt from those names,
+    // copy on write (Editor::rebuild_indexes), once no record, attribute or
+    // runlist damage leaves the owner of a cluster $Bitmap marks free in doubt.
+    constexpr std::array<std::string_view, 6> kIndexCodes = {
+        "ntfs.index.stale-entry", "ntfs.index.missing-entry", "ntfs.index.extra-entry",
+        "ntfs.index.entry-mismatch", "ntfs.index.order", "ntfs.tree.orphan"};
+    const auto index_code =
+        std::find_if(kIndexCodes.begin(), kIndexCodes.end(), [&](std::string_view c) { return plan.has(c); });
+    if (index_code != kIndexCodes.end() && !owners_in_doubt(found)) {
+        try {
+            Editor ed(dev, {options.barrier, 0, std::nullopt});
+            const std::uint64_t n = ed.rebuild_indexes();
+            ed.finish();
+            if (n != 0)
+                done.push_back({std::string(*index_code),
+                                fmt::format("{} director{} index rebuilt from the names of the files in {}",
+                                            n, n == 1 ? "y's" : "ies'", n == 1 ? "it" : "them")});
         } catch (const Error& e) {
             if (e.code() == ErrorCode::io) throw;
         }

@@ -454,6 +454,14 @@ std::vector<std::byte> build_view_index_entry(std::span<const std::byte> key,
     return e;
 }
 
+std::vector<std::byte> index_entry_with_sub_node(std::vector<std::byte> entry, std::uint64_t vcn) {
+    entry.resize(entry.size() + 8);
+    put16(entry, 0x08, static_cast<std::uint16_t>(entry.size()));
+    put16(entry, 0x0C, static_cast<std::uint16_t>(core::load_le16(entry, 0x0C) | 0x01));
+    put64(entry, entry.size() - 8, vcn);
+    return entry;
+}
+
 std::vector<std::byte> build_end_index_entry(std::optional<std::uint64_t> child_vcn) {
     std::vector<std::byte> e(child_vcn ? 24 : 16);
     put16(e, 0x08, static_cast<std::uint16_t>(e.size()));

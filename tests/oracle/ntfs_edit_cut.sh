@@ -6,8 +6,9 @@
 # at the middle cut, where the mirror agrees) read every file that was there
 # byte-exact (the removed one ignored: absent or whole), our fsck finds
 # nothing but the dirty flag and a mirror behind (rm: orphan records and
-# bits nothing owns, too), and at the middle cut, once fsimg fsck -y or
-# ntfsfix -d has cleared the flag, every checker passes.
+# bits nothing owns, too), and at the middle cut, once fsimg fsck -y (which
+# then leaves nothing) or ntfsfix -d has cleared the flag, every checker
+# passes.
 here=$(cd "$(dirname "$0")" && pwd); . "$here/../lib.sh"
 . "$here/../tools/ntfs_edit_base.sh"
 # ---- cut at every write
@@ -38,14 +39,19 @@ sweep() {  # sweep NAME CMD...: every cut of fsimg CMD (image after the command 
     if ! out=$("$SHARED/oracles/check-image" --only "$readers" --manifest pre.manifest "${IGNORE[@]}" cut.img 2>&1); then
       fail "$name: cut after write $n of $total: readers:"; echo "$out" | grep -v PASS | head -8; bad=1
     fi
+    # fsimg fsck -y leaves nothing at any cut (the readers at the middle one, below).
+    cp cut.img y.img
+    "$FSIMG" fsck -y y.img > /dev/null 2>&1
+    [ -z "$(fsck_codes y.img)" ] || { fail "$name: cut $n: fsimg fsck -y left $(fsck_codes y.img)"; bad=1; }
     # What a checker does with it: ntfsfix clears the flag (and copies the
     # mirror); then every checker passes (at the middle cut: 2 s each).
     [ "$n" = $((total / 2)) ] || continue
     cp cut.img cut-ours.img
     "$FSIMG" fsck -y cut-ours.img > fsck.out 2>&1
-    # Left after -y: only orphan records and, inside an orphaned tree, stale entries (chkdsk
-    # links the one into found.000 and removes the other; fsimg does not yet).
-    left=$(fsck_codes cut-ours.img | tr ' ' '\n' | grep -v -x -e '' -e ntfs.tree.orphan -e ntfs.index.stale-entry -e ntfs.volume.dirty)
+    # Nothing is left after -y: an orphan record goes back into the directory its name
+    # gives and stale entries inside an orphaned tree go (the indexes rebuilt from the
+    # records' names, as chkdsk does), bits nothing owns are cleared.
+    left=$(fsck_codes cut-ours.img)
     [ -z "$left" ] || { fail "$name: cut $n: fsimg fsck -y left $left: $(cat fsck.out)"; bad=1; }
     # With orphans left the volume stays dirty: ntfs-3g's tools refuse it, 7-Zip lists the orphans.
     local skip=(); [ -n "$(fsck_codes cut-ours.img)" ] && skip=(--skip ntfsinfo,ntfsls,ntfsresize,read-7zz,readers-agree)
@@ -73,9 +79,18 @@ ALLOW='ntfs\.tree\.orphan|ntfs\.mft-bitmap\.marked-free|ntfs\.bitmap\.lost|ntfs\
 IGNORE=(--ignore dir/big.bin); sweep rm-big rm /dir/big.bin
 # rm -r: the tree is unreachable once its entry is gone; its records are freed those below a
 # directory first, so a cut leaves orphans whose index may name records already free (stale
-# entries inside the orphaned tree: chkdsk removes them; fsimg fsck -y does not yet).
+# entries inside the orphaned tree), which fsck -y's index rebuild settles as chkdsk does.
 ALLOW="$ALLOW|ntfs\\.index\\.stale-entry"
 IGNORE=(--ignore gone --ignore 'gone/*'); sweep rm-r rm -r /gone
+# rm of a separator of /dir's B+ tree: the index is rewritten copy on write (the new INDX
+# blocks, their $Bitmap bits, the directory's record, the old blocks' bits), so a cut leaves
+# the old index or the new one whole, and clusters nothing owns.
+sep=$("$FSIMG" dump --json --what index /dir "$base" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+print(next(e["name"] for n in [j["index_root"]] + j.get("blocks", []) for e in n["entries"]
+           if e["flags"] & 1 and e.get("name", "").startswith("inner")))')
+IGNORE=(--ignore "dir/$sep"); sweep rm-separator rm "/dir/$sep"
 ALLOW=; IGNORE=()
 
 finish

@@ -2,22 +2,32 @@
 // MemoryImages made by format_volume: the values read back through Volume,
 // the dirty flag set while changing and cleared at finish, both copies of
 // record 3 alike, the checker clean, and the $LogFile refusal.
+#include <fmt/format.h>
+#include <unistd.h>
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <set>
+#include <variant>
 
+#include "edit_test_support.hpp"
 #include "fsimg/core/bytes.hpp"
 #include "fsimg/core/error.hpp"
+#include "fsimg/core/utf.hpp"
 #include "fsimg/io/block_device.hpp"
 #include "fsimg/ntfs/check.hpp"
 #include "fsimg/ntfs/directory.hpp"
 #include "fsimg/ntfs/edit.hpp"
 #include "fsimg/ntfs/file.hpp"
 #include "fsimg/ntfs/format.hpp"
+#include "fsimg/ntfs/populate.hpp"
 #include "fsimg/ntfs/repair.hpp"
 #include "fsimg/ntfs/volume.hpp"
 #include "ntfs_fixture.hpp"
+#include "tree_builder.hpp"
 
 using namespace fsimg;
 using namespace fsimg::ntfs;
@@ -26,7 +36,7 @@ namespace {
 
 io::MemoryImage edit_image() {
     io::MemoryImage img(8u << 20);
-    format_volume(img, test::must(8u << 20), test::opts());
+    format_volume(img, ntfs::test::must(8u << 20), ntfs::test::opts());
     return img;
 }
 
@@ -296,4 +306,151 @@ TEST_CASE("ntfs repair: an unclean $LogFile found, emptied by -y with the dirty 
     (void)check_volume(img, third);
     CHECK(repair_volume(img, third, all).at(0).code == "ntfs.logfile.unknown");
     CHECK(logfile_state(Volume(img)) == LogFileState::empty);
+}
+
+namespace {
+
+/// A volume whose /many holds `files` empty files "name NNN" (an index in
+/// INDX blocks, DOS names beside the long ones), written by populate.
+io::MemoryImage many_files_image(int files) {
+    fsimg::test::TreeBuilder b(&check_source_tree);
+    const auto d = b.add(0, "many", true);
+    for (int i = 0; i < files; ++i) b.add(d, fmt::format("name {:03}", i), false, 0);
+    source::SourceTree t = b.done();
+    const std::string empty =
+        (std::filesystem::temp_directory_path() / ("fsimg-ntfs-edit-empty-" + std::to_string(::getpid())))
+            .string();
+    { std::ofstream(empty, std::ios::binary); }
+    for (auto& n : t.nodes)
+        if (!n.is_dir) n.host_path = empty;
+    const Layout L = ntfs::test::must(16u << 20, 4096);
+    io::MemoryImage img(L.volume_bytes());
+    format_volume(img, L, ntfs::test::opts());
+    const auto planned = plan_population(t, L);
+    REQUIRE(std::holds_alternative<PopulatePlan>(planned));
+    source::PopulateWriteOptions wo;
+    wo.creation_time = 1700000000;
+    write_population(img, L, t, std::get<PopulatePlan>(planned), wo);
+    std::filesystem::remove(empty);
+    return img;
+}
+
+/// The Win32 names /many lists, in walk order.
+std::vector<std::string> many_names(const io::BlockDevice& d) {
+    const Volume v(d);
+    const auto dir = resolve_path(v, "/many");
+    REQUIRE(dir);
+    std::vector<std::string> out;
+    for_each_index_entry(v, v.read_record(dir->record), [&](const IndexEntry& e, const IndexEntryLocation&) {
+        if (e.file_name && e.file_name->name_space != Namespace::dos)
+            out.push_back(core::utf16_to_utf8_lossy(e.file_name->name));
+        return true;
+    });
+    return out;
+}
+
+/// A separator of /many's B+ tree: an entry with a sub-node.
+std::string many_separator(const io::BlockDevice& d) {
+    const Volume v(d);
+    std::string name;
+    for_each_index_entry(v, v.read_record(resolve_path(v, "/many")->record),
+                         [&](const IndexEntry& e, const IndexEntryLocation&) {
+                             if ((e.flags & 0x01) && e.file_name && e.file_name->name_space != Namespace::dos)
+                                 name = core::utf16_to_utf8_lossy(e.file_name->name);
+                             return name.empty();
+                         });
+    return name;
+}
+
+}  // namespace
+
+TEST_CASE("ntfs edit: every file of a directory in INDX blocks removed, separators too", "[ntfs][edit]") {
+    io::MemoryImage img = many_files_image(150);
+    REQUIRE(edit_codes(img).empty());
+    std::vector<std::string> left = many_names(img);
+    REQUIRE(left.size() == 150);
+    REQUIRE_FALSE(many_separator(img).empty());
+    // In an order that reaches the root's separators early: every seventh first.
+    std::vector<std::string> order;
+    for (int k = 0; k < 7; ++k)
+        for (int i = k; i < 150; i += 7) order.push_back(fmt::format("name {:03}", i));
+    Editor e(img, {});
+    const std::uint64_t many = e.lookup("/many")->record;
+    for (const std::string& name : order) {
+        const auto f = e.find(many, name);
+        REQUIRE(f);
+        e.remove(many, *f);
+        left.erase(std::find(left.begin(), left.end(), name));
+        if (left.size() % 25 == 0) {
+            CHECK(many_names(img) == left);
+            CHECK(edit_codes(img) == std::set<std::string>{"ntfs.volume.dirty"});
+        }
+    }
+    e.finish();
+    CHECK(many_names(img).empty());
+    CHECK(edit_codes(img).empty());
+    // Emptied, the index is back in $INDEX_ROOT and its blocks' clusters are free.
+    const Volume v(img);
+    const MftRecord dir = v.read_record(many);
+    CHECK(dir.find(AttrType::index_allocation, u"$I30") == nullptr);
+    CHECK(dir.find(AttrType::bitmap, u"$I30") == nullptr);
+}
+
+TEST_CASE("ntfs edit: removing a separator, cut after every write, leaves the old index or the new one",
+          "[ntfs][edit]") {
+    const io::MemoryImage base = many_files_image(120);
+    const std::string sep = many_separator(base);
+    REQUIRE_FALSE(sep.empty());
+    std::vector<std::string> before = many_names(base), after = before;
+    after.erase(std::find(after.begin(), after.end(), sep));
+    std::uint64_t total = 0;
+    {
+        io::MemoryImage full = base;
+        fsimg::test::CutAfter dev(full, UINT64_MAX);
+        Editor e(dev, {});
+        const std::uint64_t many = e.lookup("/many")->record;
+        e.remove(many, *e.find(many, sep));
+        e.finish();
+        total = dev.writes();
+        CHECK(many_names(full) == after);
+        CHECK(edit_codes(full).empty());
+    }
+    REQUIRE(total >= 6);
+    io::MemoryImage img = base;
+    fsimg::test::WrittenRanges written;
+    for (std::uint64_t n = 1; n < total; ++n) {
+        INFO("cut after write " << n << " of " << total);
+        {
+            fsimg::test::CutAfter dev(img, n, &written);
+            Editor e(dev, {});
+            const std::uint64_t many = e.lookup("/many")->record;
+            CHECK_THROWS_AS(
+                [&] {
+                    e.remove(many, *e.find(many, sep));
+                    e.finish();
+                }(),
+                Error);
+        }
+        const std::vector<std::string> names = many_names(img);
+        CHECK((names == before || names == after));
+        for (const std::string& code : edit_codes(img)) {
+            INFO(code);
+            CHECK((code == "ntfs.volume.dirty" || code == "ntfs.bitmap.lost" || code == "ntfs.tree.orphan" ||
+                   code == "ntfs.mft-bitmap.marked-free" || code == "ntfs.mftmirr.differs"));
+        }
+        // fsck -y settles every cut: nothing is left.
+        {
+            io::MemoryImage copy = img;
+            check::Findings found;
+            (void)check_volume(copy, found);
+            check::RepairOptions ro;
+            ro.level = check::RepairLevel::all;
+            (void)repair_volume(copy, found, ro);
+            check::Findings again;
+            (void)check_volume(copy, again);
+            (void)repair_volume(copy, again, ro);
+            CHECK(edit_codes(copy).empty());
+        }
+        fsimg::test::rewind(img, base, written);
+    }
 }

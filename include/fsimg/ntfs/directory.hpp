@@ -31,11 +31,12 @@
 
 namespace fsimg::ntfs {
 
-/// MFT record numbers of $LogFile, $Volume, the root directory and $UpCase
+/// MFT record numbers of $LogFile, $Volume, the root directory, $Bitmap and $UpCase
 /// (formats.md §3.2).
 inline constexpr std::uint64_t kLogFileRecord = 2;
 inline constexpr std::uint64_t kVolumeRecord = 3;
 inline constexpr std::uint64_t kRootRecord = 5;
+inline constexpr std::uint64_t kBitmapRecord = 6;
 inline constexpr std::uint64_t kUpcaseRecord = 10;
 /// Deepest index node accepted (the root is depth 0). A 4 KiB-block
 /// directory of 2^32 entries is 8 levels deep even with 255-unit names.

@@ -49,7 +49,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
+#include "fsimg/check/repair.hpp"
 #include "fsimg/io/block_device.hpp"
 #include "fsimg/ntfs/directory.hpp"
 #include "fsimg/ntfs/volume.hpp"
@@ -127,7 +130,9 @@ public:
     /// everything below it. In this order, after the dirty flag: the index
     /// entries naming it in `dir` (its Win32 and DOS names: the parent's
     /// record when they lie in $INDEX_ROOT, resized in place, else their
-    /// INDX block, one write per node), then every record removed, those
+    /// INDX block, one write per node; when one is a separator, an entry
+    /// with a sub-node, or the last entry of its INDX block, the index is
+    /// rewritten without them instead: plan_index, apply_index), then every record removed, those
     /// below a directory before it (in-use flag cleared, sequence number
     /// raised [FLATCAP concepts/file_reference]),
     /// then their bits in $MFT's $BITMAP, then the bits of their clusters in
@@ -141,9 +146,8 @@ public:
     /// not change yet: a record with an $ATTRIBUTE_LIST, a reparse point or
     /// an object id (their $Extend indexes), a file with more than one name
     /// (hard links; a DOS name beside its Win32 name is one), a system file
-    /// (records 0..15), and an index entry that is not in a leaf node or is
-    /// the last entry of its INDX block (the B+ tree would need rebalancing).
-    /// Error(usage) for the root.
+    /// (records 0..15), and plan_index's refusals where the index must be
+    /// rewritten. Error(usage) for the root.
     void remove(std::uint64_t dir, const FileEntry& file);
 
     /// $VOLUME_NAME as UTF-8 ("" when absent or empty).
@@ -193,6 +197,20 @@ public:
     /// cannot be read, are left. Returns the entries changed; throws
     /// Error(io).
     std::uint64_t repair_index_sizes();
+    /// For fsck -y's repair of a directory's $I30 entries (ntfs.index.stale-entry,
+    /// missing-entry, extra-entry, entry-mismatch, order): the index of each
+    /// in-use directory whose entries are not exactly its children's names
+    /// in $UpCase collation order is rebuilt from them, as chkdsk rebuilds an
+    /// index [FLATCAP concepts/index_record]. A child is a name: a resident
+    /// $FILE_NAME of an in-use record (or of its extension records) whose
+    /// parent reference gives the directory's record and sequence number; its
+    /// entry keys that $FILE_NAME, with the data and allocated sizes of the
+    /// file's unnamed $DATA as repair_index_sizes gives them. Each rebuild
+    /// is rewrite_index's (below). A directory whose index cannot be
+    /// rewritten (rewrite_index's refusals, an index that cannot be walked)
+    /// is left and named in `left`. Returns the directories rebuilt; throws
+    /// Error(io), and Error(refused) as begin() does.
+    std::uint64_t rebuild_indexes(std::vector<std::string>* left = nullptr);
 
 private:
     struct Record {
@@ -204,6 +222,54 @@ private:
     void write_stream(const Attribute& attr, std::uint64_t offset, std::span<const std::byte> bytes);
     void begin();
     void set_volume_flags(std::uint16_t flags);
+    /// One $I30 entry to be written: the file it names and its key (a
+    /// $FILE_NAME value) [FLATCAP concepts/index_entry].
+    struct IndexKey {
+        FileReference file;
+        std::vector<std::byte> key;
+        std::u16string name;
+    };
+    /// A planned rewrite of one directory's $I30 index (plan_index).
+    struct IndexRewrite {
+        std::uint64_t dir = 0;
+        std::vector<std::byte> record;               ///< the directory's record, fixups removed
+        Attribute allocation;                        ///< the new $INDEX_ALLOCATION (its runs), when blocks
+        std::vector<std::vector<std::byte>> blocks;  ///< INDX blocks, fixups applied, block b at b * size
+        std::uint32_t block_bytes = 0;
+        std::vector<check::BitmapFix> allocate;  ///< $Bitmap bits of the new blocks' clusters
+        std::vector<check::BitmapFix> release;   ///< $Bitmap bits of the old $INDEX_ALLOCATION
+    };
+    /// Plans directory record `dir`'s $I30 index as a new B+ tree of
+    /// `entries` (sorted here: $UpCase collation, then the raw units), grown
+    /// as ntfs-3g grows one (index_plan.hpp grow_index) in the room the
+    /// record has: the entries stay in $INDEX_ROOT while the record keeps
+    /// kIndexRootReserve bytes free, else they go to INDX blocks in clusters
+    /// $Bitmap marks free (one contiguous run where one is free, else the
+    /// first free runs), never the blocks the index has now. Writes nothing.
+    /// Error(unsupported) when the directory has an $ATTRIBUTE_LIST or a
+    /// non-resident $BITMAP:$I30, the record has no room for the new
+    /// attributes, or the volume no free clusters; Error(corrupt) when the
+    /// record is not an in-use directory with a resident $INDEX_ROOT:$I30.
+    IndexRewrite plan_index(std::uint64_t dir, std::vector<IndexKey> entries) const;
+    /// Writes a planned rewrite, after the dirty flag (begin()), copy on
+    /// write: the new INDX blocks into their free clusters, their $Bitmap
+    /// bits set, the directory's record ($INDEX_ROOT, $INDEX_ALLOCATION,
+    /// $BITMAP:$I30: the switch from the old tree to the new in one record
+    /// write), then the old blocks' bits cleared. A cut before the record
+    /// write leaves the old index whole, after it the new one; at most the
+    /// clusters of one of them are marked in use with no owner (lost).
+    void apply_index(const IndexRewrite& plan);
+    /// The allocated and data sizes an index entry gives for a file whose
+    /// unnamed $DATA is `data`: the value's length rounded up to 8 for a
+    /// resident one, else the compressed size of a compressed or sparse
+    /// stream or the allocated size, and the data size, as ntfs-3g writes
+    /// them [NTFS-3G inode.c ntfs_inode_sync_file_name].
+    static std::pair<std::uint64_t, std::uint64_t> entry_sizes(const Attribute& data) noexcept;
+    /// $Bitmap's bytes for setting (`set`) or clearing the bits of `runs`
+    /// (pairs of first LCN and length), in ascending order. Error(corrupt)
+    /// when $Bitmap does not map one of them.
+    std::vector<check::BitmapFix> cluster_bits(
+        const std::vector<std::pair<std::uint64_t, std::uint64_t>>& runs, bool set) const;
     FileEntry entry_of(std::uint64_t record, std::string name) const;
 
     io::BlockDevice& dev_;

@@ -135,6 +135,16 @@ IndexShape directory_index(std::span<const std::uint32_t> entry_bytes, std::uint
 
 /// Bytes of the index's $BITMAP value for `blocks` blocks: r8(ceil(blocks / 8)).
 constexpr std::uint64_t index_bitmap_bytes(std::uint64_t blocks) noexcept { return (blocks + 63) / 64 * 8; }
+/// An index's $BITMAP value with blocks 0 .. blocks - 1 in use
+/// (index_bitmap_bytes long) [FLATCAP attributes/bitmap].
+std::vector<std::byte> index_block_bitmap(std::size_t blocks);
+/// The entries of one node of `shape` (the root's or a block's), end entry
+/// included: entries[node.entries[k]] (each without a sub-node VCN), and
+/// in a node with children each entry and the end entry given the VCN of
+/// its child block (block * vcns_per_block; flag 0x01, 8 more bytes)
+/// (formats.md §3.8).
+std::vector<std::byte> index_node_bytes(const std::vector<std::vector<std::byte>>& entries,
+                                        const IndexNode& node, std::uint32_t vcns_per_block);
 
 /// The $MFT of a populated volume, from format's `initial_clusters` of $MFT
 /// data (kInitialMftRecords records rounded up to whole clusters) and

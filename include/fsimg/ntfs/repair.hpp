@@ -44,6 +44,13 @@ namespace fsimg::ntfs {
 ///   (Editor::empty_logfile) after $Volume's dirty flag is set, which this
 ///   run leaves set (fsck's next pass clears it when the volume then checks
 ///   without an error; ntfsfix leaves it for chkdsk).
+/// - ntfs.index.stale-entry, missing-entry, extra-entry, entry-mismatch,
+///   order, ntfs.tree.orphan (-y): each directory index whose entries are
+///   not its children's names rebuilt from them (Editor::rebuild_indexes:
+///   copy on write, after $Volume's dirty flag, which the editor clears
+///   again when it was clear), when no record, attribute, runlist,
+///   attribute-list or $MFT finding leaves an owner in doubt, as chkdsk
+///   rebuilds an index and puts an orphan back into its directory.
 /// A copy is a source only when it keeps every rule of validate_boot_sector
 /// and the volume opens through it; when neither copy does, both are left.
 /// Nothing else is repaired when $MFT cannot be read. Returns what was done.

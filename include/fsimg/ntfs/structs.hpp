@@ -341,6 +341,9 @@ std::vector<std::byte> build_file_name_index_entry(FileReference ref,
 /// fill any padding after the data ($SDH: "II", as Windows and mkntfs).
 std::vector<std::byte> build_view_index_entry(std::span<const std::byte> key,
                                               std::span<const std::byte> data);
+/// An index entry (built without a sub-node) given one: 8 more bytes holding
+/// the child block's VCN at its end, flag 0x01 [FLATCAP concepts/index_entry].
+std::vector<std::byte> index_entry_with_sub_node(std::vector<std::byte> entry, std::uint64_t vcn);
 /// The last entry of a node: 16 bytes, or 24 with a child VCN.
 std::vector<std::byte> build_end_index_entry(std::optional<std::uint64_t> child_vcn = std::nullopt);
 

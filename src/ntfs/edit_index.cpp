@@ -1,0 +1,438 @@
+// Rewriting a directory's $I30 index as a new B+ tree, copy on write, and
+// fsck -y's rebuild of indexes from the children's $FILE_NAMEs. See
+// include/fsimg/ntfs/edit.hpp.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "fsimg/check/repair.hpp"
+#include "fsimg/core/bytes.hpp"
+#include "fsimg/core/error.hpp"
+#include "fsimg/core/utf.hpp"
+#include "fsimg/ntfs/edit.hpp"
+#include "fsimg/ntfs/file.hpp"
+#include "fsimg/ntfs/index_plan.hpp"
+#include "fsimg/ntfs/layout.hpp"
+#include "fsimg/ntfs/structs.hpp"
+
+namespace fsimg::ntfs {
+
+namespace {
+
+// Attribute bytes besides the entries [FLATCAP concepts/attribute_header,
+// attributes/index_root], formats.md §3.5, §3.8: $INDEX_ROOT "$I30" is a
+// 24-byte resident header, the 8-byte name, the 16-byte root header and the
+// 16-byte node header; $INDEX_ALLOCATION "$I30" a 64-byte non-resident
+// header, the name and the runlist; $BITMAP "$I30" 24 + 8 and the value.
+constexpr std::int64_t kRootFixed = 24 + 8 + 16 + 16;
+constexpr std::int64_t kAllocationFixed = 64 + 8;
+constexpr std::int64_t kBitmapFixed = 24 + 8;
+constexpr std::int64_t kEndEntry = 16, kEndEntryWithChild = 24;
+// MFT record header fields [FLATCAP concepts/file_record].
+constexpr std::size_t kFirstAttribute = 0x14, kBytesInUse = 0x18, kNextInstance = 0x28;
+constexpr std::size_t kAttrInstance = 0x0E;      // in an attribute header
+constexpr std::size_t kNodeFlags = 0x18 + 0x0C;  // an INDX block's node header flags: 0x01 has sub-nodes
+constexpr std::uint64_t kScanBytes = 1 << 20;    // $Bitmap read at a time
+
+bool is_i30(const Attribute& a) {
+    return (a.kind() == AttrType::index_root || a.kind() == AttrType::index_allocation ||
+            a.kind() == AttrType::bitmap) &&
+           a.name == u"$I30";
+}
+
+/// Free clusters for `need` clusters: the first free run of `need` in
+/// $Bitmap, else the first free runs that together hold them.
+std::vector<Extent> free_extents(const Volume& vol, const Attribute& bitmap, std::uint64_t need) {
+    const std::uint64_t clusters = vol.geometry().cluster_count;
+    std::vector<Extent> first;  // the first free runs, until they hold `need`
+    std::uint64_t gathered = 0, run_start = 0, run = 0;
+    std::vector<std::byte> chunk;
+    for (std::uint64_t byte = 0; byte * 8 < clusters && byte < bitmap.size(); byte += chunk.size()) {
+        chunk.resize(static_cast<std::size_t>(std::min<std::uint64_t>(kScanBytes, bitmap.size() - byte)));
+        vol.read_stream(bitmap, byte, chunk);
+        for (std::size_t i = 0; i < chunk.size(); ++i) {
+            const auto bits = std::to_integer<unsigned>(chunk[i]);
+            for (unsigned k = 0; k < 8; ++k) {
+                const std::uint64_t c = (byte + i) * 8 + k;
+                if (c >= clusters) break;
+                if (bits & (1u << k)) {
+                    run = 0;
+                    continue;
+                }
+                if (run == 0) run_start = c;
+                if (++run == need) return {Extent{run_start, need}};
+                if (gathered < need) {
+                    if (!first.empty() && first.back().lcn + first.back().clusters == c) {
+                        ++first.back().clusters;
+                    } else {
+                        first.push_back(Extent{c, 1});
+                    }
+                    ++gathered;
+                }
+            }
+        }
+    }
+    if (gathered < need)
+        throw Error(ErrorCode::unsupported,
+                    fmt::format("the volume has not the {} free clusters a new index needs", need));
+    return first;
+}
+
+}  // namespace
+
+std::vector<check::BitmapFix> Editor::cluster_bits(
+    const std::vector<std::pair<std::uint64_t, std::uint64_t>>& runs, bool set) const {
+    const auto bitmap = load_attribute(vol_, vol_.read_record(kBitmapRecord), AttrType::data);
+    if (!bitmap || !bitmap->non_resident)
+        throw Error(ErrorCode::corrupt, "$Bitmap has no non-resident $DATA");
+    std::map<std::uint64_t, std::uint8_t> by_byte;
+    for (const auto& [lcn, length] : runs)
+        for (std::uint64_t c = lcn; c < lcn + length; ++c)
+            by_byte[c / 8] |= static_cast<std::uint8_t>(1u << (c % 8));
+    std::vector<check::BitmapFix> fixes;
+    for (const auto& [byte, bits] : by_byte) {
+        const auto off = vol_.device_offset(*bitmap, byte);
+        if (!off || byte >= bitmap->size())
+            throw Error(ErrorCode::corrupt, fmt::format("$Bitmap does not map cluster {}", byte * 8));
+        fixes.push_back({*off, set ? bits : std::uint8_t{0}, set ? std::uint8_t{0} : bits});
+    }
+    std::sort(fixes.begin(), fixes.end(),
+              [](const check::BitmapFix& x, const check::BitmapFix& y) { return x.offset < y.offset; });
+    return fixes;
+}
+
+Editor::IndexRewrite Editor::plan_index(std::uint64_t dir, std::vector<IndexKey> entries) const {
+    const Record d = read_record(dir);
+    const MftRecord& r = d.parsed;
+    const auto unsupported = [dir](std::string_view why) {
+        return Error(
+            ErrorCode::unsupported,
+            fmt::format("directory record {} {}: fsimg does not rewrite such an index yet", dir, why));
+    };
+    if (!r.is_directory() || r.header.base_record != 0)
+        throw Error(ErrorCode::corrupt, fmt::format("MFT record {} is not a directory", dir));
+    if (r.find(AttrType::attribute_list) != nullptr) throw unsupported("has an $ATTRIBUTE_LIST");
+    const Attribute* ir = r.find(AttrType::index_root, u"$I30");
+    const Attribute* ia = r.find(AttrType::index_allocation, u"$I30");
+    const Attribute* bm = r.find(AttrType::bitmap, u"$I30");
+    if (ir == nullptr || ir->non_resident)
+        throw Error(ErrorCode::corrupt,
+                    fmt::format("directory record {} has no resident $INDEX_ROOT:$I30", dir));
+    if (bm != nullptr && bm->non_resident) throw unsupported("keeps its $BITMAP:$I30 outside the record");
+    if (ia != nullptr && !ia->non_resident)
+        throw Error(ErrorCode::corrupt,
+                    fmt::format("directory record {}: $INDEX_ALLOCATION is resident", dir));
+    std::uint32_t block_bytes = 0;
+    try {
+        block_bytes = decode_index_root(ir->value).index_block_bytes;
+    } catch (const FormatError&) {
+        throw Error(ErrorCode::corrupt, fmt::format("directory record {}: $INDEX_ROOT does not decode", dir));
+    }
+    if (block_bytes < 512 || block_bytes > 65536 || (block_bytes & (block_bytes - 1)) != 0)
+        throw Error(
+            ErrorCode::corrupt,
+            fmt::format("directory record {}: index block size {} is not a power of two in 512..65536", dir,
+                        block_bytes));
+    if (ia != nullptr) vol_.check_runs(*ia);
+    const std::uint32_t cb = vol_.geometry().cluster_bytes;
+    const std::uint32_t per = index_vcns_per_block(vol_, block_bytes);
+
+    // The entries in collation order ($UpCase, then the raw units for names
+    // equal but for case: formats.md §3.8).
+    std::sort(entries.begin(), entries.end(), [&](const IndexKey& a, const IndexKey& b) {
+        const int c = upcase_.collate(a.name, b.name);
+        return c != 0 ? c < 0 : a.name < b.name;
+    });
+    std::vector<std::vector<std::byte>> bytes;
+    std::vector<std::uint32_t> sizes;
+    for (const IndexKey& e : entries) {
+        bytes.push_back(build_file_name_index_entry(e.file, e.key));
+        sizes.push_back(static_cast<std::uint32_t>(bytes.back().size()));
+    }
+
+    // The room: the record without the index's attributes. The root grows
+    // while the record keeps kIndexRootReserve bytes free (ntfs-3g's rule);
+    // a record that has not got them already is given what it has.
+    const std::int64_t other =
+        std::int64_t{r.header.bytes_in_use} - ir->length - (ia ? ia->length : 0) - (bm ? bm->length : 0);
+    std::int64_t spare = std::int64_t{r.header.bytes_allocated} - other - kRootFixed;
+    if (spare - kIndexRootReserve >= kEndEntryWithChild + kAllocationFixed + 24 + kBitmapFixed + 8)
+        spare -= kIndexRootReserve;
+    IndexRoom room = directory_index_room(vol_.geometry().mft_record_bytes, block_bytes, 1, 8);
+    room.root_leaf = spare - kEndEntry;
+    IndexShape shape;
+    std::vector<Extent> extents;
+    std::uint64_t bitmap_bytes = 8, runlist_bytes = 8;
+    const auto bitmap = load_attribute(vol_, vol_.read_record(kBitmapRecord), AttrType::data);
+    if (!bitmap || !bitmap->non_resident)
+        throw Error(ErrorCode::corrupt, "$Bitmap has no non-resident $DATA");
+    for (int round = 0;; ++round) {
+        room.root_parent = spare - kEndEntryWithChild - kAllocationFixed - std::int64_t(r8(runlist_bytes)) -
+                           kBitmapFixed - std::int64_t(r8(bitmap_bytes));
+        shape = grow_index(sizes, room, false);
+        if (shape.blocks.empty()) break;
+        if (room.root_parent < 0) throw unsupported("has no room in its record for an index in blocks");
+        if (index_bitmap_bytes(shape.blocks.size()) > bitmap_bytes) {
+            bitmap_bytes = index_bitmap_bytes(shape.blocks.size());
+            continue;
+        }
+        const std::uint64_t need = (shape.blocks.size() * std::uint64_t{block_bytes} + cb - 1) / cb;
+        extents = free_extents(vol_, *bitmap, need);
+        const std::uint64_t runlist = encode_runlist(runs_of(extents)).size();
+        if (r8(runlist) > r8(runlist_bytes) && round < 8) {
+            runlist_bytes = runlist;
+            continue;
+        }
+        if (r8(runlist) > r8(runlist_bytes)) throw unsupported("has no room in its record for the runlist");
+        break;
+    }
+
+    // The new attributes, in type order, each keeping the instance id of
+    // the one it replaces.
+    const bool large = !shape.blocks.empty();
+    std::uint16_t next = r.header.next_instance;
+    const auto stamped = [&](std::vector<std::byte> a, const Attribute* old) {
+        core::store_le16(a, kAttrInstance, old ? old->instance : next++);
+        return a;
+    };
+    std::vector<std::pair<std::uint32_t, std::vector<std::byte>>> fresh;
+    fresh.emplace_back(0x90, stamped(build_resident_attribute(
+                                         AttrType::index_root, u"$I30",
+                                         build_index_root(0x30, collation::file_name, block_bytes, cb,
+                                                          index_node_bytes(bytes, shape.root, per), large)),
+                                     ir));
+    IndexRewrite plan;
+    plan.dir = dir;
+    plan.block_bytes = block_bytes;
+    if (large) {
+        const std::uint64_t clusters = clusters_of(extents);
+        const std::uint64_t size = shape.blocks.size() * std::uint64_t{block_bytes};
+        fresh.emplace_back(
+            0xA0, stamped(build_nonresident_attribute(AttrType::index_allocation, u"$I30", runs_of(extents),
+                                                      {clusters * cb, size, size}, clusters - 1),
+                          ia));
+        fresh.emplace_back(0xB0, stamped(build_resident_attribute(AttrType::bitmap, u"$I30",
+                                                                  index_block_bitmap(shape.blocks.size())),
+                                         bm));
+        Attribute& a = plan.allocation;
+        a.record = dir;
+        a.type = 0xA0;
+        a.name = u"$I30";
+        a.non_resident = true;
+        a.allocated_size = clusters * cb;
+        a.data_size = a.initialized_size = size;
+        a.last_vcn = Vcn{clusters - 1};
+        std::uint64_t vcn = 0;
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> runs;
+        for (const Extent& e : extents) {
+            a.runs.push_back(MappedRun{Vcn{vcn}, e.clusters, Lcn{e.lcn}});
+            runs.emplace_back(e.lcn, e.clusters);
+            vcn += e.clusters;
+        }
+        plan.allocate = cluster_bits(runs, true);
+        for (std::size_t b = 0; b < shape.blocks.size(); ++b) {
+            const IndexNode& node = shape.blocks[b];
+            std::vector<std::byte> block =
+                build_index_block(b * per, block_bytes, index_node_bytes(bytes, node, per));
+            if (!node.children.empty()) block[kNodeFlags] |= std::byte{1};
+            plan.blocks.push_back(std::move(block));
+        }
+    }
+    if (ia != nullptr) {
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> old;
+        for (const MappedRun& m : ia->runs)
+            if (m.lcn && m.length != 0) old.emplace_back(static_cast<std::uint64_t>(*m.lcn), m.length);
+        plan.release = cluster_bits(old, false);
+    }
+
+    // The record: every other attribute as it is, the new ones in type order.
+    std::vector<std::byte>& out = plan.record;
+    out.assign(d.bytes.begin(), d.bytes.begin() + core::load_le16(d.bytes, kFirstAttribute));
+    std::size_t k = 0;
+    for (const Attribute& a : r.attributes) {
+        if (is_i30(a)) continue;
+        for (; k < fresh.size() && fresh[k].first < a.type; ++k)
+            out.insert(out.end(), fresh[k].second.begin(), fresh[k].second.end());
+        out.insert(out.end(), d.bytes.begin() + a.offset, d.bytes.begin() + a.offset + a.length);
+    }
+    for (; k < fresh.size(); ++k) out.insert(out.end(), fresh[k].second.begin(), fresh[k].second.end());
+    for (const std::uint8_t b : {0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0}) out.push_back(std::byte{b});
+    if (out.size() > r.header.bytes_allocated)
+        throw unsupported("has no room in its record for the new index");
+    core::store_le32(out, kBytesInUse, static_cast<std::uint32_t>(out.size()));
+    core::store_le16(out, kNextInstance, next);
+    out.resize(d.bytes.size());
+    return plan;
+}
+
+namespace {
+
+/// $FILE_NAME's flag for a directory's name [FLATCAP attributes/file_name].
+constexpr std::uint32_t kFileNameIsDirectory = 0x10000000;
+
+/// What an index entry or a child's name contributes to its directory's
+/// fingerprint: the file it names, the parent, namespace and directory flag
+/// of its key, and the name (FNV-1a; summed over a directory, so the order
+/// does not count).
+std::uint64_t name_hash(FileReference file, const FileName& fn) {
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    const auto mix = [&h](std::uint64_t v) {
+        for (int i = 0; i < 8; ++i) {
+            h ^= (v >> (8 * i)) & 0xFF;
+            h *= 0x100000001b3ull;
+        }
+    };
+    mix(file.packed());
+    mix(fn.parent.record);
+    mix(static_cast<std::uint64_t>(fn.name_space));
+    mix(fn.file_attributes & kFileNameIsDirectory);
+    for (const char16_t u : fn.name) mix(u);
+    return h;
+}
+
+}  // namespace
+
+std::pair<std::uint64_t, std::uint64_t> Editor::entry_sizes(const Attribute& data) noexcept {
+    const std::uint64_t allocated = !data.non_resident     ? r8(data.value.size())
+                                    : data.compressed_size ? *data.compressed_size
+                                                           : data.allocated_size;
+    return {allocated, data.size()};
+}
+
+std::uint64_t Editor::rebuild_indexes(std::vector<std::string>* left) {
+    // 1. Every name of every in-use record, as a fingerprint per parent: how
+    // many, and the sum of their hashes.
+    struct Name {
+        std::uint64_t owner = 0;
+        FileName fn;
+    };
+    struct Children {
+        std::uint64_t count = 0, hash = 0;
+    };
+    std::map<std::uint64_t, std::uint16_t> sequence;  // in-use base records
+    std::vector<std::uint64_t> dirs;
+    std::vector<Name> names;
+    const auto scan = [&](const std::function<void(const Name&)>& each) {
+        names.clear();
+        (void)scan_records(vol_, 0, [&](std::uint64_t n, std::span<std::byte> raw) {
+            std::vector<std::byte> copy(raw.begin(), raw.end());
+            MftRecord r;
+            try {
+                r = parse_mft_record(copy, n);
+            } catch (const Error& e) {
+                if (e.code() == ErrorCode::io) throw;
+                return;
+            }
+            if (!r.in_use()) return;
+            const std::uint64_t owner =
+                r.header.base_record == 0 ? n : FileReference::unpack(r.header.base_record).record;
+            if (r.header.base_record == 0) {
+                sequence[n] = r.header.sequence;
+                if (r.is_directory()) dirs.push_back(n);
+            }
+            for (const Attribute& a : r.attributes) {
+                if (a.kind() != AttrType::file_name || a.non_resident) continue;
+                try {
+                    names.push_back({owner, decode_file_name(a.value)});
+                } catch (const FormatError&) {
+                }
+            }
+        });
+        for (const Name& x : names) each(x);
+    };
+    // A name is a child of the directory its parent reference names, record
+    // and sequence number, when its owner is an in-use base record.
+    const auto child_of = [&](const Name& x) -> std::optional<FileReference> {
+        const auto owner = sequence.find(x.owner);
+        const auto parent = sequence.find(x.fn.parent.record);
+        if (owner == sequence.end() || parent == sequence.end() || parent->second != x.fn.parent.sequence)
+            return std::nullopt;
+        return FileReference{x.owner, owner->second};
+    };
+    std::map<std::uint64_t, Children> expected;
+    scan([&](const Name& x) {
+        if (const auto ref = child_of(x)) {
+            Children& c = expected[x.fn.parent.record];
+            ++c.count;
+            c.hash += name_hash(*ref, x.fn);
+        }
+    });
+    names.clear();
+    names.shrink_to_fit();
+    // 2. The directories whose index differs from their children or is out
+    // of order.
+    std::set<std::uint64_t> rebuild;
+    for (const std::uint64_t d : dirs) {
+        Children have;
+        bool disordered = false;
+        std::u16string prev;
+        try {
+            for_each_index_entry(vol_, read_record(d).parsed,
+                                 [&](const IndexEntry& e, const IndexEntryLocation&) {
+                                     if (!e.file_name) return true;
+                                     if (have.count != 0 && upcase_.collate(prev, e.file_name->name) >= 0)
+                                         disordered = true;
+                                     prev = e.file_name->name;
+                                     ++have.count;
+                                     have.hash += name_hash(FileReference::unpack(e.reference), *e.file_name);
+                                     return true;
+                                 });
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+            if (left) left->push_back(fmt::format("directory record {}: {}", d, e.what()));
+            continue;
+        }
+        const Children want = expected.count(d) ? expected[d] : Children{};
+        if (disordered || have.count != want.count || have.hash != want.hash) rebuild.insert(d);
+    }
+    if (rebuild.empty()) return 0;
+    // 3. Their children's keys (a second scan: memory for these only), the
+    // sizes of each file's unnamed $DATA in them.
+    std::map<std::uint64_t, std::vector<IndexKey>> keys;
+    scan([&](const Name& x) {
+        if (!rebuild.count(x.fn.parent.record)) return;
+        const auto ref = child_of(x);
+        if (!ref) return;
+        FileName fn = x.fn;
+        if (ref->record >= kFirstNonSystemRecord) {
+            try {
+                const Record f = read_record(ref->record);
+                if (!f.parsed.is_directory())
+                    if (const auto data = load_attribute(vol_, f.parsed, AttrType::data))
+                        std::tie(fn.allocated_size, fn.data_size) = entry_sizes(*data);
+            } catch (const Error& e) {
+                if (e.code() == ErrorCode::io) throw;
+            }
+        }
+        keys[x.fn.parent.record].push_back({*ref, encode_file_name(fn), fn.name});
+    });
+    std::uint64_t done = 0;
+    for (const std::uint64_t d : rebuild) {
+        IndexRewrite plan;
+        try {
+            plan = plan_index(d, std::move(keys[d]));
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+            if (left) left->push_back(e.what());
+            continue;
+        }
+        apply_index(plan);
+        ++done;
+    }
+    return done;
+}
+
+void Editor::apply_index(const IndexRewrite& plan) {
+    begin();
+    for (std::size_t b = 0; b < plan.blocks.size(); ++b)
+        write_stream(plan.allocation, b * std::uint64_t{plan.block_bytes}, plan.blocks[b]);
+    (void)check::apply_bitmap_fixes(dev_, plan.allocate);
+    write_record(plan.dir, plan.record);
+    (void)check::apply_bitmap_fixes(dev_, plan.release);
+}
+
+}  // namespace fsimg::ntfs

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# fsck -y rebuilds an NTFS directory index whose entries are not its files'
+# names (ntfs.index.stale-entry, missing-entry, extra-entry, entry-mismatch,
+# order; tests/tools/ntfs_damage.py) from the $FILE_NAMEs of the records in
+# use, as chkdsk does: -p leaves them (exit 4, nothing written); after -y our
+# fsck and ntfsfix -n find the volume clean, every checker reads exactly the
+# tree that was written (the file the damage hid is back), a second -y
+# changes nothing and --undo gives the damaged bytes back. A directory of 300
+# names whose index is in INDX blocks, with a stale entry and a missing one,
+# is rebuilt the same way.
+here=$(cd "$(dirname "$0")" && pwd); . "$here/../lib.sh"
+need_oracles
+for t in ntfsfix ntfsls; do command -v $t >/dev/null || { echo "$t missing: skipped"; exit 77; }; done
+export SOURCE_DATE_EPOCH=1700000000
+damage="$here/../tools/ntfs_damage.py"
+cd "$WORK"
+mkdir -p src/DIR/SUB src/BIG
+head -c 20000 /dev/urandom > src/A.TXT; head -c 12000 /dev/urandom > src/B.TXT
+: > src/E.TXT; : > src/DIR/E2.TXT; head -c 100 /dev/urandom > src/DIR/C.TXT
+ln src/DIR/C.TXT src/DIR/L.TXT
+for i in $(seq 1 80); do echo $i > "src/BIG/a file with a long name number $i.txt"; done
+"$SHARED/oracles/make-manifest" src > src.manifest
+"$FSIMG" mkfs -q -t ntfs -s 4M --from src base.img || { fail "mkfs"; finish; exit; }
+
+for kind in index-stale-entry index-missing-entry index-extra-entry index-entry-mismatch index-order; do
+  code=ntfs.index.${kind#index-}
+  cp base.img n.img
+  python3 "$damage" n.img $kind > /dev/null || { fail "$kind: damage"; continue; }
+  codes=$(fsck_codes n.img)
+  [[ " $codes " == *" $code "* ]] && pass || fail "$kind: fsck finds $codes"
+  cp n.img damaged.img
+  "$FSIMG" fsck -p n.img > rep.out 2>&1; rc=$?
+  [ $rc = 4 ] && cmp -s n.img damaged.img && pass || fail "$kind: -p exit $rc, or it wrote: $(cat rep.out)"
+  rm -f n.undo
+  "$FSIMG" fsck -y --undo n.undo n.img > rep.out 2>&1; rc=$?
+  [ $rc = 1 ] && grep -q "^repaired $code: 1 directory's index rebuilt" rep.out && pass ||
+    fail "$kind: -y exit $rc: $(cat rep.out)"
+  [ -z "$(fsck_codes n.img)" ] && pass || fail "$kind: -y left $(fsck_codes n.img)"
+  ntfsfix -n n.img > fix.out 2>&1 && pass || fail "$kind: ntfsfix -n: $(cat fix.out)"
+  check n.img -j 2 --manifest src.manifest
+  sha=$(sha256sum < n.img)
+  "$FSIMG" fsck -y n.img > /dev/null 2>&1; rc=$?
+  [ $rc = 0 ] && [ "$(sha256sum < n.img)" = "$sha" ] && pass || fail "$kind: second -y exit $rc or changed the image"
+  "$FSIMG" undo n.undo n.img > /dev/null && cmp -s n.img damaged.img && pass || fail "$kind: undo"
+done
+
+# A directory in INDX blocks: one entry made stale (another sequence number),
+# another removed from its leaf (the file then reachable by no index).
+mkdir -p big/many
+for i in $(seq 1 300); do printf '%s\n' "$i" > "big/many/entry number $i.txt"; done
+"$SHARED/oracles/make-manifest" big > big.manifest
+"$FSIMG" mkfs -q -t ntfs -s 16M --from big b.img || fail "mkfs big"
+python3 - b.img <<'EOF'
+import struct, sys
+# Two Win32 entries in /many's INDX blocks: "entry number 123.txt" gets a
+# sequence number one higher (stale), "entry number 77.txt" is cut out of
+# its leaf block (missing); each block's fixups are kept.
+data = bytearray(open(sys.argv[1], "rb").read())
+def entry(name):
+    needle = name.encode("utf-16-le")
+    i = data.find(needle)
+    while i >= 0:
+        blk = i // 4096 * 4096
+        if data[blk:blk + 4] == b"INDX" and data[i - 2] == len(name):
+            return blk, i - 0x52
+        i = data.find(needle, i + 1)
+    raise SystemExit("no INDX entry " + name)
+def strides(blk):  # fixups off: the update sequence array's saved words back into the stride tails
+    usa = struct.unpack_from("<H", data, blk + 4)[0]
+    n = struct.unpack_from("<H", data, blk + 6)[0]
+    return [(blk + 512 * k - 2, usa + 2 * k) for k in range(1, n)]
+def unfix(blk):
+    for tail, saved in strides(blk):
+        data[tail:tail + 2] = data[blk + saved:blk + saved + 2]
+def fix(blk):
+    usa = struct.unpack_from("<H", data, blk + 4)[0]
+    for tail, saved in strides(blk):
+        data[blk + saved:blk + saved + 2] = data[tail:tail + 2]
+        data[tail:tail + 2] = data[blk + usa:blk + usa + 2]
+blk, e = entry("entry number 123.txt")
+unfix(blk)
+ref = struct.unpack_from("<Q", data, e)[0]
+struct.pack_into("<Q", data, e, ref + (1 << 48))
+fix(blk)
+blk, e = entry("entry number 77.txt")
+unfix(blk)
+if struct.unpack_from("<H", data, e + 12)[0] & 1:
+    raise SystemExit("entry 77 is not in a leaf")
+ln = struct.unpack_from("<H", data, e + 8)[0]
+used = struct.unpack_from("<I", data, blk + 0x18 + 4)[0]
+end = blk + 0x18 + used
+data[e:end] = data[e + ln:end] + bytes(ln)
+struct.pack_into("<I", data, blk + 0x18 + 4, used - ln)
+fix(blk)
+open(sys.argv[1], "r+b").write(data)
+EOF
+codes=$(fsck_codes b.img)
+[[ " $codes " == *" ntfs.index.stale-entry "* ]] && [[ " $codes " == *" ntfs.index.missing-entry "* ]] && pass ||
+  fail "big: fsck finds $codes"
+"$FSIMG" fsck -y b.img > rep.out 2>&1; rc=$?
+[ $rc = 1 ] && grep -q "index rebuilt" rep.out && [ -z "$(fsck_codes b.img)" ] && pass ||
+  fail "big: -y exit $rc, left $(fsck_codes b.img): $(cat rep.out)"
+[ "$(ntfsls -p /many b.img | grep -c '^entry number')" = 300 ] && pass || fail "big: ntfsls lists $(ntfsls -p /many b.img | grep -c '^entry number') names"
+ntfsfix -n b.img > fix.out 2>&1 && pass || fail "big: ntfsfix -n: $(cat fix.out)"
+check b.img -j 2 --manifest big.manifest
+finish
