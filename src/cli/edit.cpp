@@ -158,10 +158,11 @@ Session open_session(const std::string& spec, std::string_view command, OpenMode
     // One writer at a time: two commands changing one image at once would allocate the same clusters.
     if (mode.change) s.opened.file->lock_exclusive();
     const fs::Detection d = naming_image(spec, [&] { return fs::detect(s.opened.device()); });
-    if (!fs::changes_entries(d.kind) && command != "label" && command != "attrib" && command != "rm") {
+    if (!fs::changes_entries(d.kind) && command != "label" && command != "attrib" && command != "rm" &&
+        command != "mkdir") {
         throw Error(ErrorCode::unsupported,
                     fmt::format("{} holds {}; fsimg {} changes FAT12/16/32 and exFAT volumes (on NTFS, "
-                                "label, attrib and rm so far)",
+                                "label, attrib, rm and mkdir so far)",
                                 spec, fs::label(d.kind), command));
     }
     if (d.through_backup) {
@@ -930,7 +931,7 @@ constexpr const char* kImageHelp = "Image file (not .gz); IMAGE@N selects partit
 
 Action add_mkdir(CLI::App& app) {
     auto a = std::make_shared<MkdirArgs>();
-    CLI::App* cmd = app.add_subcommand("mkdir", "Make directories in a FAT or exFAT image");
+    CLI::App* cmd = app.add_subcommand("mkdir", "Make directories in a FAT, exFAT or NTFS image");
     cmd->footer("Examples:\n  fsimg mkdir card.img /DCIM\n  fsimg mkdir -p disk.img@1 /boot/overlays/extra");
     cmd->add_option("IMAGE", a->image, kImageHelp)->required();
     cmd->add_option("PATH", a->paths, "Directories to make")->required();

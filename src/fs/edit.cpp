@@ -16,6 +16,7 @@
 #include "fsimg/fat/populate.hpp"
 #include "fsimg/fat/structs.hpp"
 #include "fsimg/ntfs/edit.hpp"
+#include "fsimg/ntfs/populate.hpp"
 
 namespace fsimg::fs {
 
@@ -160,15 +161,18 @@ private:
 class NtfsAdapter final : public Editor {
 public:
     NtfsAdapter(io::BlockDevice& dev, const EditOptions& o)
-        : ed_(dev, ntfs::EditOptions{o.barrier, o.now, o.clamp}) {}
+        : ed_(dev, ntfs::EditOptions{o.barrier, o.now, o.clamp}), now_(o.now) {}
     Kind kind() const noexcept override { return Kind::ntfs; }
 
     std::optional<EditEntry> lookup(std::string_view path) override { return wrap(ed_.lookup(path)); }
     EditDir directory_of(const EditEntry& dir) override { return rec(dir).record; }
     std::optional<EditEntry> find(EditDir dir, std::string_view name) override {
-        return wrap(ed_.find(dir, name));
+        return wrap(ed_.find(record_of(dir), name));
     }
-    std::optional<std::string> name_problem(std::string_view) const override { return std::nullopt; }
+    std::optional<std::string> name_problem(std::string_view name) const override {
+        if (name == "." || name == "..") return fmt::format("\"{}\" is not a name", name);
+        return ntfs::utf8_name_problem(name);
+    }
     void check_tree(source::SourceTree&) const override { unsupported(); }
     void check_label(std::string_view label) const override { ntfs::Editor::check_label(label); }
     bool windows_upper_cases_labels() const noexcept override { return false; }
@@ -179,17 +183,21 @@ public:
     void replace_file(EditDir, const EditEntry&, const source::SourceFile&, const NewEntry&) override {
         unsupported();
     }
-    EditEntry add_directory(EditDir, std::string_view, const NewEntry&) override { unsupported(); }
-    void remove(EditDir dir, const EditEntry& e) override { ed_.remove(dir, rec(e)); }
+    EditEntry add_directory(EditDir dir, std::string_view name, const NewEntry& info) override {
+        return *wrap(ed_.make_directory(record_of(dir), name, info.mtime.value_or(now_)));
+    }
+    void remove(EditDir dir, const EditEntry& e) override { ed_.remove(record_of(dir), rec(e)); }
     void rename(EditDir, const EditEntry&, EditDir, std::string_view, bool) override { unsupported(); }
     void set_attributes(EditDir, const EditEntry& e, std::uint8_t set, std::uint8_t clear) override {
         ed_.set_attributes(rec(e), set, clear);
     }
-    std::uint32_t entry_slots(std::string_view) const override { unsupported(); }
+    // A new name costs no clusters of its own on NTFS (an MFT record, and
+    // index blocks that make_directory plans and refuses without).
+    std::uint32_t entry_slots(std::string_view) const override { return 1; }
     std::uint64_t data_clusters(std::uint64_t) const override { unsupported(); }
-    std::uint64_t new_directory_clusters(std::span<const std::uint32_t>) const override { unsupported(); }
-    std::uint64_t growth_clusters(EditDir, std::span<const std::uint32_t>) override { unsupported(); }
-    void check_free(std::uint64_t) override { unsupported(); }
+    std::uint64_t new_directory_clusters(std::span<const std::uint32_t>) const override { return 0; }
+    std::uint64_t growth_clusters(EditDir, std::span<const std::uint32_t>) override { return 0; }
+    void check_free(std::uint64_t) override {}
 
     std::string label() override { return ed_.label(); }
     void set_label(std::string_view label) override { ed_.set_label(label); }
@@ -201,9 +209,12 @@ public:
 private:
     [[noreturn]] static void unsupported() {
         throw Error(ErrorCode::unsupported,
-                    "fsimg does not add or rename files on NTFS yet (label, attrib and rm change NTFS "
+                    "fsimg does not add or rename files on NTFS yet (label, attrib, rm and mkdir change NTFS "
                     "volumes)");
     }
+    /// The MFT record of a directory handle: 0 (the root, as every editor
+    /// names it) is record 5.
+    static std::uint64_t record_of(EditDir dir) { return dir == 0 ? ntfs::kRootRecord : dir; }
     static const ntfs::FileEntry& rec(const EditEntry& e) {
         return std::any_cast<const ntfs::FileEntry&>(e.record);
     }
@@ -218,6 +229,7 @@ private:
         return e;
     }
     ntfs::Editor ed_;
+    std::int64_t now_ = 0;
 };
 
 }  // namespace

@@ -646,15 +646,7 @@ void Editor::remove(std::uint64_t dir, const FileEntry& file) {
     }
     (void)check::apply_bitmap_fixes(dev_, freed);
     // 7. The directory's times: modified now (no later than SOURCE_DATE_EPOCH).
-    Record p = read_record(dir);
-    const Attribute* si = p.parsed.find(AttrType::standard_information);
-    if (si != nullptr && !si->non_resident && si->value.size() >= 0x18) {
-        const std::int64_t t = options_.clamp ? std::min(options_.now, *options_.clamp) : options_.now;
-        const std::uint64_t ft = filetime_from_unix(t);
-        core::store_le64(p.bytes, si->offset + si->value_offset + 0x08, ft);  // modification
-        core::store_le64(p.bytes, si->offset + si->value_offset + 0x10, ft);  // MFT change
-        write_record(dir, std::move(p.bytes));
-    }
+    stamp_directory(dir);
 }
 
 std::string Editor::label() const {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fsimg label, attrib and rm on NTFS (ntfs/edit.hpp), on an image made by
+# fsimg label, attrib, rm and mkdir on NTFS (ntfs/edit.hpp), on an image made by
 # mkntfs whose files ntfs-3g wrote (fsimg mkfs --from where FUSE cannot run)
 # and on one fsimg made with DOS names: the label as ntfslabel and libblkid
 # read it (non-ASCII, emptied, 128 units, 129 refused with nothing written),
@@ -134,6 +134,31 @@ check m2.img -j 2
 if [ $fuse = yes ]; then
   wout=$("$SHARED/oracles/write-exercise" --fsck "$FSIMG fsck" m2.img 2>&1) && pass || { fail "write-exercise after 60 rm"; echo "$wout" | tail -15; }
 fi
+
+# ---- mkdir: in the root, in /dir (an index in INDX blocks: rewritten), -p chains, a long name
+# (a DOS name beside it), a name Win32 cannot hold (POSIX), on the mkntfs + ntfs-3g image and on
+# fsimg's; every checker reads the new tree, sleuthkit names the DOS aliases, ntfs-3g changes it.
+for img in base m; do
+  cp "$( [ $img = base ] && echo "$base" || echo m.img)" d.img
+  "$FSIMG" mkdir -p d.img /made '/dir/a new directory/below/deepest' /dir/x '/other/colon:name' || fail "$img: mkdir"
+  expect_fail 1 'exists' "$FSIMG" mkdir d.img /MADE
+  expect_fail 1 'exists' "$FSIMG" mkdir d.img /dir
+  cp -r pre made-tree && mkdir -p made-tree/made 'made-tree/dir/a new directory/below/deepest' made-tree/dir/x \
+    'made-tree/other/colon:name'
+  [ $fuse = yes ] && [ $img = base ] && cp pre/dir/linked.txt made-tree/other/hardlink.txt
+  "$SHARED/oracles/make-manifest" made-tree > made.manifest
+  rm -rf made-tree
+  check d.img -j 2 --manifest made.manifest
+  "$FSIMG" fsck d.img >/dev/null && pass || fail "$img: fsck after mkdir: $("$FSIMG" fsck d.img)"
+  istat d.img "$(ifind -n '/dir/a new directory' d.img)" | grep -q '^Name: ANEWDI~1$' && pass ||
+    fail "$img: no DOS name for the long name: $(istat d.img "$(ifind -n '/dir/a new directory' d.img)" | grep '^Name')"
+  [ "$(ls_names=$("$FSIMG" ls d.img /dir); grep -c -x -e 'a new directory/' -e 'x/' <<<"$ls_names")" = 2 ] && pass ||
+    fail "$img: fsimg ls /dir: $("$FSIMG" ls d.img /dir | tail -5)"
+  if [ $fuse = yes ]; then
+    wout=$("$SHARED/oracles/write-exercise" --fsck "$FSIMG fsck" d.img 2>&1) && pass || { fail "$img: write-exercise after mkdir"; echo "$wout" | tail -15; }
+  fi
+  "$FSIMG" rm -r d.img /made '/dir/a new directory' && "$FSIMG" fsck d.img > /dev/null && pass || fail "$img: rm -r of what mkdir made"
+done
 
 # ---- a $LogFile Windows has not replayed: refused before any write
 cp "$base" log.img

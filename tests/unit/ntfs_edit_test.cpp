@@ -454,3 +454,36 @@ TEST_CASE("ntfs edit: removing a separator, cut after every write, leaves the ol
         fsimg::test::rewind(img, base, written);
     }
 }
+
+TEST_CASE("ntfs edit: directories made in the root and in an index of INDX blocks", "[ntfs][edit]") {
+    io::MemoryImage img = many_files_image(150);
+    std::vector<std::string> want = many_names(img);
+    {
+        Editor e(img, {});
+        const std::uint64_t many = e.lookup("/many")->record;
+        for (int i = 0; i < 30; ++i) {
+            const std::string name = fmt::format("made directory {:02}", i);
+            const FileEntry made = e.make_directory(many, name, 1700000000);
+            CHECK(made.is_directory);
+            CHECK(made.name == name);
+            want.push_back(name);
+        }
+        const FileEntry top = e.make_directory(kRootRecord, "top", 1700000000);
+        (void)e.make_directory(top.record, "inner", 1700000000);
+        CHECK_THROWS_AS(e.make_directory(many, "NAME 007", 1700000000), Error);  // exists, in another case
+        CHECK_THROWS_AS(e.make_directory(many, "", 1700000000), Error);
+        e.finish();
+    }
+    CHECK(edit_codes(img).empty());
+    std::vector<std::string> have = many_names(img);
+    std::sort(have.begin(), have.end());
+    std::sort(want.begin(), want.end());
+    CHECK(have == want);
+    const Volume v(img);
+    const auto inner = resolve_path(v, "/TOP/inner");
+    REQUIRE(inner);
+    const MftRecord r = v.read_record(inner->record);
+    CHECK(r.is_directory());
+    CHECK(list_directory(v, r).empty());
+    CHECK(inner->name.parent.record == resolve_path(v, "/top")->record);
+}

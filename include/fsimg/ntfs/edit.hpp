@@ -150,6 +150,27 @@ public:
     /// rewritten. Error(usage) for the root.
     void remove(std::uint64_t dir, const FileEntry& file);
 
+    /// Makes directory `name` (UTF-8, 1..255 UTF-16 units: populate's
+    /// utf8_name_problem; a name Win32 cannot hold is a POSIX name) in directory
+    /// record `dir`, its times `mtime` (Unix seconds; clamped as
+    /// EditOptions::clamp) and returns it. Its names are those Windows gives
+    /// with 8.3 names on (plan_directory_names against the names `dir`
+    /// holds: a Win32 name and its DOS name, a Win32&DOS name, or POSIX).
+    /// Its record is the first one from 24 on that $MFT's $BITMAP marks
+    /// free and that is not in use (records 16..23 are kept for $MFT's own
+    /// extensions [FLATCAP files/mft]), with the sequence number it has (1
+    /// for a record never used): $STANDARD_INFORMATION (the security id of
+    /// `dir`'s, else a copy of `dir`'s $SECURITY_DESCRIPTOR), its
+    /// $FILE_NAMEs, an empty $INDEX_ROOT:$I30. Planned before the first
+    /// write, then in this order after the dirty flag: the record, its bit
+    /// in $MFT's $BITMAP, `dir`'s index rewritten with the new names
+    /// (plan_index, apply_index), `dir`'s modification and MFT change
+    /// times. A cut leaves at most a record no index names, which fsck -y
+    /// puts back into `dir`, and bits nothing owns. Error(usage) for a name
+    /// that exists (in any letter case) or is invalid; Error(unsupported) when $MFT
+    /// has no free record (fsimg does not grow $MFT yet) and for
+    /// plan_index's refusals.
+    FileEntry make_directory(std::uint64_t dir, std::string_view name, std::int64_t mtime);
     /// $VOLUME_NAME as UTF-8 ("" when absent or empty).
     std::string label() const;
     /// Throws Error(usage) for a label that is not UTF-8 or longer than
@@ -265,6 +286,18 @@ private:
     /// stream or the allocated size, and the data size, as ntfs-3g writes
     /// them [NTFS-3G inode.c ntfs_inode_sync_file_name].
     static std::pair<std::uint64_t, std::uint64_t> entry_sizes(const Attribute& data) noexcept;
+    /// The first record from 24 on that $MFT's $BITMAP marks free and that
+    /// is not in use, with the sequence number its next use takes.
+    std::pair<std::uint64_t, std::uint16_t> free_record() const;
+    /// The entries of directory record `dir`'s $I30 index, as IndexKeys.
+    std::vector<IndexKey> index_keys(std::uint64_t dir) const;
+    /// $MFT's $BITMAP bit of `record` set: the byte rewritten in its
+    /// clusters, or record 0 rewritten when the bitmap is resident.
+    void mark_record(std::uint64_t record);
+    /// Stamps directory record `dir`'s $STANDARD_INFORMATION modification
+    /// and MFT change times with EditOptions::now (clamped), as ntfs-3g
+    /// stamps a directory whose entries changed.
+    void stamp_directory(std::uint64_t dir);
     /// $Bitmap's bytes for setting (`set`) or clearing the bits of `runs`
     /// (pairs of first LCN and length), in ascending order. Error(corrupt)
     /// when $Bitmap does not map one of them.
