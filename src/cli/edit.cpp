@@ -158,11 +158,10 @@ Session open_session(const std::string& spec, std::string_view command, OpenMode
     // One writer at a time: two commands changing one image at once would allocate the same clusters.
     if (mode.change) s.opened.file->lock_exclusive();
     const fs::Detection d = naming_image(spec, [&] { return fs::detect(s.opened.device()); });
-    if (!fs::changes_entries(d.kind) && command != "label" && command != "attrib" && command != "rm" &&
-        command != "mkdir") {
+    if (!fs::changes_entries(d.kind) && command == "mv") {
         throw Error(ErrorCode::unsupported,
                     fmt::format("{} holds {}; fsimg {} changes FAT12/16/32 and exFAT volumes (on NTFS, "
-                                "label, attrib, rm and mkdir so far)",
+                                "label, attrib, rm, mkdir and cp so far)",
                                 spec, fs::label(d.kind), command));
     }
     if (d.through_backup) {
@@ -956,7 +955,8 @@ Action add_rm(CLI::App& app) {
 
 Action add_cp(CLI::App& app) {
     auto a = std::make_shared<CpArgs>();
-    CLI::App* cmd = app.add_subcommand("cp", "Copy host files and directories into a FAT or exFAT image");
+    CLI::App* cmd =
+        app.add_subcommand("cp", "Copy host files and directories into a FAT, exFAT or NTFS image");
     cmd->footer(
         "Examples:\n"
         "  fsimg cp boot.img config.txt /\n"

@@ -161,7 +161,9 @@ private:
 class NtfsAdapter final : public Editor {
 public:
     NtfsAdapter(io::BlockDevice& dev, const EditOptions& o)
-        : ed_(dev, ntfs::EditOptions{o.barrier, o.now, o.clamp}), now_(o.now) {}
+        : ed_(dev, ntfs::EditOptions{o.barrier, o.now, o.clamp}),
+          now_(o.now),
+          cluster_bytes_(ntfs::Volume(dev).geometry().cluster_bytes) {}
     Kind kind() const noexcept override { return Kind::ntfs; }
 
     std::optional<EditEntry> lookup(std::string_view path) override { return wrap(ed_.lookup(path)); }
@@ -173,15 +175,17 @@ public:
         if (name == "." || name == "..") return fmt::format("\"{}\" is not a name", name);
         return ntfs::utf8_name_problem(name);
     }
-    void check_tree(source::SourceTree&) const override { unsupported(); }
+    void check_tree(source::SourceTree& tree) const override { ntfs::check_source_tree(tree); }
     void check_label(std::string_view label) const override { ntfs::Editor::check_label(label); }
     bool windows_upper_cases_labels() const noexcept override { return false; }
 
-    EditEntry add_file(EditDir, std::string_view, const source::SourceFile&, const NewEntry&) override {
-        unsupported();
+    EditEntry add_file(EditDir dir, std::string_view name, const source::SourceFile& data,
+                       const NewEntry& info) override {
+        return *wrap(ed_.add_file(record_of(dir), name, data, file_info(info)));
     }
-    void replace_file(EditDir, const EditEntry&, const source::SourceFile&, const NewEntry&) override {
-        unsupported();
+    void replace_file(EditDir, const EditEntry& existing, const source::SourceFile& data,
+                      const NewEntry& info) override {
+        ed_.replace_file(rec(existing), data, file_info(info));
     }
     EditEntry add_directory(EditDir dir, std::string_view name, const NewEntry& info) override {
         return *wrap(ed_.make_directory(record_of(dir), name, info.mtime.value_or(now_)));
@@ -194,10 +198,21 @@ public:
     // A new name costs no clusters of its own on NTFS (an MFT record, and
     // index blocks that make_directory plans and refuses without).
     std::uint32_t entry_slots(std::string_view) const override { return 1; }
-    std::uint64_t data_clusters(std::uint64_t) const override { unsupported(); }
+    std::uint64_t data_clusters(std::uint64_t bytes) const override {
+        // Data that fits in a 1 KiB record beside the names stays resident;
+        // a larger record only holds more (what add_file decides exactly).
+        constexpr std::uint64_t kResidentBelow = 600;
+        return bytes < kResidentBelow ? 0 : (bytes + cluster_bytes_ - 1) / cluster_bytes_;
+    }
     std::uint64_t new_directory_clusters(std::span<const std::uint32_t>) const override { return 0; }
     std::uint64_t growth_clusters(EditDir, std::span<const std::uint32_t>) override { return 0; }
-    void check_free(std::uint64_t) override {}
+    void check_free(std::uint64_t clusters) override {
+        if (clusters == 0) return;
+        const std::uint64_t free = ed_.free_clusters();
+        if (clusters > free)
+            throw Error(ErrorCode::io,
+                        fmt::format("no space: {} clusters are needed, {} are free", clusters, free));
+    }
 
     std::string label() override { return ed_.label(); }
     void set_label(std::string_view label) override { ed_.set_label(label); }
@@ -209,7 +224,7 @@ public:
 private:
     [[noreturn]] static void unsupported() {
         throw Error(ErrorCode::unsupported,
-                    "fsimg does not add or rename files on NTFS yet (label, attrib, rm and mkdir change NTFS "
+                    "fsimg does not rename files on NTFS yet (label, attrib, rm, mkdir and cp change NTFS "
                     "volumes)");
     }
     /// The MFT record of a directory handle: 0 (the root, as every editor
@@ -228,8 +243,12 @@ private:
         e.record = *r;
         return e;
     }
+    ntfs::Editor::NewFile file_info(const NewEntry& e) const {
+        return {e.mtime.value_or(now_), e.mtime_ns, e.btime, e.btime_ns, e.read_only};
+    }
     ntfs::Editor ed_;
     std::int64_t now_ = 0;
+    std::uint32_t cluster_bytes_ = 4096;
 };
 
 }  // namespace

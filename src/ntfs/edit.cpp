@@ -368,32 +368,36 @@ void Editor::set_attributes(const FileEntry& file, std::uint32_t set, std::uint3
     const std::uint32_t old = core::load_le32(r.bytes, at);
     const std::uint32_t now = (old & ~clear) | set;
     if (now == old) return;
-    // Every parent its names give (a hard link in another directory too).
-    std::set<std::uint64_t> parents;
-    for (const Attribute& a : r.parsed.attributes) {
-        if (a.kind() != AttrType::file_name || a.non_resident) continue;
-        try {
-            parents.insert(decode_file_name(a.value).parent.record);
-        } catch (const FormatError&) {
-            throw Error(ErrorCode::corrupt,
-                        fmt::format("MFT record {}: a $FILE_NAME does not decode", file.record));
-        }
-    }
+    const MftRecord parsed = r.parsed;
     begin();
     core::store_le32(r.bytes, at, now);
     write_record(file.record, std::move(r.bytes));
     // The copies in the parents' index entries: the bits changed, the rest as stored.
-    const auto patch = [&](std::span<std::byte> key_at) {
+    patch_entries(file.record, parsed, [&](std::span<std::byte> key_at) {
         const std::uint32_t v = core::load_le32(key_at, kFnAttributesOffset);
         core::store_le32(key_at, kFnAttributesOffset, (v & ~(set | clear)) | (now & (set | clear)));
-    };
+    });
+}
+
+void Editor::patch_entries(std::uint64_t file, const MftRecord& r,
+                           const std::function<void(std::span<std::byte>)>& patch) {
+    // Every parent its names give (a hard link in another directory too).
+    std::set<std::uint64_t> parents;
+    for (const Attribute& a : r.attributes) {
+        if (a.kind() != AttrType::file_name || a.non_resident) continue;
+        try {
+            parents.insert(decode_file_name(a.value).parent.record);
+        } catch (const FormatError&) {
+            throw Error(ErrorCode::corrupt, fmt::format("MFT record {}: a $FILE_NAME does not decode", file));
+        }
+    }
+    constexpr std::size_t kKeyBytes = kFnAttributesOffset + 4;  // what a patch may touch
     for (const std::uint64_t p : parents) {
-        if (p == file.record && !file.is_root) continue;
+        if (p == file && file != kRootRecord) continue;
         Record dir = read_record(p);
         std::vector<IndexEntryLocation> found;
         for_each_index_entry(vol_, dir.parsed, [&](const IndexEntry& e, const IndexEntryLocation& loc) {
-            if (FileReference::unpack(e.reference).record == file.record &&
-                e.key.size() >= kFnAttributesOffset + 4)
+            if (FileReference::unpack(e.reference).record == file && e.key.size() >= kKeyBytes)
                 found.push_back(loc);
             return true;
         });
@@ -404,10 +408,10 @@ void Editor::set_attributes(const FileEntry& file, std::uint32_t set, std::uint3
                 const Attribute* ir = dir.parsed.find(AttrType::index_root, u"$I30");
                 if (ir == nullptr || ir->non_resident) throw Error(ErrorCode::corrupt, "no $INDEX_ROOT:$I30");
                 const std::size_t key = ir->offset + ir->value_offset + loc.offset + kIndexKeyOffset;
-                if (key + kFnAttributesOffset + 4 > ir->offset + ir->length)
+                if (key + kKeyBytes > ir->offset + ir->length)
                     throw Error(ErrorCode::corrupt,
                                 fmt::format("MFT record {}: an $I30 entry passes $INDEX_ROOT", p));
-                patch(std::span(dir.bytes).subspan(key));
+                patch(std::span(dir.bytes).subspan(key, kKeyBytes));
                 root_changed = true;
                 continue;
             }
@@ -422,10 +426,10 @@ void Editor::set_attributes(const FileEntry& file, std::uint32_t set, std::uint3
                 throw Error(ErrorCode::corrupt,
                             fmt::format("MFT record {}: INDX block {} fails its fixups", p, *loc.block));
             const std::size_t key = loc.offset + kIndexKeyOffset;
-            if (key + kFnAttributesOffset + 4 > block.size())
+            if (key + kKeyBytes > block.size())
                 throw Error(ErrorCode::corrupt,
                             fmt::format("MFT record {}: an $I30 entry passes INDX block {}", p, *loc.block));
-            patch(std::span(block).subspan(key));
+            patch(std::span(block).subspan(key, kKeyBytes));
             protect(block);
             write_stream(*alloc, *loc.block * bytes, block);
         }

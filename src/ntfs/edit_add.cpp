@@ -23,6 +23,10 @@ namespace {
 /// NTFS-3G mft.c keeps them too].
 constexpr std::uint64_t kFirstFreeRecord = 24;
 constexpr std::size_t kSiSecurityId = 0x34;  // in a 72-byte $STANDARD_INFORMATION value
+constexpr std::size_t kSiAttributes = 0x20;  // file attributes in $STANDARD_INFORMATION
+/// What replaced data no longer is: read-only (set again from the source),
+/// sparse (0x200) and compressed (0x800) [FLATCAP attributes/standard_information].
+constexpr std::uint32_t kReplacedAttributes = file_attr::read_only | 0x0200 | 0x0800;
 
 }  // namespace
 
@@ -93,44 +97,40 @@ void Editor::stamp_directory(std::uint64_t dir) {
     write_record(dir, std::move(p.bytes));
 }
 
-FileEntry Editor::make_directory(std::uint64_t dir, std::string_view name, std::int64_t mtime) {
+Editor::NewRecord Editor::plan_record(
+    std::uint64_t dir, std::string_view name, const std::vector<IndexKey>& siblings, FileName fn,
+    StandardInformation si, std::uint16_t flags,
+    const std::function<std::vector<std::vector<std::byte>>(std::uint32_t)>& tail) const {
     if (auto why = utf8_name_problem(name))
         throw Error(ErrorCode::usage, fmt::format("\"{}\": {}", name, *why));
     if (name == "." || name == "..") throw Error(ErrorCode::usage, fmt::format("\"{}\" is not a name", name));
-    if (find(dir, name)) throw Error(ErrorCode::usage, fmt::format("\"{}\" exists", name));
+    const std::u16string name16 = core::utf8_to_utf16(name);
+    for (const IndexKey& k : siblings)
+        if (upcase_.equal(k.name, name16)) throw Error(ErrorCode::usage, fmt::format("\"{}\" exists", name));
     const Record parent = read_record(dir);
     if (!parent.parsed.is_directory())
         throw Error(ErrorCode::corrupt, fmt::format("MFT record {} is not a directory", dir));
-    // 1. Planned: the names, the record, the parent's new index.
-    std::vector<IndexKey> keys = index_keys(dir);
-    const std::u16string name16 = core::utf8_to_utf16(name);
+    // The names Windows gives with 8.3 names on, against those the directory holds.
     std::vector<std::u16string_view> reserved;
-    for (const IndexKey& k : keys) reserved.push_back(k.name);
+    for (const IndexKey& k : siblings) reserved.push_back(k.name);
     const NameRequest request[] = {{name16, false}};
     const NamePlan names = plan_directory_names(request, reserved).front();
     const auto [number, sequence] = free_record();
+    NewRecord out;
+    out.number = number;
     const FileReference self{number, sequence};
-    const FileReference up{dir, parent.parsed.header.sequence};
-    const std::int64_t when = options_.clamp ? std::min(mtime, *options_.clamp) : mtime;
-    const std::uint64_t ft = filetime_from_unix(when);
-    const auto file_name = [&](std::u16string_view n, Namespace ns) {
-        FileName fn;
-        fn.parent = up;
-        fn.creation_time = fn.modification_time = fn.mft_change_time = fn.access_time = ft;
-        fn.file_attributes = file_attr::directory;
-        fn.name_space = ns;
+    fn.parent = FileReference{dir, parent.parsed.header.sequence};
+    std::vector<std::vector<std::byte>> values;
+    const auto add_name = [&](std::u16string_view n, Namespace ns) {
         fn.name = std::u16string(n);
-        return encode_file_name(fn);
+        fn.name_space = ns;
+        values.push_back(encode_file_name(fn));
+        out.keys.push_back({self, values.back(), fn.name});
     };
-    std::vector<std::vector<std::byte>> values{file_name(name16, names.name_space)};
-    keys.push_back({self, values.back(), name16});
-    if (!names.dos.empty()) {
-        values.push_back(file_name(names.dos, Namespace::dos));
-        keys.push_back({self, values.back(), names.dos});
-    }
+    add_name(name16, names.name_space);
+    if (!names.dos.empty()) add_name(names.dos, Namespace::dos);
     std::sort(values.begin(), values.end());  // resident $FILE_NAMEs in value order [NTFS-3G ntfs_attr_find]
-    StandardInformation si;
-    si.creation_time = si.modification_time = si.mft_change_time = si.access_time = ft;
+    // Security: the parent's id in $Secure, else a copy of its own descriptor.
     std::optional<std::vector<std::byte>> descriptor;
     if (const Attribute* psi = parent.parsed.find(AttrType::standard_information);
         psi != nullptr && !psi->non_resident && psi->value.size() >= kSiSecurityId + 4 &&
@@ -140,30 +140,226 @@ FileEntry Editor::make_directory(std::uint64_t dir, std::string_view name, std::
                sd != nullptr && !sd->non_resident) {
         descriptor = build_resident_attribute(AttrType::security_descriptor, u"", sd->value);
     }
-    const std::uint32_t rs = vol_.geometry().mft_record_bytes;
-    MftRecordBuilder b(rs, static_cast<std::uint32_t>(number), sequence,
-                       record_flag::in_use | record_flag::directory);
+    MftRecordBuilder b(vol_.geometry().mft_record_bytes, static_cast<std::uint32_t>(number), sequence, flags);
     b.set_link_count(static_cast<std::uint16_t>(values.size()));
-    const auto encoded_si = encode_standard_information(si);
-    b.add(build_resident_attribute(AttrType::standard_information, u"", encoded_si));
+    b.add(build_resident_attribute(AttrType::standard_information, u"", encode_standard_information(si)));
     for (const auto& v : values) b.add(build_resident_attribute(AttrType::file_name, u"", v, true));
     if (descriptor) b.add(std::move(*descriptor));
-    const std::uint32_t block_bytes = vol_.geometry().index_block_bytes;
-    b.add(build_resident_attribute(
-        AttrType::index_root, u"$I30",
-        build_index_root(0x30, collation::file_name, block_bytes, vol_.geometry().cluster_bytes,
-                         build_end_index_entry(), false)));
-    std::vector<std::byte> record = b.finish();
-    if (verify_and_remove_fixups(record))
+    for (auto& a : tail(vol_.geometry().mft_record_bytes - b.bytes_in_use())) b.add(std::move(a));
+    out.bytes = b.finish();
+    if (verify_and_remove_fixups(out.bytes))
         throw Error(ErrorCode::corrupt, "a new MFT record fails its fixups");
+    return out;
+}
+
+FileEntry Editor::make_directory(std::uint64_t dir, std::string_view name, std::int64_t mtime) {
+    // 1. Planned: the record, the parent's new index.
+    std::vector<IndexKey> keys = index_keys(dir);
+    const std::uint64_t ft = filetime_from_unix(options_.clamp ? std::min(mtime, *options_.clamp) : mtime);
+    FileName fn;
+    fn.creation_time = fn.modification_time = fn.mft_change_time = fn.access_time = ft;
+    fn.file_attributes = file_attr::directory;
+    StandardInformation si;
+    si.creation_time = si.modification_time = si.mft_change_time = si.access_time = ft;
+    const std::uint32_t block_bytes = vol_.geometry().index_block_bytes;
+    NewRecord rec =
+        plan_record(dir, name, keys, fn, si, record_flag::in_use | record_flag::directory,
+                    [&](std::uint32_t) -> std::vector<std::vector<std::byte>> {
+                        return {build_resident_attribute(
+                            AttrType::index_root, u"$I30",
+                            build_index_root(0x30, collation::file_name, block_bytes,
+                                             vol_.geometry().cluster_bytes, build_end_index_entry(), false))};
+                    });
+    keys.insert(keys.end(), rec.keys.begin(), rec.keys.end());
     const IndexRewrite index = plan_index(dir, std::move(keys));
     // 2. Written: the record, its bit, the parent's index, the parent's times.
     begin();
-    write_record(number, std::move(record));
-    mark_record(number);
+    write_record(rec.number, std::move(rec.bytes));
+    mark_record(rec.number);
     apply_index(index);
     stamp_directory(dir);
-    return entry_of(number, std::string(name));
+    return entry_of(rec.number, std::string(name));
+}
+
+Editor::NewData Editor::plan_data(const source::SourceFile& data, std::uint32_t room) const {
+    NewData d;
+    d.size = data.size();
+    // A resident $DATA: 24-byte header and the value, 8-aligned [FLATCAP concepts/attribute_header].
+    if (d.size + 24 + 7 < room && r8(24 + d.size) <= room) {
+        d.resident = data.read_all();
+        return d;
+    }
+    const std::uint32_t cb = vol_.geometry().cluster_bytes;
+    d.extents = free_extents((d.size + cb - 1) / cb);
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> runs;
+    for (const Extent& e : d.extents) runs.emplace_back(e.lcn, e.clusters);
+    d.allocate = cluster_bits(runs, true);
+    return d;
+}
+
+std::vector<std::byte> Editor::data_attribute(const NewData& d) const {
+    if (d.resident) return build_resident_attribute(AttrType::data, u"", *d.resident);
+    const std::uint32_t cb = vol_.geometry().cluster_bytes;
+    const std::uint64_t clusters = clusters_of(d.extents);
+    return build_nonresident_attribute(AttrType::data, u"", runs_of(d.extents),
+                                       {clusters * cb, d.size, d.size}, clusters - 1);
+}
+
+void Editor::write_data(const NewData& d, const source::SourceFile& data) {
+    if (d.resident) {
+        data.finish();
+        return;
+    }
+    const std::uint32_t cb = vol_.geometry().cluster_bytes;
+    constexpr std::uint64_t kChunk = 1 << 20;
+    std::vector<std::byte> buf;
+    std::uint64_t at = 0;  // bytes of the data written
+    for (const Extent& e : d.extents) {
+        for (std::uint64_t done = 0; done < e.clusters * cb;) {
+            const std::uint64_t n = std::min<std::uint64_t>(kChunk, e.clusters * cb - done);
+            buf.assign(static_cast<std::size_t>(n), std::byte{0});
+            if (at < d.size)
+                data.read_at(at, std::span(buf).first(static_cast<std::size_t>(std::min(n, d.size - at))));
+            dev_.write_at(e.lcn * cb + done, buf);
+            done += n;
+            at += n;
+        }
+    }
+    data.finish();
+    (void)check::apply_bitmap_fixes(dev_, d.allocate);
+}
+
+FileEntry Editor::add_file(std::uint64_t dir, std::string_view name, const source::SourceFile& data,
+                           const NewFile& info) {
+    // 1. Planned: the data's clusters, the record, the parent's new index (in other clusters).
+    std::vector<IndexKey> keys = index_keys(dir);
+    const auto clamp = [&](std::int64_t t) { return options_.clamp ? std::min(t, *options_.clamp) : t; };
+    const std::uint64_t mtime = filetime_from_unix(clamp(info.mtime), info.mtime_ns);
+    const std::uint64_t btime = info.btime ? filetime_from_unix(clamp(*info.btime), info.btime_ns) : mtime;
+    const std::uint32_t attributes = file_attr::archive | (info.read_only ? file_attr::read_only : 0);
+    StandardInformation si;
+    si.creation_time = btime;
+    si.modification_time = si.mft_change_time = si.access_time = mtime;
+    si.file_attributes = attributes;
+    NewData d;
+    FileName fn;
+    fn.creation_time = btime;
+    fn.modification_time = fn.mft_change_time = fn.access_time = mtime;
+    fn.file_attributes = attributes;
+    fn.data_size = data.size();
+    // The record is planned twice when the data does not stay resident: the
+    // $FILE_NAMEs' allocated size is the clusters'.
+    const auto plan = [&] {
+        return plan_record(dir, name, keys, fn, si, record_flag::in_use,
+                           [&](std::uint32_t room) -> std::vector<std::vector<std::byte>> {
+                               if (!d.resident && d.extents.empty()) d = plan_data(data, room);
+                               return {data_attribute(d)};
+                           });
+    };
+    fn.allocated_size = r8(data.size());
+    NewRecord rec = plan();
+    if (!d.resident) {
+        fn.allocated_size = clusters_of(d.extents) * vol_.geometry().cluster_bytes;
+        rec = plan();
+    }
+    keys.insert(keys.end(), rec.keys.begin(), rec.keys.end());
+    const IndexRewrite index = plan_index(dir, std::move(keys), d.extents);
+    // 2. Written: the data, its bits, the record, its bit, the parent's index, its times.
+    begin();
+    write_data(d, data);
+    write_record(rec.number, std::move(rec.bytes));
+    mark_record(rec.number);
+    apply_index(index);
+    stamp_directory(dir);
+    return entry_of(rec.number, std::string(name));
+}
+
+void Editor::replace_file(const FileEntry& file, const source::SourceFile& data, const NewFile& info) {
+    Record r = read_record(file.record);
+    const auto unsupported = [&](std::string_view why) {
+        return Error(
+            ErrorCode::unsupported,
+            fmt::format("MFT record {} {}: fsimg does not replace such files on NTFS yet", file.record, why));
+    };
+    if (r.parsed.is_directory()) throw Error(ErrorCode::usage, "a directory's data cannot be replaced");
+    if (r.parsed.header.base_record != 0) throw unsupported("is an extension record");
+    if (r.parsed.find(AttrType::attribute_list)) throw unsupported("has an $ATTRIBUTE_LIST");
+    if (r.parsed.find(AttrType::reparse_point)) throw unsupported("is a reparse point");
+    if (file.record < kFirstNonSystemRecord) throw unsupported("is a system file");
+    const Attribute* old = r.parsed.find(AttrType::data);
+    const Attribute* si = r.parsed.find(AttrType::standard_information);
+    if (si == nullptr || si->non_resident || si->value.size() < 0x24)
+        throw Error(ErrorCode::corrupt,
+                    fmt::format("MFT record {} has no resident $STANDARD_INFORMATION", file.record));
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> old_runs;
+    if (old != nullptr && old->non_resident) {
+        vol_.check_runs(*old);
+        for (const MappedRun& m : old->runs)
+            if (m.lcn && m.length != 0) old_runs.emplace_back(static_cast<std::uint64_t>(*m.lcn), m.length);
+    }
+    // 1. Planned: the data (resident while the record, without the old $DATA, holds it).
+    const std::uint32_t in_use = r.parsed.header.bytes_in_use - (old ? old->length : 0);
+    const NewData d = plan_data(
+        data, r.parsed.header.bytes_allocated > in_use ? r.parsed.header.bytes_allocated - in_use : 0);
+    const std::vector<std::byte> attr = data_attribute(d);
+    const auto clamp = [&](std::int64_t t) { return options_.clamp ? std::min(t, *options_.clamp) : t; };
+    const std::uint64_t mtime = filetime_from_unix(clamp(info.mtime), info.mtime_ns);
+    const std::uint64_t allocated =
+        d.resident ? r8(d.size) : clusters_of(d.extents) * vol_.geometry().cluster_bytes;
+    // The record: $DATA replaced (or added after the attributes of lower types), times, read-only bit.
+    std::vector<std::byte> out(r.bytes.begin(), r.bytes.begin() + core::load_le16(r.bytes, 0x14));
+    bool placed = false;
+    std::uint16_t instance = old ? old->instance : r.parsed.header.next_instance;
+    for (const Attribute& a : r.parsed.attributes) {
+        if (&a == old) continue;
+        if (!placed && a.type > static_cast<std::uint32_t>(AttrType::data)) {
+            out.insert(out.end(), attr.begin(), attr.end());
+            core::store_le16(out, out.size() - attr.size() + 0x0E, instance);
+            placed = true;
+        }
+        const std::size_t at = out.size();
+        out.insert(out.end(), r.bytes.begin() + a.offset, r.bytes.begin() + a.offset + a.length);
+        if (a.kind() == AttrType::file_name && !a.non_resident && a.value.size() >= 0x38) {
+            core::store_le64(out, at + a.value_offset + 0x10, mtime);  // modification
+            core::store_le64(out, at + a.value_offset + 0x18, mtime);  // MFT change
+            core::store_le64(out, at + a.value_offset + 0x28, allocated);
+            core::store_le64(out, at + a.value_offset + 0x30, d.size);
+        }
+        if (&a == si) {
+            core::store_le64(out, at + a.value_offset + 0x08, mtime);
+            core::store_le64(out, at + a.value_offset + 0x10, mtime);
+            const std::uint32_t attrs = core::load_le32(out, at + a.value_offset + kSiAttributes);
+            core::store_le32(out, at + a.value_offset + kSiAttributes,
+                             (attrs & ~kReplacedAttributes) | (info.read_only ? file_attr::read_only : 0) |
+                                 file_attr::archive);
+        }
+    }
+    if (!placed) {
+        out.insert(out.end(), attr.begin(), attr.end());
+        core::store_le16(out, out.size() - attr.size() + 0x0E, instance);
+    }
+    for (const std::uint8_t b : {0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0}) out.push_back(std::byte{b});
+    if (out.size() > r.parsed.header.bytes_allocated) throw unsupported("has no room for its new $DATA");
+    core::store_le32(out, 0x18, static_cast<std::uint32_t>(out.size()));
+    if (!old) core::store_le16(out, 0x28, static_cast<std::uint16_t>(instance + 1));
+    out.resize(r.bytes.size());
+    const std::vector<check::BitmapFix> release = cluster_bits(old_runs, false);
+    // 2. Written: the data, its bits, the record, the index entries, the old clusters' bits.
+    begin();
+    write_data(d, data);
+    const MftRecord parsed = r.parsed;
+    write_record(file.record, std::move(out));
+    patch_entries(file.record, parsed, [&](std::span<std::byte> key) {
+        core::store_le64(key, 0x10, mtime);
+        core::store_le64(key, 0x18, mtime);
+        core::store_le64(key, 0x28, allocated);
+        core::store_le64(key, 0x30, d.size);
+        const std::uint32_t a = core::load_le32(key, 0x38);
+        core::store_le32(
+            key, 0x38,
+            (a & ~kReplacedAttributes) | (info.read_only ? file_attr::read_only : 0) | file_attr::archive);
+    });
+    (void)check::apply_bitmap_fixes(dev_, release);
 }
 
 }  // namespace fsimg::ntfs

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <functional>
 #include <map>
 #include <set>
@@ -44,22 +45,34 @@ bool is_i30(const Attribute& a) {
            a.name == u"$I30";
 }
 
-/// Free clusters for `need` clusters: the first free run of `need` in
-/// $Bitmap, else the first free runs that together hold them.
-std::vector<Extent> free_extents(const Volume& vol, const Attribute& bitmap, std::uint64_t need) {
-    const std::uint64_t clusters = vol.geometry().cluster_count;
+}  // namespace
+
+std::vector<Extent> Editor::free_extents(std::uint64_t need, const std::vector<Extent>& taken) const {
+    const auto bitmap = load_attribute(vol_, vol_.read_record(kBitmapRecord), AttrType::data);
+    if (!bitmap || !bitmap->non_resident)
+        throw Error(ErrorCode::corrupt, "$Bitmap has no non-resident $DATA");
+    const auto is_taken = [&](std::uint64_t c) {
+        return std::any_of(taken.begin(), taken.end(),
+                           [c](const Extent& e) { return c >= e.lcn && c - e.lcn < e.clusters; });
+    };
+    const std::uint64_t clusters = vol_.geometry().cluster_count;
     std::vector<Extent> first;  // the first free runs, until they hold `need`
     std::uint64_t gathered = 0, run_start = 0, run = 0;
     std::vector<std::byte> chunk;
-    for (std::uint64_t byte = 0; byte * 8 < clusters && byte < bitmap.size(); byte += chunk.size()) {
-        chunk.resize(static_cast<std::size_t>(std::min<std::uint64_t>(kScanBytes, bitmap.size() - byte)));
-        vol.read_stream(bitmap, byte, chunk);
+    for (std::uint64_t byte = 0; need != 0 && byte * 8 < clusters && byte < bitmap->size();
+         byte += chunk.size()) {
+        chunk.resize(static_cast<std::size_t>(std::min<std::uint64_t>(kScanBytes, bitmap->size() - byte)));
+        vol_.read_stream(*bitmap, byte, chunk);
         for (std::size_t i = 0; i < chunk.size(); ++i) {
             const auto bits = std::to_integer<unsigned>(chunk[i]);
+            if (bits == 0xFF) {
+                run = 0;
+                continue;
+            }
             for (unsigned k = 0; k < 8; ++k) {
                 const std::uint64_t c = (byte + i) * 8 + k;
                 if (c >= clusters) break;
-                if (bits & (1u << k)) {
+                if ((bits & (1u << k)) || is_taken(c)) {
                     run = 0;
                     continue;
                 }
@@ -77,12 +90,30 @@ std::vector<Extent> free_extents(const Volume& vol, const Attribute& bitmap, std
         }
     }
     if (gathered < need)
-        throw Error(ErrorCode::unsupported,
-                    fmt::format("the volume has not the {} free clusters a new index needs", need));
+        throw Error(ErrorCode::io,
+                    fmt::format("no space: {} free clusters are needed, the volume has {}", need, gathered));
     return first;
 }
 
-}  // namespace
+std::uint64_t Editor::free_clusters() const {
+    const auto bitmap = load_attribute(vol_, vol_.read_record(kBitmapRecord), AttrType::data);
+    if (!bitmap || !bitmap->non_resident)
+        throw Error(ErrorCode::corrupt, "$Bitmap has no non-resident $DATA");
+    const std::uint64_t clusters = vol_.geometry().cluster_count;
+    std::uint64_t used = 0;
+    std::vector<std::byte> chunk;
+    for (std::uint64_t byte = 0; byte * 8 < clusters && byte < bitmap->size(); byte += chunk.size()) {
+        chunk.resize(static_cast<std::size_t>(std::min<std::uint64_t>(kScanBytes, bitmap->size() - byte)));
+        vol_.read_stream(*bitmap, byte, chunk);
+        for (std::size_t i = 0; i < chunk.size(); ++i) {
+            const std::uint64_t first = (byte + i) * 8;
+            auto bits = std::to_integer<unsigned>(chunk[i]);
+            if (first + 8 > clusters) bits &= (1u << (clusters > first ? clusters - first : 0)) - 1;
+            used += static_cast<std::uint64_t>(std::popcount(bits));
+        }
+    }
+    return clusters - std::min(clusters, used);
+}
 
 std::vector<check::BitmapFix> Editor::cluster_bits(
     const std::vector<std::pair<std::uint64_t, std::uint64_t>>& runs, bool set) const {
@@ -105,7 +136,8 @@ std::vector<check::BitmapFix> Editor::cluster_bits(
     return fixes;
 }
 
-Editor::IndexRewrite Editor::plan_index(std::uint64_t dir, std::vector<IndexKey> entries) const {
+Editor::IndexRewrite Editor::plan_index(std::uint64_t dir, std::vector<IndexKey> entries,
+                                        const std::vector<Extent>& taken) const {
     const Record d = read_record(dir);
     const MftRecord& r = d.parsed;
     const auto unsupported = [dir](std::string_view why) {
@@ -167,9 +199,6 @@ Editor::IndexRewrite Editor::plan_index(std::uint64_t dir, std::vector<IndexKey>
     IndexShape shape;
     std::vector<Extent> extents;
     std::uint64_t bitmap_bytes = 8, runlist_bytes = 8;
-    const auto bitmap = load_attribute(vol_, vol_.read_record(kBitmapRecord), AttrType::data);
-    if (!bitmap || !bitmap->non_resident)
-        throw Error(ErrorCode::corrupt, "$Bitmap has no non-resident $DATA");
     for (int round = 0;; ++round) {
         room.root_parent = spare - kEndEntryWithChild - kAllocationFixed - std::int64_t(r8(runlist_bytes)) -
                            kBitmapFixed - std::int64_t(r8(bitmap_bytes));
@@ -181,7 +210,7 @@ Editor::IndexRewrite Editor::plan_index(std::uint64_t dir, std::vector<IndexKey>
             continue;
         }
         const std::uint64_t need = (shape.blocks.size() * std::uint64_t{block_bytes} + cb - 1) / cb;
-        extents = free_extents(vol_, *bitmap, need);
+        extents = free_extents(need, taken);
         const std::uint64_t runlist = encode_runlist(runs_of(extents)).size();
         if (r8(runlist) > r8(runlist_bytes) && round < 8) {
             runlist_bytes = runlist;

@@ -87,8 +87,8 @@ done
 # What cannot be changed is refused before anything is written.
 "$FSIMG" mkfs -q -t ntfs -s 16M "$WORK/x.img"
 cp "$WORK/x.img" "$WORK/x0.img"
-for c in "mv $WORK/x.img /a /b" "cp $WORK/x.img $WORK/x0.img /"; do
-  expect_fail 1 'changes FAT12/16/32 and exFAT volumes (on NTFS, label, attrib, rm and mkdir so far)' "$FSIMG" $c
+for c in "mv $WORK/x.img /a /b"; do
+  expect_fail 1 'changes FAT12/16/32 and exFAT volumes (on NTFS, label, attrib, rm, mkdir and cp so far)' "$FSIMG" $c
 done
 cmp -s "$WORK/x.img" "$WORK/x0.img" && pass || fail "a refused NTFS change wrote"
 "$FSIMG" mkfs -q -t fat32 -s 40M "$WORK/g.img" && gzip "$WORK/g.img"

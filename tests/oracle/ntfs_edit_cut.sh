@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Interrupted at any write, nothing that was there is lost (NTFS; the
-# changes of tests/oracle/ntfs_edit.sh): each label, serial, attrib, rm and
-# mkdir change on the mkntfs + ntfs-3g image is cut after its Nth write for every
+# changes of tests/oracle/ntfs_edit.sh): each label, serial, attrib, rm,
+# mkdir and cp change on the mkntfs + ntfs-3g image is cut after its Nth write for every
 # N (FSIMG_TEST_CUT_AFTER_WRITES=N). After each cut sleuthkit (and ntfs-3g
 # at the middle cut, where the mirror agrees) read every file that was there
 # byte-exact (the removed one ignored: absent or whole), our fsck finds
@@ -96,6 +96,13 @@ IGNORE=(--ignore "dir/$sep"); sweep rm-separator rm "/dir/$sep"
 # into /dir) and bits nothing owns.
 ALLOW='ntfs\.tree\.orphan|ntfs\.mft-bitmap\.unmarked|ntfs\.bitmap\.lost|ntfs\.index\.missing-entry'
 IGNORE=(--ignore 'dir/new directory'); sweep mkdir mkdir '/dir/new directory'
+# cp of a file with clusters into /dir: its data, their bits, the record, its $MFT bit, the index
+# rewritten, the times; cp -f of resident data over /dir/big.bin: the record, the index entries'
+# sizes, then the old clusters' bits (a cut between: sizes fsck -p corrects, bits nothing owns).
+head -c 50000 /dev/urandom > new.bin
+ALLOW="$ALLOW|ntfs\.index\.sizes"
+IGNORE=(--ignore 'dir/new.bin'); sweep cp cp new.bin /dir/
+IGNORE=(--ignore 'dir/big.bin'); sweep cp-replace cp -f pre/a.txt /dir/big.bin
 ALLOW=; IGNORE=()
 
 finish

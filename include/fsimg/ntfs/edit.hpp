@@ -55,7 +55,9 @@
 #include "fsimg/check/repair.hpp"
 #include "fsimg/io/block_device.hpp"
 #include "fsimg/ntfs/directory.hpp"
+#include "fsimg/ntfs/layout.hpp"
 #include "fsimg/ntfs/volume.hpp"
+#include "fsimg/source/file.hpp"
 
 namespace fsimg::ntfs {
 
@@ -171,6 +173,38 @@ public:
     /// has no free record (fsimg does not grow $MFT yet) and for
     /// plan_index's refusals.
     FileEntry make_directory(std::uint64_t dir, std::string_view name, std::int64_t mtime);
+    /// What a new file's record says of it besides its data.
+    struct NewFile {
+        std::int64_t mtime = 0;  ///< Unix seconds (clamped as EditOptions::clamp)
+        std::uint32_t mtime_ns = 0;
+        std::optional<std::int64_t> btime;  ///< creation; nullopt: mtime
+        std::uint32_t btime_ns = 0;
+        bool read_only = false;  ///< FILE_ATTRIBUTE_READONLY (0x01) beside ARCHIVE (0x20)
+    };
+    /// Adds file `name` to directory record `dir` (names and record as
+    /// make_directory), its unnamed $DATA the bytes of `data`: resident
+    /// while the value fits the record, else in clusters $Bitmap marks free
+    /// (one run where one is free, else the first free runs; the last
+    /// cluster's tail zeroed), written before anything points to them. In
+    /// this order after the dirty flag: the data, the check that `data` did
+    /// not change while read (SourceFile::finish, Error(io)), the clusters'
+    /// $Bitmap bits, the record, its $MFT bit, `dir`'s index rewritten with
+    /// the new names, `dir`'s times. Everything planned before the first
+    /// write; errors as make_directory's, and Error(io) "no space" when the
+    /// volume has fewer free clusters than the data needs.
+    FileEntry add_file(std::uint64_t dir, std::string_view name, const source::SourceFile& data,
+                       const NewFile& info);
+    /// Replaces the data of file `file` (not a directory, no $ATTRIBUTE_LIST
+    /// or reparse point: Error(unsupported)) with the bytes of `data`, in
+    /// its own record: the new data into free clusters (or resident), their
+    /// bits, then the record with its new $DATA, times, read-only bit and
+    /// $FILE_NAME sizes, then every index entry naming it (its sizes and
+    /// times, as ntfs-3g keeps them), then the old clusters' bits cleared.
+    /// A cut leaves the old data or the new, at worst with index entries
+    /// whose sizes fsck -p corrects and clusters nothing owns.
+    void replace_file(const FileEntry& file, const source::SourceFile& data, const NewFile& info);
+    /// Clusters $Bitmap marks free (bits past the last cluster not counted).
+    std::uint64_t free_clusters() const;
     /// $VOLUME_NAME as UTF-8 ("" when absent or empty).
     std::string label() const;
     /// Throws Error(usage) for a label that is not UTF-8 or longer than
@@ -271,7 +305,13 @@ private:
     /// non-resident $BITMAP:$I30, the record has no room for the new
     /// attributes, or the volume no free clusters; Error(corrupt) when the
     /// record is not an in-use directory with a resident $INDEX_ROOT:$I30.
-    IndexRewrite plan_index(std::uint64_t dir, std::vector<IndexKey> entries) const;
+    IndexRewrite plan_index(std::uint64_t dir, std::vector<IndexKey> entries,
+                            const std::vector<Extent>& taken = {}) const;
+    /// Free clusters for `need` clusters, none in `taken` (clusters this
+    /// change already plans to use): the first free run of `need` in
+    /// $Bitmap, else the first free runs that hold them. Error(io) "no
+    /// space" when the volume has not got them.
+    std::vector<Extent> free_extents(std::uint64_t need, const std::vector<Extent>& taken = {}) const;
     /// Writes a planned rewrite, after the dirty flag (begin()), copy on
     /// write: the new INDX blocks into their free clusters, their $Bitmap
     /// bits set, the directory's record ($INDEX_ROOT, $INDEX_ALLOCATION,
@@ -286,6 +326,45 @@ private:
     /// stream or the allocated size, and the data size, as ntfs-3g writes
     /// them [NTFS-3G inode.c ntfs_inode_sync_file_name].
     static std::pair<std::uint64_t, std::uint64_t> entry_sizes(const Attribute& data) noexcept;
+    /// A record planned for a new file or directory: its number, its bytes
+    /// (fixups removed), and the index keys of its names.
+    struct NewRecord {
+        std::uint64_t number = 0;
+        std::vector<std::byte> bytes;
+        std::vector<IndexKey> keys;
+    };
+    /// Plans the record of new file or directory `name` in `dir` (whose index
+    /// keys are `siblings`): its names (plan_directory_names), a free record
+    /// (free_record), $STANDARD_INFORMATION `si` with the parent's security
+    /// (id, else a copy of its $SECURITY_DESCRIPTOR), a $FILE_NAME per name
+    /// made from `fn` (parent, name and namespace set here), then what
+    /// `tail` gives for the bytes the record has left. Error(usage) for an
+    /// invalid name or one `dir` holds in any case.
+    NewRecord plan_record(
+        std::uint64_t dir, std::string_view name, const std::vector<IndexKey>& siblings, FileName fn,
+        StandardInformation si, std::uint16_t flags,
+        const std::function<std::vector<std::vector<std::byte>>(std::uint32_t)>& tail) const;
+    /// New data planned: resident bytes, or the clusters it is written to.
+    struct NewData {
+        std::uint64_t size = 0;
+        std::optional<std::vector<std::byte>> resident;
+        std::vector<Extent> extents;
+        std::vector<check::BitmapFix> allocate;  ///< the extents' $Bitmap bits
+    };
+    /// Plans `data` as $DATA: resident when its bytes fit in `room` (a
+    /// record's bytes left), else in free clusters (free_extents).
+    NewData plan_data(const source::SourceFile& data, std::uint32_t room) const;
+    /// The unnamed $DATA attribute of planned data.
+    std::vector<std::byte> data_attribute(const NewData& d) const;
+    /// Copies non-resident planned data into its clusters (1 MiB at a time,
+    /// the last cluster's tail zeroed), then SourceFile::finish, then sets
+    /// the clusters' $Bitmap bits (resident data: SourceFile::finish only).
+    void write_data(const NewData& d, const source::SourceFile& data);
+    /// Calls `patch` with the key of every $I30 entry naming record `file`
+    /// in the directories its $FILE_NAMEs (in `r`) give, each directory
+    /// record and INDX block written once.
+    void patch_entries(std::uint64_t file, const MftRecord& r,
+                       const std::function<void(std::span<std::byte>)>& patch);
     /// The first record from 24 on that $MFT's $BITMAP marks free and that
     /// is not in use, with the sequence number its next use takes.
     std::pair<std::uint64_t, std::uint16_t> free_record() const;

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Changing NTFS without outside tools (the sanitizer build runs this too;
+# tests/oracle/ntfs_edit.sh has the independent readers): mkdir -p, cp -r
+# of a tree with empty, resident and non-resident files, cp -f in both
+# directions (resident <-> clusters), rm of every file of a directory whose
+# index is in INDX blocks; after each, fsimg fsck is clean and extract
+# gives the bytes back. Every cut of a cp and of a cp -f leaves the files
+# that were there whole and the new one absent or whole, and fsck -y
+# leaves nothing.
+here=$(dirname "$0"); . "$here/../lib.sh"
+export SOURCE_DATE_EPOCH=1700000000
+cd "$WORK"
+mkdir -p base/many new/sub/deeper
+for i in $(seq 1 80); do printf '%s\n' "$i" > "base/many/a file with a long name $i.txt"; done
+echo kept > base/kept.txt
+head -c 30000 /dev/urandom > base/big.dat
+: > new/empty
+echo small > new/small.txt
+head -c 700 /dev/urandom > new/seven.bin
+head -c 70000 /dev/urandom > new/sub/big.bin
+head -c 1300000 /dev/urandom > new/sub/deeper/huge.bin
+"$FSIMG" mkfs -q -t ntfs -s 16M --from base n.img || fail "mkfs"
+cp n.img n0.img
+clean() { "$FSIMG" fsck "$1" > fsck.out 2>&1 && pass || fail "$2: fsck: $(cat fsck.out)"; }
+same() {  # same IMAGE DIR-IN-IMAGE HOST-DIR
+  local got; got="x/$(basename "$2")"
+  rm -rf x && "$FSIMG" extract -q "$1" "$2" -C x 2> err && diff -r "$got" "$3" > /dev/null && pass ||
+    fail "$1 $2 differs from $3: $(cat err; diff -r "$got" "$3" | head -3)"
+}
+"$FSIMG" mkdir -p n.img /made/deeper '/many/a made directory' || fail "mkdir"
+clean n.img mkdir
+"$FSIMG" cp -r n.img new /many/ || fail "cp -r"
+"$FSIMG" cp n.img new/small.txt /made/deeper/ || fail "cp"
+clean n.img cp
+same n.img /many/new new
+same n.img /made/deeper/small.txt new/small.txt
+"$FSIMG" ls n.img /many | grep -q -x 'a made directory/' && pass || fail "ls /many: $("$FSIMG" ls n.img /many | tail -3)"
+# cp -f: clusters over resident data, resident data over clusters.
+"$FSIMG" cp -f n.img new/sub/big.bin /kept.txt && "$FSIMG" cp -f n.img new/small.txt /many/new/sub/big.bin || fail "cp -f"
+clean n.img "cp -f"
+"$FSIMG" cat n.img /kept.txt | cmp -s - new/sub/big.bin && "$FSIMG" cat n.img /many/new/sub/big.bin | cmp -s - new/small.txt &&
+  pass || fail "cp -f: the new bytes do not read back"
+expect_fail 1 'exists' "$FSIMG" cp n.img new/small.txt /KEPT.TXT
+expect_fail 1 'exists' "$FSIMG" mkdir n.img '/MANY/A MADE DIRECTORY'
+# No space: refused, nothing written.
+head -c 20000000 /dev/zero > toobig.bin
+cp n.img before.img
+"$FSIMG" cp n.img toobig.bin / > out 2> err; rc=$?
+[ $rc = 1 ] && grep -q "no space" err && cmp -s n.img before.img && pass || fail "cp of 20 MB into 16 MiB: exit $rc $(cat err)"
+# rm of every file of /many, the B+ tree's separators included.
+for i in $(seq 1 80); do "$FSIMG" rm n.img "/many/a file with a long name $i.txt" || fail "rm $i"; done
+clean n.img "rm of 80"
+[ "$("$FSIMG" ls n.img /many | tr '\n' ' ')" = "a made directory/ new/ " ] && pass || fail "ls /many after rm: $("$FSIMG" ls n.img /many)"
+
+# Every cut of a cp (new clusters) and of a cp -f (resident data over clusters, freed after).
+cut_sweep() {  # cut_sweep NAME CP-ARGS...
+  local name=$1; shift
+  cp n0.img full.img
+  FSIMG_TEST_COUNT_WRITES=1 "$FSIMG" cp full.img "$@" 2> count.err > /dev/null || { fail "$name: $(cat count.err)"; return; }
+  local total; total=$(sed -n 's/^fsimg: test: \([0-9]*\) writes$/\1/p' count.err)
+  [ -n "$total" ] && [ "$total" -ge 4 ] || { fail "$name: write count: $(cat count.err)"; return; }
+  local n bad=0
+  for n in $(seq 1 $((total - 1))); do
+    cp n0.img cut.img
+    FSIMG_TEST_CUT_AFTER_WRITES=$n "$FSIMG" cp cut.img "$@" > /dev/null 2>&1
+    [ $? = 99 ] || { fail "$name: cut $n: not cut"; bad=1; continue; }
+    odd=$(fsck_codes cut.img | tr ' ' '\n' | grep -v -x -e '' -e ntfs.volume.dirty -e ntfs.tree.orphan -e ntfs.bitmap.lost \
+      -e ntfs.mft-bitmap.unmarked -e ntfs.index.missing-entry -e ntfs.index.sizes -e ntfs.mftmirr.differs)
+    [ -z "$odd" ] || { fail "$name: cut $n of $total: $odd"; bad=1; }
+    rm -rf x && "$FSIMG" extract -q cut.img /many -C x 2> /dev/null
+    if [ -e x/many/big.bin ]; then  # the new file: whole, or absent
+      cmp -s x/many/big.bin new/sub/big.bin || { fail "$name: cut $n: the new file is there, not whole"; bad=1; }
+      rm x/many/big.bin
+    fi
+    diff -r x/many base/many > /dev/null || { fail "$name: cut $n: /many does not read as before"; bad=1; }
+    # The replaced file reads as before or as the new one.
+    "$FSIMG" cat cut.img /big.dat > got 2> /dev/null
+    cmp -s got base/big.dat || cmp -s got new/small.txt || { fail "$name: cut $n: /big.dat is neither old nor new"; bad=1; }
+    "$FSIMG" fsck -y cut.img > /dev/null 2>&1
+    [ -z "$(fsck_codes cut.img)" ] || { fail "$name: cut $n: fsck -y left $(fsck_codes cut.img)"; bad=1; }
+  done
+  [ $bad = 0 ] && pass
+  echo "$name: $total writes, every cut checked"
+}
+cut_sweep cp-new new/sub/big.bin /many/
+cut_sweep cp-replace -f new/small.txt /big.dat
+finish
