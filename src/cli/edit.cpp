@@ -158,12 +158,6 @@ Session open_session(const std::string& spec, std::string_view command, OpenMode
     // One writer at a time: two commands changing one image at once would allocate the same clusters.
     if (mode.change) s.opened.file->lock_exclusive();
     const fs::Detection d = naming_image(spec, [&] { return fs::detect(s.opened.device()); });
-    if (!fs::changes_entries(d.kind) && command == "mv") {
-        throw Error(ErrorCode::unsupported,
-                    fmt::format("{} holds {}; fsimg {} changes FAT12/16/32 and exFAT volumes (on NTFS, "
-                                "label, attrib, rm, mkdir and cp so far)",
-                                spec, fs::label(d.kind), command));
-    }
     if (d.through_backup) {
         throw Error(ErrorCode::corrupt,
                     fmt::format("{}: {}; fsimg changes only a volume whose main boot sector is "
@@ -980,7 +974,7 @@ Action add_cp(CLI::App& app) {
 Action add_mv(CLI::App& app) {
     auto a = std::make_shared<MvArgs>();
     CLI::App* cmd =
-        app.add_subcommand("mv", "Rename or move files and directories inside a FAT or exFAT image");
+        app.add_subcommand("mv", "Rename or move files and directories inside a FAT, exFAT or NTFS image");
     cmd->footer(
         "Examples:\n  fsimg mv card.img /readme.txt /README.TXT\n  fsimg mv disk.img@1 /a.txt /b.txt "
         "/archive");

@@ -191,7 +191,9 @@ public:
         return *wrap(ed_.make_directory(record_of(dir), name, info.mtime.value_or(now_)));
     }
     void remove(EditDir dir, const EditEntry& e) override { ed_.remove(record_of(dir), rec(e)); }
-    void rename(EditDir, const EditEntry&, EditDir, std::string_view, bool) override { unsupported(); }
+    void rename(EditDir from, const EditEntry& e, EditDir to, std::string_view name, bool replace) override {
+        ed_.rename(record_of(from), rec(e), record_of(to), name, replace);
+    }
     void set_attributes(EditDir, const EditEntry& e, std::uint8_t set, std::uint8_t clear) override {
         ed_.set_attributes(rec(e), set, clear);
     }
@@ -222,11 +224,6 @@ public:
     void finish() override { ed_.finish(); }
 
 private:
-    [[noreturn]] static void unsupported() {
-        throw Error(ErrorCode::unsupported,
-                    "fsimg does not rename files on NTFS yet (label, attrib, rm, mkdir and cp change NTFS "
-                    "volumes)");
-    }
     /// The MFT record of a directory handle: 0 (the root, as every editor
     /// names it) is record 5.
     static std::uint64_t record_of(EditDir dir) { return dir == 0 ? ntfs::kRootRecord : dir; }
@@ -252,8 +249,6 @@ private:
 };
 
 }  // namespace
-
-bool changes_entries(Kind kind) noexcept { return kind != Kind::ntfs; }
 
 std::unique_ptr<Editor> open_editor(io::BlockDevice& volume, Kind kind, EditOptions options) {
     switch (kind) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "fsimg/core/bytes.hpp"
 #include "fsimg/core/error.hpp"
@@ -301,48 +302,36 @@ void Editor::replace_file(const FileEntry& file, const source::SourceFile& data,
     const std::uint32_t in_use = r.parsed.header.bytes_in_use - (old ? old->length : 0);
     const NewData d = plan_data(
         data, r.parsed.header.bytes_allocated > in_use ? r.parsed.header.bytes_allocated - in_use : 0);
-    const std::vector<std::byte> attr = data_attribute(d);
     const auto clamp = [&](std::int64_t t) { return options_.clamp ? std::min(t, *options_.clamp) : t; };
     const std::uint64_t mtime = filetime_from_unix(clamp(info.mtime), info.mtime_ns);
     const std::uint64_t allocated =
         d.resident ? r8(d.size) : clusters_of(d.extents) * vol_.geometry().cluster_bytes;
-    // The record: $DATA replaced (or added after the attributes of lower types), times, read-only bit.
-    std::vector<std::byte> out(r.bytes.begin(), r.bytes.begin() + core::load_le16(r.bytes, 0x14));
-    bool placed = false;
-    std::uint16_t instance = old ? old->instance : r.parsed.header.next_instance;
+    // The record: times, read-only bit and $FILE_NAME sizes patched in place, $DATA replaced.
     for (const Attribute& a : r.parsed.attributes) {
-        if (&a == old) continue;
-        if (!placed && a.type > static_cast<std::uint32_t>(AttrType::data)) {
-            out.insert(out.end(), attr.begin(), attr.end());
-            core::store_le16(out, out.size() - attr.size() + 0x0E, instance);
-            placed = true;
-        }
-        const std::size_t at = out.size();
-        out.insert(out.end(), r.bytes.begin() + a.offset, r.bytes.begin() + a.offset + a.length);
+        const std::size_t v = a.offset + a.value_offset;
         if (a.kind() == AttrType::file_name && !a.non_resident && a.value.size() >= 0x38) {
-            core::store_le64(out, at + a.value_offset + 0x10, mtime);  // modification
-            core::store_le64(out, at + a.value_offset + 0x18, mtime);  // MFT change
-            core::store_le64(out, at + a.value_offset + 0x28, allocated);
-            core::store_le64(out, at + a.value_offset + 0x30, d.size);
-        }
-        if (&a == si) {
-            core::store_le64(out, at + a.value_offset + 0x08, mtime);
-            core::store_le64(out, at + a.value_offset + 0x10, mtime);
-            const std::uint32_t attrs = core::load_le32(out, at + a.value_offset + kSiAttributes);
-            core::store_le32(out, at + a.value_offset + kSiAttributes,
+            core::store_le64(r.bytes, v + 0x10, mtime);  // modification
+            core::store_le64(r.bytes, v + 0x18, mtime);  // MFT change
+            core::store_le64(r.bytes, v + 0x28, allocated);
+            core::store_le64(r.bytes, v + 0x30, d.size);
+        } else if (&a == si) {
+            core::store_le64(r.bytes, v + 0x08, mtime);  // modification
+            core::store_le64(r.bytes, v + 0x10, mtime);  // MFT change
+            const std::uint32_t attrs = core::load_le32(r.bytes, v + kSiAttributes);
+            core::store_le32(r.bytes, v + kSiAttributes,
                              (attrs & ~kReplacedAttributes) | (info.read_only ? file_attr::read_only : 0) |
                                  file_attr::archive);
         }
     }
-    if (!placed) {
-        out.insert(out.end(), attr.begin(), attr.end());
-        core::store_le16(out, out.size() - attr.size() + 0x0E, instance);
-    }
-    for (const std::uint8_t b : {0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0}) out.push_back(std::byte{b});
-    if (out.size() > r.parsed.header.bytes_allocated) throw unsupported("has no room for its new $DATA");
-    core::store_le32(out, 0x18, static_cast<std::uint32_t>(out.size()));
-    if (!old) core::store_le16(out, 0x28, static_cast<std::uint16_t>(instance + 1));
-    out.resize(r.bytes.size());
+    std::vector<std::byte> attr = data_attribute(d);
+    const std::uint16_t instance = old ? old->instance : r.parsed.header.next_instance;
+    core::store_le16(attr, 0x0E, instance);
+    auto rebuilt = rebuilt_record(
+        r, [&](const Attribute& a) { return &a == old; },
+        {{static_cast<std::uint32_t>(AttrType::data), attr}},
+        old ? r.parsed.header.next_instance : static_cast<std::uint16_t>(instance + 1));
+    if (!rebuilt) throw unsupported("has no room for its new $DATA");
+    std::vector<std::byte> out = std::move(*rebuilt);
     const std::vector<check::BitmapFix> release = cluster_bits(old_runs, false);
     // 2. Written: the data, its bits, the record, the index entries, the old clusters' bits.
     begin();
@@ -360,6 +349,115 @@ void Editor::replace_file(const FileEntry& file, const source::SourceFile& data,
             (a & ~kReplacedAttributes) | (info.read_only ? file_attr::read_only : 0) | file_attr::archive);
     });
     (void)check::apply_bitmap_fixes(dev_, release);
+}
+
+void Editor::rename(std::uint64_t from, const FileEntry& file, std::uint64_t to, std::string_view name,
+                    bool replace) {
+    const auto unsupported = [&](std::string_view why) {
+        return Error(
+            ErrorCode::unsupported,
+            fmt::format("MFT record {} {}: fsimg does not move such files on NTFS yet", file.record, why));
+    };
+    if (file.is_root) throw Error(ErrorCode::usage, "the root directory cannot be moved");
+    if (file.record < kFirstNonSystemRecord) throw unsupported("is a system file");
+    if (auto why = utf8_name_problem(name))
+        throw Error(ErrorCode::usage, fmt::format("\"{}\": {}", name, *why));
+    if (name == "." || name == "..") throw Error(ErrorCode::usage, fmt::format("\"{}\" is not a name", name));
+    Record r = read_record(file.record);
+    if (r.parsed.header.base_record != 0) throw unsupported("is an extension record");
+    if (r.parsed.find(AttrType::attribute_list)) throw unsupported("has an $ATTRIBUTE_LIST");
+    std::vector<FileName> names;  // the record's $FILE_NAMEs
+    for (const Attribute& a : r.parsed.attributes) {
+        if (a.kind() != AttrType::file_name || a.non_resident) continue;
+        try {
+            names.push_back(decode_file_name(a.value));
+        } catch (const FormatError&) {
+            throw Error(ErrorCode::corrupt,
+                        fmt::format("MFT record {}: a $FILE_NAME does not decode", file.record));
+        }
+    }
+    const auto long_name = std::find_if(names.begin(), names.end(),
+                                        [](const FileName& f) { return f.name_space != Namespace::dos; });
+    if (long_name == names.end() || names.size() > 2 ||
+        (names.size() == 2 && long_name->name_space != Namespace::win32))
+        throw unsupported("has several names (hard links)");
+    if (long_name->parent.record != from)
+        throw Error(ErrorCode::corrupt,
+                    fmt::format("MFT record {} is not named in directory record {}", file.record, from));
+    // A directory moved below itself would leave the tree.
+    if (file.is_directory)
+        for (std::uint64_t up = to, steps = 0; up != kRootRecord; ++steps) {
+            if (up == file.record || steps > vol_.record_count())
+                throw Error(ErrorCode::usage, "a directory cannot be moved into itself or below itself");
+            const Record u = read_record(up);
+            const Attribute* fn = u.parsed.find(AttrType::file_name);
+            if (fn == nullptr || fn->non_resident) break;
+            up = decode_file_name(fn->value).parent.record;
+        }
+    // What `to` holds of that name: the file itself (a case-only rename), another file (-f), or a refusal.
+    if (const auto there = find(to, name); there && there->record != file.record) {
+        if (there->is_directory)
+            throw Error(ErrorCode::usage, fmt::format("\"{}\" exists and is a directory", name));
+        if (!replace) throw Error(ErrorCode::usage, fmt::format("\"{}\" exists (mv -f replaces it)", name));
+        remove(to, *there);
+    }
+    // 1. Planned: the new names against `to`'s others, both indexes, the record.
+    const auto mine = [&](const IndexKey& k) { return k.file.record == file.record; };
+    std::vector<IndexKey> to_keys = index_keys(to);
+    std::erase_if(to_keys, mine);
+    std::vector<std::u16string_view> reserved;
+    for (const IndexKey& k : to_keys) reserved.push_back(k.name);
+    const std::u16string name16 = core::utf8_to_utf16(name);
+    const NameRequest request[] = {{name16, false}};
+    const NamePlan plan = plan_directory_names(request, reserved).front();
+    const FileReference self{file.record, r.parsed.header.sequence};
+    FileName fn = *long_name;
+    fn.parent = FileReference{to, read_record(to).parsed.header.sequence};
+    // The sizes the entries repeat: the file's $DATA (ntfs-3g leaves the record's $FILE_NAME at 0).
+    if (!file.is_directory)
+        if (const auto data = load_attribute(vol_, r.parsed, AttrType::data))
+            std::tie(fn.allocated_size, fn.data_size) = entry_sizes(*data);
+    std::vector<std::vector<std::byte>> values;
+    std::vector<IndexKey> new_keys;
+    const auto add_name = [&](std::u16string_view n, Namespace ns) {
+        fn.name = std::u16string(n);
+        fn.name_space = ns;
+        values.push_back(encode_file_name(fn));
+        new_keys.push_back({self, values.back(), fn.name});
+    };
+    add_name(name16, plan.name_space);
+    if (!plan.dos.empty()) add_name(plan.dos, Namespace::dos);
+    std::sort(values.begin(), values.end());
+    to_keys.insert(to_keys.end(), new_keys.begin(), new_keys.end());
+    const IndexRewrite into = plan_index(to, std::move(to_keys));
+    std::optional<IndexRewrite> out_of;
+    if (from != to) {
+        std::vector<IndexKey> from_keys = index_keys(from);
+        std::erase_if(from_keys, mine);
+        out_of = plan_index(from, std::move(from_keys), into.extents);
+    }
+    std::uint16_t next = r.parsed.header.next_instance;
+    std::vector<std::pair<std::uint32_t, std::vector<std::byte>>> fresh;
+    std::vector<std::uint16_t> instances;
+    for (const Attribute& a : r.parsed.attributes)
+        if (a.kind() == AttrType::file_name) instances.push_back(a.instance);
+    for (std::size_t k = 0; k < values.size(); ++k) {
+        auto a = build_resident_attribute(AttrType::file_name, u"", values[k], true);
+        core::store_le16(a, 0x0E, k < instances.size() ? instances[k] : next++);
+        fresh.emplace_back(static_cast<std::uint32_t>(AttrType::file_name), std::move(a));
+    }
+    auto record = rebuilt_record(
+        r, [](const Attribute& a) { return a.kind() == AttrType::file_name; }, fresh, next);
+    if (!record) throw unsupported("has no room for its new names");
+    core::store_le16(*record, 0x12,
+                     static_cast<std::uint16_t>(values.size()));  // link count: every $FILE_NAME
+    // 2. Written: the new names' entries, the record, the old names' entries gone, the times.
+    begin();
+    apply_index(into);
+    write_record(file.record, std::move(*record));
+    if (out_of) apply_index(*out_of);
+    stamp_directory(to);
+    if (from != to) stamp_directory(from);
 }
 
 }  // namespace fsimg::ntfs

@@ -279,22 +279,10 @@ Editor::IndexRewrite Editor::plan_index(std::uint64_t dir, std::vector<IndexKey>
     }
 
     // The record: every other attribute as it is, the new ones in type order.
-    std::vector<std::byte>& out = plan.record;
-    out.assign(d.bytes.begin(), d.bytes.begin() + core::load_le16(d.bytes, kFirstAttribute));
-    std::size_t k = 0;
-    for (const Attribute& a : r.attributes) {
-        if (is_i30(a)) continue;
-        for (; k < fresh.size() && fresh[k].first < a.type; ++k)
-            out.insert(out.end(), fresh[k].second.begin(), fresh[k].second.end());
-        out.insert(out.end(), d.bytes.begin() + a.offset, d.bytes.begin() + a.offset + a.length);
-    }
-    for (; k < fresh.size(); ++k) out.insert(out.end(), fresh[k].second.begin(), fresh[k].second.end());
-    for (const std::uint8_t b : {0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0}) out.push_back(std::byte{b});
-    if (out.size() > r.header.bytes_allocated)
-        throw unsupported("has no room in its record for the new index");
-    core::store_le32(out, kBytesInUse, static_cast<std::uint32_t>(out.size()));
-    core::store_le16(out, kNextInstance, next);
-    out.resize(d.bytes.size());
+    auto record = rebuilt_record(d, is_i30, fresh, next);
+    if (!record) throw unsupported("has no room in its record for the new index");
+    plan.record = std::move(*record);
+    plan.extents = extents;
     return plan;
 }
 
@@ -453,6 +441,26 @@ std::uint64_t Editor::rebuild_indexes(std::vector<std::string>* left) {
         ++done;
     }
     return done;
+}
+
+std::optional<std::vector<std::byte>> Editor::rebuilt_record(
+    const Record& r, const std::function<bool(const Attribute&)>& drop,
+    const std::vector<std::pair<std::uint32_t, std::vector<std::byte>>>& fresh, std::uint16_t next_instance) {
+    std::vector<std::byte> out(r.bytes.begin(), r.bytes.begin() + core::load_le16(r.bytes, kFirstAttribute));
+    std::size_t k = 0;
+    for (const Attribute& a : r.parsed.attributes) {
+        if (drop(a)) continue;
+        for (; k < fresh.size() && fresh[k].first < a.type; ++k)
+            out.insert(out.end(), fresh[k].second.begin(), fresh[k].second.end());
+        out.insert(out.end(), r.bytes.begin() + a.offset, r.bytes.begin() + a.offset + a.length);
+    }
+    for (; k < fresh.size(); ++k) out.insert(out.end(), fresh[k].second.begin(), fresh[k].second.end());
+    for (const std::uint8_t b : {0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0}) out.push_back(std::byte{b});
+    if (out.size() > r.parsed.header.bytes_allocated || out.size() > r.bytes.size()) return std::nullopt;
+    core::store_le32(out, kBytesInUse, static_cast<std::uint32_t>(out.size()));
+    core::store_le16(out, kNextInstance, next_instance);
+    out.resize(r.bytes.size());
+    return out;
 }
 
 void Editor::apply_index(const IndexRewrite& plan) {

@@ -2,11 +2,12 @@
 # Changing NTFS without outside tools (the sanitizer build runs this too;
 # tests/oracle/ntfs_edit.sh has the independent readers): mkdir -p, cp -r
 # of a tree with empty, resident and non-resident files, cp -f in both
-# directions (resident <-> clusters), rm of every file of a directory whose
-# index is in INDX blocks; after each, fsimg fsck is clean and extract
-# gives the bytes back. Every cut of a cp and of a cp -f leaves the files
-# that were there whole and the new one absent or whole, and fsck -y
-# leaves nothing.
+# directions (resident <-> clusters), mv (renames, moves, -f, refusals),
+# rm of every file of a directory whose index is in INDX blocks; after
+# each, fsimg fsck is clean and extract gives the bytes back. Every cut of
+# a cp, a cp -f and an mv leaves the files that were there whole (the
+# moved one where it was or where it went) and the new one absent or
+# whole, and fsck -y leaves nothing.
 here=$(dirname "$0"); . "$here/../lib.sh"
 export SOURCE_DATE_EPOCH=1700000000
 cd "$WORK"
@@ -52,26 +53,46 @@ for i in $(seq 1 80); do "$FSIMG" rm n.img "/many/a file with a long name $i.txt
 clean n.img "rm of 80"
 [ "$("$FSIMG" ls n.img /many | tr '\n' ' ')" = "a made directory/ new/ " ] && pass || fail "ls /many after rm: $("$FSIMG" ls n.img /many)"
 
-# Every cut of a cp (new clusters) and of a cp -f (resident data over clusters, freed after).
-cut_sweep() {  # cut_sweep NAME CP-ARGS...
-  local name=$1; shift
+# mv: a rename in place, a case-only rename, a file and a directory tree moved to another
+# directory (one whose index is in INDX blocks), -f over a file; refusals write nothing.
+"$FSIMG" mv n.img /kept.txt /kept-renamed.txt && "$FSIMG" mv n.img /kept-renamed.txt /KEPT-RENAMED.TXT &&
+  "$FSIMG" mv n.img /KEPT-RENAMED.TXT /made/ && "$FSIMG" mv n.img /many/new /made/deeper/ || fail "mv"
+clean n.img mv
+same n.img /made/deeper/new/sub/deeper new/sub/deeper
+"$FSIMG" cat n.img /made/deeper/new/sub/big.bin | cmp -s - new/small.txt && pass || fail "the moved tree's big.bin"
+"$FSIMG" ls n.img /made | grep -q -x 'KEPT-RENAMED.TXT' && pass || fail "ls /made: $("$FSIMG" ls n.img /made)"
+cp n.img before.img
+expect_fail 1 'below itself' "$FSIMG" mv n.img /made /made/deeper/new
+expect_fail 1 'exists (mv -f replaces it)' "$FSIMG" mv n.img /made/KEPT-RENAMED.TXT /made/deeper/small.txt
+cmp -s n.img before.img && pass || fail "a refused mv wrote"
+"$FSIMG" mv -f n.img /made/KEPT-RENAMED.TXT /made/deeper/small.txt || fail "mv -f"
+clean n.img "mv -f"
+"$FSIMG" cat n.img /made/deeper/small.txt | cmp -s - new/sub/big.bin && pass || fail "mv -f: not the moved file's bytes"
+
+# Every cut of a cp (new clusters), of a cp -f (resident data over clusters, freed after) and of an mv.
+cut_sweep() {  # cut_sweep NAME COMMAND ARGS...
+  local name=$1 cmd=$2; shift 2
   cp n0.img full.img
-  FSIMG_TEST_COUNT_WRITES=1 "$FSIMG" cp full.img "$@" 2> count.err > /dev/null || { fail "$name: $(cat count.err)"; return; }
+  FSIMG_TEST_COUNT_WRITES=1 "$FSIMG" "$cmd" full.img "$@" 2> count.err > /dev/null || { fail "$name: $(cat count.err)"; return; }
   local total; total=$(sed -n 's/^fsimg: test: \([0-9]*\) writes$/\1/p' count.err)
   [ -n "$total" ] && [ "$total" -ge 4 ] || { fail "$name: write count: $(cat count.err)"; return; }
   local n bad=0
   for n in $(seq 1 $((total - 1))); do
     cp n0.img cut.img
-    FSIMG_TEST_CUT_AFTER_WRITES=$n "$FSIMG" cp cut.img "$@" > /dev/null 2>&1
+    FSIMG_TEST_CUT_AFTER_WRITES=$n "$FSIMG" "$cmd" cut.img "$@" > /dev/null 2>&1
     [ $? = 99 ] || { fail "$name: cut $n: not cut"; bad=1; continue; }
     odd=$(fsck_codes cut.img | tr ' ' '\n' | grep -v -x -e '' -e ntfs.volume.dirty -e ntfs.tree.orphan -e ntfs.bitmap.lost \
-      -e ntfs.mft-bitmap.unmarked -e ntfs.index.missing-entry -e ntfs.index.sizes -e ntfs.mftmirr.differs)
+      -e ntfs.mft-bitmap.unmarked -e ntfs.index.missing-entry -e ntfs.index.sizes -e ntfs.mftmirr.differs \
+      -e ntfs.index.extra-entry -e ntfs.index.entry-mismatch)
     [ -z "$odd" ] || { fail "$name: cut $n of $total: $odd"; bad=1; }
     rm -rf x && "$FSIMG" extract -q cut.img /many -C x 2> /dev/null
     if [ -e x/many/big.bin ]; then  # the new file: whole, or absent
       cmp -s x/many/big.bin new/sub/big.bin || { fail "$name: cut $n: the new file is there, not whole"; bad=1; }
       rm x/many/big.bin
     fi
+    "$FSIMG" cat cut.img /many/kept.txt > got 2> /dev/null || "$FSIMG" cat cut.img /kept.txt > got 2> /dev/null
+    cmp -s got base/kept.txt || { fail "$name: cut $n: kept.txt reads neither where it was nor where it went"; bad=1; }
+    rm -f x/many/kept.txt
     diff -r x/many base/many > /dev/null || { fail "$name: cut $n: /many does not read as before"; bad=1; }
     # The replaced file reads as before or as the new one.
     "$FSIMG" cat cut.img /big.dat > got 2> /dev/null
@@ -82,6 +103,7 @@ cut_sweep() {  # cut_sweep NAME CP-ARGS...
   [ $bad = 0 ] && pass
   echo "$name: $total writes, every cut checked"
 }
-cut_sweep cp-new new/sub/big.bin /many/
-cut_sweep cp-replace -f new/small.txt /big.dat
+cut_sweep cp-new cp new/sub/big.bin /many/
+cut_sweep cp-replace cp -f new/small.txt /big.dat
+cut_sweep mv mv /kept.txt /many/
 finish

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fsimg label, attrib, rm, mkdir and cp on NTFS (ntfs/edit.hpp), on an image made by
+# fsimg label, attrib, rm, mkdir, cp and mv on NTFS (ntfs/edit.hpp), on an image made by
 # mkntfs whose files ntfs-3g wrote (fsimg mkfs --from where FUSE cannot run)
 # and on one fsimg made with DOS names: the label as ntfslabel and libblkid
 # read it (non-ASCII, emptied, 128 units, 129 refused with nothing written),
@@ -177,6 +177,22 @@ for img in base m; do
   ntfscat c.img /host/sub/huge.bin | cmp -s - host/sub/huge.bin && pass || fail "$img: ntfscat of the copied huge.bin"
   if [ $fuse = yes ]; then
     wout=$("$SHARED/oracles/write-exercise" --fsck "$FSIMG fsck" c.img 2>&1) && pass || { fail "$img: write-exercise after cp"; echo "$wout" | tail -15; }
+  fi
+done
+
+# ---- mv: a rename, a case-only rename, a file into /dir (an index in INDX blocks), a directory
+# tree into /other; every checker reads the moved tree, ntfs-3g's writer goes on changing it.
+for img in base m; do
+  cp "$( [ $img = base ] && echo "$base" || echo m.img)" v.img
+  "$FSIMG" mv v.img /a.txt /renamed.txt && "$FSIMG" mv v.img /renamed.txt /RENAMED.TXT &&
+    "$FSIMG" mv v.img /RENAMED.TXT /dir/ && "$FSIMG" mv v.img /gone /other/ || fail "$img: mv"
+  cp -r pre moved && mv moved/a.txt moved/dir/RENAMED.TXT && mv moved/gone moved/other/
+  "$SHARED/oracles/make-manifest" moved > moved.manifest
+  rm -rf moved
+  check v.img -j 2 --manifest moved.manifest
+  "$FSIMG" fsck v.img >/dev/null && pass || fail "$img: fsck after mv: $("$FSIMG" fsck v.img)"
+  if [ $fuse = yes ]; then
+    wout=$("$SHARED/oracles/write-exercise" --fsck "$FSIMG fsck" v.img 2>&1) && pass || { fail "$img: write-exercise after mv"; echo "$wout" | tail -15; }
   fi
 done
 

@@ -185,12 +185,6 @@ inline constexpr std::uint64_t kWholeCheckMaxClusters = std::uint64_t{1} << 24;
 /// such a volume). Throws Error(io) when the device cannot be read.
 CheckScope automatic_check_scope(const io::BlockDevice& volume, Kind kind, std::uint64_t& clusters);
 
-/// Whether the editor of `kind` volumes adds and renames entries (cp,
-/// mkdir, mv): FAT and exFAT. An NTFS editor changes labels, serials and
-/// attributes and removes entries (ntfs/edit.hpp); its other operations
-/// throw Error(unsupported).
-bool changes_entries(Kind kind) noexcept;
-
 /// The editor for a volume detect() found to be `kind` (a whole image or a
 /// partition window, which must outlive it). Throws what the filesystem's
 /// editor throws.

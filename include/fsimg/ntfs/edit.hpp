@@ -203,6 +203,24 @@ public:
     /// A cut leaves the old data or the new, at worst with index entries
     /// whose sizes fsck -p corrects and clusters nothing owns.
     void replace_file(const FileEntry& file, const source::SourceFile& data, const NewFile& info);
+    /// Renames or moves `file` (named in directory record `from`) to
+    /// directory record `to` as `name` (populate's name rules; its names
+    /// those Windows gives with 8.3 names on, against `to`'s other names: a
+    /// case-only rename keeps the record's DOS alias rules). `replace`: an
+    /// existing file of that name in `to` is removed first (remove()); a
+    /// directory of that name, or one without `replace`, is Error(usage), as
+    /// is moving a directory into itself or below itself. Planned before the
+    /// first write; then, after the dirty flag: `to`'s index rewritten with
+    /// the new names (copy on write), the record's $FILE_NAMEs replaced (the
+    /// parent reference, name and namespace; times and sizes kept), `from`'s
+    /// index rewritten without the old names (when it is another
+    /// directory), both directories' times. A cut leaves the file reachable
+    /// under its old or new name, or both, which fsck -y settles from the
+    /// record's names. Error(unsupported) for what remove() refuses as a
+    /// file (hard links, $ATTRIBUTE_LIST, system files) and plan_index's
+    /// refusals.
+    void rename(std::uint64_t from, const FileEntry& file, std::uint64_t to, std::string_view name,
+                bool replace);
     /// Clusters $Bitmap marks free (bits past the last cluster not counted).
     std::uint64_t free_clusters() const;
     /// $VOLUME_NAME as UTF-8 ("" when absent or empty).
@@ -284,6 +302,16 @@ private:
         std::vector<std::byte> key;
         std::u16string name;
     };
+    /// Record `r`'s bytes (fixups removed) with the attributes `drop` names
+    /// left out and `fresh` (type code, attribute bytes with their instance
+    /// ids set) put in type order before the first kept attribute of a
+    /// higher type [FLATCAP concepts/file_record], the end marker, bytes in
+    /// use and `next_instance` set, the rest zeroed; nullopt when they do not
+    /// fit its allocated size.
+    static std::optional<std::vector<std::byte>> rebuilt_record(
+        const Record& r, const std::function<bool(const Attribute&)>& drop,
+        const std::vector<std::pair<std::uint32_t, std::vector<std::byte>>>& fresh,
+        std::uint16_t next_instance);
     /// A planned rewrite of one directory's $I30 index (plan_index).
     struct IndexRewrite {
         std::uint64_t dir = 0;
@@ -293,6 +321,7 @@ private:
         std::uint32_t block_bytes = 0;
         std::vector<check::BitmapFix> allocate;  ///< $Bitmap bits of the new blocks' clusters
         std::vector<check::BitmapFix> release;   ///< $Bitmap bits of the old $INDEX_ALLOCATION
+        std::vector<Extent> extents;             ///< the new blocks' clusters
     };
     /// Plans directory record `dir`'s $I30 index as a new B+ tree of
     /// `entries` (sorted here: $UpCase collation, then the raw units), grown
