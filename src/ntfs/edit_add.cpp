@@ -31,31 +31,126 @@ constexpr std::uint32_t kReplacedAttributes = file_attr::read_only | 0x0200 | 0x
 
 }  // namespace
 
-std::pair<std::uint64_t, std::uint16_t> Editor::free_record() const {
-    const MftRecord r0 = vol_.read_record(0);
-    const Attribute* bm = r0.find(AttrType::bitmap);
-    if (bm == nullptr) throw Error(ErrorCode::corrupt, "$MFT has no $BITMAP");
-    const std::uint64_t records = vol_.record_count();
-    std::vector<std::byte> bits(
-        static_cast<std::size_t>(std::min<std::uint64_t>(bm->size(), (records + 7) / 8)));
-    vol_.read_stream(*bm, 0, bits);
-    const std::uint32_t rs = vol_.geometry().mft_record_bytes;
-    std::vector<std::byte> raw(rs);
-    for (std::uint64_t n = kFirstFreeRecord; n < records && n / 8 < bits.size(); ++n) {
-        if ((std::to_integer<unsigned>(bits[n / 8]) >> (n % 8)) & 1u) continue;
-        vol_.read_stream(vol_.mft_data(), n * rs, raw);
-        std::uint16_t sequence = 1;
-        try {
-            const MftRecord r = parse_mft_record(raw, n);
-            if (r.in_use()) continue;  // in use though its bit is clear: fsck's to settle, not ours to take
-            if (r.header.sequence != 0) sequence = r.header.sequence;
-        } catch (const Error& e) {
-            if (e.code() == ErrorCode::io) throw;  // never formatted, or damaged: written whole anew
+std::pair<std::uint64_t, std::uint16_t> Editor::take_record() {
+    for (int round = 0; round < 2; ++round) {
+        const MftRecord r0 = vol_.read_record(0);
+        const Attribute* bm = r0.find(AttrType::bitmap);
+        if (bm == nullptr) throw Error(ErrorCode::corrupt, "$MFT has no $BITMAP");
+        const std::uint64_t records = vol_.record_count();
+        std::vector<std::byte> bits(
+            static_cast<std::size_t>(std::min<std::uint64_t>(bm->size(), (records + 7) / 8)));
+        vol_.read_stream(*bm, 0, bits);
+        const std::uint32_t rs = vol_.geometry().mft_record_bytes;
+        std::vector<std::byte> raw(rs);
+        for (std::uint64_t n = std::max(next_record_, kFirstFreeRecord); n < records && n / 8 < bits.size();
+             ++n) {
+            if ((std::to_integer<unsigned>(bits[n / 8]) >> (n % 8)) & 1u) continue;
+            vol_.read_stream(vol_.mft_data(), n * rs, raw);
+            std::uint16_t sequence = 1;
+            try {
+                const MftRecord r = parse_mft_record(raw, n);
+                if (r.in_use())
+                    continue;  // in use though its bit is clear: fsck's to settle, not ours to take
+                if (r.header.sequence != 0) sequence = r.header.sequence;
+            } catch (const Error& e) {
+                if (e.code() == ErrorCode::io) throw;  // never formatted, or damaged: written whole anew
+            }
+            next_record_ = n + 1;
+            return {n, sequence};
         }
-        return {n, sequence};
+        if (round == 0) grow_mft();
     }
-    throw Error(ErrorCode::unsupported,
-                fmt::format("$MFT has no free record among its {} (fsimg does not grow $MFT yet)", records));
+    throw Error(ErrorCode::corrupt, "$MFT has no free record after it grew");
+}
+
+void Editor::grow_mft() {
+    const auto unsupported = [](std::string_view why) {
+        return Error(ErrorCode::unsupported,
+                     fmt::format("$MFT is full and {}: fsimg does not grow it yet", why));
+    };
+    Record r0 = read_record(0);
+    if (r0.parsed.find(AttrType::attribute_list)) throw unsupported("has an $ATTRIBUTE_LIST");
+    const Attribute* data = r0.parsed.find(AttrType::data);
+    const Attribute* bm = r0.parsed.find(AttrType::bitmap);
+    if (data == nullptr || !data->non_resident || bm == nullptr)
+        throw Error(ErrorCode::corrupt, "$MFT has no non-resident $DATA or no $BITMAP");
+    const std::uint32_t rs = vol_.geometry().mft_record_bytes, cb = vol_.geometry().cluster_bytes;
+    const std::uint64_t old_records = data->data_size / rs;
+    const std::uint64_t new_records = old_records + std::max<std::uint64_t>(16, cb / rs);
+    const std::uint64_t size = new_records * rs;
+    // A non-resident attribute grown to `bytes`: its runs, the last extended
+    // where `more` starts right after it.
+    const auto grown = [&](const Attribute& a, std::uint64_t bytes, const std::vector<Extent>& more) {
+        Attribute g = a;
+        for (const Extent& e : more) {
+            MappedRun& last = g.runs.back();
+            if (last.lcn && static_cast<std::uint64_t>(*last.lcn) + last.length == e.lcn) {
+                last.length += e.clusters;
+            } else {
+                g.runs.push_back(
+                    {Vcn{static_cast<std::uint64_t>(last.vcn) + last.length}, e.clusters, Lcn{e.lcn}});
+            }
+        }
+        g.allocated_size = a.allocated_size + clusters_of(more) * cb;
+        g.data_size = g.initialized_size = bytes;
+        g.last_vcn = Vcn{g.allocated_size / cb - 1};
+        return g;
+    };
+    const auto encoded = [&](const Attribute& g, std::uint16_t instance) {
+        std::vector<DataRun> runs;
+        for (const MappedRun& m : g.runs) {
+            if (!m.lcn) throw unsupported("its runlist has a hole");
+            runs.push_back({m.length, static_cast<std::uint64_t>(*m.lcn)});
+        }
+        auto a = build_nonresident_attribute(g.kind(), g.name, runs,
+                                             {g.allocated_size, g.data_size, g.initialized_size},
+                                             static_cast<std::uint64_t>(g.last_vcn));
+        core::store_le16(a, 0x0E, instance);
+        return a;
+    };
+    const auto more_for = [&](const Attribute& a, std::uint64_t bytes, const std::vector<Extent>& taken) {
+        return bytes > a.allocated_size ? free_extents((bytes - a.allocated_size + cb - 1) / cb, taken)
+                                        : std::vector<Extent>{};
+    };
+    const std::vector<Extent> data_more = more_for(*data, size, {});
+    const Attribute new_data = grown(*data, size, data_more);
+    const std::uint64_t bitmap_bytes = (new_records + 63) / 64 * 8;
+    std::vector<Extent> bitmap_more;
+    std::vector<std::pair<std::uint32_t, std::vector<std::byte>>> fresh{
+        {static_cast<std::uint32_t>(AttrType::data), encoded(new_data, data->instance)}};
+    std::optional<Attribute> new_bitmap;
+    if (bm->non_resident) {
+        bitmap_more = more_for(*bm, bitmap_bytes, data_more);
+        new_bitmap = grown(*bm, std::max(bitmap_bytes, bm->data_size), bitmap_more);
+        fresh.emplace_back(static_cast<std::uint32_t>(AttrType::bitmap), encoded(*new_bitmap, bm->instance));
+    } else {
+        std::vector<std::byte> value = bm->value;
+        value.resize(std::max<std::size_t>(value.size(), bitmap_bytes));
+        auto a = build_resident_attribute(AttrType::bitmap, u"", value);
+        core::store_le16(a, 0x0E, bm->instance);
+        fresh.emplace_back(static_cast<std::uint32_t>(AttrType::bitmap), std::move(a));
+    }
+    auto record = rebuilt_record(
+        r0, [&](const Attribute& a) { return &a == data || &a == bm; }, fresh,
+        r0.parsed.header.next_instance);
+    if (!record) throw unsupported("record 0 has no room for its longer runlist");
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> runs;
+    for (const std::vector<Extent>* more :
+         {&data_more, static_cast<const std::vector<Extent>*>(&bitmap_more)})
+        for (const Extent& e : *more) runs.emplace_back(e.lcn, e.clusters);
+    const std::vector<check::BitmapFix> allocate = cluster_bits(runs, true);
+    // Written: the new records, the bitmap's new bytes, the clusters' bits, record 0.
+    begin();
+    for (std::uint64_t n = old_records; n < new_records; ++n) {
+        MftRecordBuilder b(rs, static_cast<std::uint32_t>(n), 1, 0);
+        write_stream(new_data, n * rs, b.finish());
+    }
+    if (new_bitmap && bitmap_bytes > bm->data_size)
+        write_stream(*new_bitmap, bm->data_size,
+                     std::vector<std::byte>(static_cast<std::size_t>(bitmap_bytes - bm->data_size)));
+    (void)check::apply_bitmap_fixes(dev_, allocate);
+    write_record(0, std::move(*record));
+    vol_.reload_mft();
 }
 
 std::vector<Editor::IndexKey> Editor::index_keys(std::uint64_t dir) const {
@@ -101,7 +196,7 @@ void Editor::stamp_directory(std::uint64_t dir) {
 Editor::NewRecord Editor::plan_record(
     std::uint64_t dir, std::string_view name, const std::vector<IndexKey>& siblings, FileName fn,
     StandardInformation si, std::uint16_t flags,
-    const std::function<std::vector<std::vector<std::byte>>(std::uint32_t)>& tail) const {
+    const std::function<std::vector<std::vector<std::byte>>(std::uint32_t)>& tail) {
     if (auto why = utf8_name_problem(name))
         throw Error(ErrorCode::usage, fmt::format("\"{}\": {}", name, *why));
     if (name == "." || name == "..") throw Error(ErrorCode::usage, fmt::format("\"{}\" is not a name", name));
@@ -116,7 +211,7 @@ Editor::NewRecord Editor::plan_record(
     for (const IndexKey& k : siblings) reserved.push_back(k.name);
     const NameRequest request[] = {{name16, false}};
     const NamePlan names = plan_directory_names(request, reserved).front();
-    const auto [number, sequence] = free_record();
+    const auto [number, sequence] = take_record();
     NewRecord out;
     out.number = number;
     const FileReference self{number, sequence};

@@ -134,7 +134,11 @@ Volume::Volume(const io::BlockDevice& device) : device_(device) {
                     0);
     boot_ = decode_boot_sector(boot_bytes_);
     geometry_ = *geometry_of(boot_bytes_);
+    load_mft();
+}
 
+void Volume::load_mft() {
+    const io::BlockDevice& device = device_;
     // Record 0 lies at the boot sector's $MFT LCN; its runlist maps the rest.
     const std::uint64_t rs = geometry_.mft_record_bytes;
     const std::uint64_t at = core::checked_mul(boot_.mft_lcn, geometry_.cluster_bytes, "$MFT byte offset");
@@ -154,6 +158,8 @@ Volume::Volume(const io::BlockDevice& device) : device_(device) {
     mft_data_ = *data;
     if (const Attribute* list = rec0.find(AttrType::attribute_list)) follow_mft_extents(*list);
 }
+
+void Volume::reload_mft() { load_mft(); }
 
 void Volume::follow_mft_extents(const Attribute& list) {
     // $MFT's $DATA may continue in extension records named by record 0's

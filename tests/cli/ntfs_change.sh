@@ -11,6 +11,10 @@
 here=$(dirname "$0"); . "$here/../lib.sh"
 export SOURCE_DATE_EPOCH=1700000000
 cd "$WORK"
+# Cuts: every one in the shipped build; every fifth under the sanitizers (FSIMG_STATIC_RUNTIME=0),
+# whose processes start slowly (91 s against 15 s for every cut), the first and last always.
+step=1; [ "${FSIMG_STATIC_RUNTIME:-1}" = 0 ] && step=5
+cuts() { { seq 1 "$step" "$1"; echo "$1"; } | sort -nu; }  # cuts LAST: the cuts to try, 1..LAST
 mkdir -p base/many new/sub/deeper
 for i in $(seq 1 80); do printf '%s\n' "$i" > "base/many/a file with a long name $i.txt"; done
 echo kept > base/kept.txt
@@ -69,6 +73,30 @@ cmp -s n.img before.img && pass || fail "a refused mv wrote"
 clean n.img "mv -f"
 "$FSIMG" cat n.img /made/deeper/small.txt | cmp -s - new/sub/big.bin && pass || fail "mv -f: not the moved file's bytes"
 
+# $MFT grows: a fresh image has no free record; 300 files copied in grow it 16 records at a
+# time (with its $BITMAP); every cut of the first growth leaves only clusters nothing owns.
+"$FSIMG" mkfs -q -t ntfs -s 16M f.img || fail "mkfs f.img"
+cp f.img f0.img
+mkdir -p lots; for i in $(seq 1 300); do echo "$i" > "lots/file $i"; done
+"$FSIMG" cp -r f.img lots / || fail "cp -r of 300 files into a fresh image"
+clean f.img "300 files"
+same f.img /lots lots
+FSIMG_TEST_COUNT_WRITES=1 "$FSIMG" cp f0.img new/small.txt / 2> count.err > /dev/null
+total=$(sed -n 's/^fsimg: test: \([0-9]*\) writes$/\1/p' count.err)
+[ -n "$total" ] && [ "$total" -ge 20 ] && pass || fail "the first cp into a fresh image: $(cat count.err)"
+bad=0
+for n in $(cuts $((total - 1))); do
+  cp f0.img cut.img
+  FSIMG_TEST_CUT_AFTER_WRITES=$n "$FSIMG" cp cut.img new/small.txt / > /dev/null 2>&1
+  odd=$(fsck_codes cut.img | tr ' ' '\n' | grep -v -x -e '' -e ntfs.volume.dirty -e ntfs.bitmap.lost -e ntfs.mftmirr.differs \
+    -e ntfs.tree.orphan -e ntfs.mft-bitmap.unmarked)
+  [ -z "$odd" ] || { fail "growth: cut $n of $total: $odd"; bad=1; }
+  "$FSIMG" fsck -y cut.img > /dev/null 2>&1
+  [ -z "$(fsck_codes cut.img)" ] || { fail "growth: cut $n: fsck -y left $(fsck_codes cut.img)"; bad=1; }
+done
+[ $bad = 0 ] && pass
+echo "growth: $total writes, cuts checked: $(cuts $((total - 1)) | wc -l)"
+
 # Every cut of a cp (new clusters), of a cp -f (resident data over clusters, freed after) and of an mv.
 cut_sweep() {  # cut_sweep NAME COMMAND ARGS...
   local name=$1 cmd=$2; shift 2
@@ -77,7 +105,7 @@ cut_sweep() {  # cut_sweep NAME COMMAND ARGS...
   local total; total=$(sed -n 's/^fsimg: test: \([0-9]*\) writes$/\1/p' count.err)
   [ -n "$total" ] && [ "$total" -ge 4 ] || { fail "$name: write count: $(cat count.err)"; return; }
   local n bad=0
-  for n in $(seq 1 $((total - 1))); do
+  for n in $(cuts $((total - 1))); do
     cp n0.img cut.img
     FSIMG_TEST_CUT_AFTER_WRITES=$n "$FSIMG" "$cmd" cut.img "$@" > /dev/null 2>&1
     [ $? = 99 ] || { fail "$name: cut $n: not cut"; bad=1; continue; }
@@ -101,7 +129,7 @@ cut_sweep() {  # cut_sweep NAME COMMAND ARGS...
     [ -z "$(fsck_codes cut.img)" ] || { fail "$name: cut $n: fsck -y left $(fsck_codes cut.img)"; bad=1; }
   done
   [ $bad = 0 ] && pass
-  echo "$name: $total writes, every cut checked"
+  echo "$name: $total writes, cuts checked: $(cuts $((total - 1)) | wc -l)"
 }
 cut_sweep cp-new cp new/sub/big.bin /many/
 cut_sweep cp-replace cp -f new/small.txt /big.dat

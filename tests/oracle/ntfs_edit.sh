@@ -196,6 +196,27 @@ for img in base m; do
   fi
 done
 
+# ---- a fresh fsimg volume (no free MFT record: $MFT grows) filled by the six commands: 400 files
+# copied in, directories made, renamed and moved, files replaced and removed; every checker and
+# the Linux ntfs3 driver (kernel-check, read-write) read exactly the result.
+"$FSIMG" mkfs -q -t ntfs -s 64M -L FRESH g.img || fail "mkfs g.img"
+mkdir -p fresh/photos fresh/docs
+for i in $(seq 1 400); do printf 'photo %d\n' "$i" > "fresh/photos/IMG_$(printf %04d "$i").JPG"; done
+head -c 300000 /dev/urandom > fresh/docs/report.pdf
+"$FSIMG" cp -r g.img fresh/photos fresh/docs / && "$FSIMG" mkdir -p g.img /archive/2024 &&
+  "$FSIMG" mv g.img /photos /archive/2024/ && "$FSIMG" mv g.img /docs /Documents &&
+  "$FSIMG" cp -f g.img pre/a.txt /Documents/report.pdf &&
+  "$FSIMG" rm g.img '/archive/2024/photos/IMG_00*' && "$FSIMG" label g.img CHANGED || fail "the six commands on g.img"
+mkdir -p expect/archive/2024 && cp -r fresh/photos expect/archive/2024/ && cp -r fresh/docs expect/Documents &&
+  cp pre/a.txt expect/Documents/report.pdf && rm expect/archive/2024/photos/IMG_00*
+"$SHARED/oracles/make-manifest" expect > expect.manifest
+check g.img -j 2 --manifest expect.manifest
+"$FSIMG" fsck g.img >/dev/null && pass || fail "g.img: fsck: $("$FSIMG" fsck g.img)"
+[ "$(ntfslabel g.img)" = CHANGED ] && pass || fail "g.img: label $(ntfslabel g.img)"
+if [ -x "$SHARED/oracles/kernel-check" ]; then
+  kout=$("$SHARED/oracles/kernel-check" --write --manifest expect.manifest g.img 2>&1) && pass || { fail "kernel-check g.img"; echo "$kout" | sed 's/^/    /'; }
+fi
+
 # ---- a $LogFile Windows has not replayed: refused before any write
 cp "$base" log.img
 off=$(python3 - log.img <<'EOF'

@@ -169,9 +169,10 @@ public:
     /// (plan_index, apply_index), `dir`'s modification and MFT change
     /// times. A cut leaves at most a record no index names, which fsck -y
     /// puts back into `dir`, and bits nothing owns. Error(usage) for a name
-    /// that exists (in any letter case) or is invalid; Error(unsupported) when $MFT
-    /// has no free record (fsimg does not grow $MFT yet) and for
-    /// plan_index's refusals.
+    /// that exists (in any letter case) or is invalid; Error(unsupported)
+    /// when $MFT is full and cannot grow (grow_mft) and for plan_index's
+    /// refusals. Growing $MFT is a change of its own, made before the
+    /// directory's.
     FileEntry make_directory(std::uint64_t dir, std::string_view name, std::int64_t mtime);
     /// What a new file's record says of it besides its data.
     struct NewFile {
@@ -364,15 +365,14 @@ private:
     };
     /// Plans the record of new file or directory `name` in `dir` (whose index
     /// keys are `siblings`): its names (plan_directory_names), a free record
-    /// (free_record), $STANDARD_INFORMATION `si` with the parent's security
+    /// (take_record, which may grow $MFT), $STANDARD_INFORMATION `si` with the parent's security
     /// (id, else a copy of its $SECURITY_DESCRIPTOR), a $FILE_NAME per name
     /// made from `fn` (parent, name and namespace set here), then what
     /// `tail` gives for the bytes the record has left. Error(usage) for an
     /// invalid name or one `dir` holds in any case.
-    NewRecord plan_record(
-        std::uint64_t dir, std::string_view name, const std::vector<IndexKey>& siblings, FileName fn,
-        StandardInformation si, std::uint16_t flags,
-        const std::function<std::vector<std::vector<std::byte>>(std::uint32_t)>& tail) const;
+    NewRecord plan_record(std::uint64_t dir, std::string_view name, const std::vector<IndexKey>& siblings,
+                          FileName fn, StandardInformation si, std::uint16_t flags,
+                          const std::function<std::vector<std::vector<std::byte>>(std::uint32_t)>& tail);
     /// New data planned: resident bytes, or the clusters it is written to.
     struct NewData {
         std::uint64_t size = 0;
@@ -394,9 +394,21 @@ private:
     /// record and INDX block written once.
     void patch_entries(std::uint64_t file, const MftRecord& r,
                        const std::function<void(std::span<std::byte>)>& patch);
-    /// The first record from 24 on that $MFT's $BITMAP marks free and that
-    /// is not in use, with the sequence number its next use takes.
-    std::pair<std::uint64_t, std::uint16_t> free_record() const;
+    /// The first record from 24 (or after the last one this editor took) on
+    /// that $MFT's $BITMAP marks free and that is not in use, with the
+    /// sequence number its next use takes; when there is none, $MFT is grown
+    /// (grow_mft) and the first new record taken.
+    std::pair<std::uint64_t, std::uint16_t> take_record();
+    /// Grows $MFT by max(16 records, one cluster) as ntfs-3g does [NTFS-3G
+    /// mft.c ntfs_mft_data_extend_allocation]: clusters $Bitmap marks free
+    /// (the last run extended when the next clusters are free), after the
+    /// dirty flag in this order: the new records formatted (not in use), the
+    /// new bytes of $MFT's $BITMAP zeroed (in new clusters when it needs
+    /// them), those clusters' $Bitmap bits, then record 0 with the longer
+    /// $DATA and $BITMAP ($MFT, then $MFTMirr). A cut leaves at most
+    /// clusters nothing owns. Error(unsupported) when $MFT has an
+    /// $ATTRIBUTE_LIST or record 0 no room for the longer runlist.
+    void grow_mft();
     /// The entries of directory record `dir`'s $I30 index, as IndexKeys.
     std::vector<IndexKey> index_keys(std::uint64_t dir) const;
     /// $MFT's $BITMAP bit of `record` set: the byte rewritten in its
@@ -422,6 +434,7 @@ private:
     std::uint64_t serial_ = 0;
     std::uint16_t volume_flags_ = 0;  ///< as read at open
     bool begun_ = false;
+    std::uint64_t next_record_ = 24;  ///< where take_record looks first
 };
 
 }  // namespace fsimg::ntfs

@@ -179,6 +179,10 @@ public:
     /// $MFT's unnamed $DATA attribute (from record 0, with the runs of its
     /// extents in other records appended).
     const Attribute& mft_data() const noexcept { return mft_data_; }
+    /// Reads record 0 again and takes $MFT's $DATA from it, as the
+    /// constructor does (for a writer that has just grown $MFT); the
+    /// constructor's errors.
+    void reload_mft();
     /// Records $MFT holds: its data size / record size.
     std::uint64_t record_count() const noexcept;
 
@@ -220,6 +224,7 @@ public:
     void check_runs(const Attribute& attr) const;
 
 private:
+    void load_mft();
     void follow_mft_extents(const Attribute& list);
 
     const io::BlockDevice& device_;
