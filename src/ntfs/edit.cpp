@@ -15,6 +15,7 @@
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/utf.hpp"
 #include "fsimg/ntfs/file.hpp"
+#include "fsimg/ntfs/index_plan.hpp"
 #include "fsimg/ntfs/structs.hpp"
 
 namespace fsimg::ntfs {
@@ -190,6 +191,7 @@ std::uint64_t Editor::empty_logfile() {
 }
 
 std::uint64_t Editor::repair_index_sizes() {
+    keys_.clear();
     constexpr std::uint64_t kExtendRecord = 11;
     constexpr std::size_t kFnAllocated = 0x28, kFnData = 0x30;
     constexpr std::uint32_t kFnDirectory = 0x10000000;
@@ -394,6 +396,7 @@ void Editor::patch_entries(std::uint64_t file, const MftRecord& r,
     constexpr std::size_t kKeyBytes = kFnAttributesOffset + 4;  // what a patch may touch
     for (const std::uint64_t p : parents) {
         if (p == file && file != kRootRecord) continue;
+        keys_.erase(p);  // the keys' copies change
         Record dir = read_record(p);
         std::vector<IndexEntryLocation> found;
         for_each_index_entry(vol_, dir.parsed, [&](const IndexEntry& e, const IndexEntryLocation& loc) {
@@ -492,7 +495,126 @@ std::uint32_t remove_entries(std::vector<std::byte>& node, std::size_t header,
     return removed;
 }
 
+/// Puts `entries` (each at the offset from the node header of the entry it
+/// goes before; offsets in ascending order, equal ones in collation order)
+/// into the node whose header lies at `header` in `node`: the entries from
+/// there moved up, index length (and with `root`, allocated length) raised.
+/// False when the node has no room (a block's allocated length).
+bool insert_entries(std::vector<std::byte>& node, std::size_t header,
+                    const std::vector<std::pair<std::uint32_t, std::vector<std::byte>>>& entries, bool root) {
+    const std::uint32_t index_length = core::load_le32(node, header + 4);
+    if (header + std::uint64_t{index_length} > node.size()) return false;
+    std::vector<std::byte> region(node.begin() + static_cast<std::ptrdiff_t>(header),
+                                  node.begin() + static_cast<std::ptrdiff_t>(header + index_length));
+    // From the last insertion point down, so each offset still names its entry; at one offset
+    // the later one first, so the earlier ends before it.
+    for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+        if (it->first > region.size()) return false;
+        region.insert(region.begin() + it->first, it->second.begin(), it->second.end());
+    }
+    const auto length = static_cast<std::uint32_t>(region.size());
+    if (root) {
+        node.resize(header + length);
+    } else if (length > core::load_le32(node, header + 8) || header + std::uint64_t{length} > node.size()) {
+        return false;
+    }
+    std::copy(region.begin(), region.end(), node.begin() + static_cast<std::ptrdiff_t>(header));
+    core::store_le32(node, header + 4, length);
+    if (root) core::store_le32(node, header + 8, length);
+    return true;
+}
+
 }  // namespace
+
+std::optional<Editor::IndexInsert> Editor::plan_insert(std::uint64_t dir, std::vector<IndexKey> keys) const {
+    const auto before = [&](std::u16string_view a, std::u16string_view b) {
+        const int c = upcase_.collate(a, b);
+        return c != 0 ? c < 0 : a < b;
+    };
+    std::sort(keys.begin(), keys.end(),
+              [&](const IndexKey& a, const IndexKey& b) { return before(a.name, b.name); });
+    const Record d = read_record(dir);
+    if (d.parsed.find(AttrType::attribute_list) != nullptr) return std::nullopt;
+    const Attribute* ir = d.parsed.find(AttrType::index_root, u"$I30");
+    if (ir == nullptr || ir->non_resident) return std::nullopt;
+    try {
+        const IndexRoot root = decode_index_root(ir->value);
+        const std::uint32_t block_bytes = root.index_block_bytes;
+        const std::uint32_t per = index_vcns_per_block(vol_, block_bytes);
+        std::optional<Attribute> alloc;
+        // Each key's leaf: nullopt for the root, else a block; and the offset it goes to.
+        std::map<std::optional<std::uint64_t>, std::vector<std::pair<std::uint32_t, std::vector<std::byte>>>>
+            nodes;
+        std::map<std::uint64_t, std::vector<std::byte>> blocks;  // plain bytes of the blocks reached
+        for (const IndexKey& k : keys) {
+            std::optional<std::uint64_t> at_block;
+            std::vector<IndexEntry> entries = root.entries;
+            for (std::uint32_t depth = 0;; ++depth) {
+                if (depth > kMaxIndexDepth) return std::nullopt;
+                const auto next = std::find_if(entries.begin(), entries.end(), [&](const IndexEntry& e) {
+                    return e.last() || !e.file_name || before(k.name, e.file_name->name);
+                });
+                if (next == entries.end()) return std::nullopt;
+                if (!(next->flags & kEntryHasSubnode)) {
+                    nodes[at_block].emplace_back(next->offset, build_file_name_index_entry(k.file, k.key));
+                    break;
+                }
+                if (!next->child_vcn || *next->child_vcn % per != 0) return std::nullopt;
+                const std::uint64_t b = *next->child_vcn / per;
+                if (!alloc) alloc = load_attribute(vol_, d.parsed, AttrType::index_allocation, u"$I30");
+                if (!alloc || (b + 1) * block_bytes > alloc->size()) return std::nullopt;
+                auto [it, fresh] = blocks.try_emplace(b);
+                if (fresh) {
+                    it->second.resize(block_bytes);
+                    vol_.read_stream(*alloc, b * block_bytes, it->second);
+                    if (verify_and_remove_fixups(it->second)) return std::nullopt;
+                }
+                entries = decode_index_entries(std::span(it->second).subspan(0x18), true);
+                at_block = b;
+            }
+        }
+        IndexInsert plan;
+        for (auto& [node, entries] : nodes) {
+            std::stable_sort(entries.begin(), entries.end(),
+                             [](const auto& a, const auto& b) { return a.first < b.first; });
+            if (node) {
+                std::vector<std::byte>& block = blocks[*node];
+                if (!insert_entries(block, 0x18, entries, false)) return std::nullopt;
+                plan.blocks.emplace_back(*node, block);
+                continue;
+            }
+            std::vector<std::byte> value = ir->value;
+            (void)insert_entries(value, kIndexRootNodeOffset, entries, true);
+            std::uint64_t grown = 0;
+            for (const auto& e : entries) grown += e.second.size();
+            if (d.parsed.header.bytes_in_use + grown + kIndexRootReserve > d.parsed.header.bytes_allocated)
+                return std::nullopt;
+            plan.record = with_value(d.bytes, d.parsed, *ir, value);
+        }
+        return plan;
+    } catch (const FormatError&) {
+        return std::nullopt;
+    } catch (const Error& e) {
+        if (e.code() == ErrorCode::io) throw;
+        return std::nullopt;
+    }
+}
+
+void Editor::apply_insert(std::uint64_t dir, const IndexInsert& plan) {
+    begin();
+    if (!plan.blocks.empty()) {
+        const Record d = read_record(dir);
+        const auto alloc = load_attribute(vol_, d.parsed, AttrType::index_allocation, u"$I30");
+        const Attribute* ir = d.parsed.find(AttrType::index_root, u"$I30");
+        if (!alloc || ir == nullptr) throw Error(ErrorCode::corrupt, "no $INDEX_ALLOCATION:$I30");
+        const std::uint64_t bytes = decode_index_root(ir->value).index_block_bytes;
+        for (auto [b, block] : plan.blocks) {
+            protect(block);
+            write_stream(*alloc, b * bytes, block);
+        }
+    }
+    if (plan.record) write_record(dir, *plan.record);
+}
 
 void Editor::remove(std::uint64_t dir, const FileEntry& file) {
     if (file.is_root) throw Error(ErrorCode::usage, "the root directory cannot be removed");
@@ -582,6 +704,7 @@ void Editor::remove(std::uint64_t dir, const FileEntry& file) {
     if (mft_bitmap == nullptr) throw Error(ErrorCode::corrupt, "$MFT has no $BITMAP");
     const std::vector<check::BitmapFix> freed = cluster_bits(clusters, false);
 
+    keys_.clear();  // the directory's, and those of directories removed with it
     begin();
     // 3. The entries: the parent's record ($INDEX_ROOT) or each INDX block,
     // one write each; or the index rewritten.

@@ -153,13 +153,14 @@ void Editor::grow_mft() {
     vol_.reload_mft();
 }
 
-std::vector<Editor::IndexKey> Editor::index_keys(std::uint64_t dir) const {
+const std::vector<Editor::IndexKey>& Editor::index_keys(std::uint64_t dir) const {
+    if (const auto it = keys_.find(dir); it != keys_.end()) return it->second;
     std::vector<IndexKey> keys;
     for_each_index_entry(vol_, read_record(dir).parsed, [&](const IndexEntry& e, const IndexEntryLocation&) {
         if (e.file_name) keys.push_back({FileReference::unpack(e.reference), e.key, e.file_name->name});
         return true;
     });
-    return keys;
+    return keys_[dir] = std::move(keys);
 }
 
 void Editor::mark_record(std::uint64_t record) {
@@ -212,6 +213,7 @@ Editor::NewRecord Editor::plan_record(
     const NameRequest request[] = {{name16, false}};
     const NamePlan names = plan_directory_names(request, reserved).front();
     const auto [number, sequence] = take_record();
+    keys_.erase(number);  // a directory that record held before
     NewRecord out;
     out.number = number;
     const FileReference self{number, sequence};
@@ -250,7 +252,7 @@ Editor::NewRecord Editor::plan_record(
 
 FileEntry Editor::make_directory(std::uint64_t dir, std::string_view name, std::int64_t mtime) {
     // 1. Planned: the record, the parent's new index.
-    std::vector<IndexKey> keys = index_keys(dir);
+    const std::vector<IndexKey>& keys = index_keys(dir);
     const std::uint64_t ft = filetime_from_unix(options_.clamp ? std::min(mtime, *options_.clamp) : mtime);
     FileName fn;
     fn.creation_time = fn.modification_time = fn.mft_change_time = fn.access_time = ft;
@@ -266,13 +268,24 @@ FileEntry Editor::make_directory(std::uint64_t dir, std::string_view name, std::
                             build_index_root(0x30, collation::file_name, block_bytes,
                                              vol_.geometry().cluster_bytes, build_end_index_entry(), false))};
                     });
-    keys.insert(keys.end(), rec.keys.begin(), rec.keys.end());
-    const IndexRewrite index = plan_index(dir, std::move(keys));
+    // The new names go into their leaves where those have room, else the index is rewritten.
+    const std::optional<IndexInsert> in_place = plan_insert(dir, rec.keys);
+    std::optional<IndexRewrite> index;
+    if (!in_place) {
+        std::vector<IndexKey> all = keys;
+        all.insert(all.end(), rec.keys.begin(), rec.keys.end());
+        index = plan_index(dir, std::move(all));
+    }
     // 2. Written: the record, its bit, the parent's index, the parent's times.
     begin();
     write_record(rec.number, std::move(rec.bytes));
     mark_record(rec.number);
-    apply_index(index);
+    if (in_place) {
+        apply_insert(dir, *in_place);
+        keys_[dir].insert(keys_[dir].end(), rec.keys.begin(), rec.keys.end());
+    } else {
+        apply_index(*index);
+    }
     stamp_directory(dir);
     return entry_of(rec.number, std::string(name));
 }
@@ -328,7 +341,7 @@ void Editor::write_data(const NewData& d, const source::SourceFile& data) {
 FileEntry Editor::add_file(std::uint64_t dir, std::string_view name, const source::SourceFile& data,
                            const NewFile& info) {
     // 1. Planned: the data's clusters, the record, the parent's new index (in other clusters).
-    std::vector<IndexKey> keys = index_keys(dir);
+    const std::vector<IndexKey>& keys = index_keys(dir);
     const auto clamp = [&](std::int64_t t) { return options_.clamp ? std::min(t, *options_.clamp) : t; };
     const std::uint64_t mtime = filetime_from_unix(clamp(info.mtime), info.mtime_ns);
     const std::uint64_t btime = info.btime ? filetime_from_unix(clamp(*info.btime), info.btime_ns) : mtime;
@@ -358,14 +371,24 @@ FileEntry Editor::add_file(std::uint64_t dir, std::string_view name, const sourc
         fn.allocated_size = clusters_of(d.extents) * vol_.geometry().cluster_bytes;
         rec = plan();
     }
-    keys.insert(keys.end(), rec.keys.begin(), rec.keys.end());
-    const IndexRewrite index = plan_index(dir, std::move(keys), d.extents);
+    const std::optional<IndexInsert> in_place = plan_insert(dir, rec.keys);
+    std::optional<IndexRewrite> index;
+    if (!in_place) {
+        std::vector<IndexKey> all = keys;
+        all.insert(all.end(), rec.keys.begin(), rec.keys.end());
+        index = plan_index(dir, std::move(all), d.extents);
+    }
     // 2. Written: the data, its bits, the record, its bit, the parent's index, its times.
     begin();
     write_data(d, data);
     write_record(rec.number, std::move(rec.bytes));
     mark_record(rec.number);
-    apply_index(index);
+    if (in_place) {
+        apply_insert(dir, *in_place);
+        keys_[dir].insert(keys_[dir].end(), rec.keys.begin(), rec.keys.end());
+    } else {
+        apply_index(*index);
+    }
     stamp_directory(dir);
     return entry_of(rec.number, std::string(name));
 }
@@ -498,7 +521,7 @@ void Editor::rename(std::uint64_t from, const FileEntry& file, std::uint64_t to,
     }
     // 1. Planned: the new names against `to`'s others, both indexes, the record.
     const auto mine = [&](const IndexKey& k) { return k.file.record == file.record; };
-    std::vector<IndexKey> to_keys = index_keys(to);
+    std::vector<IndexKey> to_keys = index_keys(to);  // a copy: changed below
     std::erase_if(to_keys, mine);
     std::vector<std::u16string_view> reserved;
     for (const IndexKey& k : to_keys) reserved.push_back(k.name);

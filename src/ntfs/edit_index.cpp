@@ -464,6 +464,7 @@ std::optional<std::vector<std::byte>> Editor::rebuilt_record(
 }
 
 void Editor::apply_index(const IndexRewrite& plan) {
+    keys_.erase(plan.dir);
     begin();
     for (std::size_t b = 0; b < plan.blocks.size(); ++b)
         write_stream(plan.allocation, b * std::uint64_t{plan.block_bytes}, plan.blocks[b]);

@@ -46,6 +46,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -165,8 +166,9 @@ public:
     /// `dir`'s, else a copy of `dir`'s $SECURITY_DESCRIPTOR), its
     /// $FILE_NAMEs, an empty $INDEX_ROOT:$I30. Planned before the first
     /// write, then in this order after the dirty flag: the record, its bit
-    /// in $MFT's $BITMAP, `dir`'s index rewritten with the new names
-    /// (plan_index, apply_index), `dir`'s modification and MFT change
+    /// in $MFT's $BITMAP, the new names into `dir`'s index (in place where
+    /// their leaves have room: plan_insert, apply_insert; else the index
+    /// rewritten: plan_index, apply_index), `dir`'s modification and MFT change
     /// times. A cut leaves at most a record no index names, which fsck -y
     /// puts back into `dir`, and bits nothing owns. Error(usage) for a name
     /// that exists (in any letter case) or is invalid; Error(unsupported)
@@ -189,8 +191,8 @@ public:
     /// cluster's tail zeroed), written before anything points to them. In
     /// this order after the dirty flag: the data, the check that `data` did
     /// not change while read (SourceFile::finish, Error(io)), the clusters'
-    /// $Bitmap bits, the record, its $MFT bit, `dir`'s index rewritten with
-    /// the new names, `dir`'s times. Everything planned before the first
+    /// $Bitmap bits, the record, its $MFT bit, the new names into `dir`'s
+    /// index (as make_directory), `dir`'s times. Everything planned before the first
     /// write; errors as make_directory's, and Error(io) "no space" when the
     /// volume has fewer free clusters than the data needs.
     FileEntry add_file(std::uint64_t dir, std::string_view name, const source::SourceFile& data,
@@ -342,6 +344,24 @@ private:
     /// $Bitmap, else the first free runs that hold them. Error(io) "no
     /// space" when the volume has not got them.
     std::vector<Extent> free_extents(std::uint64_t need, const std::vector<Extent>& taken = {}) const;
+    /// Index nodes with new entries put in place: the directory's record
+    /// (its $INDEX_ROOT grown) or INDX blocks (fixups removed).
+    struct IndexInsert {
+        std::optional<std::vector<std::byte>> record;
+        std::vector<std::pair<std::uint64_t, std::vector<std::byte>>> blocks;  ///< block number, bytes
+    };
+    /// Plans `keys` into directory record `dir`'s index in place: each goes
+    /// to the leaf the B+ tree walk in collation order reaches, before the
+    /// first entry that collates after it [FLATCAP concepts/index_record];
+    /// nullopt when a leaf has no room for them (an INDX block past its
+    /// allocated length, an $INDEX_ROOT whose record would keep fewer than
+    /// kIndexRootReserve bytes free), when the index cannot be walked, or
+    /// the directory has an $ATTRIBUTE_LIST: then plan_index rewrites it.
+    /// Writes nothing.
+    std::optional<IndexInsert> plan_insert(std::uint64_t dir, std::vector<IndexKey> keys) const;
+    /// Writes a planned insertion (after begin()): each INDX block, then the
+    /// record; each node in one write, whole.
+    void apply_insert(std::uint64_t dir, const IndexInsert& plan);
     /// Writes a planned rewrite, after the dirty flag (begin()), copy on
     /// write: the new INDX blocks into their free clusters, their $Bitmap
     /// bits set, the directory's record ($INDEX_ROOT, $INDEX_ALLOCATION,
@@ -410,7 +430,9 @@ private:
     /// $ATTRIBUTE_LIST or record 0 no room for the longer runlist.
     void grow_mft();
     /// The entries of directory record `dir`'s $I30 index, as IndexKeys.
-    std::vector<IndexKey> index_keys(std::uint64_t dir) const;
+    /// Kept while this editor changes nothing else in the index (keys_):
+    /// copying many files into one directory reads its index once.
+    const std::vector<IndexKey>& index_keys(std::uint64_t dir) const;
     /// $MFT's $BITMAP bit of `record` set: the byte rewritten in its
     /// clusters, or record 0 rewritten when the bitmap is resident.
     void mark_record(std::uint64_t record);
@@ -435,6 +457,10 @@ private:
     std::uint16_t volume_flags_ = 0;  ///< as read at open
     bool begun_ = false;
     std::uint64_t next_record_ = 24;  ///< where take_record looks first
+    /// Directories' index keys as index_keys read them, with the entries
+    /// add_file and make_directory put in since; dropped for a directory
+    /// whose index any other change touches.
+    mutable std::map<std::uint64_t, std::vector<IndexKey>> keys_;
 };
 
 }  // namespace fsimg::ntfs
