@@ -268,23 +268,34 @@ FileEntry Editor::make_directory(std::uint64_t dir, std::string_view name, std::
                             build_index_root(0x30, collation::file_name, block_bytes,
                                              vol_.geometry().cluster_bytes, build_end_index_entry(), false))};
                     });
-    // The new names go into their leaves where those have room, else the index is rewritten.
-    const std::optional<IndexInsert> in_place = plan_insert(dir, rec.keys);
-    std::optional<IndexRewrite> index;
-    if (!in_place) {
-        std::vector<IndexKey> all = keys;
-        all.insert(all.end(), rec.keys.begin(), rec.keys.end());
-        index = plan_index(dir, std::move(all));
-    }
+    const NameChange names = plan_names(dir, rec.keys, {});
     // 2. Written: the record, its bit, the parent's index, the parent's times.
     begin();
+    return link_record(dir, name, std::move(rec), names);
+}
+
+Editor::NameChange Editor::plan_names(std::uint64_t dir, const std::vector<IndexKey>& added,
+                                      const std::vector<Extent>& taken) {
+    // The new names go into their leaves where those have room, else the index is rewritten.
+    NameChange c;
+    c.in_place = plan_insert(dir, added);
+    if (!c.in_place) {
+        std::vector<IndexKey> all = index_keys(dir);
+        all.insert(all.end(), added.begin(), added.end());
+        c.rewrite = plan_index(dir, std::move(all), taken);
+    }
+    return c;
+}
+
+FileEntry Editor::link_record(std::uint64_t dir, std::string_view name, NewRecord rec,
+                              const NameChange& names) {
     write_record(rec.number, std::move(rec.bytes));
     mark_record(rec.number);
-    if (in_place) {
-        apply_insert(dir, *in_place);
+    if (names.in_place) {
+        apply_insert(dir, *names.in_place);
         keys_[dir].insert(keys_[dir].end(), rec.keys.begin(), rec.keys.end());
     } else {
-        apply_index(*index);
+        apply_index(*names.rewrite);
     }
     stamp_directory(dir);
     return entry_of(rec.number, std::string(name));
@@ -371,26 +382,11 @@ FileEntry Editor::add_file(std::uint64_t dir, std::string_view name, const sourc
         fn.allocated_size = clusters_of(d.extents) * vol_.geometry().cluster_bytes;
         rec = plan();
     }
-    const std::optional<IndexInsert> in_place = plan_insert(dir, rec.keys);
-    std::optional<IndexRewrite> index;
-    if (!in_place) {
-        std::vector<IndexKey> all = keys;
-        all.insert(all.end(), rec.keys.begin(), rec.keys.end());
-        index = plan_index(dir, std::move(all), d.extents);
-    }
+    const NameChange names = plan_names(dir, rec.keys, d.extents);
     // 2. Written: the data, its bits, the record, its bit, the parent's index, its times.
     begin();
     write_data(d, data);
-    write_record(rec.number, std::move(rec.bytes));
-    mark_record(rec.number);
-    if (in_place) {
-        apply_insert(dir, *in_place);
-        keys_[dir].insert(keys_[dir].end(), rec.keys.begin(), rec.keys.end());
-    } else {
-        apply_index(*index);
-    }
-    stamp_directory(dir);
-    return entry_of(rec.number, std::string(name));
+    return link_record(dir, name, std::move(rec), names);
 }
 
 void Editor::replace_file(const FileEntry& file, const source::SourceFile& data, const NewFile& info) {

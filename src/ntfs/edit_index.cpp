@@ -391,8 +391,12 @@ std::uint64_t Editor::rebuild_indexes(std::vector<std::string>* left) {
             for_each_index_entry(vol_, read_record(d).parsed,
                                  [&](const IndexEntry& e, const IndexEntryLocation&) {
                                      if (!e.file_name) return true;
-                                     if (have.count != 0 && upcase_.collate(prev, e.file_name->name) >= 0)
-                                         disordered = true;
+                                     // $UpCase collation, then the raw units (as plan_index sorts)
+                                     if (have.count != 0) {
+                                         const int c = upcase_.collate(prev, e.file_name->name);
+                                         if (c > 0 || (c == 0 && prev >= e.file_name->name))
+                                             disordered = true;
+                                     }
                                      prev = e.file_name->name;
                                      ++have.count;
                                      have.hash += name_hash(FileReference::unpack(e.reference), *e.file_name);

@@ -359,6 +359,15 @@ private:
     /// the directory has an $ATTRIBUTE_LIST: then plan_index rewrites it.
     /// Writes nothing.
     std::optional<IndexInsert> plan_insert(std::uint64_t dir, std::vector<IndexKey> keys) const;
+    /// New names planned into a directory's index: in place, or a rewrite.
+    struct NameChange {
+        std::optional<IndexInsert> in_place;
+        std::optional<IndexRewrite> rewrite;
+    };
+    /// Plans names `added` into directory record `dir`: plan_insert, else
+    /// plan_index over its keys and them (its new blocks not in `taken`).
+    NameChange plan_names(std::uint64_t dir, const std::vector<IndexKey>& added,
+                          const std::vector<Extent>& taken);
     /// Writes a planned insertion (after begin()): each INDX block, then the
     /// record; each node in one write, whole.
     void apply_insert(std::uint64_t dir, const IndexInsert& plan);
@@ -393,6 +402,10 @@ private:
     NewRecord plan_record(std::uint64_t dir, std::string_view name, const std::vector<IndexKey>& siblings,
                           FileName fn, StandardInformation si, std::uint16_t flags,
                           const std::function<std::vector<std::vector<std::byte>>(std::uint32_t)>& tail);
+    /// The second half of make_directory and add_file, after begin() (and
+    /// the data): the new record, its $MFT bit, the planned names, `dir`'s
+    /// times. Returns the new entry.
+    FileEntry link_record(std::uint64_t dir, std::string_view name, NewRecord rec, const NameChange& names);
     /// New data planned: resident bytes, or the clusters it is written to.
     struct NewData {
         std::uint64_t size = 0;
