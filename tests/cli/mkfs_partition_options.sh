@@ -38,7 +38,7 @@ hid=$(python3 -c 'import struct,sys; f=open(sys.argv[1],"rb"); f.seek(8192*512+0
   --from tree dos.img || fail "mkfs dos"
 line=$(sfdisk -d dos.img | grep 'dos.img1')
 [ "$line" = "dos.img1 : start=          63, size=       65473, type=6" ] && pass || fail "dos entry: $line"
-if [ -x "$SHARED/oracles/check-image" ] && "$SHARED/oracles/install" --check >/dev/null 2>&1; then
+if [ -x "$SHARED/oracles/check-image" ] && oracles_installed; then
   check dos.img
 fi
 
