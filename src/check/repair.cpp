@@ -52,7 +52,7 @@ constexpr std::array<std::string_view, 35> kPreen = {
 
 /// What -y repairs besides: the repairs that give up something (lost
 /// clusters freed: what they held is not kept).
-constexpr std::array<std::string_view, 49> kAll = {
+constexpr std::array<std::string_view, 51> kAll = {
     "exfat.bitmap.lost",
     "exfat.name.duplicate",
     "exfat.name.invalid",
@@ -93,6 +93,8 @@ constexpr std::array<std::string_view, 49> kAll = {
     "fat.dir.dot",
     "fat.dir.dotdot",
     "ntfs.bitmap.lost",
+    "ntfs.index.bitmap",
+    "ntfs.index.corrupt",
     "ntfs.index.entry-mismatch",
     "ntfs.index.extra-entry",
     "ntfs.index.missing-entry",

@@ -41,7 +41,8 @@ void for_each_index_entry(const Volume& v, const MftRecord& dir,
 }
 
 void for_each_index_entry(const Volume& v, const MftRecord& dir, const IndexSpec& spec,
-                          const std::function<bool(const IndexEntry&, const IndexEntryLocation&)>& visit) {
+                          const std::function<bool(const IndexEntry&, const IndexEntryLocation&)>& visit,
+                          std::vector<std::uint64_t>* reached) {
     const std::string_view n = spec.label;
     auto fail = [&](const std::string& what, std::optional<std::uint64_t> at = std::nullopt) {
         return Error(ErrorCode::corrupt, fmt::format("MFT record {}: {}", dir.number, what),
@@ -141,6 +142,7 @@ void for_each_index_entry(const Volume& v, const MftRecord& dir, const IndexSpec
                     fmt::format("{} has sub-node VCN {} (index block {}), which the walk already visited "
                                 "(a loop or a block with two parents)",
                                 from, vcn, block));
+            if (reached) reached->push_back(block);
             IndexBlock b = v.read_index_block(*alloc, block, block_bytes, spec.indexed_type == 0x30);
             if (b.vcn != vcn)
                 throw fail(fmt::format("index block {} says VCN {}, but {} reached it as VCN {}", block,

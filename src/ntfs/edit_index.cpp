@@ -380,35 +380,80 @@ std::uint64_t Editor::rebuild_indexes(std::vector<std::string>* left) {
     });
     names.clear();
     names.shrink_to_fit();
-    // 2. The directories whose index differs from their children or is out
-    // of order.
+    // 2. The directories whose index differs from their children, is out of
+    // order, cannot be walked (a block that does not decode, a sub-node VCN
+    // past the allocation or free in the index $BITMAP, a loop: what
+    // for_each_index_entry throws as Error(corrupt)), or whose $BITMAP:$I30
+    // marks other blocks than the walk reached.
     std::set<std::uint64_t> rebuild;
+    // The blocks $BITMAP:$I30 marks in use are those the walk reached, as
+    // check_index judges them (a walk that did not throw: $INDEX_ROOT decodes).
+    const auto bitmap_matches = [&](const Record& rec, const std::vector<std::uint64_t>& reached) {
+        const auto ia = load_attribute(vol_, rec.parsed, AttrType::index_allocation, u"$I30");
+        if (!ia) return true;
+        const auto bm = load_attribute(vol_, rec.parsed, AttrType::bitmap, u"$I30");
+        const auto ir = load_attribute(vol_, rec.parsed, AttrType::index_root, u"$I30");
+        if (!bm || !ir) return false;
+        const std::uint32_t block_bytes = decode_index_root(ir->value).index_block_bytes;
+        const std::vector<std::byte> bits = vol_.read_stream(*bm, kMaxIndexBitmapBytes);
+        const std::uint64_t blocks = ia->size() / block_bytes;
+        const std::set<std::uint64_t> in_tree(reached.begin(), reached.end());
+        const auto bit = [&](std::uint64_t b) {
+            return b / 8 < bits.size() && ((std::to_integer<unsigned>(bits[b / 8]) >> (b % 8)) & 1) != 0;
+        };
+        for (const std::uint64_t b : in_tree)
+            if (!bit(b)) return false;
+        for (std::uint64_t b = 0; b < blocks && b / 8 < bits.size(); ++b)
+            if (bit(b) && !in_tree.count(b)) return false;
+        return true;
+    };
     for (const std::uint64_t d : dirs) {
         Children have;
         bool disordered = false;
         std::u16string prev;
+        std::vector<std::uint64_t> reached;
+        Record rec;
         try {
-            for_each_index_entry(vol_, read_record(d).parsed,
-                                 [&](const IndexEntry& e, const IndexEntryLocation&) {
-                                     if (!e.file_name) return true;
-                                     // $UpCase collation, then the raw units (as plan_index sorts)
-                                     if (have.count != 0) {
-                                         const int c = upcase_.collate(prev, e.file_name->name);
-                                         if (c > 0 || (c == 0 && prev >= e.file_name->name))
-                                             disordered = true;
-                                     }
-                                     prev = e.file_name->name;
-                                     ++have.count;
-                                     have.hash += name_hash(FileReference::unpack(e.reference), *e.file_name);
-                                     return true;
-                                 });
+            rec = read_record(d);
         } catch (const Error& e) {
             if (e.code() == ErrorCode::io) throw;
             if (left) left->push_back(fmt::format("directory record {}: {}", d, e.what()));
             continue;
         }
+        try {
+            for_each_index_entry(
+                vol_, rec.parsed, kI30Index,
+                [&](const IndexEntry& e, const IndexEntryLocation&) {
+                    if (!e.file_name) return true;
+                    // $UpCase collation, then the raw units (as plan_index sorts)
+                    if (have.count != 0) {
+                        const int c = upcase_.collate(prev, e.file_name->name);
+                        if (c > 0 || (c == 0 && prev >= e.file_name->name)) disordered = true;
+                    }
+                    prev = e.file_name->name;
+                    ++have.count;
+                    have.hash += name_hash(FileReference::unpack(e.reference), *e.file_name);
+                    return true;
+                },
+                &reached);
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+            if (e.code() == ErrorCode::corrupt) {
+                rebuild.insert(d);  // its entries are its children's names, whatever the index held
+            } else if (left) {
+                left->push_back(fmt::format("directory record {}: {}", d, e.what()));
+            }
+            continue;
+        }
         const Children want = expected.count(d) ? expected[d] : Children{};
-        if (disordered || have.count != want.count || have.hash != want.hash) rebuild.insert(d);
+        bool marked = true;
+        try {
+            marked = bitmap_matches(rec, reached);
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+            marked = false;
+        }
+        if (disordered || have.count != want.count || have.hash != want.hash || !marked) rebuild.insert(d);
     }
     if (rebuild.empty()) return 0;
     // 3. Their children's keys (a second scan: memory for these only), the

@@ -200,14 +200,19 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
             if (e.code() == ErrorCode::io) throw;
         }
     }
-    // -y: directory indexes whose entries are not their files' names (stale,
-    // missing, extra, mismatched or out of order; an orphan whose name gives
-    // a directory in use is a missing entry) rebuilt from those names,
-    // copy on write (Editor::rebuild_indexes), once no record, attribute or
-    // runlist damage leaves the owner of a cluster $Bitmap marks free in doubt.
-    constexpr std::array<std::string_view, 6> kIndexCodes = {
-        "ntfs.index.stale-entry", "ntfs.index.missing-entry", "ntfs.index.extra-entry",
-        "ntfs.index.entry-mismatch", "ntfs.index.order", "ntfs.tree.orphan"};
+    // -y: directory indexes that cannot be walked (a damaged INDX block, a
+    // sub-node outside the allocation, a loop), whose $BITMAP:$I30 marks
+    // other blocks than the tree's, or whose entries are not their files'
+    // names (stale, missing, extra, mismatched or out of order; an orphan
+    // whose name gives a directory in use is a missing entry) rebuilt from
+    // those names, copy on write (Editor::rebuild_indexes), once no record,
+    // attribute or runlist damage leaves the owner of a cluster $Bitmap marks
+    // free in doubt. The repair is reported under the first of these codes
+    // found (the root cause: a damaged block hides the names it held).
+    constexpr std::array<std::string_view, 8> kIndexCodes = {
+        "ntfs.index.corrupt",       "ntfs.index.bitmap",      "ntfs.index.stale-entry",
+        "ntfs.index.missing-entry", "ntfs.index.extra-entry", "ntfs.index.entry-mismatch",
+        "ntfs.index.order",         "ntfs.tree.orphan"};
     const auto index_code =
         std::find_if(kIndexCodes.begin(), kIndexCodes.end(), [&](std::string_view c) { return plan.has(c); });
     if (index_code != kIndexCodes.end() && !owners_in_doubt(found)) {

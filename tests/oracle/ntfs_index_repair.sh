@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# fsck -y rebuilds an NTFS directory index whose entries are not its files'
-# names (ntfs.index.stale-entry, missing-entry, extra-entry, entry-mismatch,
-# order; tests/tools/ntfs_damage.py) from the $FILE_NAMEs of the records in
-# use, as chkdsk does: -p leaves them (exit 4, nothing written); after -y our
+# fsck -y rebuilds an NTFS directory index that cannot be walked
+# (ntfs.index.corrupt), whose $BITMAP:$I30 is wrong (ntfs.index.bitmap) or
+# whose entries are not its files' names (ntfs.index.stale-entry,
+# missing-entry, extra-entry, entry-mismatch, order; tests/tools/ntfs_damage.py)
+# from the $FILE_NAMEs of the records in use, as chkdsk does: -p leaves them (exit 4, nothing written); after -y our
 # fsck and ntfsfix -n find the volume clean, every checker reads exactly the
 # tree that was written (the file the damage hid is back), a second -y
 # changes nothing and --undo gives the damaged bytes back. A directory of 300
@@ -22,7 +23,10 @@ for i in $(seq 1 80); do echo $i > "src/BIG/a file with a long name number $i.tx
 "$SHARED/oracles/make-manifest" src > src.manifest
 "$FSIMG" mkfs -q -t ntfs -s 4M --from src base.img || { fail "mkfs"; finish; exit; }
 
-for kind in index-stale-entry index-missing-entry index-extra-entry index-entry-mismatch index-order; do
+# index-corrupt: /BIG's first INDX block's signature damaged (the names it held hidden);
+# index-bitmap: /BIG's $BITMAP:$I30 cleared (its blocks marked free).
+for kind in index-corrupt index-bitmap index-stale-entry index-missing-entry index-extra-entry index-entry-mismatch \
+            index-order; do
   code=ntfs.index.${kind#index-}
   cp base.img n.img
   python3 "$damage" n.img $kind > /dev/null || { fail "$kind: damage"; continue; }
@@ -43,6 +47,10 @@ for kind in index-stale-entry index-missing-entry index-extra-entry index-entry-
   [ $rc = 0 ] && [ "$(sha256sum < n.img)" = "$sha" ] && pass || fail "$kind: second -y exit $rc or changed the image"
   "$FSIMG" undo n.undo n.img > /dev/null && cmp -s n.img damaged.img && pass || fail "$kind: undo"
 done
+# A rebuild of a damaged index cut after each of its writes: the files that were readable stay
+# readable, and -y then finishes (the new blocks, their bits, the record, the old blocks' bits).
+cp base.img c.img && python3 "$damage" c.img index-corrupt > /dev/null
+repair_cuts c.img index-corrupt /A.TXT:src/A.TXT /DIR/C.TXT:src/DIR/C.TXT /B.TXT:src/B.TXT
 
 # A directory in INDX blocks: one entry made stale (another sequence number),
 # another removed from its leaf (the file then reachable by no index).
@@ -103,4 +111,32 @@ codes=$(fsck_codes b.img)
 [ "$(ntfsls -p /many b.img | grep -c '^entry number')" = 300 ] && pass || fail "big: ntfsls lists $(ntfsls -p /many b.img | grep -c '^entry number') names"
 ntfsfix -n b.img > fix.out 2>&1 && pass || fail "big: ntfsfix -n: $(cat fix.out)"
 check b.img -j 2 --manifest big.manifest
+
+# ntfsprogs-plus' images damaged in use (../shared/corpus): an index entry's length (the root's
+# INDX block: every system file and the whole tree orphaned), an INDX block's signature and size,
+# a block marked free in the index $BITMAP, sub-nodes in directories with no $INDEX_ALLOCATION.
+# After -y: our fsck finds nothing, ntfsfix -n passes, ntfs-3g lists exactly the tree fsimg
+# lists, a second -y changes nothing.
+CORPUS=$SHARED/corpus
+if [ -x "$CORPUS/run" ]; then
+  for c in entry_length_corrupted index_block_size_corruption index_block_valid_but_index_bitmap_cleared \
+           revive_orphan_mft_entry; do
+    "$CORPUS/run" --decode "ntfs/ntfsimg-use-$c" c.img > /dev/null 2>&1 || { fail "$c: cannot decode"; continue; }
+    [[ " $(fsck_codes c.img) " == *" ntfs.index.corrupt "* ]] && pass || fail "$c: fsck finds $(fsck_codes c.img)"
+    "$FSIMG" fsck -y c.img > rep.out 2>&1; rc=$?
+    [ $rc = 1 ] && grep -q "^repaired ntfs.index.corrupt: [0-9]* director.* index rebuilt" rep.out && pass ||
+      fail "$c: -y exit $rc: $(head -5 rep.out)"
+    [ -z "$(fsck_codes c.img)" ] && pass || fail "$c: -y left $(fsck_codes c.img)"
+    ntfsfix -n c.img > fix.out 2>&1 && pass || fail "$c: ntfsfix -n: $(cat fix.out)"
+    ntfsls -R -p / c.img 2> /dev/null | awk '/^\/.*:$/ { d = substr($0, 1, length($0) - 1); if (d == "/") d = ""; next }
+      NF && $0 != "." && $0 != ".." { print d "/" $0 }' | LC_ALL=C sort > theirs.txt
+    "$FSIMG" ls -R c.img / | sed 's|/$||' | LC_ALL=C sort > ours.txt
+    [ -s ours.txt ] && diff ours.txt theirs.txt > diff.out && pass ||
+      fail "$c: ntfsls and fsimg ls list other trees: $(head -5 diff.out)"
+    cp --sparse=always c.img first.img
+    "$FSIMG" fsck -y c.img > /dev/null 2>&1; rc=$?
+    [ $rc = 0 ] && same_bytes c.img first.img && pass || fail "$c: second -y exit $rc or changed the image"
+    rm -f c.img first.img
+  done
+fi
 finish

@@ -99,9 +99,14 @@ inline constexpr IndexSpec kReparseIndex{u"$R", "$R", 0, collation::ulongs};
 
 /// for_each_index_entry over any index of a record (a view index such as
 /// $Reparse:$R too: its keys are not decoded as $FILE_NAMEs); the same walk,
-/// bounds and errors, with `spec.label` in the messages.
+/// bounds and errors, with `spec.label` in the messages. `reached`, when
+/// given, receives the number (0-based, in units of the index block size)
+/// of each INDX block the walk descends into, in walk order: with a walk
+/// that returns normally, the blocks of the tree, which the index $BITMAP
+/// must mark in use and no other [FLATCAP concepts/index_record].
 void for_each_index_entry(const Volume& volume, const MftRecord& record, const IndexSpec& spec,
-                          const std::function<bool(const IndexEntry&, const IndexEntryLocation&)>& visit);
+                          const std::function<bool(const IndexEntry&, const IndexEntryLocation&)>& visit,
+                          std::vector<std::uint64_t>* reached = nullptr);
 
 /// A directory's names (all namespaces as stored; callers filter DOS-only
 /// names, namespace 2) in collation order. Throws as for_each_index_entry.

@@ -273,18 +273,23 @@ public:
     /// cannot be read, are left. Returns the entries changed; throws
     /// Error(io).
     std::uint64_t repair_index_sizes();
-    /// For fsck -y's repair of a directory's $I30 entries (ntfs.index.stale-entry,
-    /// missing-entry, extra-entry, entry-mismatch, order): the index of each
-    /// in-use directory whose entries are not exactly its children's names
-    /// in $UpCase collation order is rebuilt from them, as chkdsk rebuilds an
-    /// index [FLATCAP concepts/index_record]. A child is a name: a resident
+    /// For fsck -y's repair of a directory's $I30 index (ntfs.index.corrupt,
+    /// bitmap, stale-entry, missing-entry, extra-entry, entry-mismatch,
+    /// order): the index of each in-use directory whose entries are not
+    /// exactly its children's names in $UpCase collation order, whose walk
+    /// fails with Error(corrupt) (for_each_index_entry's damage: a block that
+    /// does not decode, a sub-node outside the allocation or free in the
+    /// index $BITMAP, a loop), or whose $BITMAP:$I30 marks other blocks than
+    /// the walk reached, is rebuilt from them, as chkdsk rebuilds an index
+    /// [FLATCAP concepts/index_record]. A child is a name: a resident
     /// $FILE_NAME of an in-use record (or of its extension records) whose
     /// parent reference gives the directory's record and sequence number; its
     /// entry keys that $FILE_NAME, with the data and allocated sizes of the
     /// file's unnamed $DATA as repair_index_sizes gives them. Each rebuild
     /// is rewrite_index's (below). A directory whose index cannot be
-    /// rewritten (rewrite_index's refusals, an index that cannot be walked)
-    /// is left and named in `left`. Returns the directories rebuilt; throws
+    /// rewritten (plan_index's refusals and errors: no resident
+    /// $INDEX_ROOT, one whose block size is not valid) is left and named in
+    /// `left`. Returns the directories rebuilt; throws
     /// Error(io), and Error(refused) as begin() does.
     std::uint64_t rebuild_indexes(std::vector<std::string>* left = nullptr);
 
