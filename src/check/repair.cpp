@@ -12,7 +12,7 @@ namespace {
 /// twin (fat/repair.hpp, exfat/repair.hpp, ntfs/repair.hpp say how each is
 /// repaired). A boot sector code is answered only when a copy validates: the
 /// repairer itself leaves the error when neither does.
-constexpr std::array<std::string_view, 35> kPreen = {
+constexpr std::array<std::string_view, 37> kPreen = {
     "exfat.boot.backup-checksum",
     "exfat.boot.backup-differs",
     "exfat.boot.checksum",
@@ -32,6 +32,7 @@ constexpr std::array<std::string_view, 35> kPreen = {
     "fat.fat.media",
     "fat.fsinfo.free-count",
     "fat.fsinfo.next-free",
+    "ntfs.attr.instance",
     "ntfs.bitmap.free-in-use",
     "ntfs.boot.backup-differs",
     "ntfs.boot.bytes_per_sector",
@@ -47,6 +48,7 @@ constexpr std::array<std::string_view, 35> kPreen = {
     "ntfs.mft-bitmap.unmarked",
     "ntfs.mftmirr.differs",
     "ntfs.mftmirr.stale",
+    "ntfs.record.link-count",
     "ntfs.volume.dirty",
 };
 

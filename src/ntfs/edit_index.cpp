@@ -34,7 +34,7 @@ constexpr std::int64_t kAllocationFixed = 64 + 8;
 constexpr std::int64_t kBitmapFixed = 24 + 8;
 constexpr std::int64_t kEndEntry = 16, kEndEntryWithChild = 24;
 // MFT record header fields [FLATCAP concepts/file_record].
-constexpr std::size_t kFirstAttribute = 0x14, kBytesInUse = 0x18, kNextInstance = 0x28;
+constexpr std::size_t kLinkCount = 0x12, kFirstAttribute = 0x14, kBytesInUse = 0x18, kNextInstance = 0x28;
 constexpr std::size_t kAttrInstance = 0x0E;      // in an attribute header
 constexpr std::size_t kNodeFlags = 0x18 + 0x0C;  // an INDX block's node header flags: 0x01 has sub-nodes
 constexpr std::uint64_t kScanBytes = 1 << 20;    // $Bitmap read at a time
@@ -488,6 +488,92 @@ std::uint64_t Editor::rebuild_indexes(std::vector<std::string>* left) {
         }
         apply_index(plan);
         ++done;
+    }
+    return done;
+}
+
+Editor::HeaderRepairs Editor::repair_record_headers() {
+    // 1. Per record: in use, base, its link count, its names (counted as
+    // check_file_names counts them, on the base record), and whether its
+    // attribute instances need a repair.
+    struct Names {
+        std::uint16_t link = 0, outside_dos = 0, all = 0;
+        bool base = false;
+    };
+    std::vector<Names> per;
+    std::vector<std::uint64_t> instances;
+    (void)scan_records(vol_, 0, [&](std::uint64_t n, std::span<std::byte> raw) {
+        std::vector<std::byte> copy(raw.begin(), raw.end());
+        MftRecord r;
+        try {
+            r = parse_mft_record(copy, n);
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+            return;
+        }
+        if (!r.in_use()) return;
+        const std::uint64_t owner =
+            r.header.base_record == 0 ? n : FileReference::unpack(r.header.base_record).record;
+        if (per.size() <= std::max(n, owner)) per.resize(static_cast<std::size_t>(std::max(n, owner) + 1));
+        if (r.header.base_record == 0) {
+            per[n].base = true;
+            per[n].link = r.header.link_count;
+        }
+        std::vector<std::uint16_t> seen;
+        bool bad = false;
+        for (const Attribute& a : r.attributes) {
+            bad = bad || a.instance >= r.header.next_instance ||
+                  std::find(seen.begin(), seen.end(), a.instance) != seen.end();
+            seen.push_back(a.instance);
+            if (a.kind() != AttrType::file_name || a.non_resident) continue;
+            try {
+                const FileName fn = decode_file_name(a.value);
+                if (fn.name.empty()) continue;
+                ++per[owner].all;
+                if (fn.name_space != Namespace::dos) ++per[owner].outside_dos;
+            } catch (const FormatError&) {
+            }
+        }
+        if (bad) instances.push_back(n);
+    });
+    HeaderRepairs done;
+    // 2. Link counts: the names outside the DOS namespace (mkntfs and
+    // ntfs-3g; chkdsk counts every name, which the checker also accepts).
+    for (std::uint64_t n = 0; n < per.size(); ++n) {
+        const Names& x = per[n];
+        if (!x.base || x.all == 0 || x.link == x.outside_dos || x.link == x.all) continue;
+        Record r = read_record(n);
+        if (r.parsed.header.link_count != x.link) continue;
+        begin();
+        core::store_le16(r.bytes, kLinkCount, x.outside_dos);
+        write_record(n, std::move(r.bytes));
+        ++done.link_counts;
+    }
+    // 3. Attribute instances: a repeated one renumbered (not in a file with
+    // an $ATTRIBUTE_LIST, whose entries name attributes by instance), and
+    // the next instance raised past every one in use.
+    for (const std::uint64_t n : instances) {
+        Record r = read_record(n);
+        const bool listed = r.parsed.header.base_record != 0 || r.parsed.find(AttrType::attribute_list);
+        std::uint32_t next = r.parsed.header.next_instance;
+        for (const Attribute& a : r.parsed.attributes) next = std::max<std::uint32_t>(next, a.instance + 1u);
+        std::vector<std::uint16_t> seen;
+        bool renumbered = false;
+        for (const Attribute& a : r.parsed.attributes) {
+            if (std::find(seen.begin(), seen.end(), a.instance) == seen.end()) {
+                seen.push_back(a.instance);
+                continue;
+            }
+            if (listed || next > 0xFFFF) continue;  // left: the check still reports it
+            core::store_le16(r.bytes, a.offset + kAttrInstance, static_cast<std::uint16_t>(next));
+            seen.push_back(static_cast<std::uint16_t>(next++));
+            renumbered = true;
+        }
+        if (next > 0xFFFF || (!renumbered && next == r.parsed.header.next_instance)) continue;
+        begin();
+        core::store_le16(r.bytes, kNextInstance, static_cast<std::uint16_t>(next));
+        write_record(n, std::move(r.bytes));
+        ++done.instances;
     }
     return done;
 }

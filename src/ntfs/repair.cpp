@@ -20,10 +20,13 @@ namespace {
 
 /// True when a record, attribute, runlist, attribute-list or $MFT finding
 /// leaves the owner of a cluster or record unknown or shared: then no bit
-/// is cleared and nothing is allocated from what the bitmaps mark free.
+/// is cleared and nothing is allocated from what the bitmaps mark free. A
+/// wrong link count or attribute instance does not: neither says what a
+/// record owns.
 bool owners_in_doubt(const check::Findings& found) {
     return std::any_of(found.all().begin(), found.all().end(), [](const check::Finding& f) {
         const std::string_view c = f.code;
+        if (c == "ntfs.record.link-count" || c == "ntfs.attr.instance") return false;
         return c.starts_with("ntfs.record.") || c.starts_with("ntfs.attr.") || c.starts_with("ntfs.run.") ||
                c.starts_with("ntfs.attrlist.") || c.starts_with("ntfs.mft.");
     });
@@ -196,6 +199,28 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                  fmt::format("$LogFile emptied ({} bytes set to 0xFF): the transactions Windows had "
                              "not applied are discarded",
                              n)});
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+        }
+    }
+    // Record headers: link counts from the names, attribute instances made
+    // unique and below the next instance (counts and ids: -p too).
+    if (plan.has("ntfs.record.link-count") || plan.has("ntfs.attr.instance")) {
+        try {
+            Editor ed(dev, {options.barrier, 0, std::nullopt});
+            const Editor::HeaderRepairs n = ed.repair_record_headers();
+            ed.finish();
+            if (n.link_counts != 0)
+                done.push_back({"ntfs.record.link-count",
+                                fmt::format("{} record{} given the link count of {} names outside the DOS "
+                                            "namespace",
+                                            n.link_counts, n.link_counts == 1 ? "" : "s",
+                                            n.link_counts == 1 ? "its" : "their")});
+            if (n.instances != 0)
+                done.push_back({"ntfs.attr.instance",
+                                fmt::format("{} record{} given attribute instances that are unique and below "
+                                            "the next instance",
+                                            n.instances, n.instances == 1 ? "" : "s")});
         } catch (const Error& e) {
             if (e.code() == ErrorCode::io) throw;
         }

@@ -157,6 +157,34 @@ for kind in bitmap-free-in-use mft-bitmap-unmarked bitmap-lost mft-bitmap-marked
     fail "ntfs $kind: ntfsfix -n or ntfs-3g: $(cat ntfsfix.out)"
 done
 
+# NTFS record headers: A.TXT's link count 3 (it has one name), its $DATA given the instance of its
+# $STANDARD_INFORMATION. -p sets the link count to its names and gives $DATA a new instance
+# above the others (the record's next instance raised past it); each repair is the image before
+# the damage but for those bytes; ntfsfix -n clean, ntfs-3g reads A.TXT; a cut after any write
+# leaves A.TXT readable and -y finishes.
+for kind in rec-link-count attr-instance; do
+  cp clean.img nb.img
+  python3 "$here/../tools/ntfs_damage.py" nb.img $kind > /dev/null || fail "ntfs $kind: damage"
+  case $kind in rec-link-count) code=ntfs.record.link-count ;; *) code=ntfs.attr.instance ;; esac
+  [ "$(fsck_codes nb.img)" = $code ] && pass || fail "ntfs $kind: fsck finds $(fsck_codes nb.img)"
+  cp nb.img damaged.img
+  "$FSIMG" fsck -p nb.img > rep.out 2>&1; rc=$?
+  [ $rc = 1 ] && grep -q "^repaired $code: 1 record given " rep.out && pass || fail "ntfs $kind: -p exit $rc: $(cat rep.out)"
+  [ -z "$(fsck_codes nb.img)" ] && pass || fail "ntfs $kind: left $(fsck_codes nb.img)"
+  ntfsfix -n nb.img > ntfsfix.out 2>&1 && ntfscat nb.img /A.TXT 2>/dev/null | cmp -s - ntree/A.TXT && pass ||
+    fail "ntfs $kind: ntfsfix -n or ntfs-3g: $(cat ntfsfix.out)"
+  # What ntfs-3g reads of the record: one hard link; instances unique, each below the next one.
+  ntfsinfo -F /A.TXT nb.img > info.out 2>&1
+  next=$(sed -n 's/^Next Attribute Instance:[^(]*(0x\([0-9a-f]*\)).*/\1/p' info.out)
+  inst=$(sed -n 's/^[[:space:]]*Attribute instance:[^(]*(0x\([0-9a-f]*\)).*/\1/p' info.out)
+  grep -q "^Number of Hard Links:[[:space:]]*1 " info.out && [ -n "$next" ] &&
+    [ "$(echo "$inst" | sort -u | wc -l)" = "$(echo "$inst" | wc -l)" ] &&
+    [ -z "$(for i in $inst; do [ $((16#$i)) -lt $((16#$next)) ] || echo $i; done)" ] && pass ||
+    fail "ntfs $kind: ntfsinfo reads: $(grep -E 'Hard Links|nstance' info.out | tr '\n' ' ')"
+  "$FSIMG" fsck -y nb.img > /dev/null 2>&1; [ $? = 0 ] && pass || fail "ntfs $kind: second run"
+  repair_cuts damaged.img "ntfs $kind" /A.TXT:ntree/A.TXT
+done
+
 # NTFS's dirty flag: cleared by -p last, only when nothing else is wrong
 # (ntfsinfo refuses a dirty volume: it opens it after), and left by -p with
 # a lost cluster beside it (exit 4); -y clears both.

@@ -293,6 +293,26 @@ public:
     /// Error(io), and Error(refused) as begin() does.
     std::uint64_t rebuild_indexes(std::vector<std::string>* left = nullptr);
 
+    /// What repair_record_headers changed: records whose link count, and
+    /// records whose attribute instances, were set right.
+    struct HeaderRepairs {
+        std::uint64_t link_counts = 0, instances = 0;
+    };
+    /// For fsck's repair of ntfs.record.link-count and ntfs.attr.instance
+    /// (MFT record header fields [FLATCAP concepts/file_record]: 0x12 the
+    /// hard link count, 0x28 the next attribute instance; 0x0E of an
+    /// attribute header its instance): an in-use base record whose link count
+    /// is neither the number of its $FILE_NAMEs outside the DOS namespace
+    /// (mkntfs and ntfs-3g) nor of all of them (chkdsk) gets the first; a
+    /// record with an attribute instance repeated gets new ones for the
+    /// repeats, from its next instance on (not in a file with an
+    /// $ATTRIBUTE_LIST or in an extension record, whose list entries name
+    /// attributes by instance: left), and a next instance past every
+    /// instance in use. Each record written once, whole (with its $MFTMirr
+    /// copy), after the dirty flag (begin()). Throws Error(io), and
+    /// Error(refused) as begin() does.
+    HeaderRepairs repair_record_headers();
+
 private:
     struct Record {
         std::vector<std::byte> bytes;  ///< fixups removed
