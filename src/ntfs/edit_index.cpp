@@ -39,6 +39,26 @@ constexpr std::size_t kAttrInstance = 0x0E;      // in an attribute header
 constexpr std::size_t kNodeFlags = 0x18 + 0x0C;  // an INDX block's node header flags: 0x01 has sub-nodes
 constexpr std::uint64_t kScanBytes = 1 << 20;    // $Bitmap read at a time
 
+/// Each in-use record of $MFT that parses, with its number and the base
+/// record that owns it (itself for a base record); a record that does not
+/// parse is skipped (the check reports it). Throws Error(io).
+void for_each_in_use(
+    const Volume& v,
+    const std::function<void(std::uint64_t n, std::uint64_t owner, const MftRecord&)>& each) {
+    (void)scan_records(v, 0, [&](std::uint64_t n, std::span<std::byte> raw) {
+        std::vector<std::byte> copy(raw.begin(), raw.end());
+        MftRecord r;
+        try {
+            r = parse_mft_record(copy, n);
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+            return;
+        }
+        if (!r.in_use()) return;
+        each(n, r.header.base_record == 0 ? n : FileReference::unpack(r.header.base_record).record, r);
+    });
+}
+
 bool is_i30(const Attribute& a) {
     return (a.kind() == AttrType::index_root || a.kind() == AttrType::index_allocation ||
             a.kind() == AttrType::bitmap) &&
@@ -335,18 +355,7 @@ std::uint64_t Editor::rebuild_indexes(std::vector<std::string>* left) {
     std::vector<Name> names;
     const auto scan = [&](const std::function<void(const Name&)>& each) {
         names.clear();
-        (void)scan_records(vol_, 0, [&](std::uint64_t n, std::span<std::byte> raw) {
-            std::vector<std::byte> copy(raw.begin(), raw.end());
-            MftRecord r;
-            try {
-                r = parse_mft_record(copy, n);
-            } catch (const Error& e) {
-                if (e.code() == ErrorCode::io) throw;
-                return;
-            }
-            if (!r.in_use()) return;
-            const std::uint64_t owner =
-                r.header.base_record == 0 ? n : FileReference::unpack(r.header.base_record).record;
+        for_each_in_use(vol_, [&](std::uint64_t n, std::uint64_t owner, const MftRecord& r) {
             if (r.header.base_record == 0) {
                 sequence[n] = r.header.sequence;
                 if (r.is_directory()) dirs.push_back(n);
@@ -502,18 +511,7 @@ Editor::HeaderRepairs Editor::repair_record_headers() {
     };
     std::vector<Names> per;
     std::vector<std::uint64_t> instances;
-    (void)scan_records(vol_, 0, [&](std::uint64_t n, std::span<std::byte> raw) {
-        std::vector<std::byte> copy(raw.begin(), raw.end());
-        MftRecord r;
-        try {
-            r = parse_mft_record(copy, n);
-        } catch (const Error& e) {
-            if (e.code() == ErrorCode::io) throw;
-            return;
-        }
-        if (!r.in_use()) return;
-        const std::uint64_t owner =
-            r.header.base_record == 0 ? n : FileReference::unpack(r.header.base_record).record;
+    for_each_in_use(vol_, [&](std::uint64_t n, std::uint64_t owner, const MftRecord& r) {
         if (per.size() <= std::max(n, owner)) per.resize(static_cast<std::size_t>(std::max(n, owner) + 1));
         if (r.header.base_record == 0) {
             per[n].base = true;
