@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <functional>
 #include <map>
@@ -573,6 +574,53 @@ Editor::HeaderRepairs Editor::repair_record_headers() {
         write_record(n, std::move(r.bytes));
         ++done.instances;
     }
+    return done;
+}
+
+std::uint64_t Editor::repair_attribute_sizes() {
+    // Non-resident attribute header fields [FLATCAP concepts/attribute_header].
+    constexpr std::size_t kAllocated = 0x28, kDataSize = 0x30, kInitialized = 0x38;
+    const std::uint64_t cb = vol_.geometry().cluster_bytes;
+    std::vector<std::uint64_t> todo;
+    const auto fixed = [cb](const Attribute& a) -> std::optional<std::array<std::uint64_t, 3>> {
+        const auto first = static_cast<std::uint64_t>(a.first_vcn),
+                   last = static_cast<std::uint64_t>(a.last_vcn);
+        if (!a.non_resident || first != 0 || last == ~std::uint64_t(0) || last >= ~std::uint64_t(0) / cb)
+            return std::nullopt;
+        std::uint64_t mapped = 0;
+        for (const MappedRun& m : a.runs) mapped += m.length;
+        if (mapped != last + 1) return std::nullopt;  // ntfs.attr.vcn: the runlist itself is in doubt
+        const std::uint64_t allocated = (last + 1) * cb;
+        const std::uint64_t data = std::min(a.data_size, allocated);
+        const std::uint64_t initialized = std::min(a.initialized_size, data);
+        if (allocated == a.allocated_size && data == a.data_size && initialized == a.initialized_size)
+            return std::nullopt;
+        return std::array<std::uint64_t, 3>{allocated, data, initialized};
+    };
+    // Only where the record holds the whole runlist: not an extension record,
+    // not a file with an $ATTRIBUTE_LIST.
+    for_each_in_use(vol_, [&](std::uint64_t n, std::uint64_t, const MftRecord& r) {
+        if (r.header.base_record != 0 || r.find(AttrType::attribute_list) != nullptr) return;
+        for (const Attribute& a : r.attributes)
+            if (fixed(a)) {
+                todo.push_back(n);
+                return;
+            }
+    });
+    std::uint64_t done = 0;
+    for (const std::uint64_t n : todo) {
+        Record r = read_record(n);
+        for (const Attribute& a : r.parsed.attributes)
+            if (const auto v = fixed(a)) {
+                core::store_le64(r.bytes, a.offset + kAllocated, (*v)[0]);
+                core::store_le64(r.bytes, a.offset + kDataSize, (*v)[1]);
+                core::store_le64(r.bytes, a.offset + kInitialized, (*v)[2]);
+                ++done;
+            }
+        begin();
+        write_record(n, std::move(r.bytes));
+    }
+    if (done != 0) keys_.clear();
     return done;
 }
 

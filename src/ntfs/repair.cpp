@@ -21,12 +21,13 @@ namespace {
 /// True when a record, attribute, runlist, attribute-list or $MFT finding
 /// leaves the owner of a cluster or record unknown or shared: then no bit
 /// is cleared and nothing is allocated from what the bitmaps mark free. A
-/// wrong link count or attribute instance does not: neither says what a
-/// record owns.
+/// wrong link count, attribute instance or attribute size does not: none
+/// says what a record owns (the runlist does).
 bool owners_in_doubt(const check::Findings& found) {
     return std::any_of(found.all().begin(), found.all().end(), [](const check::Finding& f) {
         const std::string_view c = f.code;
-        if (c == "ntfs.record.link-count" || c == "ntfs.attr.instance") return false;
+        if (c == "ntfs.record.link-count" || c == "ntfs.attr.instance" || c == "ntfs.attr.sizes")
+            return false;
         return c.starts_with("ntfs.record.") || c.starts_with("ntfs.attr.") || c.starts_with("ntfs.run.") ||
                c.starts_with("ntfs.attrlist.") || c.starts_with("ntfs.mft.");
     });
@@ -221,6 +222,23 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                                 fmt::format("{} record{} given attribute instances that are unique and below "
                                             "the next instance",
                                             n.instances, n.instances == 1 ? "" : "s")});
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+        }
+    }
+    // -y: attribute sizes made what the runlist maps (a data size past the
+    // allocated clusters cut to them), before the index entries copy them.
+    if (plan.has("ntfs.attr.sizes")) {
+        try {
+            Editor ed(dev, {options.barrier, 0, std::nullopt});
+            const std::uint64_t n = ed.repair_attribute_sizes();
+            ed.finish();
+            if (n != 0)
+                done.push_back(
+                    {"ntfs.attr.sizes",
+                     fmt::format("{} attribute{} given the allocated size of the clusters {} runlist "
+                                 "maps, a data and initialized size no larger",
+                                 n, n == 1 ? "" : "s", n == 1 ? "its" : "their")});
         } catch (const Error& e) {
             if (e.code() == ErrorCode::io) throw;
         }

@@ -185,6 +185,25 @@ for kind in rec-link-count attr-instance; do
   repair_cuts damaged.img "ntfs $kind" /A.TXT:ntree/A.TXT
 done
 
+# NTFS attribute sizes (-y only): A.TXT's $DATA initialized size one past its data size. -p
+# leaves it (exit 4, unchanged); -y sets it to the data size (7000: what the file holds), ntfs-3g
+# then reads every byte of A.TXT and ntfsinfo gives allocated 8192, data and initialized 7000.
+cp clean.img nb.img
+python3 "$here/../tools/ntfs_damage.py" nb.img attr-sizes > /dev/null || fail "ntfs attr-sizes: damage"
+[ "$(fsck_codes nb.img)" = ntfs.attr.sizes ] && pass || fail "ntfs attr-sizes: fsck finds $(fsck_codes nb.img)"
+cp nb.img damaged.img
+"$FSIMG" fsck -p nb.img > rep.out 2>&1; rc=$?
+[ $rc = 4 ] && cmp -s nb.img damaged.img && pass || fail "ntfs attr-sizes: -p exit $rc or changed"
+"$FSIMG" fsck -y nb.img > rep.out 2>&1; rc=$?
+[ $rc = 1 ] && grep -q "^repaired ntfs.attr.sizes: 1 attribute given " rep.out && [ -z "$(fsck_codes nb.img)" ] && pass ||
+  fail "ntfs attr-sizes: -y exit $rc, left $(fsck_codes nb.img): $(cat rep.out)"
+ntfsfix -n nb.img > ntfsfix.out 2>&1 && ntfscat nb.img /A.TXT 2>/dev/null | cmp -s - ntree/A.TXT && pass ||
+  fail "ntfs attr-sizes: ntfsfix -n or ntfs-3g: $(cat ntfsfix.out)"
+ntfsinfo -F /A.TXT nb.img 2>/dev/null | tr -d '\t' | grep -E '^(Allocated size|Data size|Initialized size):' | tail -3 |
+  tr '\n' ' ' | grep -q "^Data size: 7000 (0x1b58) Allocated size: 8192 (0x2000) Initialized size: 7000 (0x1b58) $" && pass ||
+  fail "ntfs attr-sizes: ntfsinfo reads $(ntfsinfo -F /A.TXT nb.img 2>&1 | grep -i 'size:' | tr -d '\t' | tr '\n' ' ')"
+repair_cuts damaged.img "ntfs attr-sizes" /A.TXT:ntree/A.TXT
+
 # NTFS's dirty flag: cleared by -p last, only when nothing else is wrong
 # (ntfsinfo refuses a dirty volume: it opens it after), and left by -p with
 # a lost cluster beside it (exit 4); -y clears both.

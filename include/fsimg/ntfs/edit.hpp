@@ -312,6 +312,17 @@ public:
     /// copy), after the dirty flag (begin()). Throws Error(io), and
     /// Error(refused) as begin() does.
     HeaderRepairs repair_record_headers();
+    /// For fsck -y's repair of ntfs.attr.sizes: in each in-use base record
+    /// without an $ATTRIBUTE_LIST (the record holds the whole runlist), every
+    /// non-resident attribute starting at VCN 0 whose runlist maps exactly
+    /// VCNs 0..last gets the allocated size of those clusters, a data size
+    /// no larger (bytes past the clusters do not exist) and an initialized
+    /// size no larger than that (non-resident header fields 0x28, 0x30,
+    /// 0x38 [FLATCAP concepts/attribute_header]); an attribute whose
+    /// runlist does not cover its VCNs is left. Each record written once,
+    /// after the dirty flag. Returns the attributes changed; throws
+    /// Error(io), and Error(refused) as begin() does.
+    std::uint64_t repair_attribute_sizes();
 
 private:
     struct Record {
