@@ -7,10 +7,12 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <span>
 #include <variant>
 
 #include "edit_test_support.hpp"
@@ -486,4 +488,65 @@ TEST_CASE("ntfs edit: directories made in the root and in an index of INDX block
     CHECK(r.is_directory());
     CHECK(list_directory(v, r).empty());
     CHECK(inner->name.parent.record == resolve_path(v, "/top")->record);
+}
+
+TEST_CASE("ntfs repair: an index with a damaged INDX block is rebuilt from the records' names",
+          "[ntfs][edit][repair]") {
+    io::MemoryImage img = many_files_image(150);
+    const std::vector<std::string> names = many_names(img);
+    REQUIRE(names.size() == 150);
+    {
+        const Volume v(img);
+        const std::uint64_t many = resolve_path(v, "/many")->record;
+        const auto alloc = load_attribute(v, v.read_record(many), AttrType::index_allocation, u"$I30");
+        REQUIRE(alloc);
+        const auto at = v.device_offset(*alloc, 0);
+        REQUIRE(at);
+        img.write_at(*at, std::as_bytes(std::span("INDY", 4)));  // block 0's signature
+    }
+    REQUIRE(edit_codes(img).count("ntfs.index.corrupt") == 1);
+    Editor e(img, {});
+    std::vector<std::string> left;
+    CHECK(e.rebuild_indexes(&left) == 1);
+    e.finish();
+    CHECK(left.empty());
+    CHECK(edit_codes(img).empty());
+    std::vector<std::string> sorted = many_names(img);
+    CHECK(sorted.size() == 150);
+    std::sort(sorted.begin(), sorted.end());
+    CHECK(sorted == names);  // populate wrote them in order: the same 150 names
+}
+
+TEST_CASE("ntfs repair: a link count and a repeated attribute instance set right", "[ntfs][edit][repair]") {
+    io::MemoryImage img = many_files_image(3);
+    std::uint64_t rec = 0;
+    {
+        const Volume v(img);
+        rec = resolve_path(v, "/many/name 001")->record;
+        const auto at = v.device_offset(v.mft_data(), rec * v.geometry().mft_record_bytes);
+        REQUIRE(at);
+        const MftRecord r = v.read_record(rec);
+        REQUIRE(r.attributes.size() >= 2);
+        std::array<std::byte, 2> two{};
+        core::store_le16(two, 0, 5);
+        img.write_at(*at + 0x12, two);  // the link count (the file has one name outside DOS)
+        core::store_le16(two, 0, r.attributes[0].instance);
+        img.write_at(*at + r.attributes[1].offset + 0x0E, two);  // the second attribute repeats the first's
+    }
+    REQUIRE(edit_codes(img) == std::set<std::string>{"ntfs.record.link-count", "ntfs.attr.instance"});
+    Editor e(img, {});
+    const Editor::HeaderRepairs done = e.repair_record_headers();
+    e.finish();
+    CHECK(done.link_counts == 1);
+    CHECK(done.instances == 1);
+    CHECK(edit_codes(img).empty());
+    const Volume v(img);
+    const MftRecord r = v.read_record(rec);
+    CHECK(r.header.link_count == 1);
+    std::set<std::uint16_t> ids;
+    for (const Attribute& a : r.attributes) {
+        CHECK(a.instance < r.header.next_instance);
+        ids.insert(a.instance);
+    }
+    CHECK(ids.size() == r.attributes.size());
 }
