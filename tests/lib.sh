@@ -66,28 +66,20 @@ expect_fail() {  # expect_fail RC TEXT CMD...: exit status RC and TEXT in stderr
 # zeros through the kernel (seconds of system time each, issue 43).
 same_bytes() { python3 -c '
 import os, sys
+sys.path.insert(0, sys.argv[3])
+from sparse_data import data_runs
 fa, fb = (open(p, "rb") for p in sys.argv[1:3])
 size = os.fstat(fa.fileno()).st_size
 if size != os.fstat(fb.fileno()).st_size:
     sys.exit(1)
-def data(f):
-    runs, pos = [], 0
-    while pos < size:
-        try:
-            start = os.lseek(f.fileno(), pos, os.SEEK_DATA)
-        except OSError:  # ENXIO: only a hole is left
-            break
-        pos = os.lseek(f.fileno(), start, os.SEEK_HOLE)
-        runs.append((start, pos))
-    return runs
-runs = sorted(data(fa) + data(fb))
+runs = sorted(data_runs(fa, size) + data_runs(fb, size))
 for start, end in runs:
     fa.seek(start); fb.seek(start)
     while start < end:
         n = min(end - start, 1 << 20)
         if fa.read(n) != fb.read(n):
             sys.exit(1)
-        start += n' "$1" "$2"; }
+        start += n' "$1" "$2" "$(dirname "${BASH_SOURCE[0]}")/tools"; }
 # repair_cuts ORIG LABEL PATH:FILE...: fsck -y of a copy of ORIG cut after each of its writes (but the
 # last): the cut exits 99, each image PATH still reads through fsimg as host FILE, and a second -y
 # finishes the repair (exit 1, nothing left).

@@ -13,6 +13,8 @@ through the kernel cost seconds per call (issue 43)."""
 import os
 import sys
 
+from sparse_data import data_runs
+
 old, new, first, count, kind = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 fa, fb = open(old, "rb"), open(new, "rb")
 size_a, size_b = os.fstat(fa.fileno()).st_size, os.fstat(fb.fileno()).st_size
@@ -23,18 +25,6 @@ size = size_a
 lo, hi, sectors = first * 512, (first + count) * 512, size // 512
 
 
-def data_runs(f):
-    runs, pos = [], 0
-    while pos < size:
-        try:
-            start = os.lseek(f.fileno(), pos, os.SEEK_DATA)
-        except OSError:  # ENXIO: only a hole is left
-            break
-        pos = os.lseek(f.fileno(), start, os.SEEK_HOLE)
-        runs.append((start, pos))
-    return runs
-
-
 def read(f, at, n):
     f.seek(at)
     b = f.read(n)
@@ -43,7 +33,7 @@ def read(f, at, n):
 
 bad, step = [], 1 << 16
 blocks = set()
-for start, end in data_runs(fa) + data_runs(fb):
+for start, end in data_runs(fa, size) + data_runs(fb, size):
     blocks.update(range(start // step * step, end, step))
 for blk in sorted(blocks):
     n = min(step, size - blk)
