@@ -54,7 +54,7 @@ constexpr std::array<std::string_view, 37> kPreen = {
 
 /// What -y repairs besides: the repairs that give up something (lost
 /// clusters freed: what they held is not kept).
-constexpr std::array<std::string_view, 52> kAll = {
+constexpr std::array<std::string_view, 54> kAll = {
     "exfat.bitmap.lost",
     "exfat.name.duplicate",
     "exfat.name.invalid",
@@ -96,6 +96,8 @@ constexpr std::array<std::string_view, 52> kAll = {
     "fat.dir.dotdot",
     "ntfs.attr.sizes",
     "ntfs.bitmap.lost",
+    "ntfs.filename.parent",
+    "ntfs.filename.parent-sequence",
     "ntfs.index.bitmap",
     "ntfs.index.corrupt",
     "ntfs.index.entry-mismatch",

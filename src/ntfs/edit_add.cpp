@@ -550,6 +550,19 @@ void Editor::rename(std::uint64_t from, const FileEntry& file, std::uint64_t to,
         std::erase_if(from_keys, mine);
         out_of = plan_index(from, std::move(from_keys), into.extents);
     }
+    auto record = renamed_record(r, values);
+    if (!record) throw unsupported("has no room for its new names");
+    // 2. Written: the new names' entries, the record, the old names' entries gone, the times.
+    begin();
+    apply_index(into);
+    write_record(file.record, std::move(*record));
+    if (out_of) apply_index(*out_of);
+    stamp_directory(to);
+    if (from != to) stamp_directory(from);
+}
+
+std::optional<std::vector<std::byte>> Editor::renamed_record(
+    const Record& r, const std::vector<std::vector<std::byte>>& values) {
     std::uint16_t next = r.parsed.header.next_instance;
     std::vector<std::pair<std::uint32_t, std::vector<std::byte>>> fresh;
     std::vector<std::uint16_t> instances;
@@ -562,16 +575,10 @@ void Editor::rename(std::uint64_t from, const FileEntry& file, std::uint64_t to,
     }
     auto record = rebuilt_record(
         r, [](const Attribute& a) { return a.kind() == AttrType::file_name; }, fresh, next);
-    if (!record) throw unsupported("has no room for its new names");
-    core::store_le16(*record, 0x12,
-                     static_cast<std::uint16_t>(values.size()));  // link count: every $FILE_NAME
-    // 2. Written: the new names' entries, the record, the old names' entries gone, the times.
-    begin();
-    apply_index(into);
-    write_record(file.record, std::move(*record));
-    if (out_of) apply_index(*out_of);
-    stamp_directory(to);
-    if (from != to) stamp_directory(from);
+    if (record)
+        core::store_le16(*record, 0x12,
+                         static_cast<std::uint16_t>(values.size()));  // link count: every $FILE_NAME
+    return record;
 }
 
 }  // namespace fsimg::ntfs

@@ -19,6 +19,7 @@
 #include "fsimg/ntfs/file.hpp"
 #include "fsimg/ntfs/index_plan.hpp"
 #include "fsimg/ntfs/layout.hpp"
+#include "fsimg/ntfs/names.hpp"
 #include "fsimg/ntfs/structs.hpp"
 
 namespace fsimg::ntfs {
@@ -499,6 +500,198 @@ std::uint64_t Editor::rebuild_indexes(std::vector<std::string>* left) {
         apply_index(plan);
         ++done;
     }
+    return done;
+}
+
+Editor::Relinked Editor::relink_orphans(bool to_found, std::int64_t mtime, std::vector<std::string>* left) {
+    // 1. The in-use directories (base records) and every base record's own
+    // names; records with an $ATTRIBUTE_LIST (names may live in extension
+    // records) apart.
+    std::map<std::uint64_t, std::uint16_t> dirs;
+    std::map<std::uint64_t, std::pair<std::uint16_t, std::vector<FileName>>> named;
+    std::set<std::uint64_t> listed;
+    for_each_in_use(vol_, [&](std::uint64_t n, std::uint64_t owner, const MftRecord& r) {
+        if (r.header.base_record == 0 && r.is_directory()) dirs[n] = r.header.sequence;
+        if (owner < kFirstNonSystemRecord) return;
+        if (r.header.base_record != 0 || r.find(AttrType::attribute_list)) listed.insert(owner);
+        if (r.header.base_record != 0) return;
+        auto& [sequence, names] = named[n];
+        sequence = r.header.sequence;
+        for (const Attribute& a : r.attributes) {
+            if (a.kind() != AttrType::file_name || a.non_resident) continue;
+            try {
+                names.push_back(decode_file_name(a.value));
+            } catch (const FormatError&) {
+            }
+        }
+    });
+    const auto parent_of = [&](const FileName& fn) -> std::optional<std::uint64_t> {
+        const auto d = dirs.find(fn.parent.record);
+        if (d == dirs.end() || d->second != fn.parent.sequence) return std::nullopt;
+        return d->first;
+    };
+    // 2. The orphans: no name gives an in-use directory of that sequence number.
+    struct Orphan {
+        std::uint64_t record = 0;
+        std::uint16_t sequence = 0;
+        FileName name;         // its first name outside the DOS namespace
+        std::uint64_t to = 0;  // the directory it goes into
+    };
+    std::vector<Orphan> orphans;
+    std::map<std::uint64_t, std::size_t> orphan_at;
+    for (const auto& [n, entry] : named) {
+        const auto& [sequence, names] = entry;
+        if (names.empty() || std::any_of(names.begin(), names.end(),
+                                         [&](const FileName& fn) { return parent_of(fn).has_value(); }))
+            continue;
+        if (listed.count(n)) {
+            if (left)
+                left->push_back(fmt::format("MFT record {}: an orphan with an $ATTRIBUTE_LIST is left", n));
+            continue;
+        }
+        const auto long_name = std::find_if(
+            names.begin(), names.end(), [](const FileName& fn) { return fn.name_space != Namespace::dos; });
+        orphan_at[n] = orphans.size();
+        orphans.push_back({n, sequence, long_name != names.end() ? *long_name : names.front(), 0});
+    }
+    Relinked done;
+    if (orphans.empty()) return done;
+    // 3. An orphan an in-use directory's index names (record and sequence
+    // number) goes back there, when that directory reaches the root through
+    // its names without passing an orphan: its $FILE_NAME's parent reference
+    // was what broke, the index says where the file was.
+    const auto reaches_root = [&](std::uint64_t d) {
+        for (std::uint64_t steps = 0; steps <= vol_.record_count(); ++steps) {
+            if (d < kFirstNonSystemRecord) return dirs.count(d) != 0;  // the root, $Extend
+            if (orphan_at.count(d)) return false;
+            const auto it = named.find(d);
+            if (it == named.end()) return false;
+            const auto& names = it->second.second;
+            const auto up = std::find_if(names.begin(), names.end(),
+                                         [&](const FileName& fn) { return parent_of(fn).has_value(); });
+            if (up == names.end()) return false;
+            d = up->parent.record;
+        }
+        return false;
+    };
+    for (const auto& [d, sequence] : dirs) {
+        Record rec;
+        try {
+            rec = read_record(d);
+            for_each_index_entry(
+                vol_, rec.parsed, kI30Index, [&](const IndexEntry& e, const IndexEntryLocation&) {
+                    const FileReference ref = FileReference::unpack(e.reference);
+                    const auto o = orphan_at.find(ref.record);
+                    if (o != orphan_at.end() && orphans[o->second].sequence == ref.sequence &&
+                        orphans[o->second].to == 0 && ref.record != d)
+                        orphans[o->second].to = d;
+                    return true;
+                });
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+        }
+    }
+    for (Orphan& o : orphans)
+        if (o.to != 0 && !reaches_root(o.to)) o.to = 0;
+    named.clear();
+    std::uint64_t found_record = 0;
+    // 4. The others into found.000 (or the first of found.001 .. found.999 that is no file) in the root.
+    if (to_found && std::any_of(orphans.begin(), orphans.end(), [](const Orphan& o) { return o.to == 0; })) {
+        std::optional<FileEntry> found;
+        for (unsigned k = 0; k < 1000 && !found; ++k) {
+            const std::string name = fmt::format("found.{:03}", k);
+            if (const auto e = find(kRootRecord, name)) {
+                if (e->is_directory) found = e;
+            } else {
+                found = make_directory(kRootRecord, name, mtime);
+            }
+            if (found) done.found_dir = name;
+        }
+        if (!found)
+            throw Error(ErrorCode::refused, "found.000 to found.999 are all files in the root directory");
+        found_record = found->record;
+        for (Orphan& o : orphans)
+            if (o.to == 0) o.to = found->record;
+    }
+    // 5. Per directory: names unique in any letter case (" (record N)" before
+    // the extension otherwise), DOS names as Windows makes them.
+    std::map<std::uint64_t, std::vector<std::size_t>> into_dir;
+    for (std::size_t i = 0; i < orphans.size(); ++i)
+        if (orphans[i].to != 0) into_dir[orphans[i].to].push_back(i);
+    std::vector<std::u16string> wanted(orphans.size());
+    std::vector<NamePlan> plans(orphans.size());
+    for (const auto& [d, members] : into_dir) {
+        std::vector<std::u16string> held;
+        for (const IndexKey& k : index_keys(d)) {
+            const auto o = orphan_at.find(k.file.record);
+            if (o == orphan_at.end() || orphans[o->second].sequence != k.file.sequence)
+                held.push_back(k.name);
+        }
+        const auto less = [this](const std::u16string& a, const std::u16string& b) {
+            return upcase_.collate(a, b) < 0;
+        };
+        std::set<std::u16string, decltype(less)> taken(held.begin(), held.end(), less);
+        std::vector<NameRequest> requests;
+        std::vector<std::size_t> asked;
+        for (const std::size_t i : members) {
+            std::u16string name = orphans[i].name.name;
+            if (taken.count(name)) {
+                const std::size_t dot = name.rfind(u'.');
+                const std::size_t at = dot == std::u16string::npos || dot == 0 ? name.size() : dot;
+                const std::u16string tag =
+                    core::utf8_to_utf16(fmt::format(" (record {})", orphans[i].record));
+                const std::size_t keep =
+                    tag.size() + (name.size() - at) >= 255 ? 0 : 255 - tag.size() - (name.size() - at);
+                name = name.substr(0, std::min(at, keep)) + tag + name.substr(at);
+            }
+            if (name.size() > 255 || !taken.insert(name).second) {
+                if (left)
+                    left->push_back(
+                        fmt::format("MFT record {}: no free name in its directory", orphans[i].record));
+                continue;
+            }
+            wanted[i] = std::move(name);
+        }
+        for (const std::size_t i : members)
+            if (!wanted[i].empty()) {
+                requests.push_back({wanted[i], false});
+                asked.push_back(i);
+            }
+        const std::vector<std::u16string_view> reserved(held.begin(), held.end());
+        const std::vector<NamePlan> got = plan_directory_names(requests, reserved);
+        for (std::size_t k = 0; k < asked.size(); ++k) plans[asked[k]] = got[k];
+    }
+    // 6. Each record written with its new names (after the dirty flag).
+    begin();
+    for (std::size_t i = 0; i < orphans.size(); ++i) {
+        if (wanted[i].empty()) continue;
+        const Orphan& o = orphans[i];
+        const Record r = read_record(o.record);
+        FileName fn = o.name;
+        fn.parent = FileReference{o.to, read_record(o.to).parsed.header.sequence};
+        if (!r.parsed.is_directory())
+            if (const auto data = load_attribute(vol_, r.parsed, AttrType::data))
+                std::tie(fn.allocated_size, fn.data_size) = entry_sizes(*data);
+        std::vector<std::vector<std::byte>> values;
+        fn.name = wanted[i];
+        fn.name_space = plans[i].name_space;
+        values.push_back(encode_file_name(fn));
+        if (!plans[i].dos.empty()) {
+            fn.name = plans[i].dos;
+            fn.name_space = Namespace::dos;
+            values.push_back(encode_file_name(fn));
+        }
+        std::sort(values.begin(), values.end());
+        auto record = renamed_record(r, values);
+        if (!record) {
+            if (left)
+                left->push_back(fmt::format("MFT record {}: its new names do not fit the record", o.record));
+            continue;
+        }
+        write_record(o.record, std::move(*record));
+        ++(o.to == found_record ? done.found : done.back);
+    }
+    keys_.clear();
     return done;
 }
 

@@ -260,10 +260,40 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
         std::find_if(kIndexCodes.begin(), kIndexCodes.end(), [&](std::string_view c) { return plan.has(c); });
     if (index_code != kIndexCodes.end() && !owners_in_doubt(found)) {
         try {
-            Editor ed(dev, {options.barrier, 0, std::nullopt});
-            const std::uint64_t n = ed.rebuild_indexes();
+            Editor ed(dev, {options.barrier, options.now, options.clamp});
+            // Records whose names give no directory in use: back into the
+            // directory whose index names them (before the rebuild drops
+            // that entry), the others into /found.000 (chkdsk's convention);
+            // the rebuilds then index them.
+            const bool relink = plan.has("ntfs.tree.orphan") || plan.has("ntfs.filename.parent") ||
+                                plan.has("ntfs.filename.parent-sequence") ||
+                                plan.has("ntfs.index.entry-mismatch") || plan.has("ntfs.index.extra-entry");
+            Editor::Relinked relinked = relink ? ed.relink_orphans(false, options.now) : Editor::Relinked{};
+            std::uint64_t n = ed.rebuild_indexes();
+            if (relink) {
+                const Editor::Relinked more = ed.relink_orphans(true, options.now);
+                relinked.back += more.back;
+                relinked.found += more.found;
+                relinked.found_dir = more.found_dir;
+                if (more.back + more.found != 0) n += ed.rebuild_indexes();
+            }
             ed.finish();
-            if (n != 0)
+            if (relinked.back != 0)
+                done.push_back(
+                    {plan.has("ntfs.filename.parent")            ? "ntfs.filename.parent"
+                     : plan.has("ntfs.filename.parent-sequence") ? "ntfs.filename.parent-sequence"
+                                                                 : "ntfs.tree.orphan",
+                     fmt::format("{} record{} whose names gave no directory in use linked back into the "
+                                 "director{} whose index named {}",
+                                 relinked.back, relinked.back == 1 ? "" : "s",
+                                 relinked.back == 1 ? "y" : "ies", relinked.back == 1 ? "it" : "them")});
+            if (relinked.found != 0)
+                done.push_back(
+                    {"ntfs.tree.orphan",
+                     fmt::format("{} record{} whose directory is gone linked into /{}", relinked.found,
+                                 relinked.found == 1 ? "" : "s", relinked.found_dir)});
+            const std::uint64_t relinked_n = relinked.back + relinked.found;
+            if (n != 0 && (relinked_n == 0 || *index_code != "ntfs.tree.orphan"))
                 done.push_back({std::string(*index_code),
                                 fmt::format("{} director{} index rebuilt from the names of the files in {}",
                                             n, n == 1 ? "y's" : "ies'", n == 1 ? "it" : "them")});

@@ -131,6 +131,7 @@ run-decode                ntfs.index.stale-entry+ntfs.run.decode                
 run-outside               ntfs.bitmap.lost+ntfs.run.outside                              mount
 run-sparse                ntfs.bitmap.lost+ntfs.run.sparse                               blind
 tree-root                 ntfs.filename.flags+ntfs.tree.orphan+ntfs.tree.root            mount
+tree-dir-freed            ntfs.filename.parent+ntfs.index.stale-entry+ntfs.mft-bitmap.marked-free+ntfs.tree.orphan blind
 upcase-ascii              ntfs.upcase.ascii                                              ntfsfix,mount
 upcase-size               ntfs.upcase.size                                               blind
 volume-dirty              ntfs.volume.dirty                                              blind

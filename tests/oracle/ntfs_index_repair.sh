@@ -52,6 +52,68 @@ done
 cp base.img c.img && python3 "$damage" c.img index-corrupt > /dev/null
 repair_cuts c.img index-corrupt /A.TXT:src/A.TXT /DIR/C.TXT:src/DIR/C.TXT /B.TXT:src/B.TXT
 
+# Orphans whose directory is gone (tree-dir-freed: /DIR's record freed) are linked into
+# /found.000 (chkdsk's convention), made for them: each keeps its data and one name there (C.TXT's
+# record has two, C.TXT and its hard link L.TXT: it keeps the first), /DIR/SUB its place as a
+# directory. A name found.000 already holds gets " (record N)" before its extension. After -y:
+# our fsck and ntfsfix -n find nothing, every checker reads the moved tree, ntfs-3g lists what
+# fsimg lists, a second -y changes nothing; a cut after any write of the repair is finished by -y.
+lists_agree() {  # lists_agree IMAGE LABEL: ntfsls -R and fsimg ls -R list the same paths
+  ntfsls -R -p / "$1" 2> /dev/null | awk '/^\/.*:$/ { d = substr($0, 1, length($0) - 1); if (d == "/") d = ""; next }
+    NF && $0 != "." && $0 != ".." { print d "/" $0 }' | LC_ALL=C sort > theirs.txt
+  "$FSIMG" ls -R "$1" / | sed 's|/$||' | LC_ALL=C sort > ours.txt
+  [ -s ours.txt ] && diff ours.txt theirs.txt > diff.out && pass || fail "$2: ntfsls and fsimg ls list other trees: $(head -5 diff.out)"
+}
+for found in new taken; do
+  cp base.img o.img
+  rm -rf exp; cp -r src exp; rm -rf exp/DIR; mkdir -p exp/found.000
+  if [ $found = taken ]; then  # found.000 exists and holds an E2.TXT
+    "$FSIMG" mkdir o.img /found.000 && "$FSIMG" cp o.img src/A.TXT /found.000/E2.TXT || fail "taken: setup"
+    cp src/A.TXT exp/found.000/E2.TXT
+  fi
+  python3 "$damage" o.img tree-dir-freed > /dev/null || { fail "$found: damage"; continue; }
+  codes=$(fsck_codes o.img)
+  [[ " $codes " == *" ntfs.tree.orphan "* ]] && pass || fail "$found: fsck finds $codes"
+  "$FSIMG" fsck -y o.img > rep.out 2>&1; rc=$?
+  [ $rc = 1 ] && grep -q "^repaired ntfs.tree.orphan: 3 records whose directory is gone linked into /found.000$" rep.out &&
+    pass || fail "$found: -y exit $rc: $(cat rep.out)"
+  [ -z "$(fsck_codes o.img)" ] && pass || fail "$found: -y left $(fsck_codes o.img)"
+  ntfsfix -n o.img > fix.out 2>&1 && pass || fail "$found: ntfsfix -n: $(cat fix.out)"
+  "$FSIMG" ls o.img /found.000 > ls.out
+  keep=$(grep -x -E 'C\.TXT|L\.TXT' ls.out)  # the first of the record's two names
+  [ -n "$keep" ] && [ "$(grep -c -x -E 'C\.TXT|L\.TXT' ls.out)" = 1 ] && grep -qx SUB/ ls.out && pass ||
+    fail "$found: found.000 holds $(tr '\n' ' ' < ls.out)"
+  cp src/DIR/C.TXT "exp/found.000/$keep"; mkdir exp/found.000/SUB
+  if [ $found = taken ]; then
+    e2=$(grep -x -E 'E2 \(record [0-9]+\)\.TXT' ls.out)
+    [ -n "$e2" ] && pass || fail "taken: no \"E2 (record N).TXT\" in $(tr '\n' ' ' < ls.out)"
+    : > "exp/found.000/$e2"
+  else
+    : > exp/found.000/E2.TXT
+  fi
+  "$SHARED/oracles/make-manifest" exp > exp.manifest
+  check o.img -j 2 --manifest exp.manifest
+  lists_agree o.img "$found"
+  cp o.img first.img
+  "$FSIMG" fsck -y o.img > /dev/null 2>&1; rc=$?
+  [ $rc = 0 ] && cmp -s o.img first.img && pass || fail "$found: second -y exit $rc or changed the image"
+done
+cp base.img c.img && python3 "$damage" c.img tree-dir-freed > /dev/null
+repair_cuts c.img tree-dir-freed /A.TXT:src/A.TXT /B.TXT:src/B.TXT "/BIG/a file with a long name number 7.txt:src/BIG/a file with a long name number 7.txt"
+
+# A broken parent reference (tests/tools/ntfs_damage.py filename-parent: A.TXT's
+# parent is $Volume; filename-parent-sequence: the root with another sequence
+# number): the root's index still names the record, so it goes back there.
+for kind in filename-parent filename-parent-sequence; do
+  cp base.img p.img
+  python3 "$damage" p.img $kind > /dev/null || { fail "$kind: damage"; continue; }
+  "$FSIMG" fsck -y p.img > rep.out 2>&1; rc=$?
+  [ $rc = 1 ] && grep -q "^repaired ntfs.${kind/-/.}: 1 record whose names gave no directory in use linked back into the directory whose index named it$" rep.out &&
+    pass || fail "$kind: -y exit $rc: $(cat rep.out)"
+  [ -z "$(fsck_codes p.img)" ] && pass || fail "$kind: -y left $(fsck_codes p.img)"
+  check p.img -j 2 --manifest src.manifest
+done
+
 # A directory in INDX blocks: one entry made stale (another sequence number),
 # another removed from its leaf (the file then reachable by no index).
 mkdir -p big/many
@@ -128,11 +190,7 @@ if [ -x "$CORPUS/run" ]; then
       fail "$c: -y exit $rc: $(head -5 rep.out)"
     [ -z "$(fsck_codes c.img)" ] && pass || fail "$c: -y left $(fsck_codes c.img)"
     ntfsfix -n c.img > fix.out 2>&1 && pass || fail "$c: ntfsfix -n: $(cat fix.out)"
-    ntfsls -R -p / c.img 2> /dev/null | awk '/^\/.*:$/ { d = substr($0, 1, length($0) - 1); if (d == "/") d = ""; next }
-      NF && $0 != "." && $0 != ".." { print d "/" $0 }' | LC_ALL=C sort > theirs.txt
-    "$FSIMG" ls -R c.img / | sed 's|/$||' | LC_ALL=C sort > ours.txt
-    [ -s ours.txt ] && diff ours.txt theirs.txt > diff.out && pass ||
-      fail "$c: ntfsls and fsimg ls list other trees: $(head -5 diff.out)"
+    lists_agree c.img "$c"
     cp --sparse=always c.img first.img
     "$FSIMG" fsck -y c.img > /dev/null 2>&1; rc=$?
     [ $rc = 0 ] && same_bytes c.img first.img && pass || fail "$c: second -y exit $rc or changed the image"

@@ -888,6 +888,17 @@ def tree_root(v):
     v.put(5, b)
 
 
+@kind
+def tree_dir_freed(v):
+    """/DIR's record marked not in use (its $MFT bit left set): what it held
+    (C.TXT with its hard link L.TXT, E2.TXT, SUB/) is orphaned with no
+    directory to go back to, and the root's entries for DIR are stale."""
+    n = v.find("DIR")
+    b = v.rec(n)
+    set16(b, 0x16, u16(b, 0x16) & ~1)
+    v.put(n, b)
+
+
 # ---- $Volume, $UpCase
 
 @kind

@@ -550,3 +550,44 @@ TEST_CASE("ntfs repair: a link count and a repeated attribute instance set right
     }
     CHECK(ids.size() == r.attributes.size());
 }
+
+TEST_CASE("ntfs repair: orphans whose directory is gone are linked into found.000", "[ntfs][edit][repair]") {
+    io::MemoryImage img = many_files_image(3);
+    std::uint64_t many = 0;
+    {
+        const Volume v(img);
+        many = resolve_path(v, "/many")->record;
+        const auto at = v.device_offset(v.mft_data(), many * v.geometry().mft_record_bytes);
+        REQUIRE(at);
+        std::array<std::byte, 2> flags{};
+        img.read_at(*at + 0x16, flags);
+        core::store_le16(flags, 0, core::load_le16(flags, 0) & ~1u);  // not in use
+        img.write_at(*at + 0x16, flags);
+    }
+    REQUIRE(edit_codes(img).count("ntfs.tree.orphan") == 1);
+    check::Findings found;
+    (void)check_volume(img, found);
+    check::RepairOptions all;
+    all.level = check::RepairLevel::all;
+    all.now = 1700000000;
+    const auto done = repair_volume(img, found, all);
+    const auto orphan = std::find_if(done.begin(), done.end(),
+                                     [](const check::Repair& r) { return r.code == "ntfs.tree.orphan"; });
+    REQUIRE(orphan != done.end());
+    CHECK(orphan->done == "3 records whose directory is gone linked into /found.000");
+    CHECK(edit_codes(img).empty());
+    const Volume v(img);
+    const auto dir = resolve_path(v, "/found.000");
+    REQUIRE(dir);
+    CHECK(dir->record != many);
+    for (int i = 0; i < 3; ++i) {
+        const auto f = resolve_path(v, fmt::format("/found.000/name {:03}", i));
+        REQUIRE(f);
+        const MftRecord r = v.read_record(f->record);
+        CHECK(r.header.link_count == 2);  // the Win32 name and its DOS name
+    }
+    // Nothing is left to link: a second pass writes nothing.
+    Editor e(img, {});
+    const Editor::Relinked again = e.relink_orphans(true, 1700000000);
+    CHECK(again.back + again.found == 0);
+}

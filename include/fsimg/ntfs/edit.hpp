@@ -292,6 +292,35 @@ public:
     /// `left`. Returns the directories rebuilt; throws
     /// Error(io), and Error(refused) as begin() does.
     std::uint64_t rebuild_indexes(std::vector<std::string>* left = nullptr);
+    /// What relink_orphans did: records put back into the directory whose
+    /// index names them, records linked into `found_dir` ("found.000").
+    struct Relinked {
+        std::uint64_t back = 0, found = 0;
+        std::string found_dir;
+    };
+    /// For fsck -y's repair of ntfs.tree.orphan, ntfs.filename.parent and
+    /// ntfs.filename.parent-sequence where a record has no directory to go
+    /// back to: an in-use base record from 16 on, with a $FILE_NAME, none of
+    /// whose $FILE_NAMEs names an in-use directory of that sequence number
+    /// (the directory was freed or its record reused, or the reference
+    /// broke). It goes back into an in-use directory whose index names it
+    /// (record and sequence number) and that reaches the root through its
+    /// names; else, with `to_found`, into the directory found.000 of the root (chkdsk's
+    /// convention; found.001 .. found.999 when the name is taken by a file),
+    /// made first (make_directory, its times `mtime`) when missing. The
+    /// record gets one name there, its first name outside the DOS namespace
+    /// (its times, flags and sizes kept; a directory's subtree goes with
+    /// it) with a DOS name as Windows gives one (plan_directory_names); a
+    /// name the directory already holds in any letter case gets
+    /// " (record N)" before its extension. The record is written whole (link
+    /// count: its names), after the dirty flag; its index entry is not made
+    /// here: rebuild_indexes, run after, enters it, so a cut leaves records
+    /// whose name gives a directory in use, which fsck -y puts back. A
+    /// record with an $ATTRIBUTE_LIST, or whose names do not fit its record,
+    /// is left and named in `left`. Throws Error(io), Error(refused) as
+    /// begin() does and when found.000 .. found.999 are all files, and
+    /// make_directory's errors.
+    Relinked relink_orphans(bool to_found, std::int64_t mtime, std::vector<std::string>* left = nullptr);
 
     /// What repair_record_headers changed: records whose link count, and
     /// records whose attribute instances, were set right.
@@ -351,6 +380,12 @@ private:
         const Record& r, const std::function<bool(const Attribute&)>& drop,
         const std::vector<std::pair<std::uint32_t, std::vector<std::byte>>>& fresh,
         std::uint16_t next_instance);
+    /// Record `r` with its $FILE_NAMEs replaced by `values` ($FILE_NAME
+    /// values, in the order they are stored), which take the old ones'
+    /// instance ids and then new ones from the next instance, and its link
+    /// count set to their number (rebuilt_record); nullopt when they do not fit.
+    static std::optional<std::vector<std::byte>> renamed_record(
+        const Record& r, const std::vector<std::vector<std::byte>>& values);
     /// A planned rewrite of one directory's $I30 index (plan_index).
     struct IndexRewrite {
         std::uint64_t dir = 0;
