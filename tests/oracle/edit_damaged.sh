@@ -61,17 +61,16 @@ one() {
   before_codes=$(fsck_codes $img)
   cp $img damaged.img
   local sha0 sha rc
-  sha0=$(cksum < $img)
+  sha0=$(cksum < $img) sha=$sha0  # sha: the image before each command (one cksum a command)
   for cmd in "cp $img new.txt /DIR/" "rm $img /B.TXT" "mkdir $img /NEWDIR" "mv $img /$moved /DIR/" \
       "attrib $img +r /DIR/C.TXT" "label $img NEWLBL"; do
-    sha=$(cksum < $img)
     "$FSIMG" $cmd > out 2> err; rc=$?
     case $rc in
       3) refused=$((refused + 1))
          [ "$(cksum < $img)" = "$sha" ] || fail "$base $kind: fsimg $cmd refused (exit 3) but changed the image"
          [[ $(< err) == *"nothing was changed"* ]] || fail "$base $kind: fsimg $cmd: exit 3 without saying so: $(< err)" ;;
-      0|1) ran=$((ran + 1)) ;;
-      *) fail "$base $kind: fsimg $cmd: exit $rc: $(cat err)" ;;
+      0|1) ran=$((ran + 1)); sha=$(cksum < $img) ;;
+      *) fail "$base $kind: fsimg $cmd: exit $rc: $(cat err)"; sha=$(cksum < $img) ;;
     esac
   done
   [ -n "$before_codes" ] && case "$must_refuse" in *" $before_codes "*)
