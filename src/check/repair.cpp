@@ -54,7 +54,7 @@ constexpr std::array<std::string_view, 37> kPreen = {
 
 /// What -y repairs besides: the repairs that give up something (lost
 /// clusters freed: what they held is not kept).
-constexpr std::array<std::string_view, 54> kAll = {
+constexpr std::array<std::string_view, 57> kAll = {
     "exfat.bitmap.lost",
     "exfat.name.duplicate",
     "exfat.name.invalid",
@@ -95,6 +95,9 @@ constexpr std::array<std::string_view, 54> kAll = {
     "fat.dir.dot",
     "fat.dir.dotdot",
     "ntfs.attr.sizes",
+    "ntfs.attrlist.decode",
+    "ntfs.attrlist.entry",
+    "ntfs.attrlist.missing",
     "ntfs.bitmap.lost",
     "ntfs.filename.parent",
     "ntfs.filename.parent-sequence",

@@ -695,6 +695,149 @@ Editor::Relinked Editor::relink_orphans(bool to_found, std::int64_t mtime, std::
     return done;
 }
 
+std::uint64_t Editor::rebuild_attribute_lists(std::vector<std::string>* left) {
+    // 1. The bases to look at: those with a list, and those extension records name.
+    std::map<std::uint64_t, std::uint16_t> with_list;           // base -> sequence
+    std::map<std::uint64_t, std::vector<std::uint64_t>> named;  // packed base reference -> extensions
+    for_each_in_use(vol_, [&](std::uint64_t n, std::uint64_t owner, const MftRecord& r) {
+        if (owner < kFirstNonSystemRecord) return;
+        if (r.header.base_record != 0)
+            named[r.header.base_record].push_back(n);
+        else if (r.find(AttrType::attribute_list))
+            with_list[n] = r.header.sequence;
+    });
+    std::set<std::uint64_t> bases;
+    for (const auto& [n, sequence] : with_list) bases.insert(n);
+    for (const auto& [ref, exts] : named) bases.insert(FileReference::unpack(ref).record);
+    std::uint64_t done = 0;
+    for (const std::uint64_t b : bases) {
+        Record base;
+        try {
+            base = read_record(b);
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+            continue;
+        }
+        if (!base.parsed.in_use() || base.parsed.header.base_record != 0) continue;
+        const FileReference self{b, base.parsed.header.sequence};
+        const auto exts = named.find(self.packed());
+        // 2. What the records hold.
+        struct Held {
+            AttributeListEntry entry;
+            bool non_resident = false;
+            std::uint64_t last_vcn = 0;
+        };
+        std::vector<Held> held;
+        const auto take = [&](const MftRecord& r, FileReference at) {
+            for (const Attribute& a : r.attributes) {
+                if (a.kind() == AttrType::attribute_list) continue;
+                AttributeListEntry e;
+                e.type = a.type;
+                e.name = a.name;
+                e.starting_vcn = a.non_resident ? static_cast<std::uint64_t>(a.first_vcn) : 0;
+                e.record = at;
+                e.instance = a.instance;
+                held.push_back({std::move(e), a.non_resident, static_cast<std::uint64_t>(a.last_vcn)});
+            }
+        };
+        take(base.parsed, self);
+        bool readable = true;
+        if (exts != named.end())
+            for (const std::uint64_t x : exts->second) {
+                try {
+                    const Record r = read_record(x);
+                    take(r.parsed, FileReference{x, r.parsed.header.sequence});
+                } catch (const Error& e) {
+                    if (e.code() == ErrorCode::io) throw;
+                    readable = false;
+                }
+            }
+        std::sort(held.begin(), held.end(), [&](const Held& x, const Held& y) {
+            if (x.entry.type != y.entry.type) return x.entry.type < y.entry.type;
+            if (const int c = upcase_.collate(x.entry.name, y.entry.name); c != 0) return c < 0;
+            if (x.entry.name != y.entry.name) return x.entry.name < y.entry.name;
+            if (x.entry.starting_vcn != y.entry.starting_vcn)
+                return x.entry.starting_vcn < y.entry.starting_vcn;
+            if (x.entry.record.record != y.entry.record.record)
+                return x.entry.record.record < y.entry.record.record;
+            return x.entry.instance < y.entry.instance;
+        });
+        // 3. They agree: one attribute of each type and name ($FILE_NAME
+        // apart), or non-resident pieces from VCN 0 without a gap or overlap.
+        bool agree = readable;
+        for (std::size_t i = 0; agree && i < held.size();) {
+            std::size_t j = i + 1;
+            while (j < held.size() && held[j].entry.type == held[i].entry.type &&
+                   held[j].entry.name == held[i].entry.name)
+                ++j;
+            if (held[i].entry.type != static_cast<std::uint32_t>(AttrType::file_name)) {
+                if (!held[i].non_resident) {
+                    agree = j == i + 1;
+                } else {
+                    std::uint64_t next = 0;
+                    for (std::size_t k = i; agree && k < j; ++k) {
+                        agree = held[k].non_resident && held[k].entry.starting_vcn == next &&
+                                held[k].last_vcn + 1 >= next;
+                        next = held[k].last_vcn + 1;
+                    }
+                }
+            }
+            i = j;
+        }
+        if (!agree) {
+            if (left)
+                left->push_back(fmt::format("MFT record {}: its records hold attributes that disagree", b));
+            continue;
+        }
+        std::vector<AttributeListEntry> entries;
+        for (const Held& h : held) entries.push_back(h.entry);
+        const std::vector<std::byte> value = encode_attribute_list(entries);
+        const Attribute* list = base.parsed.find(AttrType::attribute_list);
+        if (list != nullptr) {
+            try {
+                if (vol_.read_stream(*list, value.size() + 1) == value) continue;  // already right
+            } catch (const Error& e) {
+                if (e.code() == ErrorCode::io) throw;
+            }
+        } else if (std::none_of(held.begin(), held.end(),
+                                [&](const Held& h) { return h.entry.record.record != b; })) {
+            continue;  // no list, and no extension record holds anything: nothing to index
+        }
+        // 4. Written: into the clusters of a non-resident list that hold it
+        // (its sizes set in the base after the bytes), else resident in the base.
+        const auto is_list = [](const Attribute& a) { return a.kind() == AttrType::attribute_list; };
+        constexpr auto kList = static_cast<std::uint32_t>(AttrType::attribute_list);
+        if (list != nullptr && list->non_resident && value.size() <= list->allocated_size &&
+            list->flags == 0) {
+            std::vector<std::byte> header(base.bytes.begin() + list->offset,
+                                          base.bytes.begin() + list->offset + list->length);
+            core::store_le64(header, 0x30, value.size());  // data size
+            core::store_le64(header, 0x38, value.size());  // initialized size
+            if (auto record =
+                    rebuilt_record(base, is_list, {{kList, header}}, base.parsed.header.next_instance)) {
+                begin();
+                write_stream(*list, 0, value);
+                write_record(b, std::move(*record));
+                ++done;
+                continue;
+            }
+        }
+        if (list == nullptr || !list->non_resident) {
+            std::uint16_t next = base.parsed.header.next_instance;
+            auto fresh = build_resident_attribute(AttrType::attribute_list, u"", value);
+            core::store_le16(fresh, kAttrInstance, list != nullptr ? list->instance : next++);
+            if (auto record = rebuilt_record(base, is_list, {{kList, fresh}}, next)) {
+                begin();
+                write_record(b, std::move(*record));
+                ++done;
+                continue;
+            }
+        }
+        if (left) left->push_back(fmt::format("MFT record {}: its rebuilt $ATTRIBUTE_LIST has no room", b));
+    }
+    return done;
+}
+
 Editor::HeaderRepairs Editor::repair_record_headers() {
     // 1. Per record: in use, base, its link count, its names (counted as
     // check_file_names counts them, on the base record), and whether its

@@ -133,6 +133,28 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                  fmt::format("the backup boot sector (sector {}) rewritten from sector 0", g.total_sectors)});
         }
     }
+    // -y: $ATTRIBUTE_LISTs rebuilt from the base and extension records they
+    // index, where those agree (Editor::rebuild_attribute_lists). The
+    // findings they answer leave owners in doubt for this pass: the bitmap
+    // and index repairs follow in fsck's next pass, from a fresh check.
+    if (plan.has("ntfs.attrlist.missing") || plan.has("ntfs.attrlist.decode") ||
+        plan.has("ntfs.attrlist.entry")) {
+        try {
+            Editor ed(dev, {options.barrier, 0, std::nullopt});
+            const std::uint64_t n = ed.rebuild_attribute_lists();
+            ed.finish();
+            if (n != 0) {
+                const std::string_view code = plan.has("ntfs.attrlist.decode")  ? "ntfs.attrlist.decode"
+                                              : plan.has("ntfs.attrlist.entry") ? "ntfs.attrlist.entry"
+                                                                                : "ntfs.attrlist.missing";
+                done.push_back({std::string(code),
+                                fmt::format("{} $ATTRIBUTE_LIST{} rebuilt from the records {} index", n,
+                                            n == 1 ? "" : "s", n == 1 ? "it should" : "they should")});
+            }
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+        }
+    }
     // $Bitmap and $MFT's $BITMAP made what the records say: bits of clusters
     // owned (records in use) that are marked free set, which gives up nothing
     // and keeps an allocator off them (preen); bits of what nothing owns

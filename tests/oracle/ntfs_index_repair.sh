@@ -8,7 +8,8 @@
 # tree that was written (the file the damage hid is back), a second -y
 # changes nothing and --undo gives the damaged bytes back. A directory of 300
 # names whose index is in INDX blocks, with a stale entry and a missing one,
-# is rebuilt the same way.
+# is rebuilt the same way. Orphans whose directory is gone go to /found.000;
+# a broken $ATTRIBUTE_LIST is rebuilt from the records it indexes.
 here=$(cd "$(dirname "$0")" && pwd); . "$here/../lib.sh"
 need_oracles
 for t in ntfsfix ntfsls; do command -v $t >/dev/null || { echo "$t missing: skipped"; exit 77; }; done
@@ -113,6 +114,35 @@ for kind in filename-parent filename-parent-sequence; do
   [ -z "$(fsck_codes p.img)" ] && pass || fail "$kind: -y left $(fsck_codes p.img)"
   check p.img -j 2 --manifest src.manifest
 done
+
+# $ATTRIBUTE_LIST rebuilt from the records it indexes (tests/tools/ntfs_damage.py: A.TXT's $DATA
+# in an extension record, the base's list then made undecodable, an entry naming a record that
+# does not hold the attribute, an entry with another sequence number): A.TXT reads whole through
+# the new list in fsimg, ntfs-3g and sleuthkit. An extension record that holds nothing
+# (attrlist-missing) gives nothing to index: -y leaves it (exit 4) and writes nothing.
+for kind in attrlist-decode attrlist-entry attrlist-entry-sequence; do
+  code=ntfs.attrlist.${kind#attrlist-}; code=${code%-sequence}
+  cp base.img l.img
+  python3 "$damage" l.img $kind > /dev/null || { fail "$kind: damage"; continue; }
+  "$FSIMG" fsck -y l.img > rep.out 2>&1; rc=$?
+  [ $rc = 1 ] && grep -q "^repaired $code: 1 \$ATTRIBUTE_LIST rebuilt from the records it should index$" rep.out &&
+    pass || fail "$kind: -y exit $rc: $(cat rep.out)"
+  [ -z "$(fsck_codes l.img)" ] && pass || fail "$kind: -y left $(fsck_codes l.img)"
+  n=$(ifind -n /A.TXT l.img)
+  "$FSIMG" cat l.img /A.TXT | cmp -s - src/A.TXT && ntfscat l.img A.TXT | cmp -s - src/A.TXT &&
+    icat l.img "$n" | cmp -s - src/A.TXT && [[ $(istat l.img "$n") == *'Type: $ATTRIBUTE_LIST'* ]] &&
+    pass || fail "$kind: A.TXT does not read back through its rebuilt \$ATTRIBUTE_LIST"
+  ntfsfix -n l.img > fix.out 2>&1 && pass || fail "$kind: ntfsfix -n: $(cat fix.out)"
+  check l.img -j 2 --manifest src.manifest
+  cp l.img first.img
+  "$FSIMG" fsck -y l.img > /dev/null 2>&1; rc=$?
+  [ $rc = 0 ] && cmp -s l.img first.img && pass || fail "$kind: second -y exit $rc or changed the image"
+done
+cp base.img l.img && python3 "$damage" l.img attrlist-decode > /dev/null
+repair_cuts l.img attrlist-decode /B.TXT:src/B.TXT /DIR/C.TXT:src/DIR/C.TXT
+cp base.img l.img && python3 "$damage" l.img attrlist-missing > /dev/null && cp l.img damaged.img
+"$FSIMG" fsck -y l.img > rep.out 2>&1; rc=$?
+[ $rc = 4 ] && cmp -s l.img damaged.img && pass || fail "attrlist-missing: -y exit $rc or it wrote: $(cat rep.out)"
 
 # A directory in INDX blocks: one entry made stale (another sequence number),
 # another removed from its leaf (the file then reachable by no index).

@@ -292,6 +292,25 @@ public:
     /// `left`. Returns the directories rebuilt; throws
     /// Error(io), and Error(refused) as begin() does.
     std::uint64_t rebuild_indexes(std::vector<std::string>* left = nullptr);
+    /// For fsck -y's repair of ntfs.attrlist.missing, ntfs.attrlist.decode
+    /// and ntfs.attrlist.entry: the $ATTRIBUTE_LIST of an in-use base record
+    /// from 16 on that has one or that in-use extension records name as
+    /// their base (record and sequence number) is rebuilt from what those
+    /// records hold, as NTFS keeps it [FLATCAP attributes/attribute_list]:
+    /// an entry per attribute of the base (but the list) and of each such
+    /// extension record (type, name, starting VCN: 0 for a resident one, the
+    /// record's reference, the instance), in the order of type, name
+    /// ($UpCase collation) and starting VCN. Only when the records agree:
+    /// each attribute but $FILE_NAME once, or non-resident pieces whose VCNs
+    /// run from 0 without a gap or an overlap; a list that already says
+    /// exactly that is kept. Written into the clusters of a non-resident
+    /// list when they hold it (its sizes set in the base after the bytes),
+    /// else resident in the base when it fits there (a list missing or
+    /// resident); a base where neither holds it (a new non-resident list is
+    /// not made), or whose records disagree, is left and named in `left`.
+    /// After the dirty flag. Returns the lists rebuilt; throws Error(io), and
+    /// Error(refused) as begin() does.
+    std::uint64_t rebuild_attribute_lists(std::vector<std::string>* left = nullptr);
     /// What relink_orphans did: records put back into the directory whose
     /// index names them, records linked into `found_dir` ("found.000").
     struct Relinked {
