@@ -54,7 +54,7 @@ constexpr std::array<std::string_view, 37> kPreen = {
 
 /// What -y repairs besides: the repairs that give up something (lost
 /// clusters freed: what they held is not kept).
-constexpr std::array<std::string_view, 57> kAll = {
+constexpr std::array<std::string_view, 58> kAll = {
     "exfat.bitmap.lost",
     "exfat.name.duplicate",
     "exfat.name.invalid",
@@ -107,6 +107,7 @@ constexpr std::array<std::string_view, 57> kAll = {
     "ntfs.index.extra-entry",
     "ntfs.index.missing-entry",
     "ntfs.index.order",
+    "ntfs.index.root-missing",
     "ntfs.index.stale-entry",
     "ntfs.logfile.unclean",
     "ntfs.logfile.unknown",

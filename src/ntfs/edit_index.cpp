@@ -431,6 +431,32 @@ std::uint64_t Editor::rebuild_indexes(std::vector<std::string>* left) {
             if (left) left->push_back(fmt::format("directory record {}: {}", d, e.what()));
             continue;
         }
+        // A directory without $INDEX_ROOT:$I30 (and no $ATTRIBUTE_LIST, whose
+        // entries name its attributes) gets an empty one, as make_directory
+        // makes it, first: the rebuild below then fills it.
+        if (!rec.parsed.find(AttrType::attribute_list) &&
+            std::none_of(rec.parsed.attributes.begin(), rec.parsed.attributes.end(), [](const Attribute& a) {
+                return a.kind() == AttrType::index_root && a.name == u"$I30";
+            })) {
+            std::uint16_t next = rec.parsed.header.next_instance;
+            auto root = build_resident_attribute(
+                AttrType::index_root, u"$I30",
+                build_index_root(0x30, collation::file_name, vol_.geometry().index_block_bytes,
+                                 vol_.geometry().cluster_bytes, build_end_index_entry(), false));
+            core::store_le16(root, kAttrInstance, next++);
+            auto fixed = rebuilt_record(
+                rec, [](const Attribute&) { return false; },
+                {{static_cast<std::uint32_t>(AttrType::index_root), std::move(root)}}, next);
+            if (!fixed) {
+                if (left) left->push_back(fmt::format("directory record {}: no room for an $INDEX_ROOT", d));
+                continue;
+            }
+            begin();
+            write_record(d, std::move(*fixed));
+            rec = read_record(d);
+            rebuild.insert(d);
+            continue;
+        }
         try {
             for_each_index_entry(
                 vol_, rec.parsed, kI30Index,

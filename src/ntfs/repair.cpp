@@ -274,10 +274,10 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     // attribute or runlist damage leaves the owner of a cluster $Bitmap marks
     // free in doubt. The repair is reported under the first of these codes
     // found (the root cause: a damaged block hides the names it held).
-    constexpr std::array<std::string_view, 8> kIndexCodes = {
-        "ntfs.index.corrupt",       "ntfs.index.bitmap",      "ntfs.index.stale-entry",
-        "ntfs.index.missing-entry", "ntfs.index.extra-entry", "ntfs.index.entry-mismatch",
-        "ntfs.index.order",         "ntfs.tree.orphan"};
+    constexpr std::array<std::string_view, 9> kIndexCodes = {
+        "ntfs.index.root-missing",   "ntfs.index.corrupt",       "ntfs.index.bitmap",
+        "ntfs.index.stale-entry",    "ntfs.index.missing-entry", "ntfs.index.extra-entry",
+        "ntfs.index.entry-mismatch", "ntfs.index.order",         "ntfs.tree.orphan"};
     const auto index_code =
         std::find_if(kIndexCodes.begin(), kIndexCodes.end(), [&](std::string_view c) { return plan.has(c); });
     if (index_code != kIndexCodes.end() && !owners_in_doubt(found)) {

@@ -9,7 +9,8 @@
 # changes nothing and --undo gives the damaged bytes back. A directory of 300
 # names whose index is in INDX blocks, with a stale entry and a missing one,
 # is rebuilt the same way. Orphans whose directory is gone go to /found.000;
-# a broken $ATTRIBUTE_LIST is rebuilt from the records it indexes.
+# a broken $ATTRIBUTE_LIST is rebuilt from the records it indexes; a missing
+# $INDEX_ROOT made again.
 here=$(cd "$(dirname "$0")" && pwd); . "$here/../lib.sh"
 need_oracles
 for t in ntfsfix ntfsls; do command -v $t >/dev/null || { echo "$t missing: skipped"; exit 77; }; done
@@ -114,6 +115,23 @@ for kind in filename-parent filename-parent-sequence; do
   [ -z "$(fsck_codes p.img)" ] && pass || fail "$kind: -y left $(fsck_codes p.img)"
   check p.img -j 2 --manifest src.manifest
 done
+
+# A directory whose $INDEX_ROOT is gone (index-root-missing: /DIR/SUB's turned into an unknown
+# type) gets an empty one, then the rebuild fills it from its files' names.
+rm -rf src2 && cp -r src src2 && head -c 5000 /dev/urandom > src2/DIR/SUB/X.TXT && echo y > "src2/DIR/SUB/a longer name.txt"
+"$SHARED/oracles/make-manifest" src2 > src2.manifest
+"$FSIMG" mkfs -q -t ntfs -s 4M --from src2 r.img || fail "mkfs src2"
+python3 "$damage" r.img index-root-missing > /dev/null || fail "index-root-missing: damage"
+cp r.img r-damaged.img
+[[ " $(fsck_codes r.img) " == *" ntfs.index.root-missing "* ]] && pass || fail "index-root-missing: fsck finds $(fsck_codes r.img)"
+"$FSIMG" fsck -y r.img > rep.out 2>&1; rc=$?
+[ $rc = 1 ] && grep -q "^repaired ntfs.index.root-missing: 1 directory's index rebuilt" rep.out && pass ||
+  fail "index-root-missing: -y exit $rc: $(cat rep.out)"
+[ -z "$(fsck_codes r.img)" ] && pass || fail "index-root-missing: -y left $(fsck_codes r.img)"
+ntfsfix -n r.img > fix.out 2>&1 && pass || fail "index-root-missing: ntfsfix -n: $(cat fix.out)"
+check r.img -j 2 --manifest src2.manifest
+lists_agree r.img index-root-missing
+repair_cuts r-damaged.img index-root-missing /DIR/C.TXT:src/DIR/C.TXT /A.TXT:src/A.TXT
 
 # $ATTRIBUTE_LIST rebuilt from the records it indexes (tests/tools/ntfs_damage.py: A.TXT's $DATA
 # in an extension record, the base's list then made undecodable, an entry naming a record that

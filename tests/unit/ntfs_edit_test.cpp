@@ -591,3 +591,32 @@ TEST_CASE("ntfs repair: orphans whose directory is gone are linked into found.00
     const Editor::Relinked again = e.relink_orphans(true, 1700000000);
     CHECK(again.back + again.found == 0);
 }
+
+TEST_CASE("ntfs repair: a directory with no $INDEX_ROOT gets one, filled from its files' names",
+          "[ntfs][edit][repair]") {
+    io::MemoryImage img = many_files_image(3);
+    {
+        const Volume v(img);
+        const std::uint64_t many = resolve_path(v, "/many")->record;
+        const MftRecord r = v.read_record(many);
+        const auto root = std::find_if(r.attributes.begin(), r.attributes.end(), [](const Attribute& a) {
+            return a.kind() == AttrType::index_root && a.name == u"$I30";
+        });
+        REQUIRE(root != r.attributes.end());
+        const auto at = v.device_offset(v.mft_data(), many * v.geometry().mft_record_bytes);
+        REQUIRE(at);
+        std::array<std::byte, 4> type{};
+        core::store_le32(type, 0, 0x91);  // an unknown type: the record has no $INDEX_ROOT
+        img.write_at(*at + root->offset, type);
+    }
+    REQUIRE(edit_codes(img).count("ntfs.index.root-missing") == 1);
+    check::Findings found;
+    (void)check_volume(img, found);
+    check::RepairOptions all;
+    all.level = check::RepairLevel::all;
+    const auto done = repair_volume(img, found, all);
+    REQUIRE_FALSE(done.empty());
+    CHECK(done.front().code == "ntfs.index.root-missing");
+    CHECK(edit_codes(img).empty());
+    CHECK(many_names(img) == std::vector<std::string>{"name 000", "name 001", "name 002"});
+}
