@@ -163,7 +163,7 @@ const std::vector<Editor::IndexKey>& Editor::index_keys(std::uint64_t dir) const
     return keys_[dir] = std::move(keys);
 }
 
-void Editor::mark_record(std::uint64_t record) {
+void Editor::mark_record(std::uint64_t record, bool in_use) {
     const MftRecord r0 = vol_.read_record(0);
     const Attribute* bm = r0.find(AttrType::bitmap);
     if (bm == nullptr) throw Error(ErrorCode::corrupt, "$MFT has no $BITMAP");
@@ -172,14 +172,16 @@ void Editor::mark_record(std::uint64_t record) {
         const auto off = vol_.device_offset(*bm, record / 8);
         if (!off)
             throw Error(ErrorCode::corrupt, fmt::format("$MFT's $BITMAP does not map record {}", record));
-        (void)check::apply_bitmap_fixes(dev_, {check::BitmapFix{*off, bit, 0}});
+        (void)check::apply_bitmap_fixes(
+            dev_, {check::BitmapFix{*off, in_use ? bit : std::uint8_t{0}, in_use ? std::uint8_t{0} : bit}});
         return;
     }
     Record z = read_record(0);
     const Attribute* b = z.parsed.find(AttrType::bitmap);
     if (record / 8 >= b->value.size())
         throw Error(ErrorCode::corrupt, fmt::format("$MFT's $BITMAP does not hold record {}", record));
-    z.bytes[b->offset + b->value_offset + record / 8] |= std::byte{bit};
+    std::byte& at = z.bytes[b->offset + b->value_offset + record / 8];
+    at = in_use ? (at | std::byte{bit}) : (at & ~std::byte{bit});
     write_record(0, std::move(z.bytes));
 }
 

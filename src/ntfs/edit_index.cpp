@@ -721,7 +721,7 @@ Editor::Relinked Editor::relink_orphans(bool to_found, std::int64_t mtime, std::
     return done;
 }
 
-std::uint64_t Editor::rebuild_attribute_lists(std::vector<std::string>* left) {
+Editor::ListRepairs Editor::rebuild_attribute_lists(std::vector<std::string>* left) {
     // 1. The bases to look at: those with a list, and those extension records name.
     std::map<std::uint64_t, std::uint16_t> with_list;           // base -> sequence
     std::map<std::uint64_t, std::vector<std::uint64_t>> named;  // packed base reference -> extensions
@@ -735,7 +735,7 @@ std::uint64_t Editor::rebuild_attribute_lists(std::vector<std::string>* left) {
     std::set<std::uint64_t> bases;
     for (const auto& [n, sequence] : with_list) bases.insert(n);
     for (const auto& [ref, exts] : named) bases.insert(FileReference::unpack(ref).record);
-    std::uint64_t done = 0;
+    ListRepairs done;
     for (const std::uint64_t b : bases) {
         Record base;
         try {
@@ -771,7 +771,18 @@ std::uint64_t Editor::rebuild_attribute_lists(std::vector<std::string>* left) {
         if (exts != named.end())
             for (const std::uint64_t x : exts->second) {
                 try {
-                    const Record r = read_record(x);
+                    Record r = read_record(x);
+                    if (r.parsed.attributes.empty()) {
+                        // It holds nothing: freed, the record first, then its $MFT bit.
+                        core::store_le16(
+                            r.bytes, 0x16,
+                            static_cast<std::uint16_t>(r.parsed.header.flags & ~record_flag::in_use));
+                        begin();
+                        write_record(x, std::move(r.bytes));
+                        mark_record(x, false);
+                        ++done.freed;
+                        continue;
+                    }
                     take(r.parsed, FileReference{x, r.parsed.header.sequence});
                 } catch (const Error& e) {
                     if (e.code() == ErrorCode::io) throw;
@@ -844,7 +855,7 @@ std::uint64_t Editor::rebuild_attribute_lists(std::vector<std::string>* left) {
                 begin();
                 write_stream(*list, 0, value);
                 write_record(b, std::move(*record));
-                ++done;
+                ++done.lists;
                 continue;
             }
         }
@@ -855,7 +866,7 @@ std::uint64_t Editor::rebuild_attribute_lists(std::vector<std::string>* left) {
             if (auto record = rebuilt_record(base, is_list, {{kList, fresh}}, next)) {
                 begin();
                 write_record(b, std::move(*record));
-                ++done;
+                ++done.lists;
                 continue;
             }
         }

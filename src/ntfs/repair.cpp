@@ -141,16 +141,20 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
         plan.has("ntfs.attrlist.entry")) {
         try {
             Editor ed(dev, {options.barrier, 0, std::nullopt});
-            const std::uint64_t n = ed.rebuild_attribute_lists();
+            const Editor::ListRepairs n = ed.rebuild_attribute_lists();
             ed.finish();
-            if (n != 0) {
-                const std::string_view code = plan.has("ntfs.attrlist.decode")  ? "ntfs.attrlist.decode"
-                                              : plan.has("ntfs.attrlist.entry") ? "ntfs.attrlist.entry"
-                                                                                : "ntfs.attrlist.missing";
-                done.push_back({std::string(code),
-                                fmt::format("{} $ATTRIBUTE_LIST{} rebuilt from the records {} index", n,
-                                            n == 1 ? "" : "s", n == 1 ? "it should" : "they should")});
-            }
+            const std::string_view code = plan.has("ntfs.attrlist.decode")  ? "ntfs.attrlist.decode"
+                                          : plan.has("ntfs.attrlist.entry") ? "ntfs.attrlist.entry"
+                                                                            : "ntfs.attrlist.missing";
+            if (n.lists != 0)
+                done.push_back(
+                    {std::string(code),
+                     fmt::format("{} $ATTRIBUTE_LIST{} rebuilt from the records {} index", n.lists,
+                                 n.lists == 1 ? "" : "s", n.lists == 1 ? "it should" : "they should")});
+            if (n.freed != 0)
+                done.push_back({"ntfs.attrlist.missing",
+                                fmt::format("{} extension record{} that held nothing marked not in use",
+                                            n.freed, n.freed == 1 ? "" : "s")});
         } catch (const Error& e) {
             if (e.code() == ErrorCode::io) throw;
         }

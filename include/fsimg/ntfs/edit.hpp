@@ -308,9 +308,15 @@ public:
     /// else resident in the base when it fits there (a list missing or
     /// resident); a base where neither holds it (a new non-resident list is
     /// not made), or whose records disagree, is left and named in `left`.
-    /// After the dirty flag. Returns the lists rebuilt; throws Error(io), and
-    /// Error(refused) as begin() does.
-    std::uint64_t rebuild_attribute_lists(std::vector<std::string>* left = nullptr);
+    /// An extension record of such a base that holds no attribute owns
+    /// nothing: it is marked not in use (record header 0x16), then its bit
+    /// in $MFT's $BITMAP cleared. After the dirty flag.
+    /// Returns the lists rebuilt and the records freed; throws Error(io),
+    /// and Error(refused) as begin() does.
+    struct ListRepairs {
+        std::uint64_t lists = 0, freed = 0;
+    };
+    ListRepairs rebuild_attribute_lists(std::vector<std::string>* left = nullptr);
     /// What relink_orphans did: records put back into the directory whose
     /// index names them, records linked into `found_dir` ("found.000").
     struct Relinked {
@@ -536,9 +542,9 @@ private:
     /// Kept while this editor changes nothing else in the index (keys_):
     /// copying many files into one directory reads its index once.
     const std::vector<IndexKey>& index_keys(std::uint64_t dir) const;
-    /// $MFT's $BITMAP bit of `record` set: the byte rewritten in its
-    /// clusters, or record 0 rewritten when the bitmap is resident.
-    void mark_record(std::uint64_t record);
+    /// $MFT's $BITMAP bit of `record` set (`in_use`) or cleared: the byte
+    /// rewritten in its clusters, or record 0 rewritten when the bitmap is resident.
+    void mark_record(std::uint64_t record, bool in_use = true);
     /// Stamps directory record `dir`'s $STANDARD_INFORMATION modification
     /// and MFT change times with EditOptions::now (clamped), as ntfs-3g
     /// stamps a directory whose entries changed.
