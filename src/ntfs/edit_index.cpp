@@ -723,17 +723,15 @@ Editor::Relinked Editor::relink_orphans(bool to_found, std::int64_t mtime, std::
 
 Editor::ListRepairs Editor::rebuild_attribute_lists(std::vector<std::string>* left) {
     // 1. The bases to look at: those with a list, and those extension records name.
-    std::map<std::uint64_t, std::uint16_t> with_list;           // base -> sequence
+    std::set<std::uint64_t> bases;                              // with a list, or named by extensions
     std::map<std::uint64_t, std::vector<std::uint64_t>> named;  // packed base reference -> extensions
     for_each_in_use(vol_, [&](std::uint64_t n, std::uint64_t owner, const MftRecord& r) {
         if (owner < kFirstNonSystemRecord) return;
         if (r.header.base_record != 0)
             named[r.header.base_record].push_back(n);
         else if (r.find(AttrType::attribute_list))
-            with_list[n] = r.header.sequence;
+            bases.insert(n);
     });
-    std::set<std::uint64_t> bases;
-    for (const auto& [n, sequence] : with_list) bases.insert(n);
     for (const auto& [ref, exts] : named) bases.insert(FileReference::unpack(ref).record);
     ListRepairs done;
     for (const std::uint64_t b : bases) {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <functional>
+#include <initializer_list>
 #include <vector>
 
 #include "fsimg/core/error.hpp"
@@ -31,6 +33,27 @@ bool owners_in_doubt(const check::Findings& found) {
         return c.starts_with("ntfs.record.") || c.starts_with("ntfs.attr.") || c.starts_with("ntfs.run.") ||
                c.starts_with("ntfs.attrlist.") || c.starts_with("ntfs.mft.");
     });
+}
+
+/// The first of `codes` that `plan` answers ("" when none): the name a
+/// repair made for several of them is reported under (the root cause first).
+std::string_view first_planned(const check::RepairPlan& plan, std::initializer_list<std::string_view> codes) {
+    const auto it = std::find_if(codes.begin(), codes.end(), [&](std::string_view c) { return plan.has(c); });
+    return it == codes.end() ? std::string_view{} : *it;
+}
+
+/// Runs `change` with an editor of the volume, then finish() (the dirty
+/// flag cleared if the change set it). An error other than Error(io) (a
+/// volume the editor refuses, $LogFile to replay) leaves this repair
+/// undone: the check after the repairs reports what is left.
+void with_editor(io::BlockDevice& dev, EditOptions options, const std::function<void(Editor&)>& change) {
+    try {
+        Editor ed(dev, std::move(options));
+        change(ed);
+        ed.finish();
+    } catch (const Error& e) {
+        if (e.code() == ErrorCode::io) throw;
+    }
 }
 
 }  // namespace
@@ -139,13 +162,10 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     // and index repairs follow in fsck's next pass, from a fresh check.
     if (plan.has("ntfs.attrlist.missing") || plan.has("ntfs.attrlist.decode") ||
         plan.has("ntfs.attrlist.entry")) {
-        try {
-            Editor ed(dev, {options.barrier, 0, std::nullopt});
+        with_editor(dev, {options.barrier, 0, std::nullopt}, [&](Editor& ed) {
             const Editor::ListRepairs n = ed.rebuild_attribute_lists();
-            ed.finish();
-            const std::string_view code = plan.has("ntfs.attrlist.decode")  ? "ntfs.attrlist.decode"
-                                          : plan.has("ntfs.attrlist.entry") ? "ntfs.attrlist.entry"
-                                                                            : "ntfs.attrlist.missing";
+            const std::string_view code =
+                first_planned(plan, {"ntfs.attrlist.decode", "ntfs.attrlist.entry", "ntfs.attrlist.missing"});
             if (n.lists != 0)
                 done.push_back(
                     {std::string(code),
@@ -155,9 +175,7 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                 done.push_back({"ntfs.attrlist.missing",
                                 fmt::format("{} extension record{} that held nothing marked not in use",
                                             n.freed, n.freed == 1 ? "" : "s")});
-        } catch (const Error& e) {
-            if (e.code() == ErrorCode::io) throw;
-        }
+        });
     }
     // $Bitmap and $MFT's $BITMAP made what the records say: bits of clusters
     // owned (records in use) that are marked free set, which gives up nothing
@@ -233,10 +251,8 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     // Record headers: link counts from the names, attribute instances made
     // unique and below the next instance (counts and ids: -p too).
     if (plan.has("ntfs.record.link-count") || plan.has("ntfs.attr.instance")) {
-        try {
-            Editor ed(dev, {options.barrier, 0, std::nullopt});
+        with_editor(dev, {options.barrier, 0, std::nullopt}, [&](Editor& ed) {
             const Editor::HeaderRepairs n = ed.repair_record_headers();
-            ed.finish();
             if (n.link_counts != 0)
                 done.push_back({"ntfs.record.link-count",
                                 fmt::format("{} record{} given the link count of {} names outside the DOS "
@@ -248,26 +264,20 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                                 fmt::format("{} record{} given attribute instances that are unique and below "
                                             "the next instance",
                                             n.instances, n.instances == 1 ? "" : "s")});
-        } catch (const Error& e) {
-            if (e.code() == ErrorCode::io) throw;
-        }
+        });
     }
     // -y: attribute sizes made what the runlist maps (a data size past the
     // allocated clusters cut to them), before the index entries copy them.
     if (plan.has("ntfs.attr.sizes")) {
-        try {
-            Editor ed(dev, {options.barrier, 0, std::nullopt});
+        with_editor(dev, {options.barrier, 0, std::nullopt}, [&](Editor& ed) {
             const std::uint64_t n = ed.repair_attribute_sizes();
-            ed.finish();
             if (n != 0)
                 done.push_back(
                     {"ntfs.attr.sizes",
                      fmt::format("{} attribute{} given the allocated size of the clusters {} runlist "
                                  "maps, a data and initialized size no larger",
                                  n, n == 1 ? "" : "s", n == 1 ? "its" : "their")});
-        } catch (const Error& e) {
-            if (e.code() == ErrorCode::io) throw;
-        }
+        });
     }
     // -y: directory indexes that cannot be walked (a damaged INDX block, a
     // sub-node outside the allocation, a loop), whose $BITMAP:$I30 marks
@@ -278,15 +288,12 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     // attribute or runlist damage leaves the owner of a cluster $Bitmap marks
     // free in doubt. The repair is reported under the first of these codes
     // found (the root cause: a damaged block hides the names it held).
-    constexpr std::array<std::string_view, 9> kIndexCodes = {
-        "ntfs.index.root-missing",   "ntfs.index.corrupt",       "ntfs.index.bitmap",
-        "ntfs.index.stale-entry",    "ntfs.index.missing-entry", "ntfs.index.extra-entry",
-        "ntfs.index.entry-mismatch", "ntfs.index.order",         "ntfs.tree.orphan"};
-    const auto index_code =
-        std::find_if(kIndexCodes.begin(), kIndexCodes.end(), [&](std::string_view c) { return plan.has(c); });
-    if (index_code != kIndexCodes.end() && !owners_in_doubt(found)) {
-        try {
-            Editor ed(dev, {options.barrier, options.now, options.clamp});
+    const std::string_view index_code =
+        first_planned(plan, {"ntfs.index.root-missing", "ntfs.index.corrupt", "ntfs.index.bitmap",
+                             "ntfs.index.stale-entry", "ntfs.index.missing-entry", "ntfs.index.extra-entry",
+                             "ntfs.index.entry-mismatch", "ntfs.index.order", "ntfs.tree.orphan"});
+    if (!index_code.empty() && !owners_in_doubt(found)) {
+        with_editor(dev, {options.barrier, options.now, options.clamp}, [&](Editor& ed) {
             // Records whose names give no directory in use: back into the
             // directory whose index names them (before the rebuild drops
             // that entry), the others into /found.000 (chkdsk's convention);
@@ -303,12 +310,12 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                 relinked.found_dir = more.found_dir;
                 if (more.back + more.found != 0) n += ed.rebuild_indexes();
             }
-            ed.finish();
+            std::string_view back =
+                first_planned(plan, {"ntfs.filename.parent", "ntfs.filename.parent-sequence"});
+            if (back.empty()) back = "ntfs.tree.orphan";
             if (relinked.back != 0)
                 done.push_back(
-                    {plan.has("ntfs.filename.parent")            ? "ntfs.filename.parent"
-                     : plan.has("ntfs.filename.parent-sequence") ? "ntfs.filename.parent-sequence"
-                                                                 : "ntfs.tree.orphan",
+                    {std::string(back),
                      fmt::format("{} record{} whose names gave no directory in use linked back into the "
                                  "director{} whose index named {}",
                                  relinked.back, relinked.back == 1 ? "" : "s",
@@ -318,14 +325,11 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                     {"ntfs.tree.orphan",
                      fmt::format("{} record{} whose directory is gone linked into /{}", relinked.found,
                                  relinked.found == 1 ? "" : "s", relinked.found_dir)});
-            const std::uint64_t relinked_n = relinked.back + relinked.found;
-            if (n != 0 && (relinked_n == 0 || *index_code != "ntfs.tree.orphan"))
-                done.push_back({std::string(*index_code),
+            if (n != 0 && (relinked.back + relinked.found == 0 || index_code != "ntfs.tree.orphan"))
+                done.push_back({std::string(index_code),
                                 fmt::format("{} director{} index rebuilt from the names of the files in {}",
                                             n, n == 1 ? "y's" : "ies'", n == 1 ? "it" : "them")});
-        } catch (const Error& e) {
-            if (e.code() == ErrorCode::io) throw;
-        }
+        });
     }
     // Index entries whose sizes are not the file's: copied from its $DATA.
     if (plan.has("ntfs.index.sizes")) {

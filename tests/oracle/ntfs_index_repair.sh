@@ -60,6 +60,13 @@ repair_cuts c.img index-corrupt /A.TXT:src/A.TXT /DIR/C.TXT:src/DIR/C.TXT /B.TXT
 # directory. A name found.000 already holds gets " (record N)" before its extension. After -y:
 # our fsck and ntfsfix -n find nothing, every checker reads the moved tree, ntfs-3g lists what
 # fsimg lists, a second -y changes nothing; a cut after any write of the repair is finished by -y.
+# y_clean IMAGE LABEL PATTERN: fsck -y repairs IMAGE (exit 1, a line of its report matching
+# the grep PATTERN), and our fsck then finds nothing.
+y_clean() {
+  "$FSIMG" fsck -y "$1" > rep.out 2>&1; local rc=$?
+  [ $rc = 1 ] && grep -q "$3" rep.out && pass || fail "$2: -y exit $rc: $(cat rep.out)"
+  [ -z "$(fsck_codes "$1")" ] && pass || fail "$2: -y left $(fsck_codes "$1")"
+}
 lists_agree() {  # lists_agree IMAGE LABEL: ntfsls -R and fsimg ls -R list the same paths
   ntfsls -R -p / "$1" 2> /dev/null | awk '/^\/.*:$/ { d = substr($0, 1, length($0) - 1); if (d == "/") d = ""; next }
     NF && $0 != "." && $0 != ".." { print d "/" $0 }' | LC_ALL=C sort > theirs.txt
@@ -76,10 +83,7 @@ for found in new taken; do
   python3 "$damage" o.img tree-dir-freed > /dev/null || { fail "$found: damage"; continue; }
   codes=$(fsck_codes o.img)
   [[ " $codes " == *" ntfs.tree.orphan "* ]] && pass || fail "$found: fsck finds $codes"
-  "$FSIMG" fsck -y o.img > rep.out 2>&1; rc=$?
-  [ $rc = 1 ] && grep -q "^repaired ntfs.tree.orphan: 3 records whose directory is gone linked into /found.000$" rep.out &&
-    pass || fail "$found: -y exit $rc: $(cat rep.out)"
-  [ -z "$(fsck_codes o.img)" ] && pass || fail "$found: -y left $(fsck_codes o.img)"
+  y_clean o.img "$found" "^repaired ntfs.tree.orphan: 3 records whose directory is gone linked into /found.000$"
   ntfsfix -n o.img > fix.out 2>&1 && pass || fail "$found: ntfsfix -n: $(cat fix.out)"
   "$FSIMG" ls o.img /found.000 > ls.out
   keep=$(grep -x -E 'C\.TXT|L\.TXT' ls.out)  # the first of the record's two names
@@ -109,10 +113,8 @@ repair_cuts c.img tree-dir-freed /A.TXT:src/A.TXT /B.TXT:src/B.TXT "/BIG/a file 
 for kind in filename-parent filename-parent-sequence; do
   cp base.img p.img
   python3 "$damage" p.img $kind > /dev/null || { fail "$kind: damage"; continue; }
-  "$FSIMG" fsck -y p.img > rep.out 2>&1; rc=$?
-  [ $rc = 1 ] && grep -q "^repaired ntfs.${kind/-/.}: 1 record whose names gave no directory in use linked back into the directory whose index named it$" rep.out &&
-    pass || fail "$kind: -y exit $rc: $(cat rep.out)"
-  [ -z "$(fsck_codes p.img)" ] && pass || fail "$kind: -y left $(fsck_codes p.img)"
+  y_clean p.img $kind \
+    "^repaired ntfs.${kind/-/.}: 1 record whose names gave no directory in use linked back into the directory whose index named it$"
   check p.img -j 2 --manifest src.manifest
 done
 
@@ -124,10 +126,7 @@ rm -rf src2 && cp -r src src2 && head -c 5000 /dev/urandom > src2/DIR/SUB/X.TXT 
 python3 "$damage" r.img index-root-missing > /dev/null || fail "index-root-missing: damage"
 cp r.img r-damaged.img
 [[ " $(fsck_codes r.img) " == *" ntfs.index.root-missing "* ]] && pass || fail "index-root-missing: fsck finds $(fsck_codes r.img)"
-"$FSIMG" fsck -y r.img > rep.out 2>&1; rc=$?
-[ $rc = 1 ] && grep -q "^repaired ntfs.index.root-missing: 1 directory's index rebuilt" rep.out && pass ||
-  fail "index-root-missing: -y exit $rc: $(cat rep.out)"
-[ -z "$(fsck_codes r.img)" ] && pass || fail "index-root-missing: -y left $(fsck_codes r.img)"
+y_clean r.img index-root-missing "^repaired ntfs.index.root-missing: 1 directory's index rebuilt"
 ntfsfix -n r.img > fix.out 2>&1 && pass || fail "index-root-missing: ntfsfix -n: $(cat fix.out)"
 check r.img -j 2 --manifest src2.manifest
 lists_agree r.img index-root-missing
@@ -142,10 +141,7 @@ for kind in attrlist-decode attrlist-entry attrlist-entry-sequence; do
   code=ntfs.attrlist.${kind#attrlist-}; code=${code%-sequence}
   cp base.img l.img
   python3 "$damage" l.img $kind > /dev/null || { fail "$kind: damage"; continue; }
-  "$FSIMG" fsck -y l.img > rep.out 2>&1; rc=$?
-  [ $rc = 1 ] && grep -q "^repaired $code: 1 \$ATTRIBUTE_LIST rebuilt from the records it should index$" rep.out &&
-    pass || fail "$kind: -y exit $rc: $(cat rep.out)"
-  [ -z "$(fsck_codes l.img)" ] && pass || fail "$kind: -y left $(fsck_codes l.img)"
+  y_clean l.img $kind "^repaired $code: 1 \$ATTRIBUTE_LIST rebuilt from the records it should index$"
   n=$(ifind -n /A.TXT l.img)
   "$FSIMG" cat l.img /A.TXT | cmp -s - src/A.TXT && ntfscat l.img A.TXT | cmp -s - src/A.TXT &&
     icat l.img "$n" | cmp -s - src/A.TXT && [[ $(istat l.img "$n") == *'Type: $ATTRIBUTE_LIST'* ]] &&
@@ -159,10 +155,7 @@ done
 cp base.img l.img && python3 "$damage" l.img attrlist-decode > /dev/null
 repair_cuts l.img attrlist-decode /B.TXT:src/B.TXT /DIR/C.TXT:src/DIR/C.TXT
 cp base.img l.img && python3 "$damage" l.img attrlist-missing > /dev/null
-"$FSIMG" fsck -y l.img > rep.out 2>&1; rc=$?
-[ $rc = 1 ] && grep -q "^repaired ntfs.attrlist.missing: 1 extension record that held nothing marked not in use$" rep.out &&
-  pass || fail "attrlist-missing: -y exit $rc: $(cat rep.out)"
-[ -z "$(fsck_codes l.img)" ] && pass || fail "attrlist-missing: -y left $(fsck_codes l.img)"
+y_clean l.img attrlist-missing "^repaired ntfs.attrlist.missing: 1 extension record that held nothing marked not in use$"
 check l.img -j 2 --manifest src.manifest
 
 # A directory in INDX blocks: one entry made stale (another sequence number),

@@ -337,6 +337,13 @@ io::MemoryImage many_files_image(int files) {
     return img;
 }
 
+/// The device offset of MFT record `n` of `v` (its first byte); fails the test when it is not mapped.
+std::uint64_t record_offset(const Volume& v, std::uint64_t n) {
+    const auto at = v.device_offset(v.mft_data(), n * v.geometry().mft_record_bytes);
+    REQUIRE(at);
+    return *at;
+}
+
 /// The Win32 names /many lists, in walk order.
 std::vector<std::string> many_names(const io::BlockDevice& d) {
     const Volume v(d);
@@ -523,15 +530,14 @@ TEST_CASE("ntfs repair: a link count and a repeated attribute instance set right
     {
         const Volume v(img);
         rec = resolve_path(v, "/many/name 001")->record;
-        const auto at = v.device_offset(v.mft_data(), rec * v.geometry().mft_record_bytes);
-        REQUIRE(at);
+        const std::uint64_t at = record_offset(v, rec);
         const MftRecord r = v.read_record(rec);
         REQUIRE(r.attributes.size() >= 2);
         std::array<std::byte, 2> two{};
         core::store_le16(two, 0, 5);
-        img.write_at(*at + 0x12, two);  // the link count (the file has one name outside DOS)
+        img.write_at(at + 0x12, two);  // the link count (the file has one name outside DOS)
         core::store_le16(two, 0, r.attributes[0].instance);
-        img.write_at(*at + r.attributes[1].offset + 0x0E, two);  // the second attribute repeats the first's
+        img.write_at(at + r.attributes[1].offset + 0x0E, two);  // the second attribute repeats the first's
     }
     REQUIRE(edit_codes(img) == std::set<std::string>{"ntfs.record.link-count", "ntfs.attr.instance"});
     Editor e(img, {});
@@ -557,12 +563,11 @@ TEST_CASE("ntfs repair: orphans whose directory is gone are linked into found.00
     {
         const Volume v(img);
         many = resolve_path(v, "/many")->record;
-        const auto at = v.device_offset(v.mft_data(), many * v.geometry().mft_record_bytes);
-        REQUIRE(at);
+        const std::uint64_t at = record_offset(v, many);
         std::array<std::byte, 2> flags{};
-        img.read_at(*at + 0x16, flags);
+        img.read_at(at + 0x16, flags);
         core::store_le16(flags, 0, core::load_le16(flags, 0) & ~1u);  // not in use
-        img.write_at(*at + 0x16, flags);
+        img.write_at(at + 0x16, flags);
     }
     REQUIRE(edit_codes(img).count("ntfs.tree.orphan") == 1);
     check::Findings found;
@@ -603,11 +608,10 @@ TEST_CASE("ntfs repair: a directory with no $INDEX_ROOT gets one, filled from it
             return a.kind() == AttrType::index_root && a.name == u"$I30";
         });
         REQUIRE(root != r.attributes.end());
-        const auto at = v.device_offset(v.mft_data(), many * v.geometry().mft_record_bytes);
-        REQUIRE(at);
+        const std::uint64_t at = record_offset(v, many);
         std::array<std::byte, 4> type{};
         core::store_le32(type, 0, 0x91);  // an unknown type: the record has no $INDEX_ROOT
-        img.write_at(*at + root->offset, type);
+        img.write_at(at + root->offset, type);
     }
     REQUIRE(edit_codes(img).count("ntfs.index.root-missing") == 1);
     check::Findings found;
