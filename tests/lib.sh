@@ -83,6 +83,28 @@ for start, end in runs:
         if fa.read(n) != fb.read(n):
             sys.exit(1)
         start += n' "$1" "$2" "$(dirname "${BASH_SOURCE[0]}")/tools"; }
+# content_sum FILE: the SHA-256 of FILE's bytes as they read (its size and every 64 KiB block that
+# is not all zeros, with its number), reading only where the file holds data: equal for equal
+# bytes whether a zero block is a hole or written. sha256sum hashes a sparse 1 GiB image's
+# zeros for 2.5 CPU-s (issue 43).
+content_sum() { python3 -c '
+import hashlib, os, sys
+sys.path.insert(0, sys.argv[2])
+from sparse_data import data_runs
+B = 1 << 16
+f = open(sys.argv[1], "rb")
+size = os.fstat(f.fileno()).st_size
+h = hashlib.sha256(b"%d;" % size)
+zero = bytes(B)
+for start, end in data_runs(f, size):
+    block = start // B
+    while block * B < end:
+        f.seek(block * B)
+        b = f.read(B)
+        if b != zero[:len(b)]:
+            h.update(b"%d;" % block + b)
+        block += 1
+print(h.hexdigest())' "$1" "$(dirname "${BASH_SOURCE[0]}")/tools"; }
 # repair_cuts ORIG LABEL PATH:FILE...: fsck -y of a copy of ORIG cut after each of its writes (but the
 # last): the cut exits 99, each image PATH still reads through fsimg as host FILE, and a second -y
 # finishes the repair (exit 1, nothing left).
