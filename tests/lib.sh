@@ -54,6 +54,22 @@ fsck_codes() { "$FSIMG" fsck "$1" 2>/dev/null | LC_ALL=C awk '
   $1 == "warning" || $1 == "error" || $1 == "fatal" { sub(/:$/, "", $2); c[n++] = $2 }
   END { for (i = 1; i < n; i++) { v = c[i]; for (j = i - 1; j >= 0 && c[j] > v; j--) c[j + 1] = c[j]; c[j + 1] = v }
         for (i = 0; i < n; i++) printf "%s%s", (i ? " " : ""), c[i]; if (n) print "" }'; }
+# codes_of WANT: from fsimg fsck's text report on stdin, the codes of its errors and warnings and of
+# the notes whose code is in WANT (codes joined by "+"), sorted, unique, joined by "+" (the
+# fsck damage tests' expected codes).
+codes_of() { LC_ALL=C awk -v want="+$1+" '
+  $1 == "warning" || $1 == "error" || $1 == "fatal" || ($1 == "info" && index(want, "+" substr($2, 1, length($2) - 1) "+")) {
+    sub(/:$/, "", $2); if (!($2 in seen)) { seen[$2] = 1; c[n++] = $2 } }
+  END { for (i = 1; i < n; i++) { v = c[i]; for (j = i - 1; j >= 0 && c[j] > v; j--) c[j + 1] = c[j]; c[j + 1] = v }
+        for (i = 0; i < n; i++) printf "%s%s", (i ? "+" : ""), c[i]; print "" }'; }
+# damage_all TOOL < LIST: applies the damages of LIST (lines IMAGE<TAB>KIND) with one process of
+# TOOL (tests/tools/*_damage.py --batch) and fills DAMAGE[IMAGE] with "ok<TAB>WHAT" or
+# "error<TAB>MESSAGE" (a process per damage costs about 40 ms, issue 43).
+declare -A DAMAGE=()
+damage_all() {
+  local image answer
+  while IFS=$'\t' read -r image answer; do DAMAGE[$image]=$answer; done < <(python3 "$1" --batch)
+}
 # expect_fail RC TEXT CMD...: CMD exits with RC and prints TEXT on stderr
 # (in the current folder, its output is left in files out and err).
 expect_fail() {  # expect_fail RC TEXT CMD...: exit status RC and TEXT in stderr

@@ -3,6 +3,7 @@
 
 usage: exfat_damage.py IMAGE KIND      (changes IMAGE in place)
        exfat_damage.py --list
+       exfat_damage.py --batch          (IMAGE<TAB>KIND lines; see damage_batch.py)
 
 The image is expected to hold what tests/oracle/exfat_fsck_damage.sh puts in
 it (fsimg mkfs -t exfat -L TESTLBL --from): /A.TXT and /B.TXT (several
@@ -663,15 +664,29 @@ for _k in BOOT_FIELDS:
     KINDS[_k] = boot_field_kind(_k)
 
 
+def damage(image, kind):
+    """Applies KIND to IMAGE; returns what it changed."""
+    if kind not in KINDS:
+        raise KeyError("no damage kind %s" % kind)
+    x = ExFat(image)
+    try:
+        return KINDS[kind](x)
+    finally:
+        x.f.close()
+
+
 def main():
     if len(sys.argv) == 2 and sys.argv[1] == "--list":
         print("\n".join(sorted(KINDS)))
         return
+    if sys.argv[1:] == ["--batch"]:
+        import damage_batch
+
+        damage_batch.run(damage)
+        return
     if len(sys.argv) != 3 or sys.argv[2] not in KINDS:
         sys.exit(__doc__)
-    x = ExFat(sys.argv[1])
-    print(KINDS[sys.argv[2]](x))
-    x.f.close()
+    print(damage(sys.argv[1], sys.argv[2]))
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 
 usage: fat_damage.py IMAGE KIND      (changes IMAGE in place)
        fat_damage.py --list
+       fat_damage.py --batch          (IMAGE<TAB>KIND lines; see damage_batch.py)
 
 The image is expected to hold what tests/oracle/fat_fsck_damage.sh puts in
 it: /A.TXT and /B.TXT (several clusters each, no long names), /DIR/C.TXT,
@@ -616,18 +617,35 @@ def kinds():
     return k
 
 
+def damage(image, kind):
+    """Applies KIND to IMAGE (then FSInfo follows the FAT, but for the FSInfo and boot kinds); returns what it changed."""
+    k = kinds()
+    if kind not in k:
+        raise KeyError("no damage kind %s" % kind)
+    v = Fat(image)
+    try:
+        what = k[kind](v)
+        if not kind.startswith(("fsinfo-", "boot-")):
+            v.sync_fsinfo()
+        return what
+    finally:
+        v.f.close()
+
+
 def main():
     k = kinds()
     if sys.argv[1:] == ["--list"]:
         print("\n".join(k))
         return 0
+    if sys.argv[1:] == ["--batch"]:
+        import damage_batch
+
+        damage_batch.run(damage)
+        return 0
     if len(sys.argv) != 3 or sys.argv[2] not in k:
         print(__doc__, file=sys.stderr)
         return 2
-    v = Fat(sys.argv[1])
-    print(k[sys.argv[2]](v))
-    if not sys.argv[2].startswith(("fsinfo-", "boot-")):
-        v.sync_fsinfo()
+    print(damage(sys.argv[1], sys.argv[2]))
     return 0
 
 
