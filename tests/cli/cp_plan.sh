@@ -9,6 +9,7 @@
 # files that fitted and then failed, leaving half a tree. Files that would
 # overflow a FAT12 root are refused before the first is written. mkdir -p
 # plans every missing level the same way.
+# cost: 14
 here=$(dirname "$0"); . "$here/../lib.sh"
 cd "$WORK"
 export SOURCE_DATE_EPOCH=1700000000

@@ -10,6 +10,7 @@
 # every command works and fsck.fat and mtools read the result. Automatic
 # choice: a FAT32 of 18.6 million clusters gets the touched check (a note
 # says so), --check whole the walk; exFAT refuses --check touched.
+# cost: 8
 here=$(dirname "$0"); . "$here/../lib.sh"
 cd "$WORK"
 export SOURCE_DATE_EPOCH=1700000000

@@ -5,6 +5,7 @@
 # the rest of the volume through the backup (a SetChecksum broken further in
 # is found, the summary is complete). 512- and 4096-byte sectors, and a
 # volume inside a GPT (IMAGE@1).
+# cost: 22
 here=$(dirname "$0"); . "$here/../lib.sh"
 damage="$here/../tools/exfat_damage.py"
 src="$WORK/src"; mkdir -p "$src/DIR/SUB"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # fsimg fsck's command line: fsck(8) exit codes, --json, -v, --list-codes (FAT and exFAT);
 # ls/cat/extract/dump --what usage errors.
+# cost: 10
 here=$(dirname "$0"); . "$here/../lib.sh"
 img="$WORK/a.img"
 "$FSIMG" mkfs -q -t fat16 -s 32M --volume-id 1234ABCD -L TEST "$img" || { fail "mkfs"; finish; exit; }

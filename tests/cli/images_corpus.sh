@@ -4,6 +4,7 @@
 # codes of images/expected.tsv; a damaged image's name says the one code it
 # must have (fat16-dir-loop -> fat.dir.loop); the clean ones read back their
 # files through ls and cat, still compressed.
+# cost: 9
 here=$(dirname "$0"); . "$here/../lib.sh"
 I="$FSIMG_SOURCE_DIR/images"
 n=0

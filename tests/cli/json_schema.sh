@@ -4,6 +4,7 @@
 # slack and each dump --what view, on FAT12/16/32, exFAT and NTFS, with and
 # without a partition table, clean and damaged. The schemas fix the field set
 # (no undocumented top-level field) and types; each has schema_version 1.
+# cost: 20
 here=$(dirname "$0"); . "$here/../lib.sh"
 PY=/usr/bin/python3
 $PY -c 'import jsonschema' 2>/dev/null || { echo "python3-jsonschema missing (scripts/install-deps): skipped"; exit 77; }

@@ -2,6 +2,7 @@
 # docs/man: one page per command, formatted by groff and man without a
 # warning, each naming every option its command's --help lists, with the
 # project's version, and the examples of `fsimg COMMAND --help` in it.
+# cost: 11
 here=$(dirname "$0"); . "$here/../lib.sh"
 cd "$WORK"
 command -v groff >/dev/null && command -v man >/dev/null || { echo "groff or man missing: skipped"; exit 77; }

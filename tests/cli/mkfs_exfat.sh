@@ -3,6 +3,7 @@
 # and --volume-id; the safety rules (existing filesystem, refusals before
 # anything is created); refusals name what would work; 2 TiB and 8 TiB
 # images are sparse and quick.
+# cost: 12
 here=$(dirname "$0"); . "$here/../lib.sh"
 cd "$WORK"
 

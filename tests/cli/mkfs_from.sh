@@ -5,6 +5,7 @@
 # than -s, an unreadable file), --rename, symlink and special-file policies, -s auto
 # with --free, attributes (read-only, --dot-hidden) and timestamps (UTC,
 # --local-time, SOURCE_DATE_EPOCH clamp) as mtools reads them.
+# cost: 10
 here=$(dirname "$0"); . "$here/../lib.sh"
 [ -x "$SHARED/trees/make-tree" ] || { echo "../shared/trees/make-tree missing: skipped"; exit 77; }
 command -v mdir >/dev/null || { echo "mtools missing: skipped"; exit 77; }

@@ -4,6 +4,7 @@
 # --force, mkfs refuses (exit 3, file unchanged) any existing file holding
 # anything but zeros, naming what it holds; a file of zeros and an empty
 # sparse file are fine; --force keeps the file's mode and owner.
+# cost: 10
 here=$(dirname "$0"); . "$here/../lib.sh"
 cd "$WORK"
 

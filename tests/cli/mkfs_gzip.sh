@@ -4,6 +4,7 @@
 # SOURCE_DATE_EPOCH and --volume-id), fsck, ls, cat, extract and slack read
 # it directly, the temporary build is gone, and the safety rules hold for the
 # .gz too.
+# cost: 10
 here=$(dirname "$0"); . "$here/../lib.sh"
 cd "$WORK"
 export SOURCE_DATE_EPOCH=1600000000

@@ -8,6 +8,7 @@
 # a cp, a cp -f and an mv leaves the files that were there whole (the
 # moved one where it was or where it went) and the new one absent or
 # whole, and fsck -y leaves nothing.
+# cost: 40
 here=$(dirname "$0"); . "$here/../lib.sh"
 export SOURCE_DATE_EPOCH=1700000000
 cd "$WORK"

@@ -6,6 +6,7 @@
 # next run with a note; extract --force never rewrites in place, never
 # writes through a hard link, never replaces the image it reads; cross-linked
 # files are written once; runs of zeros extract as holes.
+# cost: 10
 here=$(dirname "$0"); . "$here/../lib.sh"
 command -v python3 >/dev/null || { echo "python3 missing: skipped"; exit 77; }
 TOOLS=$(cd "$here/../tools" && pwd)

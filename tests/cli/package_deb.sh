@@ -5,6 +5,7 @@
 # and zsh completion and the manual of docs/*.md; the .deb has the binary
 # stripped, the Debian fields (shared-library dependencies from
 # dpkg-shlibdeps), and its fsimg runs from the unpacked tree.
+# cost: 14
 here=$(dirname "$0"); . "$here/../lib.sh"
 cd "$WORK"
 for t in cpack dpkg-deb; do

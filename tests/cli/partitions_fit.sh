@@ -11,6 +11,7 @@
 # part.entry.outside, part.gpt.past-image) and keeps the other partitions
 # readable; a filesystem larger than its partition is reported as the
 # partition being short, not the image.
+# cost: 11
 here=$(dirname "$0"); . "$here/../lib.sh"
 command -v sfdisk >/dev/null || { echo "sfdisk missing (scripts/install-deps): skipped"; exit 77; }
 cd "$WORK"

@@ -2,6 +2,7 @@
 # fsimg slack: the seed case, --verify (predicted == populate, FAT32,
 # exFAT and NTFS) on make-tree profiles at several cluster sizes, outputs, and bad
 # input (exit 2, no partial --chart/--output file).
+# cost: 19
 . "$(dirname "$0")/../lib.sh"
 [ -x "$SHARED/trees/make-tree" ] || { echo "../shared/trees/make-tree missing: skipped"; exit 77; }
 

@@ -13,6 +13,7 @@
 # bitmap that gives away a used cluster; --force-unsafe goes on with a
 # warning. Lost clusters only warn. label and attrib that only show open the
 # image read-only, without the check or the lock.
+# cost: 78
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
 command -v tsk_recover >/dev/null || { echo "sleuthkit missing: skipped"; exit 77; }

@@ -7,6 +7,7 @@
 # (check-image --manifest), fsck.exfat -n and our fsck must call the image
 # clean, exfatlabel must show the label, and (as root) the real writer must
 # be able to go on changing it (write-exercise).
+# cost: 32
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_shared
 need_oracles

@@ -14,6 +14,7 @@
 # the directory) may also leave both names on the same clusters for a
 # moment, and the serial's two boot regions may differ (exfat/edit.hpp says
 # why).
+# cost: 45
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_shared
 need_oracles

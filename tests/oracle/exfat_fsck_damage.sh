@@ -7,6 +7,7 @@
 # the damage at all: "blind" rows are damage it does not check. (dir-too-deep
 # is our walk limit, 256 levels, not damage by the specification: fsck.exfat
 # walks the 258 levels and finds them clean.)
+# cost: 18
 here=$(dirname "$0"); . "$here/../lib.sh"
 command -v fsck.exfat >/dev/null || { echo "fsck.exfat missing: skipped"; exit 77; }
 damage="$here/../tools/exfat_damage.py"

@@ -11,6 +11,7 @@
 # (kernel-check), after which fsck.exfat -n and our fsck find it clean. The names profile first proves the refusal: every offender
 # listed, no image left; a tree larger than the volume is refused with needed
 # vs available. The 4 GiB + 1 file is in exfat_populate_huge.sh (slow).
+# cost: 133
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
 export SOURCE_DATE_EPOCH=1700000000

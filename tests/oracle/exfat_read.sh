@@ -10,6 +10,7 @@
 # directories that read back exactly, and dump --what extents shows several
 # runs. extract keeps its safety rules (no overwrite without --force, no
 # symbolic link followed) and sets modification times.
+# cost: 19
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_shared
 for t in mkfs.exfat mount.exfat-fuse losetup fusermount mountpoint; do

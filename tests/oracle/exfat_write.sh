@@ -5,6 +5,7 @@
 # free space; fsck.exfat, sleuthkit and exfat-fuse read the result back
 # exactly as expected, and our fsck calls it clean (write-exercise --fsck).
 # A small subset; exfat_write_matrix.sh (slow) runs the whole matrix.
+# cost: 20
 here=$(dirname "$0"); . "$here/../lib.sh"; . "$here/../write_lib.sh"
 tree mixed small --scale 0.1 && tree mixed names && tree wide wide --scale 0.05 || { finish; exit; }
 exfat_safe "$TREES/mixed"

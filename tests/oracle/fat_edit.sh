@@ -6,6 +6,7 @@
 # --manifest), fsck.fat and our fsck must call the image clean, mtools must
 # show the label and attributes set, and (as root) the real writers must be
 # able to go on changing it (write-exercise).
+# cost: 68
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_shared
 need_oracles

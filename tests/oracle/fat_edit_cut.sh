@@ -10,6 +10,7 @@
 # the dirty bit, lost clusters, a free-cluster count, FATs that differ; a
 # move to another directory may also leave the moved file under both names
 # (fat/edit.hpp says why).
+# cost: 53
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_shared
 need_oracles

@@ -6,6 +6,7 @@
 # damaged is read through its backup boot sector: fat.boot.main-damaged),
 # while the reference fsck.fat -n agrees the image is damaged (where it can
 # see the damage at all: "blind" rows are damage fsck.fat does not check).
+# cost: 20
 here=$(dirname "$0"); . "$here/../lib.sh"
 command -v mkfs.fat >/dev/null && command -v mcopy >/dev/null || { echo "mkfs.fat/mtools missing: skipped"; exit 77; }
 export MTOOLS_SKIP_CHECK=1

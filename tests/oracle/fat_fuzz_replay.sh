@@ -3,6 +3,7 @@
 # every file) over the seed corpus from tests/fuzz/make-seeds and the saved
 # regression inputs in tests/fuzz/regressions/. With a -DFSIMG_SANITIZE=ON
 # build this is the ASan/UBSan run of the fuzz target for any compiler.
+# cost: 34
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_shared
 replay="$(dirname "$FSIMG")/tests/fuzz/fsimg_fuzz_fat_replay"

@@ -3,6 +3,7 @@
 # mkfs writes, walks it, and with --write creates, grows, deletes and renames
 # files in a copy which fsck.fat then finds clean. A small subset; the wider
 # set is fat_kernel_wide.sh (label slow).
+# cost: 69
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
 [ -x "$SHARED/oracles/kernel-check" ] || { echo "kernel-check missing: skipped"; exit 77; }

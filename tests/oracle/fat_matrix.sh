@@ -2,6 +2,7 @@
 # Every FAT image fsimg mkfs writes passes every independent checker:
 # FAT12/16/32 x cluster sizes x 512/4096-byte sectors x none/mbr/gpt x sizes,
 # including volumes whose cluster counts sit right at the type limits.
+# cost: 50
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
 export SOURCE_DATE_EPOCH=1700000000

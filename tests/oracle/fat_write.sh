@@ -5,6 +5,7 @@
 # space; fsck.fat, sleuthkit, 7-Zip and mtools read the result back exactly as
 # expected, and our fsck calls it clean (write-exercise --fsck). A small
 # subset; fat_write_matrix.sh (slow) runs every cluster size, tree and seed.
+# cost: 16
 here=$(dirname "$0"); . "$here/../lib.sh"; . "$here/../write_lib.sh"
 tree mixed small --scale 0.1 && tree mixed names && tree wide wide --scale 0.05 || { finish; exit; }
 mkfs_ex fat32-512-mixed -t fat32 -s 48M -c 512 --rename --from "$TREES/mixed" -- --seed 0

@@ -14,6 +14,7 @@
 # NTFS (made by fsimg), $MFTMirr and the backup boot sector are rewritten
 # from their twins and ntfsfix -n agrees; $Bitmap and $MFT's $BITMAP bits
 # are made what the records say (-p sets, -y clears).
+# cost: 25
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_shared
 need_oracles

@@ -10,6 +10,7 @@
 # gets a new alias from its long name, which it keeps; "." and ".." moved
 # back to entries 0 and 1). exfatprogs' damaged images: clean after -y for
 # fsimg and fsck.exfat, and every file fsck.exfat -y keeps kept.
+# cost: 20
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
 CORPUS=$SHARED/corpus

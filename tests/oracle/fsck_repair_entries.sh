@@ -20,6 +20,7 @@
 # leaves, byte for byte; a second label entry in the root and one in a subdirectory marked
 # deleted (fsck.fat -a leaves them), the root's first label kept; every file
 # the same, fsck.fat -n clean, cut at every write (FAT32).
+# cost: 39
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
 export MTOOLS_SKIP_CHECK=1

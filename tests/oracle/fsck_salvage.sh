@@ -18,6 +18,7 @@
 # saves, with the same checks and cuts (an existing /LOST+FOUND takes the next
 # free names; one that is a file is refused). NTFS: lost clusters are left
 # (exit 4). dump --what dir shows the deleted entries' mark as "?".
+# cost: 27
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
 export MTOOLS_SKIP_CHECK=1 SOURCE_DATE_EPOCH=1700000000

@@ -12,6 +12,7 @@
 # names, long-name checksums, NameHash and SetChecksum right). A partition of a disk image keeps its
 # place and the partition table. OUT is never written over without --force,
 # and never when it is the image itself.
+# cost: 17
 here=$(cd "$(dirname "$0")" && pwd); . "$here/../lib.sh"
 need_oracles
 command -v fls > /dev/null || { echo "sleuthkit missing: skipped"; exit 77; }

@@ -10,6 +10,7 @@
 # partition too small for the filesystem, one that holds a filesystem
 # without --force, one past the image's end, a disk without a table, and
 # the options that make a new disk (--partition-table, --gzip, -s auto).
+# cost: 27
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_shared
 need_oracles

@@ -15,6 +15,7 @@
 #    every cluster of every non-sparse non-resident attribute as `istat`
 #    lists them; the $I30 entries dump decodes from index roots and INDX
 #    blocks are the names ntfsls lists.
+# cost: 40
 here=$(dirname "$0"); . "$here/../lib.sh"
 for t in ntfsinfo istat mkntfs python3; do
   command -v $t >/dev/null || { echo "$t missing: skipped"; exit 77; }

@@ -15,6 +15,7 @@
 # whose $LogFile Windows has not replayed is refused; fsck warns of it, and
 # fsck -y empties it as ntfsfix does. Cuts at every write:
 # ntfs_edit_cut.sh.
+# cost: 96
 here=$(cd "$(dirname "$0")" && pwd); . "$here/../lib.sh"
 . "$here/../tools/ntfs_edit_base.sh"
 

@@ -10,6 +10,7 @@
 # bits nothing owns, too), and at the middle cut, once fsimg fsck -y (which
 # then leaves nothing) or ntfsfix -d has cleared the flag, every checker
 # passes.
+# cost: 119
 here=$(cd "$(dirname "$0")" && pwd); . "$here/../lib.sh"
 . "$here/../tools/ntfs_edit_base.sh"
 # ---- cut at every write

@@ -6,6 +6,7 @@
 # an ntfs-3g FUSE mount (a tree, hard links, a symbolic link, a sparse file,
 # an alternate data stream, a directory large enough for INDX blocks,
 # deletions), at 512 B, 4 KiB and 64 KiB clusters.
+# cost: 15
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_shared
 [ -x "$SHARED/trees/make-tree" ] || { echo "no make-tree at $SHARED/trees: skipped"; exit 77; }

@@ -3,6 +3,7 @@
 # corpus (damaged images from ntfsprogs-plus' ntfs_corrupted_images: hand-made
 # boot sector and MFT damage, volumes damaged in real use; healthy Windows
 # and mkntfs + ntfs-3g images), with no crash or timeout: all 61 pass.
+# cost: 15
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_shared
 run="$SHARED/corpus/run"

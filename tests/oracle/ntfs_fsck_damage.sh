@@ -32,6 +32,7 @@
 # than the volume leaves a record unreadable; TSK's fls fails on it.
 # The ntfs.reparse.* codes ($Extend/$Reparse:$R) are damaged in ntfs_links.sh,
 # on an image with a stored symbolic link (blind to every reference tool).
+# cost: 39
 here=$(dirname "$0"); . "$here/../lib.sh"
 for t in ntfsfix ntfs-3g fusermount fls fsstat ifind icat istat ntfscat; do command -v $t >/dev/null || { echo "$t missing: skipped"; exit 77; }; done
 [ -w /dev/fuse ] || { echo "/dev/fuse not usable: skipped"; exit 77; }

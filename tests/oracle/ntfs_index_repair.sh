@@ -11,6 +11,7 @@
 # is rebuilt the same way. Orphans whose directory is gone go to /found.000;
 # a broken $ATTRIBUTE_LIST is rebuilt from the records it indexes; a missing
 # $INDEX_ROOT made again.
+# cost: 61
 here=$(cd "$(dirname "$0")" && pwd); . "$here/../lib.sh"
 need_oracles
 for t in ntfsfix ntfsls; do command -v $t >/dev/null || { echo "$t missing: skipped"; exit 77; }; done

@@ -12,6 +12,7 @@
 # check-image reader passes, and the kernel's ntfs3 driver shows them as
 # symlinks (kernel-check), and ntfs-3g deletes them (each is listed in
 # $Extend/$Reparse:$R); absolute targets are skipped with a warning, FAT/exFAT refuse store.
+# cost: 22
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
 export SOURCE_DATE_EPOCH=1700000000

@@ -9,6 +9,7 @@
 # docs/ntfs-notes.md); ntfs-3g grows a fresh image (1,000 files and a deep
 # directory) and check-image passes again; the Linux ntfs3 driver mounts two
 # images read-only and read-write (kernel-check; more in ntfs_kernel.sh).
+# cost: 131
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
 export SOURCE_DATE_EPOCH=1700000000

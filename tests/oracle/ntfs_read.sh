@@ -21,6 +21,7 @@
 #      a sparse file, a file whose streams and names spill into extension
 #      records ($ATTRIBUTE_LIST), a compressed file (LZNT1; more in
 #      ntfs_compressed.sh), each compared with ntfscat.
+# cost: 25
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
 for t in fls icat ntfscat mkntfs; do command -v $t >/dev/null || { echo "$t missing: skipped"; exit 77; }; done

@@ -15,6 +15,7 @@
 # back through ntfs-3g (size, last bytes, st_blocks), fsimg cat and extract
 # (holes stay holes). ntfs_sparse_write.sh (slow) lets ntfs-3g change such
 # files and compares the whole 4 GiB.
+# cost: 30
 here=$(cd "$(dirname "$0")" && pwd); . "$here/../lib.sh"
 need_shared
 need_oracles

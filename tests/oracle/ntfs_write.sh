@@ -7,6 +7,7 @@
 # sleuthkit, 7-Zip and ntfs-3g read the result back exactly as expected, and
 # our fsck calls it clean (write-exercise --fsck). A small subset;
 # ntfs_write_matrix.sh (slow) runs the whole matrix.
+# cost: 26
 here=$(dirname "$0"); . "$here/../lib.sh"; . "$here/../write_lib.sh"
 tree mixed small --scale 0.1 && tree mixed names && tree wide wide --scale 0.05 || { finish; exit; }
 mkfs_ex ntfs-4k-mixed -t ntfs -s 96M -c 4K --from "$TREES/mixed" -- --seed 0

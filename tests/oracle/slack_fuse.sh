@@ -9,6 +9,7 @@
 # in sorted order (directories before their files), as populate writes, so
 # the result does not depend on the host's readdir order.
 # Needs root (loop device, /dev/fuse); skipped otherwise.
+# cost: 30
 . "$(dirname "$0")/../lib.sh"
 need_shared
 for t in mkfs.exfat dump.exfat mount.exfat-fuse mkntfs ntfs-3g ntfsinfo fusermount losetup; do
