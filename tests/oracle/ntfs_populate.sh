@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # mkfs -t ntfs --from: trees from ../shared/trees/make-tree (small and wide
 # scaled down, edges, the whole 20,000-file wide tree sized with -s auto) at
-# clusters of 512 B, 4 KiB and 64 KiB pass every independent reader and read
+# clusters of 512 B, 4 KiB and 64 KiB (small, edges and wide side by side in
+# one image per cluster size) pass every independent reader and read
 # back exactly the manifest (check-image --manifest: ntfsfix, ntfsinfo,
 # ntfsls, ntfsresize, The Sleuth Kit, libfsntfs, 7-Zip, ntfs-3g/ntfscat,
 # icat); files of resident limit - 1, limit and limit + 1 bytes (the limit
@@ -52,11 +53,14 @@ done
 for p in small edges wide widefull names res1k res4k; do "$SHARED/oracles/make-manifest" "$T/$p" > "$T/$p.manifest"; done
 
 n=0
-pop() {  # pop PROFILE CLUSTER [extra mkfs args]: populate, then check-image --manifest
-  local p=$1 c=$2; shift 2
+pop() {  # pop PROFILE[+PROFILE...] CLUSTER [extra mkfs args]: populate (the trees side by side in the
+  # root: their top-level names differ), then check-image --manifest (one for all of them, issue 43)
+  local p=$1 c=$2 q from=(); shift 2
+  for q in ${p//+/ }; do from+=(--from "$T/$q"); done
+  [ -f "$T/$p.manifest" ] || for q in ${p//+/ }; do cat "$T/$q.manifest"; done > "$T/$p.manifest"
   n=$((n + 1))
   local img=$WORK/$p-$c.img
-  if ! out=$("$FSIMG" mkfs -t ntfs -c "$c" --volume-id "$(printf 'E0F0%04X' $n)" --from "$T/$p" "$@" "$img" 2>&1); then
+  if ! out=$("$FSIMG" mkfs -t ntfs -c "$c" --volume-id "$(printf 'E0F0%04X' $n)" "${from[@]}" "$@" "$img" 2>&1); then
     fail "mkfs -t ntfs --from $p -c $c $*: $out"; return
   fi
   # libfsntfs (fsntfsinfo -H) reads a sub-node at VCN x cluster size even when
@@ -70,11 +74,7 @@ pop() {  # pop PROFILE CLUSTER [extra mkfs args]: populate, then check-image --m
   echo "$p -c $c $*: $(echo "$out" | grep -o 'NTFS [0-9].*' | sed 's/serial [0-9A-F]*, //')"
   [ "${KEEP:-}" = 1 ] || rm -f "$img"
 }
-for c in 512 4K 64K; do
-  pop small "$c" -s 128M
-  pop edges "$c" -s 256M
-  pop wide "$c" -s 32M
-done
+for c in 512 4K 64K; do pop small+edges+wide "$c" -s 416M; done
 pop widefull 4K  # -s auto
 pop widefull 64K -s 64M
 pop small 4K -s 128M --partition-table gpt -L POPULATED
