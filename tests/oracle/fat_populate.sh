@@ -8,7 +8,7 @@
 # driver reads one small populated image (kernel-check; more in
 # fat_populate_kernel.sh, label slow). The names profile first proves the
 # refusal: every offender listed, no image left.
-# cost: 71
+# cost: 35
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
 export SOURCE_DATE_EPOCH=1700000000

@@ -13,7 +13,7 @@
 # a tree larger than the volume (needed vs available), an invalid UTF-8
 # name, an unreadable file. The names profile: stored whole, with a warning
 # for each name Windows programs cannot open.
-# cost: 92
+# cost: 80
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
 export SOURCE_DATE_EPOCH=1700000000
