@@ -20,16 +20,6 @@ namespace fsimg::cli {
 
 namespace {
 
-/// "DIR" -> DIR into the root; "DIR:/dest" -> DIR into /dest (the last ":/"
-/// splits, unless the whole text names an existing directory).
-source::TreeSource parse_from(const std::string& text) {
-    const std::size_t pos = text.rfind(":/");
-    if (pos != std::string::npos && pos > 0 && !std::filesystem::is_directory(text)) {
-        return {text.substr(0, pos), text.substr(pos + 1)};
-    }
-    return {text, "/"};
-}
-
 /// A path for a message: control characters shown as \xNN.
 std::string printable(const std::string& path) {
     std::string out;
@@ -41,6 +31,29 @@ std::string printable(const std::string& path) {
         }
     }
     return out;
+}
+
+/// "DIR" -> DIR into the root; "DIR:/dest" -> DIR into /dest (the last ":/"
+/// splits, unless the whole text names an existing directory). "DIR:dest",
+/// where nothing is named so but DIR is a directory, is refused as the
+/// mistake it is (exit 2): the path in the image must start with '/'.
+source::TreeSource parse_from(const std::string& text) {
+    const std::size_t pos = text.rfind(":/");
+    if (pos != std::string::npos && pos > 0 && !std::filesystem::is_directory(text)) {
+        return {text.substr(0, pos), text.substr(pos + 1)};
+    }
+    const std::size_t colon = text.rfind(':');
+    std::error_code ec;
+    if (pos == std::string::npos && colon != std::string::npos && colon > 0 &&
+        !std::filesystem::exists(std::filesystem::symlink_status(text, ec)) &&
+        std::filesystem::is_directory(text.substr(0, colon), ec)) {
+        throw Error(
+            ErrorCode::usage,
+            fmt::format("--from {}: the path in the image after ':' must start with '/' (--from {}:/{})",
+                        printable(text), printable(text.substr(0, colon)),
+                        printable(text.substr(colon + 1))));
+    }
+    return {text, "/"};
 }
 
 }  // namespace

@@ -61,6 +61,14 @@ for o in --local-time --dot-hidden --rename "--symlinks follow" "--free 4M"; do
   expect_refusal "$o without --from" "${o%% *} only applies to files copied with --from" -- -t fat -s 8M $o idle.img
 done
 expect_refusal "--free with -s" "--free is the room left when the size follows the tree" -- -t exfat -s 8M --free 4M --from tree idle.img
+# DIR:PATH with a path that does not start with '/' is named as the mistake (a name with a colon that
+# exists is a source like any other).
+expect_refusal "relative :PATH" "--from tree:photos: the path in the image after ':' must start with '/' (--from tree:/photos)" \
+  -- -t fat32 -s 64M --from tree:photos idle.img
+mkdir -p "co:lon" && echo c > "co:lon/c.txt"
+"$FSIMG" mkfs -q -t fat32 -s 64M --from "co:lon" colon.img && [ "$("$FSIMG" cat colon.img /c.txt)" = c ] && pass ||
+  fail "a source folder whose name holds a colon"
+rm -rf colon.img "co:lon"
 
 # --- -s auto (and no -s) with --free; an explicit -s is used as given.
 out=$("$FSIMG" mkfs -t fat -c 4K -s auto --free 10M --from tree a.img 2>&1) || fail "-s auto: $out"
