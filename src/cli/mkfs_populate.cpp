@@ -34,9 +34,10 @@ std::string printable(const std::string& path) {
 }
 
 /// "DIR" -> DIR into the root; "DIR:/dest" -> DIR into /dest (the last ":/"
-/// splits, unless the whole text names an existing directory). "DIR:dest",
-/// where nothing is named so but DIR is a directory, is refused as the
-/// mistake it is (exit 2): the path in the image must start with '/'.
+/// splits, unless the whole text names an existing directory); the same for
+/// one FILE. "DIR:dest", where nothing is named so but DIR exists, is
+/// refused as the mistake it is (exit 2): the path in the image must start
+/// with '/'.
 source::TreeSource parse_from(const std::string& text) {
     const std::size_t pos = text.rfind(":/");
     if (pos != std::string::npos && pos > 0 && !std::filesystem::is_directory(text)) {
@@ -46,7 +47,7 @@ source::TreeSource parse_from(const std::string& text) {
     std::error_code ec;
     if (pos == std::string::npos && colon != std::string::npos && colon > 0 &&
         !std::filesystem::exists(std::filesystem::symlink_status(text, ec)) &&
-        std::filesystem::is_directory(text.substr(0, colon), ec)) {
+        std::filesystem::exists(text.substr(0, colon), ec)) {
         throw Error(
             ErrorCode::usage,
             fmt::format("--from {}: the path in the image after ':' must start with '/' (--from {}:/{})",
@@ -60,9 +61,10 @@ source::TreeSource parse_from(const std::string& text) {
 
 void add_populate_options(CLI::App* cmd, PopulateArgs& args) {
     cmd->add_option("--from", args.from,
-                    "Copy the content of host directory DIR into the image (DIR:/PATH puts it under /PATH); "
+                    "Copy the content of host directory DIR into the image (DIR:/PATH puts it under /PATH), "
+                    "or one host FILE (FILE:/PATH stores it as /PATH, FILE:/DIR/ puts it into /DIR); "
                     "repeatable")
-        ->type_name("DIR[:/PATH]")
+        ->type_name("DIR|FILE[:/PATH]")
         ->allow_extra_args(false);  // one DIR per --from: "--from DIR IMAGE --force" keeps IMAGE positional
     cmd->add_flag(
         "--local-time", args.local_time,

@@ -121,17 +121,22 @@ public:
     }
 
     void scan_source(const TreeSource& src) {
-        const std::uint32_t target = target_directory(src.image_dir);
-        if (!tree_.nodes[target].is_dir) return;
         HostStat hs;
         if (host_stat(AT_FDCWD, src.host_dir.c_str(), 0, hs) != 0) {
             throw Error(ErrorCode::usage,
                         fmt::format("--from {}: {}", src.host_dir.string(), std::strerror(errno)));
         }
         const struct stat& st = hs.st;
-        if (!S_ISDIR(st.st_mode)) {
-            throw Error(ErrorCode::usage, fmt::format("--from {}: not a directory", src.host_dir.string()));
+        if (S_ISREG(st.st_mode)) {
+            scan_file(src, hs);
+            return;
         }
+        if (!S_ISDIR(st.st_mode)) {
+            throw Error(ErrorCode::usage, fmt::format("--from {}: not a directory or a regular file ({})",
+                                                      src.host_dir.string(), special_kind(st.st_mode)));
+        }
+        const std::uint32_t target = target_directory(src.image_dir);
+        if (!tree_.nodes[target].is_dir) return;
         const int fd = ::open(src.host_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0) {
             throw Error(ErrorCode::io, fmt::format("--from {}: cannot read it: {}", src.host_dir.string(),
@@ -152,6 +157,60 @@ public:
     }
 
 private:
+    /// One --from FILE (hs: its stat, a symbolic link followed as for a directory named so): into
+    /// the root under its own name; FILE:/PATH stores it as /PATH, FILE:/DIR/ into /DIR under its
+    /// own name. A name another source already gave is a problem, as in a merged directory.
+    void scan_file(const TreeSource& src, const HostStat& hs) {
+        const std::string path = src.host_dir.string();
+        std::string dest = src.image_dir;
+        std::string name = src.host_dir.filename().string();
+        if (!dest.empty() && dest.back() != '/') {
+            const std::size_t slash = dest.rfind('/');
+            name = dest.substr(slash + 1);
+            dest.resize(slash + 1);
+        }
+        if (name.empty() || name == "." || name == "..") {
+            throw Error(ErrorCode::usage, fmt::format("--from {}: \"{}\" cannot name a file in the image",
+                                                      path, src.image_dir));
+        }
+        const std::uint32_t dir = target_directory(dest);
+        if (!tree_.nodes[dir].is_dir) return;
+        const struct stat& st = hs.st;
+        if (exclude_.count({st.st_dev, st.st_ino}) != 0) {
+            tree_.warnings.push_back(fmt::format("left out {}: it is the image being written", path));
+            return;
+        }
+        for (const std::uint32_t c : tree_.nodes[dir].children) {
+            if (tree_.nodes[c].name == name) {
+                add_problem(dir, name, "exists in two --from sources (only directories are merged)");
+                return;
+            }
+        }
+        const std::uint32_t child = add_node(dir, name, false);
+        TreeNode& n = tree_.nodes[child];
+        set_times(n, hs);
+        n.host_path = path;  // opened by this path (host_dir kNoHostDir), following a link as the scan did
+        n.host_followed = true;
+        n.size = static_cast<std::uint64_t>(st.st_size);
+        n.read_only = (st.st_mode & 0222) == 0;
+        n.host_dev = static_cast<std::uint64_t>(st.st_dev);
+        n.host_ino = static_cast<std::uint64_t>(st.st_ino);
+        n.host_links = static_cast<std::uint32_t>(hs.nlink);
+        ++tree_.files;
+        tree_.data_bytes += n.size;
+        if (::faccessat(AT_FDCWD, path.c_str(), R_OK, AT_EACCESS) != 0) {
+            add_problem(dir, name, fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+            return;
+        }
+        take_snapshot(AT_FDCWD, path, path, child, true, n.size);  // sizes procfs and sysfs do not give
+        if (!tree_.nodes[child].snapshot) {
+            if (auto segs = probe_holes(AT_FDCWD, path.c_str(), st, tree_.nodes[child].size, true, path)) {
+                tree_.nodes[child].has_holes = true;
+                tree_.nodes[child].data_segments = std::move(*segs);
+            }
+        }
+    }
+
     std::uint32_t depth_of(std::uint32_t node) const {
         std::uint32_t d = 0;
         for (; node != 0; node = tree_.nodes[node].parent) ++d;

@@ -65,6 +65,22 @@ expect_refusal "--free with -s" "--free is the room left when the size follows t
 # exists is a source like any other).
 expect_refusal "relative :PATH" "--from tree:photos: the path in the image after ':' must start with '/' (--from tree:/photos)" \
   -- -t fat32 -s 64M --from tree:photos idle.img
+# Single files: FILE into the root, FILE:/PATH as /PATH, FILE:/DIR/ into /DIR (a link named so is
+# followed); a name two sources give is refused; so are a special file and "/.." as a name.
+mkdir -p one && echo "cfg=1" > one/config.txt && ln -s config.txt one/link.txt && head -c 70000 /dev/urandom > one/big.bin
+for t in fat32 exfat ntfs; do
+  "$FSIMG" mkfs -q -t $t -s 64M --from tree --from one/config.txt:/boot/config.txt --from one/link.txt \
+    --from one/big.bin:/boot/sub/ one-$t.img || fail "$t: mkfs with single files"
+  [ "$("$FSIMG" cat one-$t.img /boot/config.txt)" = cfg=1 ] && [ "$("$FSIMG" cat one-$t.img /link.txt)" = cfg=1 ] &&
+    "$FSIMG" cat one-$t.img /boot/sub/big.bin | cmp -s - one/big.bin && pass || fail "$t: single files: $("$FSIMG" ls -R one-$t.img)"
+  "$FSIMG" fsck one-$t.img > /dev/null && pass || fail "$t: fsck of the image with single files"
+done
+[ "$(mtype -i one-fat32.img ::/boot/config.txt)" = cfg=1 ] && mtype -i one-fat32.img ::/boot/sub/big.bin | cmp -s - one/big.bin &&
+  pass || fail "mtools reads the single files otherwise"
+rm -f one-*.img
+expect_refusal "a file two sources give" "/MixCase.txt: exists in two --from sources" -- -t fat32 -s 64M --from tree --from tree/MixCase.txt idle.img
+expect_refusal "a special file" "--from /dev/null: not a directory or a regular file (character device)" -- -t fat32 -s 64M --from /dev/null idle.img
+expect_refusal "/.. as a file name" "cannot name a file in the image" -- -t fat32 -s 64M --from one/config.txt:/.. idle.img
 mkdir -p "co:lon" && echo c > "co:lon/c.txt"
 "$FSIMG" mkfs -q -t fat32 -s 64M --from "co:lon" colon.img && [ "$("$FSIMG" cat colon.img /c.txt)" = c ] && pass ||
   fail "a source folder whose name holds a colon"

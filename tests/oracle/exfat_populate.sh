@@ -93,11 +93,13 @@ pop small 32K -s 256M --partition-table mbr
 pop widefull 4K --partition-table gpt  # -s auto with a partition table
 
 # The same inputs give the same bytes (no --volume-id: the serial comes from SOURCE_DATE_EPOCH).
+mkdir -p "$T/single/boot" && head -c 3000 /dev/urandom > "$T/single/boot/config.txt"  # and a single file
 for run in 1 2; do
-  "$FSIMG" mkfs -q -t exfat -c 4K --from "$T/names" --from "$T/edges:/more/edges" "$WORK/r$run.img" || fail "mkfs repro $run"
+  "$FSIMG" mkfs -q -t exfat -c 4K --from "$T/names" --from "$T/edges:/more/edges" \
+    --from "$T/single/boot/config.txt:/boot/config.txt" "$WORK/r$run.img" || fail "mkfs repro $run"
 done
 cmp -s "$WORK/r1.img" "$WORK/r2.img" && pass || fail "two runs differ: $(cmp "$WORK/r1.img" "$WORK/r2.img")"
-{ cat "$T/names.manifest"; printf 'd\t-\t-\tmore\nd\t-\t-\tmore/edges\n'
+{ cat "$T/names.manifest"; "$SHARED/oracles/make-manifest" "$T/single"; printf 'd\t-\t-\tmore\nd\t-\t-\tmore/edges\n'
   awk -F'\t' -v OFS='\t' '{ $4 = "more/edges/" $4; print }' "$T/edges.manifest"; } > "$T/merged.manifest"
 check "$WORK/r1.img" -j 2 --manifest "$T/merged.manifest"
 # Our own reader agrees too: fsimg extract gives back the manifest.

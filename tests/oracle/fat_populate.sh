@@ -82,10 +82,12 @@ for t in fat32 fat12; do
   check "$WORK/s4k.img" -j 2 --skip fatcat --manifest "$T/names.manifest"
   rm -f "$WORK/s4k.img"
 done
-# Two sources merged, one under a destination path.
+# Two sources merged, one under a destination path, and a single file stored under another name.
 n=$((n + 1))
-"$FSIMG" mkfs -q -t fat32 --from "$T/small" --from "$T/camera:/photos/2024" "$WORK/merged.img" || fail "merged mkfs"
-"$SHARED/oracles/make-manifest" "$T/small" > "$T/merged.manifest"
+mkdir -p "$T/single/boot" && head -c 3000 /dev/urandom > "$T/single/boot/config.txt"
+"$FSIMG" mkfs -q -t fat32 --from "$T/small" --from "$T/camera:/photos/2024" \
+  --from "$T/single/boot/config.txt:/boot/config.txt" "$WORK/merged.img" || fail "merged mkfs"
+{ "$SHARED/oracles/make-manifest" "$T/small"; "$SHARED/oracles/make-manifest" "$T/single"; } > "$T/merged.manifest"
 { printf 'd\t-\t-\tphotos\nd\t-\t-\tphotos/2024\n'; "$SHARED/oracles/make-manifest" "$T/camera" | awk -F'\t' -v OFS='\t' '{ $4 = "photos/2024/" $4; print }'; } >> "$T/merged.manifest"
 check "$WORK/merged.img" -j 2 --manifest "$T/merged.manifest"
 rm -f "$WORK/merged.img"

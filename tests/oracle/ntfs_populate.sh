@@ -121,10 +121,16 @@ resident 1k 4K
 resident 4k 4K --mft-record-size 4096
 
 # The same inputs give the same bytes (no --volume-id: the serial comes from SOURCE_DATE_EPOCH).
+# A single file stored under another name, too; every reader reads the result.
+mkdir -p "$T/single/boot" && head -c 3000 /dev/urandom > "$T/single/boot/config.txt"
 for run in 1 2; do
-  "$FSIMG" mkfs -q -t ntfs -s 256M -c 4K --from "$T/small" --from "$T/edges:/more/edges" "$WORK/r$run.img" || fail "mkfs repro $run"
+  "$FSIMG" mkfs -q -t ntfs -s 256M -c 4K --from "$T/small" --from "$T/edges:/more/edges" \
+    --from "$T/single/boot/config.txt:/boot/config.txt" "$WORK/r$run.img" || fail "mkfs repro $run"
 done
 cmp -s "$WORK/r1.img" "$WORK/r2.img" && pass || fail "two runs differ: $(cmp "$WORK/r1.img" "$WORK/r2.img")"
+{ cat "$T/small.manifest"; "$SHARED/oracles/make-manifest" "$T/single"; printf 'd\t-\t-\tmore\nd\t-\t-\tmore/edges\n'
+  awk -F'\t' -v OFS='\t' '{ $4 = "more/edges/" $4; print }' "$T/edges.manifest"; } > "$T/repro.manifest"
+check "$WORK/r1.img" -j 2 --manifest "$T/repro.manifest"
 rm -f "$WORK/r1.img" "$WORK/r2.img"
 
 # Refusals: every offender listed, nothing left.
