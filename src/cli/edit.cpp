@@ -154,7 +154,7 @@ Session open_session(const std::string& spec, std::string_view command, OpenMode
                                 "uncompressed ones (gunzip it first)",
                                 path));
     }
-    s.opened = io::open_volume(spec, mode.change);
+    s.opened = fs::open_volume(spec, mode.change);
     // One writer at a time: two commands changing one image at once would allocate the same clusters.
     if (mode.change) s.opened.file->lock_exclusive();
     const fs::Detection d = naming_image(spec, [&] { return fs::detect(s.opened.device()); });

@@ -47,6 +47,7 @@
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/walk.hpp"
 #include "fsimg/fs/check.hpp"
+#include "fsimg/fs/detect.hpp"
 #include "fsimg/io/file_image.hpp"
 #include "fsimg/io/open.hpp"
 #include "output.hpp"
@@ -565,7 +566,7 @@ int run_extract(const ExtractArgs& a) {
     // A directory's extract: the check's cross-links, so that a file whose
     // clusters another shares is reported (a file alone is read as it is).
     if (!a.deleted && !a.salvage && (r->is_dir || !matched.empty())) {
-        io::OpenedVolume checked = io::open_volume(a.image);
+        io::OpenedVolume checked = fs::open_volume(a.image);
         check::Findings found;
         (void)fs::check_volume(checked.device(), found);
         for (const check::Finding& f : found.all()) {

@@ -22,6 +22,7 @@
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/utf8_safe.hpp"
 #include "fsimg/fs/check.hpp"
+#include "fsimg/fs/detect.hpp"
 #include "fsimg/fs/repair.hpp"
 #include "fsimg/io/open.hpp"
 #include "fsimg/io/undo.hpp"
@@ -88,7 +89,7 @@ int fsck_one(const FsckArgs& a, const std::string& image, std::optional<check::R
                                     path));
         }
         io::OpenedVolume v = io::open_disk(path, level.has_value());
-        io::select_partition(v, path, number);
+        fs::select_partition(v, path, number);
         if (level) v.file->lock_exclusive();
         // -v prints each path; the progress line counts them ("walking directories", no total).
         const bool print_paths = a.verbose && !a.json;

@@ -8,6 +8,7 @@
 #include "adapters.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/text.hpp"
+#include "fsimg/fs/detect.hpp"
 
 namespace fsimg::fs {
 
@@ -84,7 +85,7 @@ std::unique_ptr<View> open_view(io::OpenedVolume volume) {
     return std::make_unique<OwningView>(std::make_unique<io::OpenedVolume>(std::move(volume)));
 }
 
-std::unique_ptr<View> open_view(std::string_view spec) { return open_view(io::open_volume(spec)); }
+std::unique_ptr<View> open_view(std::string_view spec) { return open_view(fs::open_volume(spec)); }
 
 std::string normalize_path(std::string_view p) {
     std::string path = "/";

@@ -10,9 +10,7 @@
 
 namespace fsimg::io {
 
-namespace {
-
-std::string describe(const PartitionTable& table, const Partition& p) {
+std::string describe_partition(const PartitionTable& table, const Partition& p) {
     const std::uint64_t bytes = p.sector_count * table.sector_size;
     if (table.kind == PartitionTableKind::gpt) {
         return fmt::format("{} (LBA {}, {}, \"{}\")", p.index, p.first_lba, core::format_size(bytes), p.name);
@@ -21,11 +19,13 @@ std::string describe(const PartitionTable& table, const Partition& p) {
                        p.mbr_type);
 }
 
+namespace {
+
 std::string list_partitions(const PartitionTable& table) {
     std::string out;
     for (const Partition& p : table.partitions) {
         if (!out.empty()) out += ", ";
-        out += describe(table, p);
+        out += describe_partition(table, p);
     }
     return out;
 }

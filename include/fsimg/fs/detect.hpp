@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "fsimg/io/block_device.hpp"
+#include "fsimg/io/open.hpp"
 
 namespace fsimg::fs {
 
@@ -85,5 +86,16 @@ std::optional<std::string> describe_own(const io::BlockDevice& volume);
 /// formats are named by the mkfs overwrite guard's probe (io::probe_device:
 /// libblkid and the container magics). Throws Error(io).
 std::string foreign_content(const io::BlockDevice& volume);
+
+/// io::select_partition, but a disk with several partitions and no @N is
+/// refused (Error(usage)) naming what each partition holds, so that the user
+/// can choose: "1 (LBA 2048, 19.53 MiB, type 0x0C): a FAT filesystem; 2
+/// (...): an ext4 filesystem" (describe_own, else io::probe_device's
+/// description). Other errors as io::select_partition; Error(io) when a
+/// partition cannot be read.
+void select_partition(io::OpenedVolume& v, std::string_view path, std::optional<unsigned> number);
+
+/// io::open_volume with select_partition above: IMAGE or IMAGE@N.
+io::OpenedVolume open_volume(std::string_view spec, bool writable = false);
 
 }  // namespace fsimg::fs

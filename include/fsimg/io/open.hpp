@@ -31,6 +31,10 @@ std::pair<std::string, std::optional<unsigned>> split_image_spec(std::string_vie
 /// partition. Errors as FileImage::open and read_partition_table.
 OpenedVolume open_disk(std::string_view path, bool writable = false);
 
+/// One partition for a message: "2 (LBA 43008, 43 MiB, type 0x07)" (MBR) or
+/// "1 (LBA 2048, 256 MiB, \"EFI system\")" (GPT: its name).
+std::string describe_partition(const PartitionTable& table, const Partition& p);
+
 /// Selects partition `number` of a disk opened by open_disk (`path` names it
 /// in errors), by the rules of open_volume; the extended partition of an MBR
 /// is Error(usage) naming its logical partitions.
