@@ -13,7 +13,10 @@ namespace fsimg::io {
 std::string describe_partition(const PartitionTable& table, const Partition& p) {
     const std::uint64_t bytes = p.sector_count * table.sector_size;
     if (table.kind == PartitionTableKind::gpt) {
-        return fmt::format("{} (LBA {}, {}, \"{}\")", p.index, p.first_lba, core::format_size(bytes), p.name);
+        const auto type = gpt_type_name(p.gpt_type);
+        return fmt::format("{} (LBA {}, {}, type {}{})", p.index, p.first_lba, core::format_size(bytes),
+                           type ? std::string(*type) : format_guid(p.gpt_type),
+                           p.name.empty() ? "" : fmt::format(", \"{}\"", p.name));
     }
     return fmt::format("{} (LBA {}, {}, type 0x{:02X})", p.index, p.first_lba, core::format_size(bytes),
                        p.mbr_type);

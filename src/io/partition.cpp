@@ -448,6 +448,13 @@ std::optional<PartitionType> named_partition_type(std::string_view name) noexcep
     return std::nullopt;
 }
 
+std::optional<std::string_view> gpt_type_name(const Guid& guid) noexcept {
+    for (const NamedType& t : kNamedTypes) {
+        if (!t.gpt.empty() && *guid_of(t.gpt) == guid) return t.name;
+    }
+    return std::nullopt;
+}
+
 std::string_view partition_type_names() noexcept {
     return "esp, linux, linux-swap, basic-data, fat12, fat16, fat16-lba, fat32, fat32-lba, exfat, ntfs, "
            "bios-boot";

@@ -28,4 +28,10 @@ expect_fail 16 "$want" "$FSIMG" fsck -y disk.img
 [ "$(content_sum disk.img)" = "$sum" ] && pass || fail "a refused command changed the disk"
 [ ! -e xo ] && pass || fail "extract made xo/ although it refused"
 [ "$("$FSIMG" cat disk.img@1 /hello.txt)" = hello ] && "$FSIMG" fsck disk.img@2 > /dev/null && pass || fail "@N opens the partition"
+# GPT: each partition by its type's name (else its GUID) and its name when it has one.
+truncate -s 64M gpt.img
+printf 'label: gpt\nstart=2048, size=40960, type=U, name="boot"\ntype=L\n' | sfdisk -q gpt.img || fail "sfdisk gpt"
+"$FSIMG" mkfs -q -t fat16 --keep-type gpt.img@1 --force || fail "mkfs gpt@1"
+expect_fail 2 "\"gpt.img\" holds 2 partitions; choose one with gpt.img@N: 1 (LBA 2048, 20 MiB, type esp, \"boot\"): a FAT filesystem; 2 (LBA 43008, 42 MiB, type linux): nothing but zeros" \
+  "$FSIMG" ls gpt.img
 finish

@@ -32,7 +32,8 @@ std::pair<std::string, std::optional<unsigned>> split_image_spec(std::string_vie
 OpenedVolume open_disk(std::string_view path, bool writable = false);
 
 /// One partition for a message: "2 (LBA 43008, 43 MiB, type 0x07)" (MBR) or
-/// "1 (LBA 2048, 256 MiB, \"EFI system\")" (GPT: its name).
+/// "1 (LBA 2048, 256 MiB, type esp, \"EFI system\")" (GPT: the type's name, else its
+/// GUID, and the partition's name when it has one).
 std::string describe_partition(const PartitionTable& table, const Partition& p);
 
 /// Selects partition `number` of a disk opened by open_disk (`path` names it

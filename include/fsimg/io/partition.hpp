@@ -128,6 +128,9 @@ struct PartitionType {
     Guid gpt{};
 };
 std::optional<PartitionType> named_partition_type(std::string_view name) noexcept;
+/// The first name named_partition_type() knows for GPT type `guid` ("esp",
+/// "linux", "basic-data", ...); nullopt for another type.
+std::optional<std::string_view> gpt_type_name(const Guid& guid) noexcept;
 /// The names named_partition_type() knows, for messages.
 std::string_view partition_type_names() noexcept;
 
