@@ -70,6 +70,26 @@ damage_all() {
   local image answer
   while IFS=$'\t' read -r image answer; do DAMAGE[$image]=$answer; done < <(python3 "$1" --batch)
 }
+# damage_rows TOOL ROWS: for each row "KIND CODE BASES ..." of ROWS and each base B of BASES (comma-
+# separated), $WORK/B-KIND.img, a sparse copy of $WORK/B.base damaged by KIND (damage_all).
+damage_rows() {
+  local kind code bases b
+  while read -r kind code bases _; do
+    [ -n "$kind" ] || continue
+    for b in ${bases//,/ }; do
+      cp --sparse=always "$WORK/$b.base" "$WORK/$b-$kind.img"
+      printf '%s\t%s\n' "$WORK/$b-$kind.img" "$kind"
+    done
+  done <<<"$2" > "$WORK/damages"
+  damage_all "$1" < "$WORK/damages"
+}
+# damaged IMAGE: exit 0 when damage_all made IMAGE, with what it changed in WHAT; else 1, the
+# tool's message in WHAT.
+damaged() {
+  WHAT=${DAMAGE[$1]:-error	no answer}
+  [ "${WHAT%%	*}" = ok ] || { WHAT=${WHAT#*	}; return 1; }
+  WHAT=${WHAT#ok	}
+}
 # expect_fail RC TEXT CMD...: CMD exits with RC and prints TEXT on stderr
 # (in the current folder, its output is left in files out and err).
 expect_fail() {  # expect_fail RC TEXT CMD...: exit status RC and TEXT in stderr

@@ -51,8 +51,7 @@ must_refuse=" fat.chain.cross-link fat.chain.free-link fat.chain.loop fat.file.s
 # one BASE FS KIND: on the damaged copy of BASE (made by damage_all below), run every command, judge.
 one() {
   local base=$1 fs=$2 kind=$3 img=case-$1-$3.img
-  local answer=${DAMAGE[$img]:-}
-  [ "${answer%%	*}" = ok ] || { echo "$base $kind: not made on this image"; rm -f $img; return; }
+  damaged $img || { echo "$base $kind: not made on this image"; rm -f $img; return; }
   local before_codes ref=1 moved="Long name file.txt" refused=0 ran=0
   [ "$fs" = exfat ] && moved=E.TXT
   before_codes=$(fsck_codes $img)

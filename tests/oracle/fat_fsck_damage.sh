@@ -95,21 +95,13 @@ want_rc_of() {
     *) echo 4 ;;
   esac
 }
-# Every damaged image first, by one process of the damage tool.
+damage_rows "$damage" "$rows"  # every damaged image first, by one process of the damage tool
 while read -r kind code bases ref; do
   [ -n "$kind" ] || continue
   for b in ${bases//,/ }; do
-    img="$WORK/$b-$kind.img"; cp --sparse=always "$WORK/$b.base" "$img"
-    printf '%s\t%s\n' "$img" "$kind"
-  done
-done <<<"$rows" > "$WORK/damages"
-damage_all "$damage" < "$WORK/damages"
-while read -r kind code bases ref; do
-  [ -n "$kind" ] || continue
-  for b in ${bases//,/ }; do
-    img="$WORK/$b-$kind.img" what=${DAMAGE[$WORK/$b-$kind.img]:-error	no answer}
-    if [ "${what%%	*}" != ok ]; then fail "$b $kind: damage: ${what#*	}"; rm -f "$img"; continue; fi
-    what=${what#ok	}
+    img="$WORK/$b-$kind.img"
+    if ! damaged "$img"; then fail "$b $kind: damage: $WHAT"; rm -f "$img"; continue; fi
+    what=$WHAT
     "$FSIMG" fsck -n "$img" > "$WORK/out" 2>"$WORK/err"; rc=$?; got=$(codes_of "$code" < "$WORK/out")
     want_rc=$(want_rc_of "$code")
     if [ "$got" = "$code" ] && [ $rc = $want_rc ]; then pass
