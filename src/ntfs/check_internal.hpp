@@ -52,6 +52,16 @@ struct RecordState {
     std::uint16_t flags = 0;
 };
 
+/// The flags of an attribute's first piece (starting VCN 0), looked up
+/// for a later piece in another record: the last answer kept, as the
+/// pieces of one attribute come one after another.
+struct FirstPieceFlags {
+    std::uint64_t owner = ~std::uint64_t(0);
+    std::uint32_t type = 0;
+    std::u16string name;
+    std::optional<std::uint16_t> flags;
+};
+
 struct CrossLink {
     std::uint64_t cluster = 0;
     std::uint64_t second = 0;  ///< the record that found the cluster already claimed
@@ -96,6 +106,7 @@ struct Context {
     check::ClusterBitmap owned;  ///< one bit per tracked cluster
     bool walk_complete = true;   ///< every in-use record parsed (else "lost" clusters are not judged)
     std::vector<CrossLink> cross_links;
+    FirstPieceFlags first_piece;  ///< cache of first_piece_flags()
     std::uint64_t cross_link_count = 0;
     std::vector<std::uint16_t> upcase;  ///< the volume's $UpCase (65536 units) when sane, else empty
     std::map<std::string_view, std::uint64_t> per_code;  ///< findings added through report()

@@ -189,6 +189,45 @@ void claim_runs(Context& c, std::uint64_t n, const Attribute& a, std::uint64_t o
     }
 }
 
+/// The flags of the first piece (starting VCN 0) of attribute `a`'s type
+/// and name in base record `owner`: in the base itself, else in the record
+/// the base's $ATTRIBUTE_LIST names for VCN 0; nullopt when neither reads.
+/// A reader takes an attribute's flags from that piece alone, and ntfs-3g
+/// sets ATTR_IS_SPARSE there only, so the pieces it keeps in extension
+/// records say 0x0000 for a sparse file [NTFS-3G attrib.c `ntfs_attr_open`
+/// looks the attribute up at lowest VCN 0; `ntfs_attr_update_meta` leaves
+/// every piece with a lowest VCN alone].
+std::optional<std::uint16_t> first_piece_flags(Context& c, std::uint64_t owner, const Attribute& a) {
+    FirstPieceFlags& k = c.first_piece;
+    if (k.owner == owner && k.type == a.type && k.name == a.name) return k.flags;
+    std::optional<std::uint16_t> found;
+    const auto first_of = [&](const MftRecord& r) -> std::optional<std::uint16_t> {
+        for (const Attribute& x : r.attributes)
+            if (x.type == a.type && x.name == a.name && (!x.non_resident || x.first_vcn == Vcn{0}))
+                return x.flags;
+        return std::nullopt;
+    };
+    if (const auto base = load_record(c, owner)) {
+        found = first_of(*base);
+        const Attribute* list = base->find(AttrType::attribute_list);
+        if (!found && list) {
+            try {
+                for (const auto& e : decode_attribute_list(c.vol->read_stream(*list, kMaxListBytes))) {
+                    if (e.type != a.type || e.name != a.name || e.starting_vcn != 0 ||
+                        e.record.record == owner)
+                        continue;
+                    if (const auto holder = load_record(c, e.record.record)) found = first_of(*holder);
+                    break;
+                }
+            } catch (const Error& e) {
+                if (e.code() == ErrorCode::io) throw;
+            }
+        }
+    }
+    k = FirstPieceFlags{owner, a.type, a.name, found};
+    return found;
+}
+
 void check_attributes(Context& c, std::uint64_t n, const MftRecord& r) {
     const bool has_list = r.find(AttrType::attribute_list) != nullptr;
     const bool extension = r.header.base_record != 0;
@@ -244,6 +283,13 @@ void check_attributes(Context& c, std::uint64_t n, const MftRecord& r) {
         if (!sparse_ok) {
             for (const MappedRun& m : a.runs) {
                 if (m.lcn) continue;
+                if (first != 0) {
+                    // A later piece: the attribute is what its first piece says.
+                    const std::uint64_t owner =
+                        extension ? FileReference::unpack(r.header.base_record).record : n;
+                    const auto flags = first_piece_flags(c, owner, a);
+                    if (flags && (*flags & 0x8001)) break;
+                }
                 report(
                     c, "ntfs.run.sparse", at_record(c, n, an),
                     fmt::format("a sparse run at VCN {} ({} clusters) in an attribute flagged neither sparse "
