@@ -157,14 +157,18 @@ struct Lister {
             show(p, r);
             if (a.recursive && r.is_dir) subdirs.emplace_back(p, &r);
         }
-        if (depth + 1 < kMaxListDepth) {
-            for (const auto& [p, r] : subdirs) {
-                try {
-                    list_dir(p, *r, depth + 1);
-                } catch (const Error& e) {
-                    if (e.code() == ErrorCode::io) throw;
-                    warn(fmt::format("{}: {}", escape_name(p), e.what()));
-                }
+        for (const auto& [p, r] : subdirs) {
+            if (depth + 1 >= kMaxListDepth) {
+                // Said, not dropped in silence (extract says it as a problem too).
+                warn(fmt::format("{}: nested deeper than {} levels; its contents are not listed",
+                                 escape_name(p), kMaxListDepth));
+                continue;
+            }
+            try {
+                list_dir(p, *r, depth + 1);
+            } catch (const Error& e) {
+                if (e.code() == ErrorCode::io) throw;
+                warn(fmt::format("{}: {}", escape_name(p), e.what()));
             }
         }
     }
