@@ -54,7 +54,7 @@ constexpr std::array<std::string_view, 37> kPreen = {
 
 /// What -y repairs besides: the repairs that give up something (lost
 /// clusters freed: what they held is not kept).
-constexpr std::array<std::string_view, 58> kAll = {
+constexpr std::array<std::string_view, 59> kAll = {
     "exfat.bitmap.lost",
     "exfat.name.duplicate",
     "exfat.name.invalid",
@@ -99,6 +99,7 @@ constexpr std::array<std::string_view, 58> kAll = {
     "ntfs.attrlist.entry",
     "ntfs.attrlist.missing",
     "ntfs.bitmap.lost",
+    "ntfs.filename.missing",
     "ntfs.filename.parent",
     "ntfs.filename.parent-sequence",
     "ntfs.index.bitmap",

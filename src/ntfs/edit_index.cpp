@@ -529,6 +529,18 @@ std::uint64_t Editor::rebuild_indexes(std::vector<std::string>* left) {
     return done;
 }
 
+FileEntry Editor::found_directory(std::int64_t mtime, std::string& name) {
+    for (unsigned k = 0; k < 1000; ++k) {
+        name = fmt::format("found.{:03}", k);
+        if (const auto e = find(kRootRecord, name)) {
+            if (e->is_directory) return *e;
+        } else {
+            return make_directory(kRootRecord, name, mtime);
+        }
+    }
+    throw Error(ErrorCode::refused, "found.000 to found.999 are all files in the root directory");
+}
+
 Editor::Relinked Editor::relink_orphans(bool to_found, std::int64_t mtime, std::vector<std::string>* left) {
     // 1. The in-use directories (base records) and every base record's own
     // names; records with an $ATTRIBUTE_LIST (names may live in extension
@@ -623,21 +635,10 @@ Editor::Relinked Editor::relink_orphans(bool to_found, std::int64_t mtime, std::
     std::uint64_t found_record = 0;
     // 4. The others into found.000 (or the first of found.001 .. found.999 that is no file) in the root.
     if (to_found && std::any_of(orphans.begin(), orphans.end(), [](const Orphan& o) { return o.to == 0; })) {
-        std::optional<FileEntry> found;
-        for (unsigned k = 0; k < 1000 && !found; ++k) {
-            const std::string name = fmt::format("found.{:03}", k);
-            if (const auto e = find(kRootRecord, name)) {
-                if (e->is_directory) found = e;
-            } else {
-                found = make_directory(kRootRecord, name, mtime);
-            }
-            if (found) done.found_dir = name;
-        }
-        if (!found)
-            throw Error(ErrorCode::refused, "found.000 to found.999 are all files in the root directory");
-        found_record = found->record;
+        const FileEntry found = found_directory(mtime, done.found_dir);
+        found_record = found.record;
         for (Orphan& o : orphans)
-            if (o.to == 0) o.to = found->record;
+            if (o.to == 0) o.to = found.record;
     }
     // 5. Per directory: names unique in any letter case (" (record N)" before
     // the extension otherwise), DOS names as Windows makes them.
@@ -717,6 +718,237 @@ Editor::Relinked Editor::relink_orphans(bool to_found, std::int64_t mtime, std::
         write_record(o.record, std::move(*record));
         ++(o.to == found_record ? done.found : done.back);
     }
+    keys_.clear();
+    return done;
+}
+
+Editor::NamesRestored Editor::restore_file_names(bool to_found, std::int64_t mtime,
+                                                 std::vector<std::string>* left) {
+    // 1. The in-use base records from 16 on, their sequence numbers, whether
+    // any record (the base or an extension naming it) holds a $FILE_NAME,
+    // and their extension records; the in-use directories.
+    std::map<std::uint64_t, std::uint16_t> bases, dirs;
+    std::set<std::uint64_t> named, parents;  // records with a name; directories a name gives as parent
+    std::map<std::uint64_t, std::vector<std::uint64_t>> extensions;  // packed base reference -> records
+    for_each_in_use(vol_, [&](std::uint64_t n, std::uint64_t owner, const MftRecord& r) {
+        if (r.header.base_record == 0 && r.is_directory()) dirs[n] = r.header.sequence;
+        if (owner < kFirstNonSystemRecord) return;
+        if (r.header.base_record == 0)
+            bases[n] = r.header.sequence;
+        else
+            extensions[r.header.base_record].push_back(n);
+        for (const Attribute& a : r.attributes) {
+            if (a.kind() != AttrType::file_name || a.non_resident) continue;
+            named.insert(owner);
+            try {
+                parents.insert(decode_file_name(a.value).parent.record);
+            } catch (const FormatError&) {
+            }
+        }
+    });
+    std::map<std::uint64_t, std::uint16_t> nameless;
+    for (const auto& [n, sequence] : bases)
+        if (!named.count(n)) nameless[n] = sequence;
+    NamesRestored done;
+    if (nameless.empty()) return done;
+    // 2. The index entries naming them (record and sequence number): each
+    // holds the $FILE_NAME value the record had [FLATCAP concepts/index_record,
+    // attributes/index_root: an $I30 entry's key is the file's $FILE_NAME].
+    std::map<std::uint64_t, std::vector<FileName>> found;
+    for (const auto& [d, sequence] : dirs) {
+        try {
+            const Record rec = read_record(d);
+            for_each_index_entry(vol_, rec.parsed, kI30Index,
+                                 [&](const IndexEntry& e, const IndexEntryLocation&) {
+                                     const FileReference ref = FileReference::unpack(e.reference);
+                                     const auto it = nameless.find(ref.record);
+                                     if (it == nameless.end() || it->second != ref.sequence || !e.file_name)
+                                         return true;
+                                     FileName fn = *e.file_name;
+                                     fn.parent = FileReference{d, sequence};
+                                     auto& names = found[ref.record];
+                                     if (std::none_of(names.begin(), names.end(), [&](const FileName& x) {
+                                             return x.parent == fn.parent && x.name == fn.name &&
+                                                    x.name_space == fn.name_space;
+                                         }))
+                                         names.push_back(std::move(fn));
+                                     return true;
+                                 });
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+        }
+    }
+    // 3. With `to_found`, those no entry names get a name in found.000
+    // (chkdsk's file0000.chk and dir0000.chk for a file and a directory
+    // whose names are lost); its times and flags from $STANDARD_INFORMATION.
+    std::vector<std::uint64_t> unnamed;
+    std::set<std::uint64_t> into_found;
+    for (const auto& [n, sequence] : nameless)
+        if (!found.count(n)) unnamed.push_back(n);
+    // A record that holds nothing (no clusters, no $ATTRIBUTE_LIST, no data
+    // byte; a directory no index entry and no name points into) is marked
+    // not in use instead: a name would only give the user an empty file.
+    if (to_found) {
+        const auto holds_nothing = [&](const MftRecord& r) {
+            if (r.find(AttrType::attribute_list) || parents.count(r.number)) return false;
+            for (const Attribute& a : r.attributes) {
+                if (a.non_resident && !a.runs.empty()) return false;
+                if (a.kind() == AttrType::data && a.size() != 0) return false;
+                if (a.kind() == AttrType::index_allocation) return false;
+            }
+            if (!r.is_directory()) return true;
+            bool entries = false;
+            for_each_index_entry(vol_, r, kI30Index, [&](const IndexEntry& e, const IndexEntryLocation&) {
+                entries = entries || e.file_name.has_value();
+                return !entries;
+            });
+            return !entries;
+        };
+        std::erase_if(unnamed, [&](std::uint64_t n) {
+            Record r = read_record(n);
+            bool empty = false;
+            try {
+                empty = holds_nothing(r.parsed);
+            } catch (const Error& e) {
+                if (e.code() == ErrorCode::io) throw;
+            }
+            if (!empty) return false;
+            core::store_le16(r.bytes, 0x16,
+                             static_cast<std::uint16_t>(r.parsed.header.flags & ~record_flag::in_use));
+            begin();
+            write_record(n, std::move(r.bytes));
+            mark_record(n, false);
+            ++done.freed;
+            return true;
+        });
+    }
+    if (!unnamed.empty() && !to_found) {
+        done.unnamed = unnamed.size();
+        if (left)
+            for (const std::uint64_t n : unnamed)
+                left->push_back(fmt::format("MFT record {}: no index entry names it", n));
+    } else if (!unnamed.empty()) {
+        const FileEntry dir = found_directory(mtime, done.found_dir);
+        const FileReference parent{dir.record, read_record(dir.record).parsed.header.sequence};
+        std::vector<std::u16string> held;
+        for (const IndexKey& k : index_keys(dir.record)) held.push_back(k.name);
+        const auto taken = [&](const std::u16string& name) {
+            return std::any_of(held.begin(), held.end(),
+                               [&](const std::u16string& h) { return upcase_.collate(h, name) == 0; });
+        };
+        const std::vector<std::u16string> existing = held;
+        std::vector<std::pair<std::uint64_t, FileName>> made;
+        unsigned counter = 0;
+        for (const std::uint64_t n : unnamed) {
+            const Record r = read_record(n);
+            const bool is_dir = r.parsed.is_directory();
+            std::u16string name;
+            for (; counter < 10000 && name.empty(); ++counter) {
+                const std::u16string c =
+                    core::utf8_to_utf16(fmt::format("{}{:04}.chk", is_dir ? "dir" : "file", counter));
+                if (!taken(c)) name = c;
+            }
+            if (name.empty()) {
+                if (left)
+                    left->push_back(fmt::format("MFT record {}: no free name in /{}", n, done.found_dir));
+                continue;
+            }
+            held.push_back(name);
+            FileName fn;
+            fn.parent = parent;
+            fn.name = std::move(name);
+            if (const Attribute* si = r.parsed.find(AttrType::standard_information)) {
+                try {
+                    const StandardInformation info = decode_standard_information(si->value);
+                    fn.creation_time = info.creation_time;
+                    fn.modification_time = info.modification_time;
+                    fn.mft_change_time = info.mft_change_time;
+                    fn.access_time = info.access_time;
+                    fn.file_attributes = info.file_attributes;
+                } catch (const FormatError&) {
+                }
+            }
+            made.emplace_back(n, std::move(fn));
+        }
+        // DOS names planned together, beside those the directory holds.
+        std::vector<NameRequest> requests;
+        for (const auto& [n, fn] : made) requests.push_back({fn.name, false});
+        const std::vector<std::u16string_view> reserved(existing.begin(), existing.end());
+        const std::vector<NamePlan> plans = plan_directory_names(requests, reserved);
+        for (std::size_t i = 0; i < made.size(); ++i) {
+            FileName fn = made[i].second;
+            fn.name_space = plans[i].name_space;
+            auto& names = found[made[i].first];
+            names.push_back(fn);
+            if (!plans[i].dos.empty()) {
+                fn.name = plans[i].dos;
+                fn.name_space = Namespace::dos;
+                names.push_back(fn);
+            }
+            into_found.insert(made[i].first);
+        }
+    }
+    // 4. Each record given those names: its sizes and directory bit as the
+    // record has them; into the base when it has no $ATTRIBUTE_LIST
+    // (one write), else into the first of its extension records with room,
+    // the lists rebuilt after (rebuild_attribute_lists): a cut between the
+    // two leaves a name the list does not index, which that rebuild enters.
+    bool into_extension = false;
+    for (auto& [n, names] : found) {
+        const Record r = read_record(n);
+        const bool dir = r.parsed.is_directory();
+        std::uint64_t allocated = 0, data = 0;
+        if (!dir)
+            if (const auto d = load_attribute(vol_, r.parsed, AttrType::data))
+                std::tie(allocated, data) = entry_sizes(*d);
+        std::vector<std::vector<std::byte>> values;
+        for (FileName& fn : names) {
+            fn.allocated_size = allocated;
+            fn.data_size = data;
+            fn.file_attributes =
+                dir ? fn.file_attributes | file_attr::directory : fn.file_attributes & ~file_attr::directory;
+            values.push_back(encode_file_name(fn));
+        }
+        std::sort(values.begin(), values.end());
+        if (!r.parsed.find(AttrType::attribute_list)) {
+            auto record = renamed_record(r, values);
+            if (!record) {
+                if (left) left->push_back(fmt::format("MFT record {}: its names do not fit the record", n));
+                continue;
+            }
+            begin();
+            write_record(n, std::move(*record));
+            ++(into_found.count(n) ? done.found : done.restored);
+            continue;
+        }
+        const auto exts = extensions.find(FileReference{n, r.parsed.header.sequence}.packed());
+        bool stored = false;
+        for (std::size_t k = 0; !stored && exts != extensions.end() && k < exts->second.size(); ++k) {
+            const std::uint64_t x = exts->second[k];
+            const Record ext = read_record(x);
+            std::uint16_t next = ext.parsed.header.next_instance;
+            std::vector<std::pair<std::uint32_t, std::vector<std::byte>>> fresh;
+            for (const auto& v : values) {
+                auto a = build_resident_attribute(AttrType::file_name, u"", v, true);
+                core::store_le16(a, kAttrInstance, next++);
+                fresh.emplace_back(static_cast<std::uint32_t>(AttrType::file_name), std::move(a));
+            }
+            auto record = rebuilt_record(
+                ext, [](const Attribute&) { return false; }, fresh, next);
+            if (!record) continue;
+            begin();
+            write_record(x, std::move(*record));
+            stored = into_extension = true;
+            ++(into_found.count(n) ? done.found : done.restored);
+            // The base's link count: its names, as renamed_record counts them.
+            Record base = read_record(n);
+            core::store_le16(base.bytes, 0x12, static_cast<std::uint16_t>(values.size()));
+            write_record(n, std::move(base.bytes));
+        }
+        if (!stored && left)
+            left->push_back(fmt::format("MFT record {}: no record of the file has room for its names", n));
+    }
+    if (into_extension) (void)rebuild_attribute_lists(left);
     keys_.clear();
     return done;
 }

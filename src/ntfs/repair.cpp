@@ -177,6 +177,41 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                                             n.freed, n.freed == 1 ? "" : "s")});
         });
     }
+    // -y: a file with no $FILE_NAME in any of its records gets back the
+    // names the index entries naming it hold (Editor::restore_file_names),
+    // before an index rebuild below would drop those entries. One nothing
+    // names goes to found.000 (or, holding nothing, is freed) only when no
+    // owner is in doubt (that takes a record and clusters), and after the
+    // index rebuild when there is one: a found.000 that a cut left out of
+    // the root's index is entered by it, not made a second time.
+    const std::string_view index_code =
+        first_planned(plan, {"ntfs.index.root-missing", "ntfs.index.corrupt", "ntfs.index.bitmap",
+                             "ntfs.index.stale-entry", "ntfs.index.missing-entry", "ntfs.index.extra-entry",
+                             "ntfs.index.entry-mismatch", "ntfs.index.order", "ntfs.tree.orphan"});
+    const bool index_repair = !index_code.empty() && !owners_in_doubt(found);
+    const auto report_names = [&](const Editor::NamesRestored& n) {
+        if (n.restored != 0)
+            done.push_back(
+                {"ntfs.filename.missing",
+                 fmt::format("{} record{} with no $FILE_NAME given back the names the index "
+                             "entries naming {} hold",
+                             n.restored, n.restored == 1 ? "" : "s", n.restored == 1 ? "it" : "them")});
+        if (n.found != 0)
+            done.push_back({"ntfs.filename.missing",
+                            fmt::format("{} record{} with no $FILE_NAME that no index entry names linked "
+                                        "into /{} as file0000.chk, dir0000.chk, ...",
+                                        n.found, n.found == 1 ? "" : "s", n.found_dir)});
+        if (n.freed != 0)
+            done.push_back({"ntfs.filename.missing",
+                            fmt::format("{} record{} with no $FILE_NAME that held nothing (no data, no "
+                                        "cluster, no entry) marked not in use",
+                                        n.freed, n.freed == 1 ? "" : "s")});
+    };
+    if (plan.has("ntfs.filename.missing")) {
+        const bool to_found = !owners_in_doubt(found) && !index_repair;
+        with_editor(dev, {options.barrier, options.now, options.clamp},
+                    [&](Editor& ed) { report_names(ed.restore_file_names(to_found, options.now)); });
+    }
     // $Bitmap and $MFT's $BITMAP made what the records say: bits of clusters
     // owned (records in use) that are marked free set, which gives up nothing
     // and keeps an allocator off them (preen); bits of what nothing owns
@@ -288,11 +323,7 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     // attribute or runlist damage leaves the owner of a cluster $Bitmap marks
     // free in doubt. The repair is reported under the first of these codes
     // found (the root cause: a damaged block hides the names it held).
-    const std::string_view index_code =
-        first_planned(plan, {"ntfs.index.root-missing", "ntfs.index.corrupt", "ntfs.index.bitmap",
-                             "ntfs.index.stale-entry", "ntfs.index.missing-entry", "ntfs.index.extra-entry",
-                             "ntfs.index.entry-mismatch", "ntfs.index.order", "ntfs.tree.orphan"});
-    if (!index_code.empty() && !owners_in_doubt(found)) {
+    if (index_repair) {
         with_editor(dev, {options.barrier, options.now, options.clamp}, [&](Editor& ed) {
             // Records whose names give no directory in use: back into the
             // directory whose index names them (before the rebuild drops
@@ -309,6 +340,11 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                 relinked.found += more.found;
                 relinked.found_dir = more.found_dir;
                 if (more.back + more.found != 0) n += ed.rebuild_indexes();
+            }
+            Editor::NamesRestored named;
+            if (plan.has("ntfs.filename.missing")) {
+                named = ed.restore_file_names(true, options.now);
+                if (named.found + named.freed != 0) n += ed.rebuild_indexes();
             }
             std::string_view back =
                 first_planned(plan, {"ntfs.filename.parent", "ntfs.filename.parent-sequence"});
@@ -329,6 +365,7 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                 done.push_back({std::string(index_code),
                                 fmt::format("{} director{} index rebuilt from the names of the files in {}",
                                             n, n == 1 ? "y's" : "ies'", n == 1 ? "it" : "them")});
+            report_names(named);
         });
     }
     // Index entries whose sizes are not the file's: copied from its $DATA.

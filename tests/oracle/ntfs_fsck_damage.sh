@@ -94,6 +94,9 @@ boot-truncated            ntfs.boot.image-truncated                             
 filename-bad              ntfs.filename.bad+ntfs.filename.missing                        mount
 filename-flags            ntfs.filename.flags+ntfs.index.entry-mismatch                  blind
 filename-missing          ntfs.filename.missing                                          blind
+filename-missing-list     ntfs.attrlist.entry+ntfs.filename.missing                      blind
+filename-lost             ntfs.filename.missing+ntfs.index.stale-entry                   blind
+filename-lost-empty       ntfs.filename.missing+ntfs.index.stale-entry                   blind
 filename-parent           ntfs.filename.parent+ntfs.index.entry-mismatch                 blind
 filename-parent-sequence  ntfs.filename.parent-sequence+ntfs.index.entry-mismatch        blind
 index-bitmap              ntfs.index.bitmap                                              blind

@@ -698,6 +698,38 @@ def attrlist_missing(v):
     extension_record(v, v.find("A.TXT"), [])
 
 
+def _drop_file_names(v, n):
+    """Every $FILE_NAME of record n cut out (what follows moves up)."""
+    b = v.rec(n)
+    for a in sorted((a for a in v.attrs(b) if a["type"] == 0x30), key=lambda a: -a["off"]):
+        v.splice(b, a["off"], a["off"] + a["len"])
+    v.put(n, b)
+
+
+@kind
+def filename_lost(v):
+    """/A.TXT's $FILE_NAME cut out and the root's entry for it made stale
+    (another sequence number): nothing names the record any more."""
+    _drop_file_names(v, v.find("A.TXT"))
+    index_stale_entry(v, "A.TXT")
+
+
+@kind
+def filename_lost_empty(v):
+    """The same for the empty /E.TXT: a record that holds nothing."""
+    _drop_file_names(v, v.find("E.TXT"))
+    index_stale_entry(v, "E.TXT")
+
+
+@kind
+def filename_missing_list(v):
+    """/A.TXT with an $ATTRIBUTE_LIST ($DATA in an extension record) loses
+    the $FILE_NAME of its base; the list still names it, the root's index
+    still names the file."""
+    n, m, o = attrlist_build(v)
+    _drop_file_names(v, n)
+
+
 # ---- $Bitmap
 
 @kind
@@ -809,8 +841,8 @@ def index_order(v):
 
 
 @kind
-def index_stale_entry(v):
-    e = Entry(v, "E.TXT")
+def index_stale_entry(v, name="E.TXT"):
+    e = Entry(v, name)
     set64(e.b, e.o, u64(e.b, e.o) + (1 << 48))
     e.save()
 

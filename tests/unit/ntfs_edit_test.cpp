@@ -337,6 +337,16 @@ io::MemoryImage many_files_image(int files) {
     return img;
 }
 
+/// fsck -y's repairs of what a check of `img` finds (times: 2023-11-14 22:13:20 UTC).
+std::vector<check::Repair> repair_all(io::MemoryImage& img) {
+    check::Findings found;
+    (void)check_volume(img, found);
+    check::RepairOptions all;
+    all.level = check::RepairLevel::all;
+    all.now = 1700000000;
+    return repair_volume(img, found, all);
+}
+
 /// The device offset of MFT record `n` of `v` (its first byte); fails the test when it is not mapped.
 std::uint64_t record_offset(const Volume& v, std::uint64_t n) {
     const auto at = v.device_offset(v.mft_data(), n * v.geometry().mft_record_bytes);
@@ -570,12 +580,7 @@ TEST_CASE("ntfs repair: orphans whose directory is gone are linked into found.00
         img.write_at(at + 0x16, flags);
     }
     REQUIRE(edit_codes(img).count("ntfs.tree.orphan") == 1);
-    check::Findings found;
-    (void)check_volume(img, found);
-    check::RepairOptions all;
-    all.level = check::RepairLevel::all;
-    all.now = 1700000000;
-    const auto done = repair_volume(img, found, all);
+    const auto done = repair_all(img);
     const auto orphan = std::find_if(done.begin(), done.end(),
                                      [](const check::Repair& r) { return r.code == "ntfs.tree.orphan"; });
     REQUIRE(orphan != done.end());
@@ -614,13 +619,83 @@ TEST_CASE("ntfs repair: a directory with no $INDEX_ROOT gets one, filled from it
         img.write_at(at + root->offset, type);
     }
     REQUIRE(edit_codes(img).count("ntfs.index.root-missing") == 1);
-    check::Findings found;
-    (void)check_volume(img, found);
-    check::RepairOptions all;
-    all.level = check::RepairLevel::all;
-    const auto done = repair_volume(img, found, all);
+    const auto done = repair_all(img);
     REQUIRE_FALSE(done.empty());
     CHECK(done.front().code == "ntfs.index.root-missing");
     CHECK(edit_codes(img).empty());
     CHECK(many_names(img) == std::vector<std::string>{"name 000", "name 001", "name 002"});
+}
+
+TEST_CASE("ntfs repair: a file with no $FILE_NAME gets its index entries' names back, or is freed",
+          "[ntfs][edit][repair]") {
+    io::MemoryImage img = many_files_image(3);
+    std::uint64_t kept = 0, gone = 0;
+    {
+        const Volume v(img);
+        kept = resolve_path(v, "/many/name 000")->record;
+        gone = resolve_path(v, "/many/name 001")->record;
+        // Every $FILE_NAME of both turned into an unknown type: the records have no name.
+        for (const std::uint64_t n : {kept, gone}) {
+            const MftRecord r = v.read_record(n);
+            for (const Attribute& a : r.attributes) {
+                if (a.kind() != AttrType::file_name) continue;
+                std::array<std::byte, 4> type{};
+                core::store_le32(type, 0, 0x31);
+                img.write_at(record_offset(v, n) + a.offset, type);
+            }
+        }
+        // The entries naming "name 001" (Win32 and DOS) name another sequence number: nothing names it.
+        const std::uint64_t many = resolve_path(v, "/many")->record;
+        const MftRecord dir = v.read_record(many);
+        const Attribute* root = dir.find(AttrType::index_root, u"$I30");
+        REQUIRE(root);
+        const auto alloc = load_attribute(v, dir, AttrType::index_allocation, u"$I30");
+        const std::uint32_t block_bytes = decode_index_root(root->value).index_block_bytes;
+        std::vector<std::uint64_t> at;
+        for_each_index_entry(v, dir, [&](const IndexEntry& e, const IndexEntryLocation& where) {
+            if (FileReference::unpack(e.reference).record != gone) return true;
+            if (!where.block) {
+                at.push_back(record_offset(v, many) + root->offset + root->value_offset + where.offset);
+            } else {
+                REQUIRE(alloc);
+                const auto block = v.device_offset(*alloc, *where.block * block_bytes);
+                REQUIRE(block);
+                at.push_back(*block + where.offset);
+            }
+            return true;
+        });
+        REQUIRE(at.size() == 2);
+        for (const std::uint64_t o : at) {
+            REQUIRE(o % 512 < 504);  // the reference is not under a sector's update sequence number
+            std::array<std::byte, 8> ref{};
+            img.read_at(o, ref);
+            core::store_le64(ref, 0, core::load_le64(ref, 0) + (std::uint64_t{1} << 48));
+            img.write_at(o, ref);
+        }
+    }
+    const auto codes = edit_codes(img);
+    REQUIRE(codes.count("ntfs.filename.missing") == 1);
+    REQUIRE(codes.count("ntfs.index.stale-entry") == 1);
+    const auto done = repair_all(img);
+    std::vector<std::string> said;
+    for (const check::Repair& r : done)
+        if (r.code == "ntfs.filename.missing") said.push_back(r.done);
+    CHECK(said == std::vector<std::string>{
+                      "1 record with no $FILE_NAME given back the names the index entries naming it hold",
+                      "1 record with no $FILE_NAME that held nothing (no data, no cluster, no entry) marked "
+                      "not in use"});
+    CHECK(edit_codes(img).empty());
+    const Volume v(img);
+    const auto back = resolve_path(v, "/many/name 000");
+    REQUIRE(back);
+    CHECK(back->record == kept);
+    CHECK(v.read_record(kept).header.link_count == 2);  // the Win32 name and its DOS name
+    CHECK_FALSE(v.read_record(gone).in_use());
+    CHECK_FALSE(resolve_path(v, "/many/name 001"));
+    CHECK_FALSE(resolve_path(v, "/found.000"));
+    CHECK(many_names(img) == std::vector<std::string>{"name 000", "name 002"});
+    // Nothing is left: a second pass writes nothing.
+    Editor e(img, {});
+    const Editor::NamesRestored again = e.restore_file_names(true, 1700000000);
+    CHECK(again.restored + again.found + again.freed + again.unnamed == 0);
 }

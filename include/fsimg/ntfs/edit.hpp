@@ -347,6 +347,45 @@ public:
     /// make_directory's errors.
     Relinked relink_orphans(bool to_found, std::int64_t mtime, std::vector<std::string>* left = nullptr);
 
+    /// What restore_file_names did: records given back the names index
+    /// entries held, records named in `found_dir` ("found.000"), records
+    /// that held nothing marked not in use, records left because nothing
+    /// names them and `to_found` was false.
+    struct NamesRestored {
+        std::uint64_t restored = 0, found = 0, freed = 0, unnamed = 0;
+        std::string found_dir;
+    };
+    /// For fsck -y's repair of ntfs.filename.missing: an in-use base record
+    /// from 16 on of which no record (the base, or an extension record naming
+    /// it) holds a $FILE_NAME gets back the $FILE_NAMEs the index entries
+    /// naming it (record and sequence number) hold, each entry's key being
+    /// the file's $FILE_NAME value [FLATCAP concepts/index_record]: parent
+    /// reference the directory holding the entry. With `to_found`, one no
+    /// entry names that holds nothing (no cluster, no $ATTRIBUTE_LIST, no
+    /// data byte; a directory with no index entry that no $FILE_NAME gives
+    /// as parent) is marked not in use (header 0x16, then its $MFT bit),
+    /// and any other gets a name in found.000 of the root (found_directory,
+    /// made with times `mtime` when missing), file0000.chk or dir0000.chk,
+    /// the first such name free in any letter case (chkdsk's names for what
+    /// it recovers without a name), with a DOS name where Windows gives one,
+    /// times and flags from its $STANDARD_INFORMATION; its index entry is
+    /// made by rebuild_indexes, run after. Every name: sizes those of the
+    /// record's unnamed $DATA (as rebuild_indexes writes them), the
+    /// directory bit as the record header says. Into the base (link count:
+    /// its names) when it has no $ATTRIBUTE_LIST, else into the first
+    /// extension record of the file with room, then the lists rebuilt
+    /// (rebuild_attribute_lists). Each record written once, after the dirty
+    /// flag. A record with no room is left and named in `left`. Throws
+    /// Error(io), Error(refused) as begin() and found_directory do, and
+    /// make_directory's errors.
+    NamesRestored restore_file_names(bool to_found, std::int64_t mtime,
+                                     std::vector<std::string>* left = nullptr);
+    /// The directory found.000 of the root, or the first of found.001 ..
+    /// found.999 that is not a file, made (make_directory, times `mtime`)
+    /// when missing; `name` is set to its name. Throws Error(refused) when
+    /// all are files, and make_directory's errors.
+    FileEntry found_directory(std::int64_t mtime, std::string& name);
+
     /// What repair_record_headers changed: records whose link count, and
     /// records whose attribute instances, were set right.
     struct HeaderRepairs {

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# fsck -y gives a file that lost every $FILE_NAME (ntfs.filename.missing) its
+# names back: those the index entries naming it (record and sequence number)
+# still hold, into the base record, or into an extension record when the
+# file has an $ATTRIBUTE_LIST (the list then rebuilt). A record nothing names
+# goes to /found.000 as file0000.chk (chkdsk's name for what it recovers
+# without a name) with its bytes; one that holds nothing (an empty file) is
+# marked not in use instead. After -y: our fsck and ntfsfix -n find nothing,
+# every checker reads the expected tree, ntfs-3g lists what fsimg lists, a
+# second -y changes nothing, and a repair cut after any write is finished by
+# -y. Then ntfsprogs-plus' images damaged in use (../shared/corpus): the
+# pieces of a sparse file's $DATA in extension records say flags 0x0000
+# (ntfs-3g sets ATTR_IS_SPARSE in the first piece only): not ntfs.run.sparse;
+# files whose names are gone with their $ATTRIBUTE_LIST come back as
+# /found.000/file000N.chk, read alike by fsimg, ntfs-3g and The Sleuth Kit.
+# cost: 25
+here=$(cd "$(dirname "$0")" && pwd); . "$here/../lib.sh"
+need_oracles
+for t in ntfsfix ntfsls ntfscat icat; do command -v $t >/dev/null || { echo "$t missing: skipped"; exit 77; }; done
+export SOURCE_DATE_EPOCH=1700000000
+damage="$here/../tools/ntfs_damage.py"
+cd "$WORK"
+mkdir -p src/DIR/SUB
+head -c 20000 /dev/urandom > src/A.TXT; head -c 12000 /dev/urandom > src/B.TXT
+: > src/E.TXT; : > src/DIR/E2.TXT; head -c 100 /dev/urandom > src/DIR/C.TXT
+"$SHARED/oracles/make-manifest" src > src.manifest
+"$FSIMG" mkfs -q -t ntfs -s 4M --from src base.img || { fail "mkfs"; finish; exit; }
+
+y_clean() {  # y_clean IMAGE LABEL PATTERN: -y exits 1 with a report line matching PATTERN, nothing left
+  "$FSIMG" fsck -y "$1" > rep.out 2>&1; local rc=$?
+  [ $rc = 1 ] && grep -q "$3" rep.out && pass || fail "$2: -y exit $rc: $(cat rep.out)"
+  [ -z "$(fsck_codes "$1")" ] && pass || fail "$2: -y left $(fsck_codes "$1")"
+}
+lists_agree() {  # lists_agree IMAGE LABEL: ntfsls -R and fsimg ls -R list the same paths (ls -R: 256 levels)
+  ntfsls -R -p / "$1" 2> /dev/null | awk '/^\/.*:$/ { d = substr($0, 1, length($0) - 1); if (d == "/") d = ""; next }
+    NF && $0 != "." && $0 != ".." { print d "/" $0 }' | awk -F/ 'NF <= 257' | LC_ALL=C sort > theirs.txt
+  "$FSIMG" ls -R "$1" / 2> /dev/null | sed 's|/$||' | LC_ALL=C sort > ours.txt
+  [ -s ours.txt ] && diff ours.txt theirs.txt > diff.out && pass || fail "$2: ntfsls and fsimg ls list other trees: $(head -5 diff.out)"
+}
+second_y() {  # second_y IMAGE LABEL: a second -y finds nothing and writes nothing
+  cp --sparse=always "$1" first.img
+  "$FSIMG" fsck -y "$1" > /dev/null 2>&1; local rc=$?
+  [ $rc = 0 ] && same_bytes "$1" first.img && pass || fail "$2: second -y exit $rc or changed the image"
+  rm -f first.img
+}
+
+# The index still names the file (filename-missing: its $FILE_NAME turned into an unknown type;
+# filename-missing-list: the base of a file with an $ATTRIBUTE_LIST lost it): the names come back
+# from the entry, the tree is the one written.
+for kind in filename-missing filename-missing-list; do
+  cp base.img n.img
+  python3 "$damage" n.img $kind > /dev/null || { fail "$kind: damage"; continue; }
+  [[ " $(fsck_codes n.img) " == *" ntfs.filename.missing "* ]] && pass || fail "$kind: fsck finds $(fsck_codes n.img)"
+  cp n.img damaged.img
+  "$FSIMG" fsck -p n.img > rep.out 2>&1; rc=$?
+  [ $rc = 4 ] && cmp -s n.img damaged.img && pass || fail "$kind: -p exit $rc, or it wrote: $(cat rep.out)"
+  y_clean n.img $kind "^repaired ntfs.filename.missing: 1 record with no \$FILE_NAME given back the names the index entries naming it hold$"
+  ntfsfix -n n.img > fix.out 2>&1 && pass || fail "$kind: ntfsfix -n: $(cat fix.out)"
+  ntfscat n.img A.TXT | cmp -s - src/A.TXT && pass || fail "$kind: ntfs-3g does not read A.TXT"
+  check n.img -j 2 --manifest src.manifest
+  lists_agree n.img $kind
+  second_y n.img $kind
+done
+cp base.img c.img && python3 "$damage" c.img filename-missing-list > /dev/null
+repair_cuts c.img filename-missing-list /B.TXT:src/B.TXT /DIR/C.TXT:src/DIR/C.TXT
+
+# Nothing names the record (filename-lost: /A.TXT's $FILE_NAME cut out, the root's entry for it
+# stale): /found.000/file0000.chk holds its bytes, with its times; the stale entry is gone.
+cp base.img l.img
+python3 "$damage" l.img filename-lost > /dev/null || fail "filename-lost: damage"
+codes=$(fsck_codes l.img)
+[ "$codes" = "ntfs.filename.missing ntfs.index.stale-entry" ] && pass || fail "filename-lost: fsck finds $codes"
+cp l.img lost-damaged.img
+y_clean l.img filename-lost \
+  "^repaired ntfs.filename.missing: 1 record with no \$FILE_NAME that no index entry names linked into /found.000 as file0000.chk"
+rm -rf exp && cp -a src exp && mkdir exp/found.000 && mv exp/A.TXT exp/found.000/file0000.chk
+"$SHARED/oracles/make-manifest" exp > exp.manifest
+check l.img -j 2 --manifest exp.manifest
+ntfsfix -n l.img > fix.out 2>&1 && pass || fail "filename-lost: ntfsfix -n: $(cat fix.out)"
+ntfscat l.img /found.000/file0000.chk | cmp -s - src/A.TXT && pass || fail "filename-lost: ntfs-3g does not read file0000.chk"
+[ "$("$FSIMG" ls -l l.img /found.000/file0000.chk | awk '{print $3}')" = \
+  "$("$FSIMG" ls -l base.img /A.TXT | awk '{print $3}')" ] && pass || fail "filename-lost: file0000.chk lost A.TXT's date"
+lists_agree l.img filename-lost
+second_y l.img filename-lost
+repair_cuts lost-damaged.img filename-lost /B.TXT:src/B.TXT /DIR/C.TXT:src/DIR/C.TXT
+
+# The same for the empty /E.TXT: a record that holds nothing is marked not in use (record, then
+# its bit in $MFT's $BITMAP), no found.000 is made for it.
+cp base.img e.img
+python3 "$damage" e.img filename-lost-empty > /dev/null || fail "filename-lost-empty: damage"
+n=$(ifind -n /E.TXT base.img)
+y_clean e.img filename-lost-empty \
+  "^repaired ntfs.filename.missing: 1 record with no \$FILE_NAME that held nothing (no data, no cluster, no entry) marked not in use$"
+[[ "$(istat e.img "$n" | sed -n 4p)" == "Not Allocated File" ]] && pass || fail "filename-lost-empty: record $n: $(istat e.img "$n" | sed -n 4p)"
+rm -rf exp && cp -a src exp && rm exp/E.TXT && "$SHARED/oracles/make-manifest" exp > exp.manifest
+check e.img -j 2 --manifest exp.manifest
+"$FSIMG" ls e.img / > ls.out; grep -q found ls.out && fail "filename-lost-empty: a found.000 was made" || pass
+second_y e.img filename-lost-empty
+
+CORPUS=$SHARED/corpus
+if [ -x "$CORPUS/run" ]; then
+  for c in memory_leak1 lcn_bitmap_clear_remain attrlist_length_corrupted; do
+    "$CORPUS/run" --decode "ntfs/ntfsimg-use-$c" c.img > /dev/null 2>&1 || { fail "$c: cannot decode"; continue; }
+    codes=$(fsck_codes c.img)
+    [[ " $codes " != *" ntfs.run.sparse "* ]] && pass || fail "$c: ntfs.run.sparse reported"
+    if [ $c = memory_leak1 ]; then
+      # Record 6972 is an extension record of 105: its $DATA piece (VCNs 5358..5631) ends with a
+      # one-cluster hole and says flags 0x0000; the first piece, in 105, says sparse.
+      "$FSIMG" dump --what mft 6972 c.img > d.out; "$FSIMG" dump --what mft 105 c.img > d105.out
+      grep -q "base record       record 105," d.out && grep -q "non-resident, instance 0, flags 0x0000" d.out &&
+        grep -qE "^ +5631 +sparse +1$" d.out && grep -q "flags 0x8000 (sparse)" d105.out &&
+        pass || fail "$c: record 6972 is not the sparse extension piece: $(head -20 d.out)"
+      [[ " $codes " == *" ntfs.filename.missing "* ]] && pass || fail "$c: fsck finds $codes"
+    fi
+    "$FSIMG" fsck -y c.img > rep.out 2>&1; rc=$?
+    [ $rc = 1 ] && [ -z "$(fsck_codes c.img)" ] && pass || fail "$c: -y exit $rc, left $(fsck_codes c.img): $(head -5 rep.out)"
+    ntfsfix -n c.img > fix.out 2>&1 && pass || fail "$c: ntfsfix -n: $(cat fix.out)"
+    lists_agree c.img "$c"
+    if [ $c = lcn_bitmap_clear_remain ]; then
+      # Its tree nests deeper than ls -R descends: each directory not listed is named, not dropped.
+      "$FSIMG" ls -R c.img / 2>&1 > /dev/null | grep -c ': nested deeper than 256 levels; its contents are not listed$' > n.out
+      [ "$(cat n.out)" -gt 0 ] && pass || fail "$c: ls -R names no directory it leaves out"
+    fi
+    if [ $c = memory_leak1 ]; then
+      # Records 105 and 139 (23,064,578 and 38,359,100 bytes; no index entry names them) read
+      # the same through fsimg, ntfs-3g and TSK.
+      grep -q "^repaired ntfs.filename.missing: 2 records with no \$FILE_NAME that no index entry names linked into /found.000" rep.out &&
+        pass || fail "$c: $(grep filename rep.out)"
+      for f in "file0000.chk 105 23064578" "file0001.chk 139 38359100"; do
+        set -- $f
+        "$FSIMG" cat c.img "/found.000/$1" > ours.bin; ntfscat c.img "/found.000/$1" > theirs.bin
+        [ "$(stat -c %s ours.bin)" = "$3" ] && cmp -s ours.bin theirs.bin && icat c.img "$2" | cmp -s - ours.bin &&
+          pass || fail "$c: /found.000/$1 (record $2) reads differently"
+      done
+      rm -f ours.bin theirs.bin
+    fi
+    second_y c.img "$c"
+    rm -f c.img
+  done
+fi
+finish
