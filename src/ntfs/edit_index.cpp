@@ -577,10 +577,53 @@ Editor::Relinked Editor::relink_orphans(bool to_found, std::int64_t mtime, std::
     };
     std::vector<Orphan> orphans;
     std::map<std::uint64_t, std::size_t> orphan_at;
+    // Directories whose names lead back into themselves (a cycle of parent
+    // references, so that none reaches the root): the lowest record of each
+    // cycle is taken as an orphan too, which opens the cycle; the others
+    // then reach the root through it.
+    std::set<std::uint64_t> breakers;
+    {
+        enum : std::uint8_t { walking = 1, reaches = 2, lost = 3 };
+        std::map<std::uint64_t, std::uint8_t> state;
+        const auto up = [&](std::uint64_t d) -> std::optional<std::uint64_t> {
+            const auto it = named.find(d);
+            if (it == named.end()) return std::nullopt;
+            for (const FileName& fn : it->second.second)
+                if (const auto p = parent_of(fn)) return *p;
+            return std::nullopt;
+        };
+        for (const auto& [d, sequence] : dirs) {
+            std::vector<std::uint64_t> path;
+            std::optional<std::uint64_t> at = d;
+            std::uint8_t verdict = lost;
+            while (at) {
+                if (*at < kFirstNonSystemRecord) {  // the root, $Extend
+                    verdict = reaches;
+                    break;
+                }
+                const std::uint8_t s = state[*at];
+                if (s == walking) {  // a cycle: from *at to the end of the path
+                    const auto from = std::find(path.begin(), path.end(), *at);
+                    breakers.insert(*std::min_element(from, path.end()));
+                    break;
+                }
+                if (s != 0) {
+                    verdict = s;
+                    break;
+                }
+                state[*at] = walking;
+                path.push_back(*at);
+                at = up(*at);
+            }
+            for (const std::uint64_t x : path) state[x] = verdict;
+        }
+    }
     for (const auto& [n, entry] : named) {
         const auto& [sequence, names] = entry;
-        if (names.empty() || std::any_of(names.begin(), names.end(),
-                                         [&](const FileName& fn) { return parent_of(fn).has_value(); }))
+        if (names.empty() ||
+            (!breakers.count(n) && std::any_of(names.begin(), names.end(), [&](const FileName& fn) {
+                return parent_of(fn).has_value();
+            })))
             continue;
         if (listed.count(n)) {
             if (left)
@@ -716,7 +759,10 @@ Editor::Relinked Editor::relink_orphans(bool to_found, std::int64_t mtime, std::
             continue;
         }
         write_record(o.record, std::move(*record));
-        ++(o.to == found_record ? done.found : done.back);
+        if (breakers.count(o.record))
+            ++(o.to == found_record ? done.cycle_found : done.cycle_back);
+        else
+            ++(o.to == found_record ? done.found : done.back);
     }
     keys_.clear();
     return done;

@@ -338,8 +338,11 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                 const Editor::Relinked more = ed.relink_orphans(true, options.now);
                 relinked.back += more.back;
                 relinked.found += more.found;
+                relinked.cycle_back += more.cycle_back;
+                relinked.cycle_found += more.cycle_found;
                 relinked.found_dir = more.found_dir;
-                if (more.back + more.found != 0) n += ed.rebuild_indexes();
+                if (more.back + more.found + more.cycle_back + more.cycle_found != 0)
+                    n += ed.rebuild_indexes();
             }
             Editor::NamesRestored named;
             if (plan.has("ntfs.filename.missing")) {
@@ -356,12 +359,26 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                                  "director{} whose index named {}",
                                  relinked.back, relinked.back == 1 ? "" : "s",
                                  relinked.back == 1 ? "y" : "ies", relinked.back == 1 ? "it" : "them")});
+            const std::uint64_t cycles = relinked.cycle_back + relinked.cycle_found;
+            if (cycles != 0)
+                done.push_back(
+                    {std::string(plan.has("ntfs.tree.orphan") ? std::string_view("ntfs.tree.orphan")
+                                                              : index_code),
+                     fmt::format("{} director{} whose names led back into {} own subtree (a cycle that never "
+                                 "reaches the root) linked {}",
+                                 cycles, cycles == 1 ? "y" : "ies", cycles == 1 ? "its" : "their",
+                                 relinked.cycle_found == 0
+                                     ? std::string("back into the directory whose index named it")
+                                 : relinked.cycle_back == 0
+                                     ? fmt::format("into /{}", relinked.found_dir)
+                                     : fmt::format("back where an index named them or into /{}",
+                                                   relinked.found_dir))});
             if (relinked.found != 0)
                 done.push_back(
                     {"ntfs.tree.orphan",
                      fmt::format("{} record{} whose directory is gone linked into /{}", relinked.found,
                                  relinked.found == 1 ? "" : "s", relinked.found_dir)});
-            if (n != 0 && (relinked.back + relinked.found == 0 || index_code != "ntfs.tree.orphan"))
+            if (n != 0 && (relinked.back + relinked.found + cycles == 0 || index_code != "ntfs.tree.orphan"))
                 done.push_back({std::string(index_code),
                                 fmt::format("{} director{} index rebuilt from the names of the files in {}",
                                             n, n == 1 ? "y's" : "ies'", n == 1 ? "it" : "them")});

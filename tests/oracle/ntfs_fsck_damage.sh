@@ -135,6 +135,8 @@ run-decode                ntfs.index.stale-entry+ntfs.run.decode                
 run-outside               ntfs.bitmap.lost+ntfs.run.outside                              mount
 run-sparse                ntfs.bitmap.lost+ntfs.run.sparse                               blind
 tree-root                 ntfs.filename.flags+ntfs.tree.orphan+ntfs.tree.root            mount
+tree-cycle                ntfs.index.entry-mismatch                                      blind
+tree-cycle-stale          ntfs.index.stale-entry+ntfs.tree.orphan                        blind
 tree-dir-freed            ntfs.filename.parent+ntfs.index.stale-entry+ntfs.mft-bitmap.marked-free+ntfs.tree.orphan blind
 upcase-ascii              ntfs.upcase.ascii                                              ntfsfix,mount
 upcase-size               ntfs.upcase.size                                               blind

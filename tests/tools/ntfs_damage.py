@@ -931,6 +931,28 @@ def tree_dir_freed(v):
     v.put(n, b)
 
 
+@kind
+def tree_cycle(v):
+    """/DIR's $FILE_NAMEs name its own subdirectory /DIR/SUB as parent: DIR
+    and SUB lead to each other and never to the root (the root's index
+    still names DIR, with the old key)."""
+    n, sub = v.find("DIR"), v.find("SUB")
+    ref = sub | u16(v.rec(sub), 0x10) << 48
+    b = v.rec(n)
+    for a in v.attrs(b):
+        if a["type"] == 0x30:
+            set64(b, v.value_off(b, a), ref)
+    v.put(n, b)
+
+
+@kind
+def tree_cycle_stale(v):
+    """tree-cycle, and the root's entry for DIR names another sequence
+    number: no index names DIR any more."""
+    tree_cycle(v)
+    index_stale_entry(v, "DIR")
+
+
 # ---- $Volume, $UpCase
 
 @kind

@@ -321,6 +321,9 @@ public:
     /// index names them, records linked into `found_dir` ("found.000").
     struct Relinked {
         std::uint64_t back = 0, found = 0;
+        /// Of those, directories taken out of a cycle of parent references
+        /// (put back where an index names them, or into found_dir).
+        std::uint64_t cycle_back = 0, cycle_found = 0;
         std::string found_dir;
     };
     /// For fsck -y's repair of ntfs.tree.orphan, ntfs.filename.parent and
@@ -328,23 +331,20 @@ public:
     /// back to: an in-use base record from 16 on, with a $FILE_NAME, none of
     /// whose $FILE_NAMEs names an in-use directory of that sequence number
     /// (the directory was freed or its record reused, or the reference
-    /// broke). It goes back into an in-use directory whose index names it
-    /// (record and sequence number) and that reaches the root through its
-    /// names; else, with `to_found`, into the directory found.000 of the root (chkdsk's
-    /// convention; found.001 .. found.999 when the name is taken by a file),
-    /// made first (make_directory, its times `mtime`) when missing. The
-    /// record gets one name there, its first name outside the DOS namespace
-    /// (its times, flags and sizes kept; a directory's subtree goes with
-    /// it) with a DOS name as Windows gives one (plan_directory_names); a
-    /// name the directory already holds in any letter case gets
-    /// " (record N)" before its extension. The record is written whole (link
-    /// count: its names), after the dirty flag; its index entry is not made
-    /// here: rebuild_indexes, run after, enters it, so a cut leaves records
-    /// whose name gives a directory in use, which fsck -y puts back. A
-    /// record with an $ATTRIBUTE_LIST, or whose names do not fit its record,
-    /// is left and named in `left`. Throws Error(io), Error(refused) as
-    /// begin() does and when found.000 .. found.999 are all files, and
-    /// make_directory's errors.
+    /// broke); and the lowest record of each cycle of directories whose
+    /// names lead back into the cycle without reaching the root (a parent
+    /// reference that broke into the directory's own subtree). It goes back into an in-use directory whose
+    /// index names it (record and sequence number) and that reaches the root through its names; else, with
+    /// `to_found`, into the directory found.000 of the root (chkdsk's convention; found.001 .. found.999 when
+    /// the name is taken by a file), made first (make_directory, its times `mtime`) when missing. The record
+    /// gets one name there, its first name outside the DOS namespace (its times, flags and sizes kept; a
+    /// directory's subtree goes with it) with a DOS name as Windows gives one (plan_directory_names); a name
+    /// the directory already holds in any letter case gets " (record N)" before its extension. The record is
+    /// written whole (link count: its names), after the dirty flag; its index entry is not made here:
+    /// rebuild_indexes, run after, enters it, so a cut leaves records whose name gives a directory in use,
+    /// which fsck -y puts back. A record with an $ATTRIBUTE_LIST, or whose names do not fit its record, is
+    /// left and named in `left`. Throws Error(io), Error(refused) as begin() does and when found.000 ..
+    /// found.999 are all files, and make_directory's errors.
     Relinked relink_orphans(bool to_found, std::int64_t mtime, std::vector<std::string>* left = nullptr);
 
     /// What restore_file_names did: records given back the names index
