@@ -32,7 +32,7 @@ struct DumpArgs {
     std::string metadata_image;         ///< --metadata-image OUT
     bool force = false;                 ///< --force: OUT may be replaced
     bool no_logfile = false;            ///< --no-logfile (NTFS)
-    bool scramble_names = false;        ///< --scramble-names (FAT, exFAT)
+    bool scramble_names = false;        ///< --scramble-names
 };
 
 /// --metadata-image OUT: a sparse copy of IMAGE (its size, the partition
@@ -88,6 +88,11 @@ int write_metadata_image(const DumpArgs& a, io::OpenedVolume& v, const std::stri
         bytes += r.length;
     }
     for (const fs::Patch& p : m.patches) img.device().write_at(base + p.offset, p.bytes);
+    std::string finished;
+    if (m.scramble_on_copy) {
+        io::SubRange copy(img.device(), base, reading.size());
+        finished = fs::finish_metadata_copy(copy, kind, m);
+    }
     img.commit();
     for (const std::string& p : m.problems) warn(fmt::format("{}: left out: {}", escape_name(a.image), p));
     note(fmt::format(
@@ -96,7 +101,10 @@ int write_metadata_image(const DumpArgs& a, io::OpenedVolume& v, const std::stri
         escape_name(a.metadata_image), core::format_count(bytes), fs::label(kind),
         core::format_counted(m.ranges.size(), "range", "ranges"), core::format_size(bytes),
         table_bytes ? fmt::format(" and the partition table's {} bytes", table_bytes) : std::string(),
-        core::format_count(size), a.scramble_names ? "; names scrambled" : ""));
+        core::format_count(size),
+        !finished.empty()  ? "; " + finished
+        : a.scramble_names ? std::string("; names scrambled")
+                           : std::string()));
     return m.problems.empty() ? kExitOk : kExitFailure;
 }
 
@@ -383,7 +391,8 @@ Action add_dump(CLI::App& app) {
     cmd->add_flag(
            "--scramble-names", args->scramble_names,
            "With --metadata-image: replace every file and directory name with a made-up one of the same "
-           "length and extension (FAT, exFAT; a new random key each run)")
+           "length and extension (a new random key each run; NTFS: the indexes rebuilt from them, "
+           "$LogFile left out)")
         ->needs("--metadata-image");
     return [args] { return run_dump(*args); };
 }

@@ -1,10 +1,13 @@
 #include "fsimg/fs/metadata.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "fsimg/core/error.hpp"
 #include "fsimg/exfat/metadata.hpp"
 #include "fsimg/fat/metadata.hpp"
+#include "fsimg/ntfs/edit.hpp"
 #include "fsimg/ntfs/metadata.hpp"
 
 namespace fsimg::fs {
@@ -31,12 +34,11 @@ MetadataMap metadata_map(const io::BlockDevice& volume, Kind kind, const Metadat
             break;
         }
         case Kind::ntfs: {
-            if (scramble)
-                throw Error(ErrorCode::unsupported,
-                            "--scramble-names is for FAT and exFAT volumes: NTFS keeps its names sorted in "
-                            "index B+ trees, which are not rebuilt yet");
+            // Scrambled names: $LogFile is left out (its records hold names);
+            // the names are changed on the copy (finish_metadata_copy).
             const ntfs::Volume v(volume);
-            ntfs::metadata_ranges(v, options.logfile, m.ranges, m.patches, m.problems);
+            ntfs::metadata_ranges(v, options.logfile && !scramble, m.ranges, m.patches, m.problems);
+            m.scramble_on_copy = scramble != nullptr;
             break;
         }
     }
@@ -52,6 +54,20 @@ MetadataMap metadata_map(const io::BlockDevice& volume, Kind kind, const Metadat
     }
     m.ranges = std::move(merged);
     return m;
+}
+
+std::string finish_metadata_copy(io::BlockDevice& copy, Kind kind, const MetadataMap& m) {
+    if (kind != Kind::ntfs || !m.scramble_on_copy) return {};
+    ntfs::EditOptions o;
+    o.metadata_copy = true;
+    ntfs::Editor ed(copy, o);
+    const auto done = ed.scramble_names(core::NameScrambler(core::NameScrambler::random_key()));
+    ed.finish();
+    return fmt::format(
+        "{} names in {} records made up, {} director{} index rebuilt from them, {} link "
+        "target{} scrambled; $LogFile left out (it holds names)",
+        done.names, done.records, done.indexes, done.indexes == 1 ? "y's" : "ies'", done.reparse_points,
+        done.reparse_points == 1 ? "" : "s");
 }
 
 }  // namespace fsimg::fs

@@ -309,7 +309,7 @@ void Editor::begin() {
     if (begun_) return;
     // Before the first write: a $LogFile with transactions Windows has not
     // applied would be replayed over the change.
-    const LogFileState log = logfile_state(vol_);
+    const LogFileState log = options_.metadata_copy ? LogFileState::empty : logfile_state(vol_);
     if (log == LogFileState::unclean || log == LogFileState::unknown)
         throw Error(ErrorCode::refused,
                     log == LogFileState::unclean

@@ -1304,3 +1304,153 @@ void Editor::apply_index(const IndexRewrite& plan) {
 }
 
 }  // namespace fsimg::ntfs
+
+namespace fsimg::ntfs {
+
+Editor::Scrambled Editor::scramble_names(const core::NameScrambler& scramble) {
+    constexpr std::uint64_t kExtend = 11;   // $Extend: its entries are looked up by name
+    constexpr std::size_t kNameUnits = 66;  // a $FILE_NAME value's name, after its 66 fixed bytes
+    // 1. Every $FILE_NAME of the in-use records, where its units lie in the
+    // record, and which directory it is in.
+    struct Name {
+        std::uint64_t record = 0, parent = 0;
+        std::size_t at = 0;  // byte offset of the first unit in the record
+        Namespace name_space = Namespace::posix;
+        std::u16string name, made;
+    };
+    std::vector<Name> names;
+    std::vector<std::uint64_t> dirs;
+    struct Link {
+        std::uint64_t record = 0;
+        std::size_t at = 0;  // byte offset of the path buffer in the record
+        std::vector<std::pair<std::size_t, std::size_t>> spans;  // (byte offset in the buffer, units)
+    };
+    std::vector<Link> links;
+    std::uint64_t nonresident_links = 0;
+    for_each_in_use(vol_, [&](std::uint64_t n, std::uint64_t owner, const MftRecord& r) {
+        if (r.header.base_record == 0 && r.is_directory()) dirs.push_back(n);
+        if (owner < kFirstNonSystemRecord) return;
+        for (const Attribute& a : r.attributes) {
+            if (a.kind() == AttrType::reparse_point) {
+                if (a.non_resident) {
+                    ++nonresident_links;
+                    continue;
+                }
+                const std::span<const std::byte> v = a.value;
+                if (v.size() < 16) continue;
+                const std::uint32_t tag = core::load_le32(v, 0);
+                if (tag != kReparseTagSymlink && tag != kReparseTagMountPoint) continue;
+                const std::size_t buffer = tag == kReparseTagSymlink ? 20 : 16;
+                Link l{n, a.offset + a.value_offset + buffer, {}};
+                for (const std::size_t field : {8u, 12u}) {  // substitute name, print name: offset, length
+                    const std::size_t off = core::load_le16(v, field), len = core::load_le16(v, field + 2);
+                    if (buffer + off + len <= v.size() && len % 2 == 0) l.spans.emplace_back(off, len / 2);
+                }
+                links.push_back(std::move(l));
+                continue;
+            }
+            if (a.kind() != AttrType::file_name || a.non_resident) continue;
+            FileName fn;
+            try {
+                fn = decode_file_name(a.value);
+            } catch (const FormatError&) {
+                continue;
+            }
+            if (fn.parent.record == kExtend) continue;
+            names.push_back({n,
+                             fn.parent.record,
+                             a.offset + a.value_offset + kNameUnits,
+                             fn.name_space,
+                             std::move(fn.name),
+                             {}});
+        }
+    });
+    if (nonresident_links != 0)
+        throw Error(ErrorCode::unsupported,
+                    fmt::format("{} reparse point{} kept outside the record: the names {} not scrambled",
+                                nonresident_links, nonresident_links == 1 ? " is" : "s are",
+                                nonresident_links == 1 ? "it holds would be" : "they hold would be"));
+    // 2. Made-up names, unique per directory in any letter case, upper case
+    // where a DOS name must be.
+    const auto less = [this](const std::u16string& a, const std::u16string& b) {
+        return upcase_.collate(a, b) < 0;
+    };
+    std::map<std::uint64_t, std::set<std::u16string, decltype(less)>> taken;
+    const auto in = [&](std::uint64_t dir) -> std::set<std::u16string, decltype(less)>& {
+        return taken.try_emplace(dir, less).first->second;
+    };
+    Scrambled done;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        Name& x = names[i];
+        const bool dos = x.name_space == Namespace::dos || x.name_space == Namespace::win32_and_dos;
+        auto& here = in(x.parent);
+        for (unsigned attempt = 0; attempt < 1000 && x.made.empty(); ++attempt) {
+            std::u16string c = scramble.scramble(x.name, x.record * 64 + i % 64, attempt, dos);
+            if (here.insert(c).second) x.made = std::move(c);
+        }
+        if (x.made.empty())
+            throw Error(ErrorCode::unsupported,
+                        fmt::format("MFT record {}: no made-up name is free in its directory", x.record));
+    }
+    // 3. Each record written once with its new names (and link targets) in place.
+    std::map<std::uint64_t, std::vector<std::pair<std::size_t, std::u16string>>> edits;
+    for (const Name& x : names) edits[x.record].emplace_back(x.at, x.made);
+    for (const Link& l : links) {
+        for (const auto& [off, units] : l.spans) {
+            std::u16string old(units, u'\0');
+            edits[l.record].emplace_back(l.at + off, std::u16string());
+            auto& made = edits[l.record].back().second;
+            const Record r = read_record(l.record);
+            for (std::size_t k = 0; k < units; ++k)
+                old[k] = static_cast<char16_t>(core::load_le16(r.bytes, l.at + off + 2 * k));
+            made = scramble.scramble(old, l.record * 64 + off, 0);
+        }
+        ++done.reparse_points;
+    }
+    // The INDX clusters every directory had before its index is rebuilt.
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> old_blocks;
+    for (const std::uint64_t d : dirs) {
+        try {
+            const Record rec = read_record(d);
+            if (const auto ia = load_attribute(vol_, rec.parsed, AttrType::index_allocation, u"$I30"))
+                for (const MappedRun& m : ia->runs)
+                    if (m.lcn && m.length != 0)
+                        old_blocks.emplace_back(static_cast<std::uint64_t>(*m.lcn), m.length);
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+        }
+    }
+    begin();
+    for (auto& [n, list] : edits) {
+        Record r = read_record(n);
+        for (const auto& [at, units] : list)
+            for (std::size_t k = 0; k < units.size(); ++k)
+                if (at + 2 * k + 2 <= r.bytes.size()) core::store_le16(r.bytes, at + 2 * k, units[k]);
+        write_record(n, std::move(r.bytes));
+        ++done.records;
+    }
+    done.names = names.size();
+    // 4. The indexes rebuilt from the new names; none may be left with the old ones.
+    std::vector<std::string> left;
+    done.indexes = rebuild_indexes(&left);
+    if (!left.empty())
+        throw Error(ErrorCode::unsupported,
+                    fmt::format("{}: its index cannot be rebuilt, so the real names would stay in the copy",
+                                left.front()));
+    // 5. The old INDX clusters that are now free zeroed: they held the real names.
+    const auto bitmap = load_attribute(vol_, vol_.read_record(6), AttrType::data);
+    for (const auto& [lcn, length] : old_blocks) {
+        for (std::uint64_t c = lcn; c < lcn + length; ++c) {
+            std::array<std::byte, 1> bit{};
+            if (!bitmap || c / 8 >= bitmap->size()) break;
+            vol_.read_stream(*bitmap, c / 8, bit);
+            if ((std::to_integer<unsigned>(bit[0]) >> (c % 8)) & 1) continue;
+            const std::uint64_t cb = vol_.geometry().cluster_bytes;
+            if ((c + 1) * cb <= dev_.size()) dev_.zero_range(c * cb, cb);
+        }
+    }
+    keys_.clear();
+    return done;
+}
+
+}  // namespace fsimg::ntfs

@@ -6,10 +6,11 @@
 # file's content (resident NTFS data zeroed too), fsimg fsck finds in it what
 # it finds in the original (clean, and on a damaged FAT32 and exFAT the same
 # findings), The Sleuth Kit lists the same tree, and every independent
-# checker passes on it (check-image). With --scramble-names (FAT, exFAT)
-# no original name is left, each made-up one has the original's length and
-# extension, and fsck and the checkers still find the copy clean (unique
-# names, long-name checksums, NameHash and SetChecksum right). A partition of a disk image keeps its
+# checker passes on it (check-image). With --scramble-names no original
+# name is left, each made-up one has the original's length and extension,
+# and fsck and the checkers still find the copy clean (unique names,
+# long-name checksums, NameHash and SetChecksum right; NTFS indexes rebuilt
+# in collation order, a stored link's target scrambled). A partition of a disk image keeps its
 # place and the partition table. OUT is never written over without --force,
 # and never when it is the image itself.
 # cost: 17
@@ -79,7 +80,34 @@ cp ex.img exdel.img && "$FSIMG" rm -q exdel.img /top.txt "/d1/file number 7.txt"
 [ "$("$FSIMG" ls --deleted -R exdel.smeta | awk '{ print $1, $2 }')" = "$("$FSIMG" ls --deleted -R exdel.img | awk '{ print $1, $2 }')" ] &&
   [ "$("$FSIMG" ls --deleted -R exdel.smeta | wc -l)" = 2 ] && ! "$FSIMG" ls --deleted -R exdel.smeta | grep -q "top.txt\|file number" &&
   pass || fail "exFAT scrambled: deleted files: $("$FSIMG" ls --deleted -R exdel.smeta)"
-expect_fail 1 "for FAT and exFAT volumes" "$FSIMG" dump --scramble-names --metadata-image nt.smeta nt.img
+# NTFS: the names changed on the copy and every index rebuilt from them (sorted again), the old
+# INDX blocks' clusters zeroed, $LogFile left out (it holds names): fsck finds what it finds in a
+# copy without $LogFile; no original name is left anywhere in the file, in UTF-16 or in ASCII,
+# nor (ntl.img) the target of a stored symbolic link; every checker passes.
+no_names() {  # no_names FILE NAME...: none of the names in FILE, in UTF-16LE or ASCII
+  python3 - "$@" <<'PY'
+import mmap, sys
+with open(sys.argv[1], "rb") as f:
+    m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    for name in sys.argv[2:]:
+        for enc in ("utf-16-le", "ascii"):
+            if m.find(name.encode(enc)) >= 0:
+                sys.exit("%s (%s) found" % (name, enc))
+PY
+}
+"$FSIMG" dump --scramble-names --metadata-image nt.smeta nt.img 2> err &&
+  grep -q "names in [0-9]* records made up, [1-9][0-9]* directories' index rebuilt from them, 0 link targets scrambled" err &&
+  pass || fail "NTFS: --scramble-names: $(cat err)"
+[ "$(findings nt-nolog.meta)" = "$(findings nt.smeta)" ] && pass || fail "NTFS: scrambled: fsck: $(findings nt.smeta)"
+[ "$(shape nt.img)" = "$(shape nt.smeta)" ] && pass || fail "NTFS: scrambled: the tree's shape differs"
+no_names nt.smeta "file number" top.txt big.bin && pass || fail "NTFS: an original name survived in the scrambled copy"
+check nt.smeta
+ln -s top.txt src/d1/a-link-to-top
+"$FSIMG" mkfs -q -t ntfs -s 64M --symlinks store --from src ntl.img || fail "NTFS: mkfs with a link"
+rm src/d1/a-link-to-top
+"$FSIMG" dump --scramble-names --metadata-image ntl.smeta ntl.img 2> err && grep -q ", 1 link target scrambled" err &&
+  [ -z "$(fsck_codes ntl.smeta | grep -v ntfs.logfile.unknown)" ] && pass || fail "NTFS: a link: $(cat err)"
+no_names ntl.smeta "file number" top.txt a-link-to-top && pass || fail "NTFS: a link's name or target survived"
 
 # Damaged: a FAT32 chain cut (lost clusters, a short chain) and an exFAT bitmap bit: the same findings.
 cp f32.img cut32.img

@@ -699,3 +699,56 @@ TEST_CASE("ntfs repair: a file with no $FILE_NAME gets its index entries' names 
     const Editor::NamesRestored again = e.restore_file_names(true, 1700000000);
     CHECK(again.restored + again.found + again.freed + again.unnamed == 0);
 }
+
+TEST_CASE("ntfs scramble: every name made up, the index rebuilt in order, the old blocks zeroed",
+          "[ntfs][edit][scramble]") {
+    io::MemoryImage img = many_files_image(150);
+    const std::vector<std::string> before = many_names(img);
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> old_runs;
+    std::uint64_t many = 0;
+    {
+        const Volume v(img);
+        many = resolve_path(v, "/many")->record;
+        const auto ia = load_attribute(v, v.read_record(many), AttrType::index_allocation, u"$I30");
+        REQUIRE(ia);
+        for (const MappedRun& m : ia->runs)
+            old_runs.emplace_back(static_cast<std::uint64_t>(*m.lcn), m.length);
+    }
+    EditOptions o;
+    o.metadata_copy = true;
+    Editor e(img, o);
+    const Editor::Scrambled done = e.scramble_names(core::NameScrambler(42));
+    e.finish();
+    CHECK(done.names == 2 + 2 * 150);  // the Win32 and DOS names of "many" and of each file
+    CHECK(done.indexes == 2);          // the root and /many
+    CHECK(edit_codes(img).empty());    // entries sorted, unique, matching the records
+    std::vector<std::string> after;
+    {
+        const Volume v(img);
+        for_each_index_entry(v, v.read_record(many), [&](const IndexEntry& x, const IndexEntryLocation&) {
+            if (x.file_name && x.file_name->name_space != Namespace::dos)
+                after.push_back(core::utf16_to_utf8_lossy(x.file_name->name));
+            return true;
+        });
+    }
+    REQUIRE(after.size() == before.size());
+    std::set<std::string> old_set(before.begin(), before.end());
+    for (const std::string& n : after) {
+        CHECK(n.size() == std::string("name 000").size());
+        CHECK_FALSE(old_set.count(n));
+    }
+    // The clusters of the old INDX blocks that are free now hold zeros.
+    const Volume v(img);
+    const auto bitmap = load_attribute(v, v.read_record(6), AttrType::data);
+    REQUIRE(bitmap);
+    const std::uint64_t cb = v.geometry().cluster_bytes;
+    for (const auto& [lcn, length] : old_runs)
+        for (std::uint64_t c = lcn; c < lcn + length; ++c) {
+            std::array<std::byte, 1> bit{};
+            v.read_stream(*bitmap, c / 8, bit);
+            if ((std::to_integer<unsigned>(bit[0]) >> (c % 8)) & 1) continue;
+            std::vector<std::byte> bytes(cb);
+            img.read_at(c * cb, bytes);
+            CHECK(std::all_of(bytes.begin(), bytes.end(), [](std::byte b) { return b == std::byte{0}; }));
+        }
+}

@@ -38,7 +38,8 @@ struct MetadataOptions {
     bool logfile = true;  ///< NTFS: include $LogFile's $DATA
     /// Replace every file and directory name with a made-up one of the same
     /// length and extension (core::NameScrambler, a random key per call;
-    /// fat::scramble_names, exfat::scramble_names). FAT and exFAT.
+    /// fat::scramble_names, exfat::scramble_names as patches; NTFS on the
+    /// copy by finish_metadata_copy, $LogFile then left out: it holds names).
     bool scramble_names = false;
 };
 
@@ -54,6 +55,9 @@ struct MetadataMap {
     std::vector<ByteRange> ranges;      ///< ascending, merged, inside the device
     std::vector<Patch> patches;         ///< written after the ranges, each inside one
     std::vector<std::string> problems;  ///< what could not be read and is left out
+    /// NTFS --scramble-names: the names are changed on the copy once it is
+    /// written (finish_metadata_copy), as its indexes must be rebuilt.
+    bool scramble_on_copy = false;
 };
 
 /// Adds [offset, offset + length) to `ranges` clipped to `device_bytes`
@@ -63,8 +67,15 @@ void add_range(std::vector<ByteRange>& ranges, std::uint64_t offset, std::uint64
 
 /// The metadata of the volume on `volume`, which detect() found to be
 /// `kind`. Throws Error(corrupt) when the filesystem's reader refuses the
-/// volume, Error(unsupported) for scramble_names on NTFS (its indexes are
-/// sorted by name: not rebuilt yet), Error(io) on read failures.
+/// volume, Error(io) on read failures.
 MetadataMap metadata_map(const io::BlockDevice& volume, Kind kind, const MetadataOptions& options = {});
+
+/// What the copy needs once `m`'s ranges and patches are written to it
+/// (`copy`: the copied volume, the same size as the original): for NTFS
+/// with scramble_on_copy, every name made up and the indexes rebuilt from
+/// them (ntfs::Editor::scramble_names, a random key). Returns a note of
+/// what was done ("" when nothing). Throws Error(unsupported) when a name
+/// would be left (the copy must then not be kept), Error(io).
+std::string finish_metadata_copy(io::BlockDevice& copy, Kind kind, const MetadataMap& m);
 
 }  // namespace fsimg::fs

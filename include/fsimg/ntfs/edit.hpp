@@ -54,6 +54,7 @@
 #include <vector>
 
 #include "fsimg/check/repair.hpp"
+#include "fsimg/core/scramble.hpp"
 #include "fsimg/io/block_device.hpp"
 #include "fsimg/ntfs/directory.hpp"
 #include "fsimg/ntfs/layout.hpp"
@@ -105,6 +106,9 @@ struct EditOptions {
     /// (SOURCE_DATE_EPOCH): no stamp later than it.
     std::int64_t now = 0;
     std::optional<std::int64_t> clamp;
+    /// The volume is a metadata copy being made (dump --metadata-image): a
+    /// $LogFile Windows would replay, or none, does not make begin() refuse.
+    bool metadata_copy = false;
 };
 
 /// The editor of one NTFS volume: a whole image or a partition window,
@@ -385,6 +389,27 @@ public:
     /// when missing; `name` is set to its name. Throws Error(refused) when
     /// all are files, and make_directory's errors.
     FileEntry found_directory(std::int64_t mtime, std::string& name);
+
+    /// What scramble_names changed.
+    struct Scrambled {
+        std::uint64_t names = 0, records = 0, indexes = 0, reparse_points = 0;
+    };
+    /// For dump --metadata-image --scramble-names on NTFS, on the copy (never
+    /// a user's volume): every $FILE_NAME of an in-use record from 16 on
+    /// (but the entries of $Extend) gets a made-up name of the same length
+    /// (core::NameScrambler: extension kept; upper case for a DOS or
+    /// Win32-and-DOS name), unique in its directory in any letter case;
+    /// each record written once with the names in place. Then every
+    /// directory whose entries changed has its $I30 index rebuilt from the
+    /// new names (rebuild_indexes: entries sorted in $UpCase collation
+    /// [formats.md §3.8], so an index that was damaged is rebuilt too), and
+    /// the clusters of the old INDX blocks that are then free are zeroed
+    /// (they held the real names). The substitute and print names of a
+    /// resident symbolic-link or junction reparse point are scrambled alike
+    /// (their length kept). Throws Error(unsupported) when a directory's
+    /// index cannot be rebuilt (its real names would stay in the copy),
+    /// Error(io), and what begin() throws but for $LogFile.
+    Scrambled scramble_names(const core::NameScrambler& scramble);
 
     /// What repair_record_headers changed: records whose link count, and
     /// records whose attribute instances, were set right.
