@@ -392,7 +392,7 @@ Action add_dump(CLI::App& app) {
            "--scramble-names", args->scramble_names,
            "With --metadata-image: replace every file and directory name with a made-up one of the same "
            "length and extension (a new random key each run; NTFS: the indexes rebuilt from them, "
-           "$LogFile left out)")
+           "$LogFile emptied)")
         ->needs("--metadata-image");
     return [args] { return run_dump(*args); };
 }

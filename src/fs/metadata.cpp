@@ -62,10 +62,13 @@ std::string finish_metadata_copy(io::BlockDevice& copy, Kind kind, const Metadat
     o.metadata_copy = true;
     ntfs::Editor ed(copy, o);
     const auto done = ed.scramble_names(core::NameScrambler(core::NameScrambler::random_key()));
+    // $LogFile was left out (its records hold names): empty, as ntfsfix
+    // leaves it, so that the copy mounts as the original does.
+    (void)ed.empty_logfile();
     ed.finish();
     return fmt::format(
         "{} names in {} records made up, {} director{} index rebuilt from them, {} link "
-        "target{} scrambled; $LogFile left out (it holds names)",
+        "target{} scrambled; $LogFile emptied (its records hold names)",
         done.names, done.records, done.indexes, done.indexes == 1 ? "y's" : "ies'", done.reparse_points,
         done.reparse_points == 1 ? "" : "s");
 }

@@ -39,7 +39,7 @@ struct MetadataOptions {
     /// Replace every file and directory name with a made-up one of the same
     /// length and extension (core::NameScrambler, a random key per call;
     /// fat::scramble_names, exfat::scramble_names as patches; NTFS on the
-    /// copy by finish_metadata_copy, $LogFile then left out: it holds names).
+    /// copy by finish_metadata_copy, $LogFile then emptied: it holds names).
     bool scramble_names = false;
 };
 
@@ -73,7 +73,8 @@ MetadataMap metadata_map(const io::BlockDevice& volume, Kind kind, const Metadat
 /// What the copy needs once `m`'s ranges and patches are written to it
 /// (`copy`: the copied volume, the same size as the original): for NTFS
 /// with scramble_on_copy, every name made up and the indexes rebuilt from
-/// them (ntfs::Editor::scramble_names, a random key). Returns a note of
+/// them (ntfs::Editor::scramble_names, a random key) and $LogFile emptied
+/// (every byte 0xFF, as ntfsfix leaves it). Returns a note of
 /// what was done ("" when nothing). Throws Error(unsupported) when a name
 /// would be left (the copy must then not be kept), Error(io).
 std::string finish_metadata_copy(io::BlockDevice& copy, Kind kind, const MetadataMap& m);
