@@ -34,6 +34,35 @@ std::uint8_t first_byte_for(std::array<std::uint8_t, 11> name, std::uint8_t sum)
     return 0;  // not reached: one byte always matches
 }
 
+/// True when a cluster reads as the continuation of a directory: it does not
+/// open with "." (the first cluster of another directory), and every entry
+/// before the end marker (first byte 0x00) is a deleted entry, a long-name
+/// entry (attribute 0x0F, ordinal 1..20, with or without the last-entry
+/// flag 0x40) or a short entry whose name bytes are printable and whose
+/// attribute uses no bit above 0x3F [FATGEN "FAT Directory Structure",
+/// "FAT Long Directory Entries"]. File data almost never does.
+bool looks_like_directory(std::span<const std::byte> bytes) noexcept {
+    const std::size_t n = bytes.size() / kDirEntrySize;
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto e = bytes.subspan(i * kDirEntrySize, kDirEntrySize);
+        const auto first = std::to_integer<std::uint8_t>(e[0]);
+        if (first == 0x00) return true;
+        if (i == 0 && first == '.') return false;
+        if (first == kDirEntryDeleted) continue;
+        const auto attr = std::to_integer<std::uint8_t>(e[dir_off::Attr]);
+        if ((attr & 0x3F) == kAttrLongName) {
+            const unsigned ordinal = first & 0x3F;
+            if ((first & ~0x7Fu) != 0 || ordinal == 0 || ordinal > kMaxLfnEntries) return false;
+            continue;
+        }
+        if (attr & 0xC0) return false;
+        for (std::size_t k = 0; k < 11; ++k)
+            if (std::to_integer<std::uint8_t>(e[k]) < 0x20 || std::to_integer<std::uint8_t>(e[k]) == 0x7F)
+                return false;
+    }
+    return true;
+}
+
 }  // namespace
 
 std::string_view to_string(DeletedState s) noexcept {
@@ -138,6 +167,29 @@ std::vector<DeletedRecord> deleted_directory_entries(const Volume& v, const Dele
     if (dot.name != std::array<std::uint8_t, 11>{'.', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '} ||
         !(dot.attr & kAttrDirectory) || named != c)
         return {};
+    // Its chain is gone: the clusters after the first are taken as undelete
+    // tools take a file's, consecutive from it, while the bytes so far hold
+    // no end marker and the next cluster is free and reads as directory
+    // entries (at most kMaxDirEntries entries in all).
+    const auto ended = [&] {
+        for (std::size_t i = bytes.size() - v.cluster_bytes(); i < bytes.size(); i += kDirEntrySize)
+            if (bytes[i] == std::byte{0}) return true;
+        return false;
+    };
+    std::vector<std::byte> next(v.cluster_bytes());
+    for (std::uint64_t k = std::uint64_t{c} + 1;
+         !ended() && bytes.size() / kDirEntrySize < kMaxDirEntries && v.is_cluster(k) &&
+         v.fat_entry(static_cast<std::uint32_t>(k)) == 0;
+         ++k) {
+        try {
+            v.read_cluster(static_cast<std::uint32_t>(k), next);
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+            break;
+        }
+        if (!looks_like_directory(next)) break;
+        bytes.insert(bytes.end(), next.begin(), next.end());
+    }
     std::vector<DeletedRecord> out = parse_deleted(bytes);
     for (DirRecord& r : parse_directory(bytes).records) {
         if (r.kind != RecordKind::file && r.kind != RecordKind::directory) continue;

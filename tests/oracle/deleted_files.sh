@@ -98,6 +98,20 @@ ours=$("$FSIMG" ls --deleted -R dt.img | sed 's/^[a-z]* *[-0-9]* [0-9-]* [0-9:]*
 rm -rf out; "$FSIMG" extract --deleted dt.img -C out 2> err
 cmp -s "out/?LD/Report 2023.doc" "tree/old/Report 2023.doc" && cmp -s "out/?LD/?NNER/?EEP.BIN" tree/old/inner/deep.bin && pass ||
   fail "deleted directory: extract --deleted: $(cat err; find out)"
+# A deleted directory of 8 clusters (512 bytes each; fsimg mkfs places them in a row): its chain is
+# gone, so the clusters after the first are read while they are free and hold directory entries.
+# All 40 files come back under it with their long names and bytes; TSK reads its first cluster
+# only and lists the others' short names under $OrphanFiles.
+rm -rf mt && mkdir -p mt/big && for i in $(seq 1 40); do head -c 700 /dev/urandom > "mt/big/a long file name $i.dat"; done
+printf 'k\n' > mt/KEEP.TXT
+"$FSIMG" mkfs -q -t fat16 -c 512 -s 16M --from mt m.img && mdeltree -i m.img ::big || fail "big deleted directory: setup"
+[ "$("$FSIMG" ls --deleted -R m.img | grep -c '^recoverable *700 .*  /?IG/a long file name [0-9]*\.dat$')" = 40 ] && pass ||
+  fail "big deleted directory: $("$FSIMG" ls --deleted -R m.img | head)"
+[ "$(fls -r -d -p m.img | grep -c -e $'\t_ig/a long file name' -e $'\t$OrphanFiles/_L')" = 40 ] && pass ||
+  fail "big deleted directory: fls -d lists $(fls -r -d -p m.img | wc -l) names"
+rm -rf out; "$FSIMG" extract --deleted m.img -C out 2> err
+ok=1; for i in $(seq 1 40); do cmp -s "out/?IG/a long file name $i.dat" "mt/big/a long file name $i.dat" || ok=0; done
+[ $ok = 1 ] && pass || fail "big deleted directory: extract --deleted: $(cat err; ls out/*)"
 "$FSIMG" mkfs -q -t exfat -s 16M --from tree dt-ex.img && "$FSIMG" rm -q -r dt-ex.img /old || fail "exfat rm -r"
 rm -rf out; "$FSIMG" extract --deleted dt-ex.img -C out 2> err
 cmp -s "out/old/Report 2023.doc" "tree/old/Report 2023.doc" && cmp -s out/old/inner/deep.bin tree/old/inner/deep.bin && pass ||

@@ -5,12 +5,18 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdio>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "fsimg/fat/deleted.hpp"
+#include "fsimg/fat/format.hpp"
+#include "fsimg/fat/layout.hpp"
 #include "fsimg/fat/names.hpp"
 #include "fsimg/fat/structs.hpp"
+#include "fsimg/fat/volume.hpp"
+#include "fsimg/io/block_device.hpp"
 
 using namespace fsimg;
 
@@ -82,4 +88,61 @@ TEST_CASE("fat deleted: long-name entries of another set are not taken", "[fat][
     CHECK(d[0].name == "first.txt");
     CHECK(d[1].name == "?OTHER.TXT");  // 0x01 cannot start a short name: no long name
     CHECK_FALSE(d[1].has_long_name);
+}
+
+TEST_CASE("fat deleted: a deleted directory continues into the free clusters after its first",
+          "[fat][deleted]") {
+    // FAT16, 512-byte clusters (16 entries each); clusters 10, 11, 12 free in the FAT.
+    fat::LayoutRequest lr;
+    lr.volume_bytes = 16 << 20;
+    lr.type = fat::FatType::fat16;
+    lr.cluster_bytes = 512;
+    const auto planned = fat::plan_layout(lr);
+    REQUIRE(std::holds_alternative<fat::Layout>(planned));
+    const fat::Layout l = std::get<fat::Layout>(planned);
+    io::MemoryImage img(l.volume_bytes());
+    fat::format_volume(img, l, {});
+    // Cluster 10: ".", "..", then 14 deleted single-entry files (no end marker);
+    // cluster 11: one more, then the end marker.
+    std::vector<std::byte> dir;
+    fat::DirEntry dot;
+    dot.name = name11(".          ");
+    dot.attr = fat::kAttrDirectory;
+    dot.first_cluster = 10;
+    dir.resize(64);
+    fat::encode_dir_entry(dot, std::span(dir).first<fat::kDirEntrySize>());
+    dot.name = name11("..         ");
+    dot.first_cluster = 0;
+    fat::encode_dir_entry(dot, std::span(dir).subspan(32).first<fat::kDirEntrySize>());
+    for (int i = 0; i < 15; ++i) {
+        char sfn[16];
+        std::snprintf(sfn, sizeof sfn, "FILE%04dTXT", i);
+        add_set(dir, u"", sfn, true, 20 + i, 10);
+    }
+    dir.resize(2 * 512);
+    const auto write_cluster = [&](std::uint32_t c, std::span<const std::byte> b) {
+        img.write_at(l.cluster_offset(c), b);
+    };
+    write_cluster(10, std::span<const std::byte>(dir).first(512));
+    write_cluster(11, std::span<const std::byte>(dir).subspan(512));
+    fat::DeletedRecord d;
+    d.entry.attr = fat::kAttrDirectory;
+    d.entry.first_cluster = 10;
+    d.name = "?IR";
+    const auto names = [&] {
+        std::vector<std::string> out;
+        for (const auto& r : fat::deleted_directory_entries(fat::Volume(img), d)) out.push_back(r.short_name);
+        return out;
+    };
+    CHECK(names().size() == 15);
+    CHECK(names().back() == "?ILE0014.TXT");
+    // Cluster 11 holding what no directory holds (a control byte in a name): the first cluster only.
+    std::vector<std::byte> junk(512, std::byte{0x01});
+    write_cluster(11, junk);
+    CHECK(names().size() == 14);
+    // Cluster 11 in use by a file again: the first cluster only.
+    write_cluster(11, std::span<const std::byte>(dir).subspan(512));
+    const std::array<std::byte, 2> end{std::byte{0xFF}, std::byte{0xFF}};
+    img.write_at(l.first_fat_sector * l.bytes_per_sector + 11 * 2, end);
+    CHECK(names().size() == 14);
 }

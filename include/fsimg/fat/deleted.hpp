@@ -42,14 +42,17 @@ struct DeletedRecord {
 /// the names only; a deleted volume label is left out. Never throws.
 std::vector<DeletedRecord> parse_deleted(std::span<const std::byte> bytes);
 
-/// The entries a deleted directory still holds: those of its first cluster
-/// (its chain is gone; a directory of more clusters loses the rest), when
-/// that cluster is still free and its "." entry names it (else the cluster
-/// was reused: none). Every entry there belongs to a deleted directory: the
-/// ones marked deleted (parse_deleted) and the ones still marked in use,
-/// which a tool that deleted the directory alone left (decoded as
-/// parse_directory decodes them, their names whole); "." and ".." left out.
-/// Throws Error(io).
+/// The entries a deleted directory still holds: those of its first cluster,
+/// when that cluster is still free and its "." entry names it (else the
+/// cluster was reused: none), and, its chain being gone, those of the
+/// clusters after it taken as undelete tools take a file's: consecutive,
+/// while no end marker (an entry starting 0x00) was met, each free and
+/// reading as directory entries (not opening with ".", every entry before
+/// an end marker deleted, a long-name entry with an ordinal 1..20, or a
+/// short entry with printable name bytes and no attribute bit above 0x3F). Every entry there belongs to a
+/// deleted directory: the ones marked deleted (parse_deleted) and the ones still marked in use, which a tool
+/// that deleted the directory alone left (decoded as parse_directory decodes them, their names whole); "."
+/// and ".." left out. Throws Error(io).
 std::vector<DeletedRecord> deleted_directory_entries(const Volume& v, const DeletedRecord& dir);
 
 /// What can still be read of a deleted entry's data.
