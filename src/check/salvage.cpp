@@ -41,6 +41,10 @@ std::string Salvage::sources() const {
                 out +=
                     fmt::format("{} of zeros (a run at LCN {} lies outside the volume)", n, p.first_cluster);
                 break;
+            case SalvageSource::undecodable:
+                out += fmt::format("{} of zeros (compressed data at cluster {} that does not decompress)", n,
+                                   p.first_cluster);
+                break;
         }
     }
     return out;

@@ -70,6 +70,78 @@ std::optional<std::string> compression_unsupported(const Volume& v, const Attrib
     return std::nullopt;
 }
 
+UnitRead read_compression_unit(const Volume& v, const Attribute& a, std::uint64_t unit, std::uint64_t needed,
+                               std::span<std::byte> out, std::vector<std::byte>& scratch) {
+    const std::uint64_t C = v.geometry().cluster_bytes;
+    const std::uint64_t unit_clusters = std::uint64_t{1} << kCompressionUnitLog2;
+    const std::uint64_t first_vcn = unit * unit_clusters;
+    const std::uint64_t start = unit * unit_clusters * C;
+    UnitRead r;
+    const UnitPlan p = plan_compression_unit(a.runs, first_vcn, unit_clusters);
+    if (p.first_unmapped && *p.first_unmapped < first_vcn + (needed + C - 1) / C) {
+        r.status = UnitRead::Status::unmapped;
+        r.why = fmt::format("{}: VCN {} (stream byte {}) is not mapped by the runlist", where(a),
+                            *p.first_unmapped, *p.first_unmapped * C);
+        return r;
+    }
+    if (p.kind == UnitPlan::Kind::sparse) {
+        std::fill(out.begin(), out.end(), std::byte{0});
+        return r;
+    }
+    const std::uint64_t first_lcn = p.extents.front().lcn;
+    r.lcn = first_lcn;
+    for (const UnitPlan::Extent& e : p.extents) {
+        if (e.lcn >= v.geometry().cluster_count || e.clusters > v.geometry().cluster_count - e.lcn) {
+            r.status = UnitRead::Status::outside;
+            r.lcn = e.lcn;
+            r.why = fmt::format(
+                "{}: compression unit at VCN {}: clusters from LCN {} pass the volume's last "
+                "cluster {}",
+                where(a), first_vcn, e.lcn, v.geometry().cluster_count - 1);
+            return r;
+        }
+        if ((e.lcn + e.clusters) * C > v.device().size()) {
+            r.status = UnitRead::Status::past_image;
+            r.lcn = (v.device().size() + C - 1) / C;
+            r.why = fmt::format(
+                "{}: compression unit at VCN {}: clusters from LCN {} lie past the end of the "
+                "image",
+                where(a), first_vcn, e.lcn);
+            return r;
+        }
+    }
+    // The allocated clusters (stored: the unit's; compressed: the chunks) in VCN order.
+    scratch.resize(out.size());
+    std::span<std::byte> dst = p.kind == UnitPlan::Kind::stored ? out : std::span<std::byte>(scratch);
+    std::size_t at = 0;
+    for (const UnitPlan::Extent& e : p.extents) {
+        const std::size_t bytes = static_cast<std::size_t>(e.clusters * C);
+        v.device().read_at(e.lcn * C, dst.subspan(at, bytes));
+        at += bytes;
+    }
+    if (p.kind != UnitPlan::Kind::compressed) return r;
+    try {
+        lznt1::decompress(dst.first(at), out);
+    } catch (const FormatError& e) {
+        // The volume byte of the input byte that failed.
+        std::uint64_t off = e.byte_offset().value_or(0), dev = first_lcn * C;
+        for (const UnitPlan::Extent& x : p.extents) {
+            if (off < x.clusters * C) {
+                dev = x.lcn * C + off;
+                break;
+            }
+            off -= x.clusters * C;
+        }
+        r.status = UnitRead::Status::corrupt;
+        r.volume_byte = dev;
+        r.why = fmt::format(
+            "{}: compression unit at VCN {} (stream byte {}, {} clusters stored from LCN {}), "
+            "volume byte {}: {}",
+            where(a), first_vcn, start, p.allocated, first_lcn, dev, e.what());
+    }
+    return r;
+}
+
 void read_compressed(const Volume& v, const Attribute& a,
                      const std::function<void(std::span<const std::byte>)>& sink) {
     if (const auto why = compression_unsupported(v, a))
@@ -78,59 +150,18 @@ void read_compressed(const Volume& v, const Attribute& a,
         throw Error(ErrorCode::usage, fmt::format("{}: not a compressed non-resident stream", where(a)));
     v.check_runs(a);
     const std::uint64_t C = v.geometry().cluster_bytes;
-    const std::uint64_t unit_clusters = std::uint64_t{1} << kCompressionUnitLog2;
-    const std::uint64_t unit_bytes = unit_clusters * C;  // at most 64 KiB
+    const std::uint64_t unit_bytes = (std::uint64_t{1} << kCompressionUnitLog2) * C;  // at most 64 KiB
     const std::uint64_t size = a.data_size;
     const std::uint64_t initialized = std::min(a.initialized_size, a.data_size);
-    std::vector<std::byte> stored(static_cast<std::size_t>(unit_bytes));
+    std::vector<std::byte> scratch;
     std::vector<std::byte> out(static_cast<std::size_t>(unit_bytes));
     // Each unit either maps its data clusters (bounded by the runlist, whose
     // runs check_runs kept inside the volume) or throws: the loop ends.
     for (std::uint64_t unit = 0; unit < (size + unit_bytes - 1) / unit_bytes; ++unit) {
-        const std::uint64_t first_vcn = unit * unit_clusters;
         const std::uint64_t start = unit * unit_bytes;
         const std::size_t n = static_cast<std::size_t>(std::min(unit_bytes, size - start));
-        const UnitPlan p = plan_compression_unit(a.runs, first_vcn, unit_clusters);
-        if (p.first_unmapped && *p.first_unmapped < first_vcn + (n + C - 1) / C)
-            throw Error(ErrorCode::corrupt,
-                        fmt::format("{}: VCN {} (stream byte {}) is not mapped by the runlist", where(a),
-                                    *p.first_unmapped, *p.first_unmapped * C));
-        const std::uint64_t first_lcn = p.extents.empty() ? 0 : p.extents.front().lcn;
-        if (p.kind == UnitPlan::Kind::sparse) {
-            std::fill(out.begin(), out.end(), std::byte{0});
-        } else {
-            // Read the allocated clusters (stored: the unit's; compressed:
-            // the chunks) in VCN order.
-            std::span<std::byte> dst =
-                p.kind == UnitPlan::Kind::stored ? std::span<std::byte>(out) : std::span<std::byte>(stored);
-            std::size_t at = 0;
-            for (const UnitPlan::Extent& e : p.extents) {
-                const std::size_t bytes = static_cast<std::size_t>(e.clusters * C);
-                v.device().read_at(e.lcn * C, dst.subspan(at, bytes));
-                at += bytes;
-            }
-            if (p.kind == UnitPlan::Kind::compressed) {
-                try {
-                    lznt1::decompress(dst.first(at), out);
-                } catch (const FormatError& e) {
-                    // The volume byte of the input byte that failed.
-                    std::uint64_t off = e.byte_offset().value_or(0), dev = first_lcn * C;
-                    for (const UnitPlan::Extent& x : p.extents) {
-                        if (off < x.clusters * C) {
-                            dev = x.lcn * C + off;
-                            break;
-                        }
-                        off -= x.clusters * C;
-                    }
-                    throw Error(
-                        ErrorCode::corrupt,
-                        fmt::format("{}: compression unit at VCN {} (stream byte {}, {} clusters "
-                                    "stored from LCN {}), volume byte {}: {}",
-                                    where(a), first_vcn, start, p.allocated, first_lcn, dev, e.what()),
-                        dev);
-                }
-            }
-        }
+        const UnitRead r = read_compression_unit(v, a, unit, n, out, scratch);
+        if (r.status != UnitRead::Status::ok) throw Error(ErrorCode::corrupt, r.why, r.volume_byte);
         if (start + n > initialized) {
             const std::uint64_t from = std::max(initialized, start) - start;
             std::fill(out.begin() + static_cast<std::ptrdiff_t>(from),

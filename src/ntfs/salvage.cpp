@@ -6,9 +6,64 @@
 
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/units.hpp"
+#include "fsimg/ntfs/compression.hpp"
 #include "fsimg/ntfs/file.hpp"
 
 namespace fsimg::ntfs {
+
+namespace {
+
+/// A compressed stream, unit by unit (read_compression_unit): a unit that
+/// reads is written as it decompresses; one whose runs leave the volume or
+/// the image, whose VCNs no run maps or whose LZNT1 data does not decode is
+/// written as zeros (its 16 clusters' bytes), so that the others keep their
+/// offsets.
+check::Salvage salvage_compressed(const Volume& v, const MftRecord& base, const Attribute& a,
+                                  const std::function<void(std::span<const std::byte>)>& sink) {
+    if (const auto why = compression_unsupported(v, a))
+        throw Error(ErrorCode::unsupported, fmt::format("MFT record {}: {}", base.number, *why));
+    check::Salvage s;
+    const std::uint64_t C = v.geometry().cluster_bytes;
+    const std::uint64_t unit_bytes = (std::uint64_t{1} << kCompressionUnitLog2) * C;
+    // At most the volume: a stored size cannot make the output larger than it.
+    const std::uint64_t size =
+        std::min(a.size(), core::checked_mul(v.geometry().cluster_count, C, "volume size"));
+    const std::uint64_t initialized = std::min(a.initialized_size, size);
+    if (size < a.size())
+        s.damage = fmt::format("its size ({} bytes) exceeds the volume's ({} bytes)",
+                               core::format_count(a.size()), core::format_count(size));
+    std::vector<std::byte> out(static_cast<std::size_t>(unit_bytes)), scratch;
+    for (std::uint64_t unit = 0; unit < (size + unit_bytes - 1) / unit_bytes; ++unit) {
+        const std::uint64_t start = unit * unit_bytes;
+        const std::size_t n = static_cast<std::size_t>(std::min(unit_bytes, size - start));
+        const UnitRead r = read_compression_unit(v, a, unit, n, out, scratch);
+        check::SalvageSource src = check::SalvageSource::chain;
+        if (r.status != UnitRead::Status::ok) {
+            std::fill(out.begin(), out.end(), std::byte{0});
+            src = r.status == UnitRead::Status::unmapped  ? check::SalvageSource::unmapped
+                  : r.status == UnitRead::Status::outside ? check::SalvageSource::outside
+                  : r.status == UnitRead::Status::corrupt ? check::SalvageSource::undecodable
+                                                          : check::SalvageSource::zeros;
+            // What is wrong, without the record and attribute the report names already.
+            const std::size_t colon = r.why.find(": ");
+            const std::string what = colon == std::string::npos ? r.why : r.why.substr(colon + 2);
+            if (s.damage.find(what) == std::string::npos) s.damage += (s.damage.empty() ? "" : "; ") + what;
+        }
+        if (start + n > initialized) {
+            const std::uint64_t from = std::max(initialized, start) - start;
+            std::fill(out.begin() + static_cast<std::ptrdiff_t>(from),
+                      out.begin() + static_cast<std::ptrdiff_t>(n), std::byte{0});
+        }
+        if (!s.pieces.empty() && s.pieces.back().source == src)
+            s.pieces.back().bytes += n;
+        else
+            s.pieces.push_back({src, r.lcn, n});
+        sink(std::span<const std::byte>(out).first(n));
+    }
+    return s;
+}
+
+}  // namespace
 
 check::Salvage salvage_data(const Volume& v, const MftRecord& base, std::u16string_view name,
                             const std::function<void(std::span<const std::byte>)>& sink) {
@@ -18,11 +73,7 @@ check::Salvage salvage_data(const Volume& v, const MftRecord& base, std::u16stri
         read_data(v, base, name, sink);  // resident (or no such stream: its Error(usage))
         return s;
     }
-    if (a->flags & 0x0001)
-        throw Error(
-            ErrorCode::unsupported,
-            fmt::format("MFT record {}: the stream is compressed; --salvage reads uncompressed streams",
-                        base.number));
+    if (a->flags & 0x0001) return salvage_compressed(v, base, *a, sink);
     if (const auto why = unreadable_reason(v, base, *a))
         throw Error(ErrorCode::unsupported, fmt::format("MFT record {}: {}", base.number, *why));
     const std::uint64_t C = v.geometry().cluster_bytes, volume_clusters = v.geometry().cluster_count;

@@ -26,12 +26,13 @@ namespace fsimg::check {
 
 /// Where a stretch of a salvaged file's bytes came from.
 enum class SalvageSource : std::uint8_t {
-    chain,       ///< the file's own allocation (chain or extent)
-    lost_chain,  ///< a lost chain of the right length that continues it
-    free_run,    ///< consecutive free or lost clusters where it would continue
-    zeros,       ///< nothing to read: zeros (a gap, or clusters past the image's end)
-    unmapped,    ///< NTFS: VCNs the runlist does not map: zeros
-    outside,     ///< NTFS: a run whose clusters lie outside the volume: zeros
+    chain,        ///< the file's own allocation (chain or extent)
+    lost_chain,   ///< a lost chain of the right length that continues it
+    free_run,     ///< consecutive free or lost clusters where it would continue
+    zeros,        ///< nothing to read: zeros (a gap, or clusters past the image's end)
+    unmapped,     ///< NTFS: VCNs the runlist does not map: zeros
+    outside,      ///< NTFS: a run whose clusters lie outside the volume: zeros
+    undecodable,  ///< NTFS: a compression unit whose LZNT1 data does not decompress: zeros
 };
 
 /// A stretch of the file, in file order.

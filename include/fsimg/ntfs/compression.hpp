@@ -61,6 +61,37 @@ UnitPlan plan_compression_unit(std::span<const MappedRun> runs, std::uint64_t fi
 /// 4 KiB (neither Windows nor NTFS-3G writes them).
 std::optional<std::string> compression_unsupported(const Volume& volume, const Attribute& attr);
 
+/// One compression unit of a compressed attribute, read and decompressed
+/// (read_compression_unit).
+struct UnitRead {
+    enum class Status : std::uint8_t {
+        ok,          ///< `out` holds the unit's bytes
+        unmapped,    ///< a VCN holding data is not mapped by the runs
+        outside,     ///< a run of the unit passes the volume's last cluster
+        past_image,  ///< its clusters lie past the end of a truncated image
+        corrupt,     ///< its LZNT1 data does not decode
+    };
+    Status status = Status::ok;
+    /// Not ok: what is wrong, naming the record, the attribute, the unit's
+    /// first VCN (and for corrupt the volume byte of the bad chunk).
+    std::string why;
+    std::optional<std::uint64_t> volume_byte;  ///< corrupt: the bad chunk's byte
+    /// The unit's first allocated cluster (0 for a sparse unit); outside:
+    /// the run's first cluster; past_image: the first cluster past the image.
+    std::uint64_t lcn = 0;
+};
+
+/// Reads unit number `unit` (VCNs unit * 16 ..) of compressed attribute `a`
+/// (compression_unsupported() must be nullopt) into `out` (one unit's
+/// bytes: 16 clusters), of which the first `needed` bytes are the stream's
+/// (the last unit is cut at the data size): a sparse unit as zeros, a
+/// stored one as it is, a compressed one decompressed (LZNT1), through
+/// `scratch`. Checks each cluster against the volume and the image, so that
+/// damage is a status, not an exception. Throws Error(io) from the device.
+UnitRead read_compression_unit(const Volume& volume, const Attribute& a, std::uint64_t unit,
+                               std::uint64_t needed, std::span<std::byte> out,
+                               std::vector<std::byte>& scratch);
+
 /// Streams the logical bytes of a compressed non-resident attribute (flag
 /// 0x0001) to `sink`, one compression unit per call (the last one cut at
 /// the data size; nothing for an empty stream). Throws Error(unsupported)

@@ -7,7 +7,9 @@
 // outside the volume (a corrupted LCN), VCNs below the stream's size that no
 // run maps, or clusters past the end of a truncated image: each such range
 // is written as zeros, so that the rest keeps its offsets; NTFS has no
-// chains to follow into lost clusters.
+// chains to follow into lost clusters. A compressed stream is salvaged by
+// compression unit (16 clusters): a unit whose runs cannot be read or
+// whose LZNT1 data does not decode is written as zeros.
 #pragma once
 
 #include <functional>
@@ -22,7 +24,8 @@ namespace fsimg::ntfs {
 /// Streams stream `name` of the file (read_data's units and pieces of at
 /// most 1 MiB) as described above; a resident or sound stream reads as
 /// read_data reads it, with no damage. Throws Error(unsupported) for a
-/// compressed stream (not salvaged) and as read_data for what cannot be read
+/// compressed stream NTFS does not write (compression_unsupported) and as
+/// read_data for what cannot be read
 /// at all (encrypted, other reparse points), Error(usage) when the file has
 /// no such stream, Error(corrupt) when the record or its $ATTRIBUTE_LIST
 /// cannot be decoded (there is no runlist to follow), Error(io) on read
