@@ -19,6 +19,9 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <map>
+#include <optional>
+#include <set>
 
 #include "adapters.hpp"
 #include "fsimg/core/error.hpp"
@@ -179,11 +182,32 @@ public:
         std::vector<DeletedEntry> out;
         for (const ntfs::DeletedRecord& r : *deleted_)
             if (r.parent.record == dir.id && r.parent.sequence == sequence) out.push_back(deleted_entry(r));
+        // The root also holds $OrphanFiles (as The Sleuth Kit shows it): the
+        // deleted files no directory lists, their own having been reused.
+        if (dir.id == ntfs::kRootRecord && !orphaned().empty()) {
+            ntfs::DeletedRecord v;
+            v.number = kOrphanFiles;
+            v.name = u"$OrphanFiles";
+            v.is_directory = true;
+            DeletedEntry d;
+            d.name = "$OrphanFiles";
+            d.is_dir = true;
+            d.attributes = fat::kAttrDirectory;
+            d.id = kOrphanFiles;
+            d.state = std::string(fat::to_string(fat::DeletedState::empty));
+            d.native = v;
+            out.push_back(std::move(d));
+        }
         return out;
     }
     std::vector<DeletedEntry> list_deleted_in(const DeletedEntry& dir) const override {
         const auto* d = std::get_if<ntfs::DeletedRecord>(&dir.native);
         if (d == nullptr || !d->is_directory) return {};
+        if (d->number == kOrphanFiles) {
+            std::vector<DeletedEntry> out;
+            for (const ntfs::DeletedRecord& r : orphaned()) out.push_back(deleted_entry(r));
+            return out;
+        }
         if (!deleted_) deleted_ = ntfs::deleted_records(volume_);
         // Freeing a record adds one to its sequence number (ntfs-3g does): its children name the one before.
         const std::uint16_t sequence = volume_.read_record(d->number).header.sequence;
@@ -209,6 +233,44 @@ public:
     }
 
 private:
+    /// The id of the virtual directory $OrphanFiles (no MFT record has it).
+    static constexpr std::uint64_t kOrphanFiles = ~std::uint64_t{0};
+    /// The deleted records no directory lists: their parent (record and
+    /// sequence number) is neither an in-use directory of that sequence nor
+    /// a deleted directory of it or the one before (list_deleted_in's rule),
+    /// because the record was reused or does not exist. Computed once.
+    const std::vector<ntfs::DeletedRecord>& orphaned() const {
+        if (orphans_) return *orphans_;
+        if (!deleted_) deleted_ = ntfs::deleted_records(volume_);
+        std::map<std::uint64_t, std::optional<ntfs::MftRecordHeader>> parents;
+        std::set<std::uint64_t> deleted_dirs;
+        for (const ntfs::DeletedRecord& r : *deleted_)
+            if (r.is_directory) deleted_dirs.insert(r.number);
+        orphans_.emplace();
+        for (const ntfs::DeletedRecord& r : *deleted_) {
+            auto it = parents.find(r.parent.record);
+            if (it == parents.end()) {
+                std::optional<ntfs::MftRecordHeader> h;
+                try {
+                    if (r.parent.record < volume_.record_count())
+                        h = volume_.read_record(r.parent.record).header;
+                } catch (const Error& e) {
+                    if (e.code() == ErrorCode::io) throw;
+                }
+                it = parents.emplace(r.parent.record, h).first;
+            }
+            const auto& h = it->second;
+            const bool listed =
+                h && (h->flags & ntfs::record_flag::directory) &&
+                ((h->flags & ntfs::record_flag::in_use)
+                     ? h->sequence == r.parent.sequence
+                     : deleted_dirs.count(r.parent.record) &&
+                           (h->sequence == r.parent.sequence ||
+                            h->sequence == static_cast<std::uint16_t>(r.parent.sequence + 1)));
+            if (!listed) orphans_->push_back(r);
+        }
+        return *orphans_;
+    }
     DeletedEntry deleted_entry(const ntfs::DeletedRecord& r) const {
         DeletedEntry d;
         d.name = core::utf16_to_utf8_lossy(r.name);
@@ -314,6 +376,7 @@ private:
 
     std::shared_ptr<const io::BlockDevice> device_;
     mutable std::optional<std::vector<ntfs::DeletedRecord>> deleted_;  ///< list_deleted's, read once
+    mutable std::optional<std::vector<ntfs::DeletedRecord>> orphans_;  ///< orphaned(), once
     ntfs::Volume volume_;
     ntfs::UpcaseTable upcase_;
 };

@@ -201,6 +201,16 @@ dir/SMALL.TXT" ] && pass || fail "ntfs: fls -d lists: $tsk"
   rm -rf out; "$FSIMG" extract --deleted dt-nt.img -C out 2> err
   cmp -s "out/old/Report 2023.doc" "tree/old/Report 2023.doc" && cmp -s out/old/inner/deep.bin tree/old/inner/deep.bin && pass ||
     fail "ntfs: deleted directory: extract --deleted: $(cat err; find out)"
+  # Deleted files whose directory's record was reused (ntfs-3g rm -r, then mkdir takes the
+  # directory's record): no directory lists them; they are under /$OrphanFiles, as fls -d shows.
+  "$FSIMG" mkfs -q -t ntfs -s 16M --from tree or.img && ntfs-3g or.img mnt && rm -r mnt/old && mkdir mnt/new; fusermount -u mnt
+  ours=$("$FSIMG" ls --deleted -R or.img | sed 's/.*  \///; s/\/$//' | grep -v -x '\$OrphanFiles' | LC_ALL=C sort)
+  tsk=$(fls -r -d -p or.img | sed 's/^[-dr]\/[dr] \* [0-9-]*:\t//' | LC_ALL=C sort)
+  [ "$ours" = "$tsk" ] && [ "$(echo "$ours" | grep -c '^\$OrphanFiles/')" -ge 3 ] && pass ||
+    fail "ntfs: \$OrphanFiles: ours: $ours / fls -d: $tsk"
+  rm -rf out; "$FSIMG" extract --deleted or.img -C out 2> err
+  cmp -s 'out/$OrphanFiles/Report 2023.doc' "tree/old/Report 2023.doc" && cmp -s 'out/$OrphanFiles/inner/deep.bin' tree/old/inner/deep.bin &&
+    pass || fail "ntfs: \$OrphanFiles: extract --deleted: $(cat err; find out)"
 else
   echo "ntfs-3g needs root and /dev/fuse: its part skipped"
 fi
