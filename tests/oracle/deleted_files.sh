@@ -7,12 +7,14 @@
 # (its "_" for our "?"); while their clusters are free, cat --deleted gives
 # back each file byte-exact, as icat does; once a cluster is in use again the
 # file is "reused" and cat --deleted refuses (exit 3). exFAT: files deleted
-# by fsimg rm (their sets' InUse bits cleared) listed by name, read back
-# byte-exact and equal to icat, the names fls -d shows; reused once a file
-# written after takes their clusters. NTFS: files deleted through ntfs-3g
-# (their records not in use, names and runs kept) listed under their
-# directory, as fls -d lists them, read back byte-exact and equal to icat,
-# extracted; reused once ntfs-3g writes a file over their clusters.
+# by fsimg rm and by exfat-fuse (their sets' InUse bits cleared) listed by
+# name, read back byte-exact and equal to icat, the names fls -d shows;
+# reused once a file written after takes their clusters. NTFS: files deleted
+# through ntfs-3g (their records not in use, names and runs kept) listed
+# under their directory, as fls -d lists them, read back byte-exact and equal
+# to icat, extracted; reused once ntfs-3g writes a file over their clusters;
+# those whose directory's record was reused under /$OrphanFiles, as fls -d.
+# A deleted FAT directory of several clusters in a row comes back whole.
 # extract --deleted writes the recoverable ones where their directories are.
 here=$(cd "$(dirname "$0")" && pwd); . "$here/../lib.sh"
 need_oracles
@@ -168,6 +170,27 @@ head -c "${free:-0}" /dev/zero > fill.bin && "$FSIMG" cp -q e.img fill.bin /dir/
 "$FSIMG" ls --deleted e.img | grep -q "^reused .*Photo 0001.jpg" && pass || fail "exfat: not reused: $("$FSIMG" ls --deleted e.img)"
 "$FSIMG" cat --deleted e.img "/Photo 0001.jpg" > /dev/null 2> err; rc=$?
 [ $rc = 3 ] && grep -q "in use again" err && pass || fail "exfat: reused: exit $rc: $(cat err)"
+# exFAT: files deleted by the real driver (exfat-fuse on a loop device: its sets' InUse cleared,
+# the FAT chain left linked), listed, as fls -d lists them, and read back byte-exact.
+if [ "$(id -u)" = 0 ] && [ -w /dev/fuse ] && command -v mount.exfat-fuse > /dev/null &&
+   "$FSIMG" mkfs -q -t exfat -s 8M -c 4K --from src ef.img && lo=$(losetup -f --show ef.img 2>/dev/null); then
+  mkdir -p mnt
+  if timeout 30 mount.exfat-fuse "$lo" mnt > /dev/null 2>&1; then
+    rm "mnt/Photo 0001.jpg" "mnt/dir/Inner file.bin"; umount mnt
+    out=$("$FSIMG" ls --deleted -R ef.img)
+    got=$(awk '{ state = $1; $1 = $2 = $3 = $4 = $5 = ""; sub(/^ +/, ""); print state, $0 }' <<<"$out" | LC_ALL=C sort)
+    [ "$got" = "recoverable /Photo 0001.jpg
+recoverable /dir/Inner file.bin" ] && pass || { fail "exfat-fuse: ls --deleted -R"; echo "$out"; }
+    [ "$(fls -r -d -p ef.img | sed -n 's/^r\/r \* [0-9]*:\t//p' | LC_ALL=C sort)" = "Photo 0001.jpg
+dir/Inner file.bin" ] && pass || fail "exfat-fuse: fls -d lists: $(fls -r -d -p ef.img)"
+    for f in "Photo 0001.jpg" "dir/Inner file.bin"; do
+      "$FSIMG" cat --deleted ef.img "/$f" | cmp -s - "src/$f" && pass || fail "exfat-fuse: cat --deleted /$f"
+    done
+  else
+    echo "exfat-fuse does not mount here: its part skipped"
+  fi
+  losetup -d "$lo"
+fi
 # NTFS: files deleted by ntfs-3g (records not in use, their names and runs kept).
 if [ "$(id -u)" = 0 ] && [ -e /dev/fuse ] && command -v ntfs-3g > /dev/null; then
   "$FSIMG" mkfs -q -t ntfs -s 16M --from src n.img || fail "ntfs mkfs"

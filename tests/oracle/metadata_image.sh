@@ -4,8 +4,8 @@
 # mcopy), exFAT and NTFS (made by fsimg), each filled with files whose
 # content is a marker: the copy has the image's size, holds no byte of any
 # file's content (resident NTFS data zeroed too), fsimg fsck finds in it what
-# it finds in the original (clean, and on a damaged FAT32 and exFAT the same
-# findings), The Sleuth Kit lists the same tree, and every independent
+# it finds in the original (clean, and on a damaged FAT32, exFAT and NTFS
+# the same findings), The Sleuth Kit lists the same tree, and every independent
 # checker passes on it (check-image). With --scramble-names no original
 # name is left, each made-up one has the original's length and extension,
 # and fsck and the checkers still find the copy clean (unique names,
@@ -109,7 +109,7 @@ rm src/d1/a-link-to-top
   [ -z "$(fsck_codes ntl.smeta)" ] && pass || fail "NTFS: a link: $(cat err)"
 no_names ntl.smeta "file number" top.txt a-link-to-top && pass || fail "NTFS: a link's name or target survived"
 
-# Damaged: a FAT32 chain cut (lost clusters, a short chain) and an exFAT bitmap bit: the same findings.
+# Damaged: a FAT32 chain cut (lost clusters, a short chain), an exFAT and an NTFS bitmap bit: the same findings.
 cp f32.img cut32.img
 first=$("$FSIMG" ls --json cut32.img /d1/d2/d3 | python3 -c 'import json, sys; print(json.load(sys.stdin)["entries"][0]["first_cluster"])')
 python3 "$here/../tools/fat_entries.py" cut32.img set all $((first + 3)) 0x0FFFFFFF
@@ -120,6 +120,10 @@ cp ex.img bad.img; python3 "$here/../tools/exfat_damage.py" bad.img bitmap-lost 
 "$FSIMG" dump -q --metadata-image bad.meta bad.img
 [ "$(findings bad.img)" = "$(findings bad.meta)" ] && findings bad.meta | grep -q exfat.bitmap && pass ||
   fail "exFAT damaged: fsck differs: $(findings bad.meta)"
+cp nt.img badnt.img; python3 "$here/../tools/ntfs_damage.py" badnt.img bitmap-lost > /dev/null
+"$FSIMG" dump -q --metadata-image badnt.meta badnt.img
+[ "$(findings badnt.img)" = "$(findings badnt.meta)" ] && findings badnt.meta | grep -q ntfs.bitmap.lost && pass ||
+  fail "NTFS damaged: fsck differs: $(findings badnt.meta)"
 
 # A partition of a disk: at its place, with the table.
 "$FSIMG" mkfs -q -t fat32 -s 300M --partition-table gpt --from src disk.img
