@@ -46,6 +46,7 @@ struct MkfsArgs {
     bool device = false;
     bool explain = false;
     bool quiet = false;
+    bool json = false;
     bool gzip = false;
     bool keep_type = false;
     bool sector_size_given = false;
@@ -410,6 +411,11 @@ Action add_mkfs(CLI::App& app) {
                   "Write IMAGE gzip-compressed (built as a sparse temporary image, then compressed)");
     cmd->add_flag("-v,--explain", args->explain, "Print the chosen geometry and why");
     cmd->add_flag("-q,--quiet", args->quiet, "Print nothing but errors");
+    cmd->add_flag(
+        "--json", args->json,
+        "Print what the image holds as JSON for a build log (read back from it: geometry, label, "
+        "serial, used and free clusters, the check's errors, the partition's offset, size, type and "
+        "PARTUUID; docs/json.md)");
     add_populate_options(cmd, args->populate);
     cmd->add_option("IMAGE", args->image,
                     "Image file to create, or IMAGE@N: format partition N of an existing disk image")
@@ -418,7 +424,11 @@ Action add_mkfs(CLI::App& app) {
     return [args, sector_opt] {
         args->sector_size_given = sector_opt->count() > 0;
         args->populate.image = args->image;
-        return run_mkfs(*args);
+        if (args->json) args->quiet = true;  // the summary is the JSON
+        const int rc = run_mkfs(*args);
+        if (rc == kExitOk && args->json)
+            print_mkfs_json(args->image, io::parse_partition_table_kind(args->partition_table));
+        return rc;
     };
 }
 

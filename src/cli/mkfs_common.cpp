@@ -2,6 +2,7 @@
 #include "mkfs_common.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -14,7 +15,9 @@
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/utf.hpp"
 #include "fsimg/fat/format.hpp"
+#include "fsimg/fs/check.hpp"
 #include "fsimg/fs/detect.hpp"
+#include "fsimg/fs/edit.hpp"
 #include "fsimg/io/file_image.hpp"
 #include "fsimg/io/open.hpp"
 #include "fsimg/io/probe.hpp"
@@ -403,6 +406,66 @@ void write_destination(const Destination& dest,
         write(out.device(), true);
         out.commit();
     }
+}
+
+void print_mkfs_json(const std::string& image, io::PartitionTableKind ptable) {
+    const auto [path, number] = io::split_image_spec(image);
+    const std::string spec = number || ptable == io::PartitionTableKind::none ? image : image + "@1";
+    io::OpenedVolume v = io::open_volume(spec);
+    check::Findings found;
+    fs::CheckOptions o;
+    o.placement = fs::placement_of(v);
+    const fs::Checked c = fs::check_volume(v.device(), found, o);
+    const auto ed = fs::open_editor(v.device(), c.detection.kind, {});
+    const std::uint64_t id = ed->volume_id();
+    const check::Summary& s = c.summary;
+    nlohmann::json j{
+        {"schema_version", 1},
+        {"image", core::escape_invalid_utf8(path)},
+        {"filesystem", s.type},
+        {"volume_bytes", v.device().size()},
+        {"cluster_bytes", s.cluster_bytes},
+        {"cluster_count", s.cluster_count},
+        {"used_clusters", s.used_clusters},
+        {"free_clusters", s.free_clusters},
+        {"files", s.files},
+        {"directories", s.directories},
+        {"label", core::escape_invalid_utf8(ed->label())},
+        {"volume_id", ed->volume_id_bits() == 64 ? fmt::format("{:016X}", id)
+                                                 : fmt::format("{:04X}-{:04X}", id >> 16, id & 0xFFFF)},
+        {"errors", found.count(check::Severity::error) + found.count(check::Severity::fatal)},
+        {"warnings", found.count(check::Severity::warning)},
+        {"partition", nullptr},
+        {"disk", nullptr},
+    };
+    if (v.table.kind != io::PartitionTableKind::none && v.partition) {
+        const io::Partition& p = *v.partition;
+        const bool gpt = v.table.kind == io::PartitionTableKind::gpt;
+        std::string guid = gpt ? io::format_guid(p.gpt_unique) : std::string();
+        std::transform(guid.begin(), guid.end(), guid.begin(),
+                       [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+        nlohmann::json part{
+            {"number", p.index},
+            {"offset", p.first_lba * v.table.sector_size},
+            {"size", p.sector_count * v.table.sector_size},
+            {"type", gpt ? io::format_guid(p.gpt_type) : fmt::format("0x{:02X}", p.mbr_type)},
+            // The PARTUUID Linux gives it (root=PARTUUID=... on a kernel command line).
+            {"partuuid", gpt ? guid : fmt::format("{:08x}-{:02x}", v.table.mbr_disk_signature, p.index)},
+        };
+        if (gpt) {
+            const auto name = io::gpt_type_name(p.gpt_type);
+            part["type_name"] = name ? nlohmann::json(std::string(*name)) : nlohmann::json(nullptr);
+            part["name"] = core::escape_invalid_utf8(p.name);
+        } else {
+            part["bootable"] = p.bootable;
+        }
+        j["partition"] = part;
+        j["disk"] =
+            gpt ? nlohmann::json{{"table", "gpt"}, {"disk_guid", io::format_guid(v.table.gpt_disk_guid)}}
+                : nlohmann::json{{"table", "mbr"},
+                                 {"disk_signature", fmt::format("{:08x}", v.table.mbr_disk_signature)}};
+    }
+    fmt::print("{}\n", j.dump(2));
 }
 
 }  // namespace fsimg::cli

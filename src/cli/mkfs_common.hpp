@@ -135,6 +135,15 @@ std::string partition_summary(const PartitionTarget* target, io::PartitionTableK
                               const io::PartitionPlacement& place);
 
 /// Where mkfs writes.
+/// mkfs --json: what the image written as `image` (IMAGE or IMAGE@N as
+/// given; with a new partition table, partition 1) holds, read back from
+/// it: the filesystem's geometry, label and serial, its used and free
+/// clusters and what a check of it finds, and the partition (offset, size,
+/// type, PARTUUID) with the disk's identity. Printed on standard output
+/// (schema docs/schemas/mkfs.schema.json). Throws Error(io) when the image
+/// cannot be read back.
+void print_mkfs_json(const std::string& image, io::PartitionTableKind ptable);
+
 struct Destination {
     std::string image;              ///< the path given
     bool is_device = false;         ///< a block device the user allowed with --device

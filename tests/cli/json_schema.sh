@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every --json output validates against its JSON Schema in docs/schemas/
 # (Draft 2020-12, checked with Debian's python3-jsonschema): dump, fsck, ls,
-# slack and each dump --what view, on FAT12/16/32, exFAT and NTFS, with and
+# mkfs, slack and each dump --what view, on FAT12/16/32, exFAT and NTFS, with and
 # without a partition table, clean and damaged. The schemas fix the field set
 # (no undocumented top-level field) and types; each has schema_version 1.
 # cost: 20
@@ -43,6 +43,10 @@ PYEOF
   ); then pass; echo "$schema" >> used; else fail "$* --json against $schema: $msg"; fi
 }
 validate dump-fat "$FSIMG" dump t12.img
+validate mkfs "$FSIMG" mkfs -t fat12 -s 4M -L SMALL m12.img
+validate mkfs "$FSIMG" mkfs -t fat32 -s 300M --partition-table mbr --from t m32.img
+validate mkfs "$FSIMG" mkfs -t exfat -s 64M --partition-table gpt mx.img
+validate mkfs "$FSIMG" mkfs -t ntfs -s 64M --from t mn.img
 validate dump-fat "$FSIMG" dump t16.img@1
 validate dump-fat "$FSIMG" dump t32.img@1
 validate dump-fat "$FSIMG" dump bad.img@1
