@@ -7,7 +7,7 @@ _fsimg_options() {
         mkfs) echo "-t --type -s --size -c --cluster-size --sector-size -L --label --volume-id
                     --partition-table --partition-type --partition-start --disk-id --partition-uuid
                     --partition-name --bootable --hidden-sectors --align --mft-record-size --force --keep-type --device --gzip -v --explain
-                    -q --quiet --progress --from --local-time --dot-hidden --symlinks --free --rename -h --help" ;;
+                    -q --quiet --progress --from --local-time --dot-hidden --overlay --json --symlinks --free --rename -h --help" ;;
         fsck) echo "-n --no-changes -y --yes -a -p --undo --salvage -f --json -v -l --verbose -V -w -r -t --list-codes --codepage -q --quiet --progress -h --help" ;;
         dump) echo "--json --what --metadata-image --scramble-names --force --no-logfile --codepage -q --quiet -h --help" ;;
         ls) echo "-l -R --short-names --deleted --json --codepage -q --quiet -h --help" ;;

@@ -86,6 +86,7 @@ void refuse_idle_options(const MkfsArgs& a) {
     if (p.from.empty()) {
         const char* idle = p.local_time       ? "--local-time"
                            : p.dot_hidden     ? "--dot-hidden"
+                           : p.overlay        ? "--overlay"
                            : p.rename         ? "--rename"
                            : p.symlinks_given ? "--symlinks"
                            : p.free_given     ? "--free"

@@ -70,6 +70,10 @@ void add_populate_options(CLI::App* cmd, PopulateArgs& args) {
         "--local-time", args.local_time,
         "--from: write timestamps in the local time zone instead of UTC (exFAT also stores the offset)");
     cmd->add_flag("--dot-hidden", args.dot_hidden, "--from: mark names starting with '.' hidden");
+    cmd->add_flag("--overlay", args.overlay,
+                  "--from: a file of a later source replaces the file of the same name an earlier source "
+                  "gave (as a second cp -r over the first); a file and a directory of one name are still "
+                  "refused");
     cmd->add_flag("--rename", args.rename,
                   "--from: store names FAT refuses (\"*/:<>?\\|, control characters, trailing . or space, "
                   "case-only duplicates) under safe names, and print the mapping");
@@ -99,7 +103,10 @@ bool wants_auto_size(const PopulateArgs& args, const std::string& size) {
 
 std::vector<source::TreeSource> tree_sources(const PopulateArgs& args) {
     std::vector<source::TreeSource> sources;
-    for (const auto& f : args.from) sources.push_back(parse_from(f));
+    for (const auto& f : args.from) {
+        sources.push_back(parse_from(f));
+        sources.back().overlay = args.overlay;
+    }
     return sources;
 }
 

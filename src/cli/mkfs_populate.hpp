@@ -25,6 +25,7 @@ struct PopulateArgs {
     bool local_time = false;
     bool dot_hidden = false;
     bool rename = false;
+    bool overlay = false;  ///< --overlay: a later --from source's files replace an earlier one's
     std::string symlinks = "skip";
     std::string free = "1M";      ///< -s auto: free space to leave
     bool symlinks_given = false;  ///< --symlinks was on the command line

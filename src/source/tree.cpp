@@ -121,6 +121,7 @@ public:
     }
 
     void scan_source(const TreeSource& src) {
+        overlay_ = src.overlay;
         HostStat hs;
         if (host_stat(AT_FDCWD, src.host_dir.c_str(), 0, hs) != 0) {
             throw Error(ErrorCode::usage,
@@ -180,13 +181,16 @@ private:
             tree_.warnings.push_back(fmt::format("left out {}: it is the image being written", path));
             return;
         }
+        std::optional<std::uint32_t> replaced;
         for (const std::uint32_t c : tree_.nodes[dir].children) {
-            if (tree_.nodes[c].name == name) {
-                add_problem(dir, name, "exists in two --from sources (only directories are merged)");
+            if (tree_.nodes[c].name != name) continue;
+            if (!overlay_ || tree_.nodes[c].is_dir) {
+                add_problem(dir, name, same_name_problem(tree_.nodes[c].is_dir, false));
                 return;
             }
+            replaced = c;
         }
-        const std::uint32_t child = add_node(dir, name, false);
+        const std::uint32_t child = replaced ? replace_file(*replaced) : add_node(dir, name, false);
         TreeNode& n = tree_.nodes[child];
         set_times(n, hs);
         n.host_path = path;  // opened by this path (host_dir kNoHostDir), following a link as the scan did
@@ -227,6 +231,30 @@ private:
         tree_.nodes[parent].children.push_back(index);
         if (is_dir) ++tree_.directories;
         return index;
+    }
+
+    /// Node `i`, a file (or stored link) an earlier source gave, emptied for
+    /// --overlay to fill again as a new file of the same name: its counts
+    /// given back. Returns i.
+    std::uint32_t replace_file(std::uint32_t i) {
+        TreeNode& old = tree_.nodes[i];
+        --tree_.files;  // a stored link counts as a file too
+        tree_.data_bytes -= old.size;
+        TreeNode fresh;
+        fresh.name = old.name;
+        fresh.parent = old.parent;
+        old = std::move(fresh);
+        return i;
+    }
+
+    /// A name two sources give, where they cannot be merged.
+    std::string same_name_problem(bool earlier_dir, bool later_dir) const {
+        if (earlier_dir != later_dir)
+            return "a file and a directory of this name come from two --from sources (only directories are "
+                   "merged)";
+        return overlay_ ? "exists in two --from sources"
+                        : "exists in two --from sources (only directories are merged; --overlay lets a later "
+                          "source's file replace an earlier one's)";
     }
 
     /// Modification, access and creation (birth, else modification) times.
@@ -365,14 +393,20 @@ private:
             }
             const bool is_dir = S_ISDIR(st.st_mode);
             std::uint32_t child = 0;
-            if (auto it = existing.find(name); it != existing.end()) {
+            auto it = existing.find(name);
+            std::optional<std::uint32_t> replaced;  // --overlay: a file an earlier source gave, filled again
+            if (it != existing.end() && overlay_ && !is_dir && !tree_.nodes[it->second].is_dir) {
+                replaced = replace_file(it->second);
+                it = existing.end();
+            }
+            if (it != existing.end()) {
                 child = it->second;
                 if (!is_dir || !tree_.nodes[child].is_dir) {
-                    add_problem(node, name, "exists in two --from sources (only directories are merged)");
+                    add_problem(node, name, same_name_problem(tree_.nodes[child].is_dir, is_dir));
                     continue;
                 }
             } else {
-                child = add_node(node, name, is_dir);
+                child = replaced ? *replaced : add_node(node, name, is_dir);
                 TreeNode& n = tree_.nodes[child];
                 set_times(n, hs);
                 n.host_path = path;
@@ -433,9 +467,13 @@ private:
     /// --symlinks store: a node holding the link's target (relative targets only).
     void store_link(int dirfd, std::uint32_t parent, const std::string& name, const std::string& path,
                     const HostStat& hs, const std::unordered_map<std::string, std::uint32_t>& existing) {
-        if (existing.count(name) != 0) {
-            add_problem(parent, name, "exists in two --from sources (only directories are merged)");
-            return;
+        std::optional<std::uint32_t> replaced;
+        if (const auto it = existing.find(name); it != existing.end()) {
+            if (!overlay_ || tree_.nodes[it->second].is_dir) {
+                add_problem(parent, name, same_name_problem(tree_.nodes[it->second].is_dir, false));
+                return;
+            }
+            replaced = replace_file(it->second);
         }
         std::string target(4096, '\0');
         const ssize_t n = ::readlinkat(dirfd, name.c_str(), target.data(), target.size());
@@ -453,7 +491,7 @@ private:
                             path, target));
             return;
         }
-        const std::uint32_t c = add_node(parent, name, false);
+        const std::uint32_t c = replaced ? *replaced : add_node(parent, name, false);
         TreeNode& node = tree_.nodes[c];
         set_times(node, hs);
         node.host_path = path;
@@ -486,6 +524,7 @@ private:
     }
 
     SymlinkPolicy symlinks_;
+    bool overlay_ = false;  ///< the source being scanned has TreeSource::overlay
     SourceTree& tree_;
     std::string root_real_;  ///< the --from directory being scanned, symbolic links resolved
     std::set<std::pair<dev_t, ino_t>> ancestors_;

@@ -4,7 +4,7 @@
 # names, case-only duplicates, symlinks with --symlinks error, a tree larger
 # than -s, an unreadable file), --rename, symlink and special-file policies, -s auto
 # with --free, attributes (read-only, --dot-hidden) and timestamps (UTC,
-# --local-time, SOURCE_DATE_EPOCH clamp) as mtools reads them.
+# --local-time, SOURCE_DATE_EPOCH clamp) as mtools reads them; --overlay.
 # cost: 10
 here=$(dirname "$0"); . "$here/../lib.sh"
 [ -x "$SHARED/trees/make-tree" ] || { echo "../shared/trees/make-tree missing: skipped"; exit 77; }
@@ -170,4 +170,30 @@ for opt in --rename --local-time; do
   "$FSIMG" mkfs -q -t ntfs -s 64M "$opt" --from at e2.img >/dev/null 2>&1
   [ $? = 2 ] && [ ! -e e2.img ] && pass || fail "ntfs --from $opt accepted"
 done
+# --overlay: a later source's file replaces an earlier one's of the same name (directories merge as
+# always), a single FILE:/PATH too; the file the image holds is the last one, with its size and
+# time; a file and a directory of one name stay refused; without --overlay the clash is refused,
+# naming the option; --overlay without --from is refused.
+mkdir -p ov/base/boot ov/base/etc ov/over/boot ov/over/extra
+echo "console=tty1 root=/dev/sda2" > ov/base/boot/cmdline.txt; echo base > ov/base/boot/config.txt
+echo keep > ov/base/etc/keep; echo "console=serial0,115200" > ov/over/boot/cmdline.txt
+echo new > ov/over/extra/add.txt; echo "dtoverlay=x" > ov/config.txt
+touch -d '2020-01-01 00:00:00' ov/over/boot/cmdline.txt
+for t in fat32 exfat ntfs; do
+  "$FSIMG" mkfs -q -t $t -s 64M --overlay --from ov/base --from ov/over --from ov/config.txt:/boot/config.txt o-$t.img ||
+    fail "$t --overlay"
+  [ "$("$FSIMG" cat o-$t.img /boot/cmdline.txt)" = "console=serial0,115200" ] &&
+    [ "$("$FSIMG" cat o-$t.img /boot/config.txt)" = "dtoverlay=x" ] && [ "$("$FSIMG" cat o-$t.img /etc/keep)" = keep ] &&
+    [ "$("$FSIMG" ls -R o-$t.img / | tr '\n' ' ')" = "/boot/ /etc/ /extra/ /boot/cmdline.txt /boot/config.txt /etc/keep /extra/add.txt " ] &&
+    pass || fail "$t --overlay: $("$FSIMG" ls -lR o-$t.img /)"
+done
+[ "$(mtype -i o-fat32.img ::/boot/cmdline.txt)" = "console=serial0,115200" ] &&
+  mdir -i o-fat32.img ::/boot | grep -q "^cmdline  txt        23 2020-01-01   0:00" && pass ||
+  fail "--overlay as mtools reads it: $(mdir -i o-fat32.img ::/boot)"
+expect_refusal "a clash without --overlay" "/boot/cmdline.txt: exists in two --from sources" "--overlay lets a later" -- \
+  -t fat32 -s 64M --from ov/base --from ov/over ov1.img
+mkdir -p ov/dir/boot/cmdline.txt
+expect_refusal "--overlay, a directory over a file" "/boot/cmdline.txt: a file and a directory of this name" -- \
+  -t fat32 -s 64M --overlay --from ov/base --from ov/dir ov2.img
+expect_refusal "--overlay without --from" "--overlay only applies to files copied with --from" -- -t fat32 -s 64M --overlay ov3.img
 finish

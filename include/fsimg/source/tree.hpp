@@ -45,6 +45,10 @@ inline constexpr std::size_t kMaxPathBytes = 3840;
 struct TreeSource {
     std::filesystem::path host_dir;
     std::string image_dir = "/";  ///< "/" or "/a/b" (UTF-8); missing directories are created
+    /// mkfs --overlay: a file (or stored link) of this source replaces one of
+    /// the same name an earlier source gave, as a second `cp -r` over the
+    /// first would; a file and a directory of one name stay a problem.
+    bool overlay = false;
 };
 
 /// Why part of a tree cannot be stored: the image path ("/a/b.txt") and the
