@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # docs/man: one page per command, formatted by groff and man without a
-# warning, each naming every option its command's --help lists, with the
-# project's version, and the examples of `fsimg COMMAND --help` in it.
+# warning, each naming every option its command's --help lists and defining
+# no option --help does not list (both directions: they cannot drift apart),
+# with the project's version, and the examples of `fsimg COMMAND --help` in it.
 # cost: 11
 here=$(dirname "$0"); . "$here/../lib.sh"
 cd "$WORK"
@@ -31,6 +32,12 @@ for c in $commands; do
   for o in $("$FSIMG" $c --help | sed -n '/^Options:/,/^$/s/^  \(-[^ ]*\).*/\1/p' | tr ',' '\n' | sort -u); do
     grep -qE -- "(^|[^A-Za-z-])$o([^A-Za-z-]|$)" "$txt" && pass || fail "fsimg-$c.1 does not describe $o"
   done
+  # ... and every option the page defines (a .TP item's first line) is one --help lists.
+  "$FSIMG" $c --help | sed -n '/^Options:/,/^$/s/^  \(-[^ ]*\).*/\1/p' | tr ',' '\n' | sort -u > help-opts
+  awk 'prev == ".TP" && /^\.B[IR]? +\\-/ { print } { prev = $0 }' "$mandir/fsimg-$c.1" |
+    grep -oE '\\-(\\-[a-z0-9]+(\\-[a-z0-9]+)*|[A-Za-z0-9])' | sed 's/\\//g' | sort -u > man-opts
+  extra=$(comm -13 help-opts man-opts | tr '\n' ' ')
+  [ -z "$extra" ] && pass || fail "fsimg-$c.1 describes options --help does not list: $extra"
   # ... and the examples of --help are in the page.
   "$FSIMG" $c --help | sed -n '/Examples:$/,$p' | tail -n +2 | sed 's/^  //; s/   (.*//' | while read -r ex; do
     grep -qF -- "$ex" "$txt" || echo "$ex"
