@@ -77,7 +77,8 @@ std::string render_json(const Report& r) {
                   {"slack_percent", row.slack_percent},
                   {"metadata_bytes", row.metadata_bytes},
                   {"total_bytes", row.total_bytes},
-                  {"over_best_bytes", row.over_best_bytes},
+                  // null on a row that does not store everything: it is not "as good as the best".
+                  {"over_best_bytes", row.complete ? json(row.over_best_bytes) : json(nullptr)},
                   {"unstorable_files", row.unstorable_files},
                   {"unstorable_bytes", row.unstorable_bytes},
                   {"complete", row.complete},
@@ -130,14 +131,14 @@ std::string render_csv(const Report& r) {
         "over_best_bytes,unstorable_files,overhead_bytes,free_bytes,fits,best,recommended,unstorable_bytes,"
         "complete,current\n";
     for (const Row& row : r.rows) {
-        out +=
-            fmt::format("{},{},{},{},{:.3f},{},{},{},{},{},{},{},{},{},{},{},{}\n", lower(row.fs),
-                        row.cluster_bytes, row.data_bytes, row.slack_bytes, row.slack_percent,
-                        row.metadata_bytes, row.total_bytes, row.over_best_bytes, row.unstorable_files,
-                        row.overhead_bytes ? fmt::format("{}", *row.overhead_bytes) : "",
-                        row.free_bytes ? fmt::format("{}", *row.free_bytes) : "",
-                        row.fits ? (*row.fits ? "yes" : "no") : "", row.best ? 1 : 0, row.recommended ? 1 : 0,
-                        row.unstorable_bytes, row.complete ? 1 : 0, row.current ? 1 : 0);
+        out += fmt::format(
+            "{},{},{},{},{:.3f},{},{},{},{},{},{},{},{},{},{},{},{}\n", lower(row.fs), row.cluster_bytes,
+            row.data_bytes, row.slack_bytes, row.slack_percent, row.metadata_bytes, row.total_bytes,
+            row.complete ? fmt::format("{}", row.over_best_bytes) : std::string(), row.unstorable_files,
+            row.overhead_bytes ? fmt::format("{}", *row.overhead_bytes) : "",
+            row.free_bytes ? fmt::format("{}", *row.free_bytes) : "",
+            row.fits ? (*row.fits ? "yes" : "no") : "", row.best ? 1 : 0, row.recommended ? 1 : 0,
+            row.unstorable_bytes, row.complete ? 1 : 0, row.current ? 1 : 0);
     }
     return out;
 }

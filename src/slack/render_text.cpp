@@ -129,12 +129,14 @@ std::string render_table(const Report& r) {
         if (s.unstorable_entries == 0 && s.limit_violations.empty() && s.skipped_symlinks == 0) continue;
         out += fmt::format("\n{}:", to_string(s.fs));
         if (s.unstorable_entries) {
-            out += fmt::format(" {} files ({}) cannot be stored, {} offending names",
-                               core::format_count(s.unstorable_files), core::format_size(s.unstorable_bytes),
-                               core::format_count(s.unstorable_entries));
+            out += fmt::format(
+                " {} ({}) cannot be stored, {}", core::format_counted(s.unstorable_files, "file", "files"),
+                core::format_size(s.unstorable_bytes),
+                core::format_counted(s.unstorable_entries, "offending name", "offending names"));
         }
         if (s.skipped_symlinks)
-            out += fmt::format(" {} symbolic links skipped", core::format_count(s.skipped_symlinks));
+            out += fmt::format(" {} skipped",
+                               core::format_counted(s.skipped_symlinks, "symbolic link", "symbolic links"));
         out += "\n";
         for (const auto& p : s.unstorable) out += path_line(p.path, p.reason);
         if (s.unstorable.size() < s.unstorable_entries) {
@@ -151,9 +153,9 @@ std::string render_table(const Report& r) {
         out += "\nFile sizes:\n";
         for (std::size_t k = 0; k < r.histogram.size(); ++k) {
             if (r.histogram[k].first == 0) continue;
-            out += fmt::format("  {:>22}  {:>12} files  {:>10}\n", bucket_label(k),
-                               core::format_count(r.histogram[k].first),
-                               core::format_size(r.histogram[k].second));
+            out += fmt::format(
+                "  {:>22}  {:>12} {:<5}  {:>10}\n", bucket_label(k), core::format_count(r.histogram[k].first),
+                r.histogram[k].first == 1 ? "file" : "files", core::format_size(r.histogram[k].second));
         }
     }
     if (r.recommended && !r.rows[*r.recommended].top.empty()) {
@@ -161,8 +163,8 @@ std::string render_table(const Report& r) {
         out += fmt::format("\nDirectories with the most slack ({} {}):\n", to_string(row.fs),
                            core::format_size(row.cluster_bytes));
         for (const auto& d : row.top) {
-            out += fmt::format("  {:>10}  {:>8} files  {}\n", core::format_size(d.slack_bytes),
-                               core::format_count(d.files), d.path);
+            out += fmt::format("  {:>10}  {:>8} {:<5}  {}\n", core::format_size(d.slack_bytes),
+                               core::format_count(d.files), d.files == 1 ? "file" : "files", d.path);
         }
     }
     return out;

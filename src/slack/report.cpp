@@ -334,6 +334,10 @@ Report build_report(const Tally& t, const ReportOptions& o) {
                 core::format_size(b.cluster_bytes), core::format_size(cost(b)));
         }
         r.reason += left_out_note(r.rows);
+        if (!o.volume_bytes)
+            r.reason +=
+                " Without --volume-size the volume's own overhead (FAT or bitmap, MFT) and a card's standard "
+                "layout are not counted.";
         if (o.devices.empty()) {
             r.reason += " (No --for: assumes the devices read every filesystem shown.)";
         } else {

@@ -3,7 +3,10 @@
 # cannot store every file shows what it leaves out in place of +best and is
 # never best (*) or recommended (R); rows and the recommendation stay within
 # what fsimg mkfs writes; an image SOURCE's own layout is marked = and the
-# recommendation says what reformatting frees.
+# recommendation says what reformatting frees. --json and --csv leave such a
+# row's over_best_bytes out (null, empty): it stores less, so it is no better
+# or worse by bytes. Without --volume-size the recommendation says what it
+# does not count; counts of one are singular.
 . "$(dirname "$0")/../lib.sh"
 cd "$WORK" || exit 1
 
@@ -28,11 +31,18 @@ assert rec["filesystem"] != "fat32" and rec["complete"], rec
 for r in j["rows"]:
     if r["filesystem"] == "fat32":
         assert r["unstorable_files"] == 3 and r["unstorable_bytes"] == 3 * 5 * 2**30, r
-        assert not r["complete"] and not r["best"] and not r["recommended"] and r["over_best_bytes"] == 0, r
+        assert not r["complete"] and not r["best"] and not r["recommended"] and r["over_best_bytes"] is None, r
+    else:
+        assert r["over_best_bytes"] is not None and r["over_best_bytes"] >= 0, r
     # fsimg mkfs writes NTFS clusters up to 64 KiB only (ntfs/layout.cpp).
     if r["filesystem"] == "ntfs":
         assert r["cluster_bytes"] <= 65536, r
 ' && pass || fail "json rows"
+"$FSIMG" slack --csv cam > c.csv && python3 -c '
+import csv, sys
+for r in csv.DictReader(open(sys.argv[1])):
+    assert (r["over_best_bytes"] == "") == (r["complete"] == "0"), r
+' c.csv && pass || fail "csv over_best_bytes: $(cat c.csv)"
 # What mkfs accepts bounds the rows: NTFS 64 KiB yes, 128 KiB no.
 "$FSIMG" mkfs -q -t ntfs -c 64K -s 64M n64.img && pass || fail "mkfs -t ntfs -c 64K"
 expect_fail 2 "clusters above 64 KiB" "$FSIMG" mkfs -t ntfs -c 128K -s 64M n128.img
@@ -112,4 +122,13 @@ printf 'x' > "esc/bad$(printf '\n\033'):name"
 "$FSIMG" slack esc > s.txt || fail "slack esc: $(cat s.txt)"
 grep -qF '  /bad\x0a\x1b:name: ' s.txt && pass || fail "escaped name line missing: $(cat -A s.txt | grep -i bad)"
 LC_ALL=C grep -q "$(printf '\033')" s.txt && fail "raw ESC in slack output" || pass
+# Without --volume-size the recommendation says what it leaves out; with it, not. Counts of one
+# are singular (a link skipped, a file in a size class).
+mkdir -p one && printf 'abc' > one/a.txt && ln -s a.txt one/link
+"$FSIMG" slack -t exfat one > o.txt 2>&1
+grep -q "^Recommendation: .* Without --volume-size the volume's own overhead (FAT or bitmap, MFT) and a card's standard layout are not counted" o.txt &&
+  grep -q "^exFAT: 1 symbolic link skipped$" o.txt && grep -Eq "^ +2 B \.\. < 4 B +1 file +3 B$" o.txt && pass ||
+  fail "assumption or singular: $(cat o.txt)"
+"$FSIMG" slack -t exfat --volume-size 64M one > v.txt 2>&1
+grep -q "Without --volume-size" v.txt && fail "--volume-size given, still said missing: $(cat v.txt)" || pass
 finish
