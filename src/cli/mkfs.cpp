@@ -310,12 +310,6 @@ int run_mkfs(MkfsArgs a) {
     if (a.explain) {
         for (const auto& line : fat::explain_layout(req, layout)) fmt::print("{}\n", line);
     }
-    if (ptable == io::PartitionTableKind::none && !in_partition && !a.quiet) {
-        note(
-            "no partition table: Windows handles unpartitioned fixed disks badly; "
-            "use --partition-table mbr for images meant for Windows");
-    }
-
     fat::FormatOptions fo;
     fo.volume_id = volume_id;
     fo.label = a.label;
@@ -341,6 +335,8 @@ int run_mkfs(MkfsArgs a) {
             }
         });
 
+    note_no_partition_table(ptable, in_partition != nullptr, a.part, req.volume_bytes, a.quiet,
+                            "--partition-table mbr");
     if (!a.quiet) {
         fmt::print("{}: {} {}, {} clusters of {}, serial {:04X}-{:04X}{}{}{}\n", a.image,
                    to_string(layout.type), core::format_size_both(req.volume_bytes),

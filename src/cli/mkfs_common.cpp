@@ -408,6 +408,18 @@ void write_destination(const Destination& dest,
     }
 }
 
+void note_no_partition_table(io::PartitionTableKind ptable, bool in_partition, const PartitionOptions& part,
+                             std::uint64_t volume_bytes, bool quiet, std::string_view fs_fix) {
+    constexpr std::uint64_t kFloppyOrFirmware = 4u << 20;
+    if (ptable != io::PartitionTableKind::none || in_partition || quiet || !part.hidden_sectors.empty() ||
+        volume_bytes <= kFloppyOrFirmware)
+        return;
+    note(fmt::format(
+        "no partition table: Windows handles unpartitioned fixed disks badly{}; use {} for images "
+        "meant for Windows",
+        fs_fix == "--partition-table mbr or gpt" ? " (and writes into the exFAT boot sector)" : "", fs_fix));
+}
+
 void print_mkfs_json(const std::string& image, io::PartitionTableKind ptable) {
     const auto [path, number] = io::split_image_spec(image);
     const std::string spec = number || ptable == io::PartitionTableKind::none ? image : image + "@1";

@@ -135,6 +135,16 @@ std::string partition_summary(const PartitionTarget* target, io::PartitionTableK
                               const io::PartitionPlacement& place);
 
 /// Where mkfs writes.
+/// After a filesystem was written with no partition table: the note that
+/// Windows handles unpartitioned fixed disks badly, naming `fs_fix` (what
+/// to pass), where the image looks like a whole disk: not a partition
+/// (IMAGE@N), not a partition image meant for a later disk
+/// (--hidden-sectors), not a floppy-sized or firmware volume (at most
+/// 4 MiB), and not with -q. Called only once the image is complete, so
+/// never after an error.
+void note_no_partition_table(io::PartitionTableKind ptable, bool in_partition, const PartitionOptions& part,
+                             std::uint64_t volume_bytes, bool quiet, std::string_view fs_fix);
+
 /// mkfs --json: what the image written as `image` (IMAGE or IMAGE@N as
 /// given; with a new partition table, partition 1) holds, read back from
 /// it: the filesystem's geometry, label and serial, its used and free

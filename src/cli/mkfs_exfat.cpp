@@ -90,12 +90,6 @@ int run_mkfs_exfat(const ExfatMkfsRequest& a) {
     if (a.explain) {
         for (const auto& line : exfat::explain_layout(req, layout)) fmt::print("{}\n", line);
     }
-    if (ptable == io::PartitionTableKind::none && !a.partition && !a.quiet) {
-        note(
-            "no partition table: Windows handles unpartitioned fixed disks badly (and writes into the exFAT "
-            "boot sector); use --partition-table mbr or gpt for images meant for Windows");
-    }
-
     write_destination(
         {a.image, a.is_device, image_bytes, a.gzip, a.refusal, a.partition, kMbrTypeExfat},
         [&](io::BlockDevice& disk, bool zeroed) {
@@ -114,6 +108,8 @@ int run_mkfs_exfat(const ExfatMkfsRequest& a) {
             }
         });
 
+    note_no_partition_table(ptable, a.partition != nullptr, a.part ? *a.part : PartitionOptions{},
+                            layout.volume_bytes(), a.quiet, "--partition-table mbr or gpt");
     if (!a.quiet) {
         fmt::print("{}: exFAT {}, {} clusters of {}, serial {:04X}-{:04X}{}{}{}\n", a.image,
                    core::format_size_both(layout.volume_bytes()), core::format_count(layout.cluster_count),

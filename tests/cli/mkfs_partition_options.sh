@@ -8,6 +8,8 @@
 # --partition-name (GPT entry fields), and --hidden-sectors for an image
 # without a table (BPB_HiddSec, exFAT PartitionOffset stays as the spec
 # allows, NTFS hidden sectors). sgdisk -v checks the GPT's CRCs and layout.
+# The "no partition table" note only where the image looks like a whole disk,
+# never after an error.
 # Refused with a usage error (exit 2), writing nothing: a type that is
 # neither a name nor a byte/GUID, a GPT-only name on MBR and an MBR byte on
 # GPT, --bootable on GPT, --partition-uuid/--partition-name on MBR,
@@ -110,4 +112,14 @@ refuse "--partition-start 511 is not a whole number of 512-byte sectors" --parti
 refuse "give a size (1M) or sectors (2048s)" --partition-table mbr --partition-start 99999999999999999999999s
 refuse "cannot start at sector 10: the table takes sectors 0..33" --partition-table gpt --partition-start 10s
 refuse "too small for a mbr partition table" --partition-table mbr --partition-start 100M
+# The "no partition table" note: only for an image that looks like a whole disk, and never after an
+# error (it was printed before the image was written): not for a floppy-sized volume, not for a
+# partition image made for a later disk (--hidden-sectors).
+nt_note() { "$FSIMG" mkfs "$@" 2>&1 | grep -c "no partition table: Windows handles"; }
+[ "$(nt_note -t fat32 -s 64M nn1.img)" = 1 ] && [ "$(nt_note -t exfat -s 64M nn2.img)" = 1 ] && pass ||
+  fail "the note is missing on a 64 MiB image"
+[ "$(nt_note -t fat12 -s 1440K nn3.img)" = 0 ] && [ "$(nt_note -t fat32 -s 64M --hidden-sectors 2048 nn4.img)" = 0 ] &&
+  pass || fail "the note on a floppy or a partition image"
+mkdir -p big && head -c 20000000 /dev/zero > big/f
+[ "$(nt_note -t fat16 -s 8M --from big nn5.img)" = 0 ] && [ ! -e nn5.img ] && pass || fail "the note after an error"
 finish
