@@ -1438,14 +1438,16 @@ Editor::Scrambled Editor::scramble_names(const core::NameScrambler& scramble) {
                     fmt::format("{}: its index cannot be rebuilt, so the real names would stay in the copy",
                                 left.front()));
     // 5. The old INDX clusters that are now free zeroed: they held the real names.
+    // One $Bitmap read per run (the bytes covering its clusters).
     const auto bitmap = load_attribute(vol_, vol_.read_record(6), AttrType::data);
+    const std::uint64_t cb = vol_.geometry().cluster_bytes;
     for (const auto& [lcn, length] : old_blocks) {
-        for (std::uint64_t c = lcn; c < lcn + length; ++c) {
-            std::array<std::byte, 1> bit{};
-            if (!bitmap || c / 8 >= bitmap->size()) break;
-            vol_.read_stream(*bitmap, c / 8, bit);
-            if ((std::to_integer<unsigned>(bit[0]) >> (c % 8)) & 1) continue;
-            const std::uint64_t cb = vol_.geometry().cluster_bytes;
+        if (!bitmap || lcn / 8 >= bitmap->size()) continue;
+        const std::uint64_t end = std::min(lcn + length, bitmap->size() * 8);
+        std::vector<std::byte> bits(static_cast<std::size_t>((end + 7) / 8 - lcn / 8));
+        vol_.read_stream(*bitmap, lcn / 8, bits);
+        for (std::uint64_t c = lcn; c < end; ++c) {
+            if ((std::to_integer<unsigned>(bits[c / 8 - lcn / 8]) >> (c % 8)) & 1) continue;
             if ((c + 1) * cb <= dev_.size()) dev_.zero_range(c * cb, cb);
         }
     }
