@@ -225,6 +225,9 @@ constexpr std::array kCodes = {
              "an attribute instance number repeats in its record or is not below the header's next instance"},
     CodeInfo{"ntfs.attr.missing-std-info", S::error, true,
              "a base record in use has no $STANDARD_INFORMATION"},
+    CodeInfo{"ntfs.attr.order", S::error, true,
+             "a record's attributes are not in ascending type order, or one has a type code no NTFS "
+             "version defines (ntfs-3g refuses the record)"},
     CodeInfo{"ntfs.attr.sizes", S::error, true,
              "a non-resident attribute's sizes disagree: initialized > data > allocated, allocated not a "
              "cluster multiple or not the clusters its VCNs cover"},

@@ -54,7 +54,7 @@ constexpr std::array<std::string_view, 37> kPreen = {
 
 /// What -y repairs besides: the repairs that give up something (lost
 /// clusters freed: what they held is not kept).
-constexpr std::array<std::string_view, 59> kAll = {
+constexpr std::array<std::string_view, 60> kAll = {
     "exfat.bitmap.lost",
     "exfat.name.duplicate",
     "exfat.name.invalid",
@@ -94,6 +94,7 @@ constexpr std::array<std::string_view, 59> kAll = {
     "fat.name.invalid-short",
     "fat.dir.dot",
     "fat.dir.dotdot",
+    "ntfs.attr.order",
     "ntfs.attr.sizes",
     "ntfs.attrlist.decode",
     "ntfs.attrlist.entry",

@@ -232,6 +232,24 @@ void check_attributes(Context& c, std::uint64_t n, const MftRecord& r) {
     const bool has_list = r.find(AttrType::attribute_list) != nullptr;
     const bool extension = r.header.base_record != 0;
     std::vector<std::uint16_t> instances;
+    // Attributes follow in ascending type order [FLATCAP concepts/file_record]
+    // (ntfs-3g: "Bad end of MFT record" for one out of order); a type code
+    // no NTFS version defines (formats.md §3.5) counts only where it breaks
+    // that order: ntfs-3g reads past one that keeps it.
+    for (std::size_t k = 1; k < r.attributes.size(); ++k) {
+        const Attribute& a = r.attributes[k];
+        if (a.type >= r.attributes[k - 1].type) continue;
+        const Attribute& odd = defined_attribute_type(a.type) ? r.attributes[k - 1] : a;
+        report(
+            c, "ntfs.attr.order", at_record(c, n, odd.display_name()),
+            fmt::format("attribute type 0x{:X} follows type 0x{:X}: a record's attributes are in ascending "
+                        "type order{}",
+                        a.type, r.attributes[k - 1].type,
+                        defined_attribute_type(odd.type)
+                            ? ""
+                            : fmt::format(", and no NTFS version defines type 0x{:X}", odd.type)));
+        break;
+    }
     for (const Attribute& a : r.attributes) {
         const std::string an = a.display_name();
         if (a.instance >= r.header.next_instance ||

@@ -161,6 +161,60 @@ void Editor::write_record(std::uint64_t number, std::vector<std::byte> plain) {
     if (mirror_ && number < mirror_records_) write_stream(*mirror_, at, plain);
 }
 
+std::optional<Editor::DataOut> Editor::plan_data_out(const Record& r) const {
+    const Attribute* chosen = nullptr;
+    for (const Attribute& a : r.parsed.attributes)
+        if (a.kind() == AttrType::data && !a.non_resident && a.flags == 0 &&
+            (chosen == nullptr || a.value.size() > chosen->value.size()))
+            chosen = &a;
+    if (chosen == nullptr || chosen->value.empty()) return std::nullopt;
+    const std::uint32_t cb = vol_.geometry().cluster_bytes;
+    const std::uint64_t size = chosen->value.size();
+    DataOut d;
+    d.extents = free_extents((size + cb - 1) / cb);
+    const std::uint64_t clusters = clusters_of(d.extents);
+    auto moved = build_nonresident_attribute(AttrType::data, chosen->name, runs_of(d.extents),
+                                             {clusters * cb, size, size}, clusters - 1);
+    if (moved.size() >= chosen->length) return std::nullopt;
+    core::store_le16(moved, 0x0E, chosen->instance);  // the attribute header's instance
+    // Every $DATA stream again, in its place, the chosen one non-resident.
+    std::vector<std::pair<std::uint32_t, std::vector<std::byte>>> fresh;
+    for (const Attribute& a : r.parsed.attributes)
+        if (a.kind() == AttrType::data)
+            fresh.emplace_back(a.type, &a == chosen
+                                           ? moved
+                                           : std::vector<std::byte>(r.bytes.begin() + a.offset,
+                                                                    r.bytes.begin() + a.offset + a.length));
+    auto bytes = rebuilt_record(
+        r, [](const Attribute& a) { return a.kind() == AttrType::data; }, fresh,
+        r.parsed.header.next_instance);
+    if (!bytes) return std::nullopt;
+    d.value.assign(chosen->value.begin(), chosen->value.end());
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> runs;
+    for (const Extent& e : d.extents) runs.emplace_back(e.lcn, e.clusters);
+    d.allocate = cluster_bits(runs, true);
+    std::vector<std::byte> raw = *bytes;
+    protect(raw);
+    d.record.parsed = parse_mft_record(raw, r.parsed.number, r.parsed.byte_offset);
+    d.record.bytes = std::move(*bytes);
+    return d;
+}
+
+void Editor::write_data_out(const DataOut& d) {
+    const std::uint32_t cb = vol_.geometry().cluster_bytes;
+    std::uint64_t at = 0;  // bytes of the value written
+    for (const Extent& e : d.extents) {
+        std::vector<std::byte> buf(static_cast<std::size_t>(e.clusters * cb), std::byte{0});
+        if (at < d.value.size()) {
+            const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), d.value.size() - at));
+            std::copy_n(d.value.begin() + static_cast<std::ptrdiff_t>(at), n, buf.begin());
+        }
+        dev_.write_at(e.lcn * cb, buf);
+        at += buf.size();
+    }
+    (void)check::apply_bitmap_fixes(dev_, d.allocate);
+}
+
 void Editor::set_volume_flags(std::uint16_t flags) {
     Record r = read_record(kVolumeRecord);
     const Attribute* info = r.parsed.find(AttrType::volume_information);

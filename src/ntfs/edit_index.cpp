@@ -739,25 +739,41 @@ Editor::Relinked Editor::relink_orphans(bool to_found, std::int64_t mtime, std::
         const Record r = read_record(o.record);
         FileName fn = o.name;
         fn.parent = FileReference{o.to, read_record(o.to).parsed.header.sequence};
-        if (!r.parsed.is_directory())
-            if (const auto data = load_attribute(vol_, r.parsed, AttrType::data))
-                std::tie(fn.allocated_size, fn.data_size) = entry_sizes(*data);
-        std::vector<std::vector<std::byte>> values;
-        fn.name = wanted[i];
-        fn.name_space = plans[i].name_space;
-        values.push_back(encode_file_name(fn));
-        if (!plans[i].dos.empty()) {
-            fn.name = plans[i].dos;
-            fn.name_space = Namespace::dos;
-            values.push_back(encode_file_name(fn));
+        const auto values_for = [&](const MftRecord& rec, bool dos) {
+            FileName x = fn;
+            if (!rec.is_directory())
+                if (const auto data = load_attribute(vol_, rec, AttrType::data))
+                    std::tie(x.allocated_size, x.data_size) = entry_sizes(*data);
+            std::vector<std::vector<std::byte>> values;
+            x.name = wanted[i];
+            x.name_space = plans[i].name_space;
+            values.push_back(encode_file_name(x));
+            if (dos && !plans[i].dos.empty()) {
+                x.name = plans[i].dos;
+                x.name_space = Namespace::dos;
+                values.push_back(encode_file_name(x));
+            }
+            std::sort(values.begin(), values.end());
+            return values;
+        };
+        // A record with no room for the names: its longest resident stream
+        // out to clusters first (as when a name is restored), else the
+        // name alone, without the DOS alias (as Windows names files with
+        // short names turned off).
+        auto record = renamed_record(r, values_for(r.parsed, true));
+        std::optional<DataOut> out;
+        if (!record && (out = plan_data_out(r)))
+            record = renamed_record(out->record, values_for(out->record.parsed, true));
+        if (!record) {
+            out.reset();
+            record = renamed_record(r, values_for(r.parsed, false));
         }
-        std::sort(values.begin(), values.end());
-        auto record = renamed_record(r, values);
         if (!record) {
             if (left)
                 left->push_back(fmt::format("MFT record {}: its new names do not fit the record", o.record));
             continue;
         }
+        if (out) write_data_out(*out);
         write_record(o.record, std::move(*record));
         if (breakers.count(o.record))
             ++(o.to == found_record ? done.cycle_found : done.cycle_back);
@@ -770,15 +786,17 @@ Editor::Relinked Editor::relink_orphans(bool to_found, std::int64_t mtime, std::
 
 Editor::NamesRestored Editor::restore_file_names(bool to_found, std::int64_t mtime,
                                                  std::vector<std::string>* left) {
-    // 1. The in-use base records from 16 on, their sequence numbers, whether
-    // any record (the base or an extension naming it) holds a $FILE_NAME,
-    // and their extension records; the in-use directories.
+    // 1. The in-use base records but the reserved 12..15 (mkntfs and Windows
+    // keep those without names), their sequence numbers, whether any record
+    // (the base or an extension naming it) holds a $FILE_NAME, and their
+    // extension records; the in-use directories.
+    constexpr std::uint64_t kFirstReserved = 12;
     std::map<std::uint64_t, std::uint16_t> bases, dirs;
     std::set<std::uint64_t> named, parents;  // records with a name; directories a name gives as parent
     std::map<std::uint64_t, std::vector<std::uint64_t>> extensions;  // packed base reference -> records
     for_each_in_use(vol_, [&](std::uint64_t n, std::uint64_t owner, const MftRecord& r) {
         if (r.header.base_record == 0 && r.is_directory()) dirs[n] = r.header.sequence;
-        if (owner < kFirstNonSystemRecord) return;
+        if (owner >= kFirstReserved && owner < kFirstNonSystemRecord) return;
         if (r.header.base_record == 0)
             bases[n] = r.header.sequence;
         else
@@ -830,7 +848,10 @@ Editor::NamesRestored Editor::restore_file_names(bool to_found, std::int64_t mti
     std::vector<std::uint64_t> unnamed;
     std::set<std::uint64_t> into_found;
     for (const auto& [n, sequence] : nameless)
-        if (!found.count(n)) unnamed.push_back(n);
+        if (found.count(n) == 0 && n >= kFirstNonSystemRecord)
+            unnamed.push_back(n);
+        else if (found.count(n) == 0 && left)  // a system file's name is its index entry's
+            left->push_back(fmt::format("MFT record {}: a system file no index entry names", n));
     // A record that holds nothing (no clusters, no $ATTRIBUTE_LIST, no data
     // byte; a directory no index entry and no name points into) is marked
     // not in use instead: a name would only give the user an empty file.
@@ -943,28 +964,52 @@ Editor::NamesRestored Editor::restore_file_names(bool to_found, std::int64_t mti
     for (auto& [n, names] : found) {
         const Record r = read_record(n);
         const bool dir = r.parsed.is_directory();
-        std::uint64_t allocated = 0, data = 0;
-        if (!dir)
-            if (const auto d = load_attribute(vol_, r.parsed, AttrType::data))
-                std::tie(allocated, data) = entry_sizes(*d);
-        std::vector<std::vector<std::byte>> values;
-        for (FileName& fn : names) {
-            fn.allocated_size = allocated;
-            fn.data_size = data;
-            fn.file_attributes =
-                dir ? fn.file_attributes | file_attr::directory : fn.file_attributes & ~file_attr::directory;
-            values.push_back(encode_file_name(fn));
-        }
-        std::sort(values.begin(), values.end());
+        const auto values_for = [&](const MftRecord& rec) {
+            std::uint64_t allocated = 0, data = 0;
+            if (!dir)
+                if (const auto d = load_attribute(vol_, rec, AttrType::data))
+                    std::tie(allocated, data) = entry_sizes(*d);
+            std::vector<std::vector<std::byte>> values;
+            for (FileName& fn : names) {
+                fn.allocated_size = allocated;
+                fn.data_size = data;
+                fn.file_attributes = dir ? fn.file_attributes | file_attr::directory
+                                         : fn.file_attributes & ~file_attr::directory;
+                values.push_back(encode_file_name(fn));
+            }
+            std::sort(values.begin(), values.end());
+            return values;
+        };
+        std::vector<std::vector<std::byte>> values = values_for(r.parsed);
         if (!r.parsed.find(AttrType::attribute_list)) {
+            // No room for the names: the record's longest resident stream
+            // goes out to clusters first (what filled it in the damaged
+            // volumes seen), and the index entries naming the file get
+            // its new sizes.
             auto record = renamed_record(r, values);
+            std::optional<DataOut> out;
+            if (!record && (out = plan_data_out(r))) {
+                values = values_for(out->record.parsed);
+                record = renamed_record(out->record, values);
+            }
             if (!record) {
                 if (left) left->push_back(fmt::format("MFT record {}: its names do not fit the record", n));
                 continue;
             }
             begin();
+            if (out) write_data_out(*out);
             write_record(n, std::move(*record));
             ++(into_found.count(n) ? done.found : done.restored);
+            if (out && !dir && !into_found.count(n)) {
+                const Record now = read_record(n);
+                if (const auto d = load_attribute(vol_, now.parsed, AttrType::data)) {
+                    const auto [allocated, size] = entry_sizes(*d);
+                    patch_entries(n, now.parsed, [&](std::span<std::byte> key) {
+                        core::store_le64(key, 0x28, allocated);  // $FILE_NAME's allocated size
+                        core::store_le64(key, 0x30, size);       // and data size
+                    });
+                }
+            }
             continue;
         }
         const auto exts = extensions.find(FileReference{n, r.parsed.header.sequence}.packed());
@@ -1222,6 +1267,38 @@ Editor::HeaderRepairs Editor::repair_record_headers() {
         core::store_le16(r.bytes, kNextInstance, static_cast<std::uint16_t>(next));
         write_record(n, std::move(r.bytes));
         ++done.instances;
+    }
+    return done;
+}
+
+Editor::OrderRepairs Editor::repair_attribute_order() {
+    const auto ordered = [](const MftRecord& r) {
+        return std::is_sorted(r.attributes.begin(), r.attributes.end(),
+                              [](const Attribute& x, const Attribute& y) { return x.type < y.type; });
+    };
+    std::vector<std::uint64_t> todo;
+    for_each_in_use(vol_, [&](std::uint64_t n, std::uint64_t, const MftRecord& r) {
+        if (!ordered(r)) todo.push_back(n);
+    });
+    OrderRepairs done;
+    for (const std::uint64_t n : todo) {
+        const Record r = read_record(n);
+        std::vector<const Attribute*> kept;
+        for (const Attribute& a : r.parsed.attributes)
+            if (defined_attribute_type(a.type)) kept.push_back(&a);
+        std::stable_sort(kept.begin(), kept.end(),
+                         [](const Attribute* x, const Attribute* y) { return x->type < y->type; });
+        std::vector<std::pair<std::uint32_t, std::vector<std::byte>>> fresh;
+        for (const Attribute* a : kept)
+            fresh.emplace_back(a->type, std::vector<std::byte>(r.bytes.begin() + a->offset,
+                                                               r.bytes.begin() + a->offset + a->length));
+        auto bytes = rebuilt_record(
+            r, [](const Attribute&) { return true; }, fresh, r.parsed.header.next_instance);
+        if (!bytes) continue;  // never longer than the record was
+        begin();
+        write_record(n, std::move(*bytes));
+        ++done.records;
+        done.dropped += r.parsed.attributes.size() - kept.size();
     }
     return done;
 }

@@ -156,6 +156,23 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                  fmt::format("the backup boot sector (sector {}) rewritten from sector 0", g.total_sectors)});
         }
     }
+    // -y: a record's attributes put back in ascending type order, those of
+    // a type no NTFS version defines left out (Editor::repair_attribute_order),
+    // first: the repairs below read and rewrite such records.
+    if (plan.has("ntfs.attr.order")) {
+        with_editor(dev, {options.barrier, 0, std::nullopt}, [&](Editor& ed) {
+            const Editor::OrderRepairs n = ed.repair_attribute_order();
+            if (n.records != 0)
+                done.push_back(
+                    {"ntfs.attr.order",
+                     fmt::format("{} record{} rewritten with {} attributes in ascending type order{}",
+                                 n.records, n.records == 1 ? "" : "s", n.records == 1 ? "its" : "their",
+                                 n.dropped == 0 ? std::string()
+                                                : fmt::format(" ({} attribute{} of a type no NTFS version "
+                                                              "defines left out)",
+                                                              n.dropped, n.dropped == 1 ? "" : "s"))});
+        });
+    }
     // -y: $ATTRIBUTE_LISTs rebuilt from the base and extension records they
     // index, where those agree (Editor::rebuild_attribute_lists). The
     // findings they answer leave owners in doubt for this pass: the bitmap

@@ -73,6 +73,7 @@ attrlist-entry-sequence   ntfs.attrlist.entry+ntfs.attrlist.missing             
 attrlist-missing          ntfs.attrlist.missing                                          blind
 attr-instance             ntfs.attr.instance                                             blind
 attr-missing-std-info     ntfs.attr.missing-std-info                                     mount
+attr-order                ntfs.attr.order+ntfs.filename.missing                          mount
 attr-sizes                ntfs.attr.sizes                                                blind
 attr-vcn                  ntfs.attr.vcn                                                  mount
 bitmap-free-in-use        ntfs.bitmap.free-in-use                                        blind
@@ -97,6 +98,8 @@ filename-missing          ntfs.filename.missing                                 
 filename-missing-list     ntfs.attrlist.entry+ntfs.filename.missing                      blind
 filename-lost             ntfs.filename.missing+ntfs.index.stale-entry                   blind
 filename-lost-empty       ntfs.filename.missing+ntfs.index.stale-entry                   blind
+filename-lost-full        ntfs.filename.missing+ntfs.index.stale-entry                   blind
+filename-missing-full     ntfs.filename.missing+ntfs.index.sizes                         blind
 filename-parent           ntfs.filename.parent+ntfs.index.entry-mismatch                 blind
 filename-parent-sequence  ntfs.filename.parent-sequence+ntfs.index.entry-mismatch        blind
 index-bitmap              ntfs.index.bitmap                                              blind

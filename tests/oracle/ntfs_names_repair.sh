@@ -16,7 +16,7 @@
 # files whose names are gone with their $ATTRIBUTE_LIST come back as
 # /found.000/file000N.chk, read alike by fsimg, ntfs-3g and The Sleuth Kit;
 # 3,000 records under a cycle of directories are reachable again.
-# cost: 25
+# cost: 40
 here=$(cd "$(dirname "$0")" && pwd); . "$here/../lib.sh"
 need_oracles
 for t in ntfsfix ntfsls ntfscat icat; do command -v $t >/dev/null || { echo "$t missing: skipped"; exit 77; }; done
@@ -122,10 +122,58 @@ lists_agree y.img tree-cycle-stale
 second_y y.img tree-cycle-stale
 repair_cuts cycle-damaged.img tree-cycle-stale /A.TXT:src/A.TXT /B.TXT:src/B.TXT
 
+# A record with no room for a name (filename-lost-full, filename-missing-full: /E.TXT's names cut
+# out and its resident $DATA grown until the record is full): the data goes out to a cluster first
+# (written, its bit set, then the record), then the name fits: in /found.000, or back from the
+# root's entry, whose sizes then follow the data. ntfs-3g reads the bytes TSK reads from the damaged
+# record.
+n=$(ifind -n /E.TXT base.img)
+for kind in filename-lost-full filename-missing-full; do
+  cp base.img f.img
+  python3 "$damage" f.img $kind > /dev/null || { fail "$kind: damage"; continue; }
+  cp f.img full-damaged.img
+  icat full-damaged.img "$n" > full.bin
+  [ "$(stat -c %s full.bin)" -gt 700 ] && pass || fail "$kind: the damage left $(stat -c %s full.bin) bytes of data"
+  if [ $kind = filename-lost-full ]; then
+    path=/found.000/file0000.chk
+    y_clean f.img $kind "^repaired ntfs.filename.missing: 1 record with no \$FILE_NAME that no index entry names linked into /found.000 as file0000.chk"
+  else
+    path=/E.TXT
+    y_clean f.img $kind "^repaired ntfs.filename.missing: 1 record with no \$FILE_NAME given back the names the index entries naming it hold$"
+  fi
+  ntfscat f.img $path | cmp -s - full.bin && pass || fail "$kind: ntfs-3g does not read $path as the damaged record held it"
+  istat f.img "$n" > istat.out
+  grep -q "^Type: \$DATA (128-[0-9]*) *Name: N/A *Non-Resident *size: $(stat -c %s full.bin) " istat.out && pass ||
+    fail "$kind: record $n's \$DATA is not non-resident: $(grep DATA istat.out)"
+  ntfsfix -n f.img > fix.out 2>&1 && pass || fail "$kind: ntfsfix -n: $(cat fix.out)"
+  lists_agree f.img $kind
+  second_y f.img $kind
+done
+repair_cuts full-damaged.img filename-missing-full /A.TXT:src/A.TXT /DIR/C.TXT:src/DIR/C.TXT
+
+# An attribute type overwritten with 0 (attr-order: /A.TXT's $FILE_NAME): the record's types are
+# no longer ascending and ntfs-3g refuses it ("Bad end of MFT record"); -y leaves the attribute out,
+# then the name comes back from the root's entry.
+cp base.img o.img
+python3 "$damage" o.img attr-order > /dev/null || fail "attr-order: damage"
+ntfscat o.img A.TXT > /dev/null 2>&1 && fail "attr-order: ntfs-3g reads the damaged record" || pass
+y_clean o.img attr-order "^repaired ntfs.attr.order: 1 record rewritten with its attributes in ascending type order (1 attribute of a type no NTFS version defines left out)$"
+ntfscat o.img A.TXT | cmp -s - src/A.TXT && pass || fail "attr-order: ntfs-3g does not read A.TXT"
+check o.img -j 2 --manifest src.manifest
+second_y o.img attr-order
+
 CORPUS=$SHARED/corpus
 if [ -x "$CORPUS/run" ]; then
-  for c in memory_leak1 lcn_bitmap_clear_remain attrlist_length_corrupted lostfound_corrupted; do
-    "$CORPUS/run" --decode "ntfs/ntfsimg-use-$c" c.img > /dev/null 2>&1 || { fail "$c: cannot decode"; continue; }
+  # ntfsprogs-plus' images: damaged in use (use-*), and by hand (manual-*: $MFT's $FILE_NAME given
+  # type 0); in attr_find_corrupt_inode and attrlist_entry_corrupted, records with no name and no
+  # room for one (their resident $DATA fills them); in root_attribute_missing_in_directory, an
+  # orphan directory whose full record has no room for a DOS name beside its 250-unit one (it goes
+  # into /found.000 with the long name alone).
+  for c in memory_leak1 lcn_bitmap_clear_remain attrlist_length_corrupted lostfound_corrupted \
+    attr_find_corrupt_inode attrlist_entry_corrupted manual-mft_file_missing_filename_attr \
+    root_attribute_missing_in_directory; do
+    case $c in manual-*) name=ntfs/ntfsimg-$c ;; *) name=ntfs/ntfsimg-use-$c ;; esac
+    "$CORPUS/run" --decode "$name" c.img > /dev/null 2>&1 || { fail "$c: cannot decode"; continue; }
     codes=$(fsck_codes c.img)
     [[ " $codes " != *" ntfs.run.sparse "* ]] && pass || fail "$c: ntfs.run.sparse reported"
     if [ $c = memory_leak1 ]; then
@@ -158,6 +206,17 @@ if [ -x "$CORPUS/run" ]; then
           pass || fail "$c: /found.000/$1 (record $2) reads differently"
       done
       rm -f ours.bin theirs.bin
+    fi
+    if [ $c = attrlist_entry_corrupted ] || [ $c = attr_find_corrupt_inode ]; then
+      # Every file in /found.000 reads alike through fsimg and ntfs-3g.
+      "$FSIMG" ls c.img /found.000 | grep -v '/$' > chk.txt
+      [ "$(wc -l < chk.txt)" -gt 4 ] && pass || fail "$c: /found.000 holds $(wc -l < chk.txt) files"
+      differ=
+      while read -r f; do
+        "$FSIMG" cat c.img "/found.000/$f" > ours.bin; ntfscat c.img "/found.000/$f" > theirs.bin
+        cmp -s ours.bin theirs.bin || differ+=" $f"
+      done < chk.txt
+      [ -z "$differ" ] && pass || fail "$c: in /found.000,$differ read differently"
     fi
     second_y c.img "$c"
     rm -f c.img

@@ -721,6 +721,40 @@ def filename_lost_empty(v):
     index_stale_entry(v, "E.TXT")
 
 
+def _fill_with_data(v, n):
+    """Record n's resident unnamed $DATA grown (0xA5 bytes appended) until
+    the record has fewer than 8 bytes free: no name fits in it any more."""
+    b = v.rec(n)
+    a = v.attr(b, 0x80)
+    voff, vlen = u16(b, a["off"] + 0x14), u32(b, a["off"] + 0x10)
+    pad = a["len"] - voff - vlen  # the attribute's bytes after its value
+    grow = (u32(b, 0x1C) - u32(b, 0x18)) // 8 * 8
+    v.splice(b, a["off"] + voff + vlen, a["off"] + a["len"], b"\xa5" * (pad + grow))
+    set32(b, a["off"] + 4, a["len"] + grow)
+    set32(b, a["off"] + 0x10, vlen + pad + grow)
+    v.put(n, b)
+
+
+@kind
+def filename_lost_full(v):
+    """/E.TXT's $FILE_NAME cut out, its resident $DATA grown to fill the
+    record, the root's entry for it stale: a name for it in found.000 only
+    fits once the data goes out to a cluster."""
+    n = v.find("E.TXT")
+    _drop_file_names(v, n)
+    _fill_with_data(v, n)
+    index_stale_entry(v, "E.TXT")
+
+
+@kind
+def filename_missing_full(v):
+    """The same with the root's entry for /E.TXT kept: its name comes back
+    from the entry once the data has gone out to a cluster."""
+    n = v.find("E.TXT")
+    _drop_file_names(v, n)
+    _fill_with_data(v, n)
+
+
 @kind
 def filename_missing_list(v):
     """/A.TXT with an $ATTRIBUTE_LIST ($DATA in an extension record) loses
@@ -780,6 +814,7 @@ def _fn_flags(v, b):
 
 record_kind("filename-bad", _fn_bad)
 record_kind("filename-missing", _fn_missing)
+record_kind("attr-order", lambda v, b: set32(b, v.attr(b, 0x30)["off"], 0))  # type 0: out of order
 record_kind("filename-parent", _fn_parent)
 record_kind("filename-parent-sequence", _fn_parent_sequence)
 record_kind("filename-flags", _fn_flags)

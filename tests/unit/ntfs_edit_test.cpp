@@ -313,18 +313,20 @@ TEST_CASE("ntfs repair: an unclean $LogFile found, emptied by -y with the dirty 
 namespace {
 
 /// A volume whose /many holds `files` empty files "name NNN" (an index in
-/// INDX blocks, DOS names beside the long ones), written by populate.
-io::MemoryImage many_files_image(int files) {
+/// INDX blocks, DOS names beside the long ones), written by populate; with
+/// `first_bytes`, "name 000" holds that many bytes 'x' instead.
+io::MemoryImage many_files_image(int files, std::uint64_t first_bytes = 0) {
     fsimg::test::TreeBuilder b(&check_source_tree);
     const auto d = b.add(0, "many", true);
-    for (int i = 0; i < files; ++i) b.add(d, fmt::format("name {:03}", i), false, 0);
+    for (int i = 0; i < files; ++i) b.add(d, fmt::format("name {:03}", i), false, i == 0 ? first_bytes : 0);
     source::SourceTree t = b.done();
-    const std::string empty =
-        (std::filesystem::temp_directory_path() / ("fsimg-ntfs-edit-empty-" + std::to_string(::getpid())))
-            .string();
+    const auto tmp = std::filesystem::temp_directory_path();
+    const std::string empty = (tmp / ("fsimg-ntfs-edit-empty-" + std::to_string(::getpid()))).string();
+    const std::string first = (tmp / ("fsimg-ntfs-edit-first-" + std::to_string(::getpid()))).string();
     { std::ofstream(empty, std::ios::binary); }
+    { std::ofstream(first, std::ios::binary) << std::string(first_bytes, 'x'); }
     for (auto& n : t.nodes)
-        if (!n.is_dir) n.host_path = empty;
+        if (!n.is_dir) n.host_path = n.name == "name 000" ? first : empty;
     const Layout L = ntfs::test::must(16u << 20, 4096);
     io::MemoryImage img(L.volume_bytes());
     format_volume(img, L, ntfs::test::opts());
@@ -334,6 +336,7 @@ io::MemoryImage many_files_image(int files) {
     wo.creation_time = 1700000000;
     write_population(img, L, t, std::get<PopulatePlan>(planned), wo);
     std::filesystem::remove(empty);
+    std::filesystem::remove(first);
     return img;
 }
 
@@ -698,6 +701,81 @@ TEST_CASE("ntfs repair: a file with no $FILE_NAME gets its index entries' names 
     Editor e(img, {});
     const Editor::NamesRestored again = e.restore_file_names(true, 1700000000);
     CHECK(again.restored + again.found + again.freed + again.unnamed == 0);
+}
+
+/// Sets the type code of every $FILE_NAME of record `n` to `type` (on the device, fixups untouched).
+void retype_file_names(io::MemoryImage& img, std::uint64_t n, std::uint32_t type) {
+    const Volume v(img);
+    const MftRecord r = v.read_record(n);
+    for (const Attribute& a : r.attributes) {
+        if (a.kind() != AttrType::file_name) continue;
+        std::array<std::byte, 4> bytes{};
+        core::store_le32(bytes, 0, type);
+        img.write_at(record_offset(v, n) + a.offset, bytes);
+    }
+}
+
+TEST_CASE("ntfs repair: attributes out of type order; names that fit once the data moves out",
+          "[ntfs][edit][repair]") {
+    SECTION("a $FILE_NAME turned into type 0 is left out, the name comes back from the index") {
+        io::MemoryImage img = many_files_image(3);
+        const std::uint64_t n = resolve_path(Volume(img), "/many/name 001")->record;
+        retype_file_names(img, n, 0);
+        const auto codes = edit_codes(img);
+        REQUIRE(codes.count("ntfs.attr.order") == 1);
+        REQUIRE(codes.count("ntfs.filename.missing") == 1);
+        const auto done = repair_all(img);
+        const auto order = std::find_if(done.begin(), done.end(),
+                                        [](const check::Repair& r) { return r.code == "ntfs.attr.order"; });
+        REQUIRE(order != done.end());
+        CHECK(
+            order->done ==
+            "1 record rewritten with its attributes in ascending type order (2 attributes of a type no NTFS "
+            "version defines left out)");
+        CHECK(edit_codes(img).empty());
+        const Volume v(img);
+        const MftRecord r = v.read_record(n);
+        std::vector<std::uint32_t> types;
+        for (const Attribute& a : r.attributes) types.push_back(a.type);
+        CHECK(std::is_sorted(types.begin(), types.end()));
+        CHECK(resolve_path(v, "/many/name 001")->record == n);
+        CHECK(r.header.link_count == 2);
+    }
+    SECTION("a full record's resident $DATA goes out to a cluster, then its names fit") {
+        // 500 bytes resident in "name 000"; its two $FILE_NAMEs turned into type 0x31 (in
+        // order: kept) take the room two new ones would need.
+        io::MemoryImage img = many_files_image(3, 500);
+        const std::uint64_t n = resolve_path(Volume(img), "/many/name 000")->record;
+        {
+            const MftRecord r = Volume(img).read_record(n);
+            REQUIRE_FALSE(r.find(AttrType::data)->non_resident);
+            REQUIRE(r.header.bytes_allocated - r.header.bytes_in_use < 2 * 104);
+        }
+        retype_file_names(img, n, 0x31);
+        REQUIRE(edit_codes(img) == std::set<std::string>{"ntfs.filename.missing"});
+        const auto done = repair_all(img);
+        REQUIRE(done.size() >= 1);
+        CHECK(done[0].done ==
+              "1 record with no $FILE_NAME given back the names the index entries naming it hold");
+        CHECK(edit_codes(img).empty());
+        const Volume v(img);
+        const auto f = resolve_path(v, "/many/name 000");
+        REQUIRE(f);
+        const MftRecord r = v.read_record(n);
+        const Attribute* data = r.find(AttrType::data);
+        REQUIRE(data);
+        CHECK(data->non_resident);
+        CHECK(data->data_size == 500);
+        CHECK(data->allocated_size == 4096);
+        const auto bytes = v.read_stream(*data, 600);
+        CHECK(bytes == std::vector<std::byte>(500, std::byte{'x'}));
+        CHECK(f->name.data_size == 500);  // the index entry's sizes follow the data
+        CHECK(f->name.allocated_size == 4096);
+        // Nothing is left: a second pass writes nothing.
+        Editor e(img, {});
+        const Editor::NamesRestored again = e.restore_file_names(true, 1700000000);
+        CHECK(again.restored + again.found + again.freed + again.unnamed == 0);
+    }
 }
 
 TEST_CASE("ntfs scramble: every name made up, the index rebuilt in order, the old blocks zeroed",

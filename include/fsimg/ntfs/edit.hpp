@@ -411,6 +411,22 @@ public:
     /// Error(io), and what begin() throws but for $LogFile.
     Scrambled scramble_names(const core::NameScrambler& scramble);
 
+    /// What repair_attribute_order changed: records rewritten, attributes
+    /// left out of them.
+    struct OrderRepairs {
+        std::uint64_t records = 0, dropped = 0;
+    };
+    /// For fsck -y's repair of ntfs.attr.order: an in-use record whose
+    /// attributes are not in ascending type order [FLATCAP
+    /// concepts/file_record] is rewritten with those of a type no NTFS
+    /// version defines (defined_attribute_type: a type code overwritten)
+    /// left out and the others in ascending type order, each as it was
+    /// (their order by name kept). A left-out non-resident attribute's
+    /// clusters are then owned by nothing (ntfs.bitmap.lost, freed by the
+    /// next pass). Each record written once, whole, after the dirty flag.
+    /// Throws Error(io), and what begin() throws.
+    OrderRepairs repair_attribute_order();
+
     /// What repair_record_headers changed: records whose link count, and
     /// records whose attribute instances, were set right.
     struct HeaderRepairs {
@@ -582,6 +598,28 @@ private:
     /// the last cluster's tail zeroed), then SourceFile::finish, then sets
     /// the clusters' $Bitmap bits (resident data: SourceFile::finish only).
     void write_data(const NewData& d, const source::SourceFile& data);
+    /// A resident $DATA stream planned out of its record into clusters, to
+    /// make room in the record.
+    struct DataOut {
+        Record record;                 ///< the record with that stream non-resident (parsed again)
+        std::vector<std::byte> value;  ///< the stream's bytes, for the clusters
+        std::vector<Extent> extents;
+        std::vector<check::BitmapFix> allocate;  ///< the extents' $Bitmap bits
+    };
+    /// Plans the longest resident $DATA stream (unnamed or named; one with
+    /// attribute flags, compressed, encrypted or sparse, is left) of record
+    /// `r` into free clusters (free_extents): the same name, instance and
+    /// position among the attributes, non-resident with one runlist from VCN
+    /// 0 and its sizes the value's length [FLATCAP concepts/attribute_header],
+    /// as Windows and ntfs-3g move a resident attribute out when a record
+    /// fills [NTFS-3G attrib.c ntfs_attr_make_non_resident]. nullopt when
+    /// no such stream would free a byte. Writes nothing; Error(io) "no
+    /// space" as free_extents.
+    std::optional<DataOut> plan_data_out(const Record& r) const;
+    /// Writes planned data out: the value into its clusters (the last
+    /// cluster's tail zeroed), then their $Bitmap bits; the caller then
+    /// writes the record (a cut before that leaves the clusters lost).
+    void write_data_out(const DataOut& d);
     /// Calls `patch` with the key of every $I30 entry naming record `file`
     /// in the directories its $FILE_NAMEs (in `r`) give, each directory
     /// record and INDX block written once.

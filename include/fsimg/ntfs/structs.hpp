@@ -152,6 +152,15 @@ enum class AttrType : std::uint32_t {
     end = 0xFFFFFFFF,
 };
 
+/// Whether `type` is an attribute type code an NTFS version defines: 0x10
+/// to 0x100 in steps of 0x10 (0xF0, $PROPERTY_SET, only NT4 used)
+/// [FLATCAP attributes/index; $AttrDef of mkntfs], formats.md §3.5. A
+/// record's attributes follow in ascending type order [FLATCAP
+/// concepts/file_record].
+constexpr bool defined_attribute_type(std::uint32_t type) noexcept {
+    return type >= 0x10 && type <= 0x100 && type % 0x10 == 0;
+}
+
 /// A file reference: 48-bit MFT record number + 16-bit sequence number.
 struct FileReference {
     std::uint64_t record = 0;
