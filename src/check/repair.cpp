@@ -54,7 +54,7 @@ constexpr std::array<std::string_view, 37> kPreen = {
 
 /// What -y repairs besides: the repairs that give up something (lost
 /// clusters freed: what they held is not kept).
-constexpr std::array<std::string_view, 60> kAll = {
+constexpr std::array<std::string_view, 61> kAll = {
     "exfat.bitmap.lost",
     "exfat.name.duplicate",
     "exfat.name.invalid",
@@ -64,6 +64,7 @@ constexpr std::array<std::string_view, 60> kAll = {
     "exfat.set.orphan-secondary",
     "exfat.set.unknown-critical",
     "exfat.dir.system-entry",
+    "exfat.dir.entry-after-end",
     "exfat.stream.first-cluster",
     "exfat.chain.bad-cluster",
     "exfat.chain.cross-link",

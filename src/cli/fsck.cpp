@@ -129,12 +129,15 @@ int fsck_one(const FsckArgs& a, const std::string& image, std::optional<check::R
             ro.now = ro.clamp.value_or(static_cast<std::int64_t>(std::time(nullptr)));
             io::FileImage* file = v.file.get();
             ro.barrier = [file] { file->sync(); };
-            // At most three passes: a first that rewrote a boot sector from its
-            // valid twin has left the dirty flag for errors that were only the
-            // old sector's (a media byte FAT[0] does not hold), or ended chains
-            // that broke, which leaves lost clusters and sizes longer than the
-            // chains; the next, on what the image now shows, finishes.
-            for (int pass = 0; pass < 3; ++pass) {
+            // Passes until one makes nothing or leaves nothing it can repair,
+            // at most eight: a pass repairs what the image showed when it
+            // began, and a repair can show the next pass more (a boot sector
+            // rewritten from its valid twin leaves the dirty flag for errors
+            // that were only the old sector's; a chain ended where it broke
+            // leaves lost clusters and a size longer than the chain; a set
+            // whose SetChecksum is made right is walked, its chain checked,
+            // only then).
+            for (int pass = 0; pass < 8; ++pass) {
                 auto made = fs::repair_volume(*dev, checked, findings, ro);
                 file->sync();
                 repairs.insert(repairs.end(), made.begin(), made.end());

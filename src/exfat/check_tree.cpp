@@ -376,6 +376,34 @@ private:
                                "at the end entry and do not see them",
                                n, n == 1 ? "y" : "ies", first_list(at, n), pd.entries_scanned),
                    n);
+        if (!c_.options.entry_fixes) return;
+        // Every end-of-directory entry (type 0x00) before the last in-use
+        // entry becomes an unused entry that does not end the directory
+        // (type 0x7F: InUse clear, not 0x00 [EXFAT §6.2.1]), as newer
+        // fsck.exfat does (exfatprogs "support repair unused entry"): the
+        // entries after it are then read, and checked by the next pass.
+        std::uint64_t last = 0;
+        for (std::uint64_t i = total; i-- > std::uint64_t(pd.entries_scanned);)
+            if (static_cast<std::uint8_t>(bytes[i * kDirEntrySize]) & kEntryInUse) {
+                last = i;
+                break;
+            }
+        const auto first = static_cast<std::uint32_t>(pd.entries_scanned);
+        std::vector<std::byte> b(bytes.begin() + std::ptrdiff_t(first) * kDirEntrySize,
+                                 bytes.begin() + std::ptrdiff_t(last) * kDirEntrySize);
+        std::uint64_t ends = 0;
+        for (std::size_t i = 0; i < b.size(); i += kDirEntrySize)
+            if (b[i] == std::byte{0}) {
+                b[i] = std::byte{0x7F};
+                ++ends;
+            }
+        push_entry_fix(
+            d, d.path, "exfat.dir.entry-after-end",
+            fmt::format("{} end-of-directory entr{} before entry {} made {} (type 0x7F), so that the {} "
+                        "in-use entr{} after {} {} read",
+                        ends, ends == 1 ? "y" : "ies", last, ends == 1 ? "an unused entry" : "unused entries",
+                        n, n == 1 ? "y" : "ies", ends == 1 ? "it" : "them", n == 1 ? "is" : "are"),
+            first, std::move(b));
     }
 
     void check_system_entries(const SubDir& d, bool is_root, const ParsedDirectory& pd,
@@ -434,23 +462,38 @@ private:
         }
     }
 
-    /// True when the allocation bitmap marks in use the clusters the set's
-    /// Stream Extension gives its data: all of them for a NoFatChain extent,
-    /// the first of a FAT chain (its other clusters are the chain's). A set
-    /// whose checksum fails while it claims clusters the bitmap calls free
-    /// may owe the claim to the damage (a DataLength or FirstCluster
-    /// changed): its checksum is not made right on that word.
-    bool clusters_marked(const FileRecord& r) const {
-        if (r.data_length == 0) return true;
+    /// The DataLength the allocation bitmap supports for a set whose
+    /// SetChecksum fails (its fields are then not evidence by themselves). A
+    /// NoFatChain extent whose first clusters the bitmap marks and whose
+    /// others it all calls free keeps the marked ones (a DataLength damaged
+    /// upward claims a free tail: as exfatprogs' expected repair of its
+    /// file_invalid_clus image cuts larger_file); one with a free cluster
+    /// amid marked ones keeps its DataLength (a bit is damaged; it is set
+    /// once the set is walked), and so does a FAT chain (its links say which
+    /// clusters it has). nullopt when the bitmap marks none of the extent
+    /// (nothing says whether FirstCluster, DataLength or the bitmap is
+    /// wrong) or cannot be read: the set is left.
+    std::optional<std::uint64_t> supported_length(const FileRecord& r) const {
+        if (r.data_length == 0) return r.data_length;
         try {
-            const std::uint64_t n = core::div_ceil(r.data_length, std::uint64_t{v_.cluster_bytes()});
-            if (!r.no_fat_chain()) return v_.cluster_in_use(r.first_cluster);
-            if (n > v_.cluster_count()) return false;
-            for (std::uint64_t k = 0; k < n; ++k)
-                if (!v_.cluster_in_use(static_cast<std::uint32_t>(r.first_cluster + k))) return false;
-            return true;
+            if (!r.no_fat_chain()) return r.data_length;  // the chain's links say which clusters
+            const std::uint64_t cb = v_.cluster_bytes();
+            const std::uint64_t n = core::div_ceil(r.data_length, cb);
+            const std::uint64_t end = std::uint64_t{v_.cluster_count()} + 2;  // past the heap
+            const auto marked = [&](std::uint64_t k) {
+                return r.first_cluster + k < end &&
+                       v_.cluster_in_use(static_cast<std::uint32_t>(r.first_cluster + k));
+            };
+            std::uint64_t k = 0;
+            while (k < n && marked(k)) ++k;
+            if (k == n) return r.data_length;
+            for (std::uint64_t j = k + 1; j < n; ++j)
+                if (marked(j))
+                    return r.data_length;     // a free cluster amid marked ones: the bitmap is damaged
+            if (k == 0) return std::nullopt;  // nothing marked: FirstCluster, DataLength or bitmap
+            return k * cb;
         } catch (const Error&) {
-            return false;  // no usable bitmap, or a cluster outside the heap
+            return std::nullopt;  // no usable bitmap, or a cluster outside the heap
         }
     }
 
@@ -619,12 +662,20 @@ private:
         const auto file = entry_at(d, r.index, p).byte_offset,
                    stream = entry_at(d, r.index + 1, p).byte_offset;
         if (!file || !stream) return;
-        if (!r.checksum_ok() && !clusters_marked(r)) return;
+        const auto length = r.checksum_ok() ? std::optional(r.data_length) : supported_length(r);
+        if (!length) return;
         std::vector<std::byte> set(dir.begin() + std::ptrdiff_t(at), dir.begin() + std::ptrdiff_t(at + n));
         SetFix f;
         f.path = p;
         f.file_entry = *file;
         f.stream_entry = *stream;
+        if (*length != r.data_length) {
+            const std::uint64_t valid = core::load_le64(set, kDirEntrySize + stream_off::ValidDataLength);
+            f.data_length = std::pair(r.data_length, *length);
+            f.valid_data_length = std::min(valid, *length);
+            core::store_le64(set, kDirEntrySize + stream_off::DataLength, *length);
+            core::store_le64(set, kDirEntrySize + stream_off::ValidDataLength, *f.valid_data_length);
+        }
         if (!r.name_hash_ok()) {
             f.name_hash = *r.name_hash_computed;
             core::store_le16(set, kDirEntrySize + stream_off::NameHash, *f.name_hash);

@@ -131,11 +131,13 @@ void save_runs(io::BlockDevice& dev, const Salvage& plan, const check::RepairOpt
 
 /// Keeps the set fixes a repair at `level` may write: a NameHash wrong under a
 /// right SetChecksum (the set was written whole, its hash by another up-case
-/// rule: preen and -y), or a wrong SetChecksum (-y only: the entries are
-/// taken as they are). A set is left when any other error names the same
-/// path (a wrong checksum is then as likely the sign of damage as its
-/// cause), and every NameHash when the up-case table is in doubt. Returns
-/// false when a checksum or hash finding is left unrepaired.
+/// rule: preen and -y; left when another error names the same path), or a
+/// wrong SetChecksum (-y only: the entries are taken as they are, as
+/// exfatprogs' expected repair of its file_invalid_clus image keeps them,
+/// also when another error names the file or the bitmap calls its clusters
+/// free: the next pass, reading the set, repairs those), and every NameHash
+/// when the up-case table is in doubt. Returns false when a checksum or hash
+/// finding is left unrepaired.
 bool keep_set_fixes(std::vector<SetFix>& fixes, const check::Findings& found, check::RepairLevel level,
                     bool upcase_doubt, const std::vector<EntryFix>& entry_fixes) {
     std::set<std::string_view> other, wrong;
@@ -148,10 +150,10 @@ bool keep_set_fixes(std::vector<SetFix>& fixes, const check::Findings& found, ch
         }
     }
     std::erase_if(fixes, [&](const SetFix& f) {
-        return other.count(f.path) || (upcase_doubt && f.name_hash) ||
+        return (f.checksum_was_right && other.count(f.path)) || (upcase_doubt && f.name_hash) ||
                (!f.checksum_was_right && level != check::RepairLevel::all);
     });
-    std::set<std::string_view> fixed;
+    std::set<std::string> fixed;  // copies: the erase below moves the fixes' paths
     for (const SetFix& f : fixes) fixed.insert(f.path);
     // An entry fix writes its set whole, with the SetChecksum and NameHash that fit it.
     for (const EntryFix& f : entry_fixes) {
@@ -160,14 +162,15 @@ bool keep_set_fixes(std::vector<SetFix>& fixes, const check::Findings& found, ch
             std::erase_if(fixes, [&](const SetFix& s) { return s.path == f.path; });
         }
     }
-    return std::all_of(wrong.begin(), wrong.end(), [&](std::string_view p) { return fixed.count(p) != 0; });
+    return std::all_of(wrong.begin(), wrong.end(),
+                       [&](std::string_view p) { return fixed.count(std::string(p)) != 0; });
 }
 
 /// The codes entry fixes answer (EntryFix).
-constexpr std::array<std::string_view, 7> kEntryCodes = {
+constexpr std::array<std::string_view, 8> kEntryCodes = {
     "exfat.set.secondary-count",  "exfat.set.no-stream",        "exfat.set.name-length",
     "exfat.set.orphan-secondary", "exfat.set.unknown-critical", "exfat.dir.system-entry",
-    "exfat.stream.first-cluster"};
+    "exfat.stream.first-cluster", "exfat.dir.entry-after-end"};
 
 /// Writes an entry fix: each run of adjacent entries in one write, the run
 /// holding the first entry (a set's File entry, whose SetChecksum covers
@@ -305,9 +308,9 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     std::erase_if(entry_fixes, [&](const EntryFix& f) { return !codes.count(f.code); });
     for (const std::string_view c : kEntryCodes) {
         if (!codes.count(c)) continue;
-        std::uint64_t wanted = 0;
+        std::uint64_t wanted = 0;  // one fix per entry; per directory for entries after the end
         for (const check::Finding& f : found.all())
-            if (f.code == c) wanted += f.count;
+            if (f.code == c) wanted += c == "exfat.dir.entry-after-end" ? 1 : f.count;
         if (std::uint64_t(std::count_if(entry_fixes.begin(), entry_fixes.end(),
                                         [&](const EntryFix& f) { return f.code == c; })) < wanted)
             errors_left = true;
@@ -414,6 +417,13 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     // was (or, with only its NameHash wrong before, one finding for another).
     for (const SetFix& f : set_fixes) {
         std::array<std::byte, 2> b{};
+        if (f.data_length) {
+            std::array<std::byte, 8> v{};
+            core::store_le64(v, 0, *f.valid_data_length);
+            dev.write_at(f.stream_entry + stream_off::ValidDataLength, v);
+            core::store_le64(v, 0, f.data_length->second);
+            dev.write_at(f.stream_entry + stream_off::DataLength, v);
+        }
         if (f.name_hash) {
             core::store_le16(b, 0, *f.name_hash);
             dev.write_at(f.stream_entry + stream_off::NameHash, b);
@@ -424,10 +434,19 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
         }
         core::store_le16(b, 0, f.set_checksum);
         dev.write_at(f.file_entry + file_off::SetChecksum, b);
-        if (!f.checksum_was_right)
+        if (!f.checksum_was_right && !f.data_length)
             done.push_back({"exfat.set.checksum", fmt::format("{}: SetChecksum set to {:04X}, what the set's "
                                                               "entries sum to",
                                                               core::escape_name(f.path), f.set_checksum)});
+        else if (!f.checksum_was_right)
+            done.push_back(
+                {"exfat.set.checksum",
+                 fmt::format(
+                     "{}: DataLength cut from {} to {} bytes, the clusters of its extent the allocation "
+                     "bitmap marks (the rest is free: the DataLength was damaged, not the bitmap), "
+                     "and SetChecksum set to {:04X}, what the set's entries then sum to",
+                     core::escape_name(f.path), f.data_length->first, f.data_length->second,
+                     f.set_checksum)});
     }
     // The chains: an end-of-chain mark, or a DataLength (ValidDataLength no
     // larger) with the SetChecksum that covers it, the Stream Extension and

@@ -48,6 +48,7 @@ boot-volume-flags              exfat.boot.volume_flags                $all     b
 fat-media                      exfat.fat.media                        $all     blind
 bitmap-lost                    exfat.bitmap.lost                      $all     blind
 bitmap-free-in-use             exfat.bitmap.free-in-use               $all     sees
+bitmap-free-all                exfat.bitmap.free-in-use               $all     sees
 bitmap-missing                 exfat.bitmap.missing                   $all     sees
 bitmap-length                  exfat.bitmap.length                    c4k      sees
 bitmap-percent-in-use          exfat.bitmap.percent-in-use            $all     blind

@@ -66,8 +66,9 @@ fsck.fat -n d.img > ref.out 2>&1; grep -qv -e '^fsck.fat' -e '^d.img:' -e '^$' r
 # exfatprogs' damaged images: after -y exit 1, our fsck -n and fsck.exfat -n clean, a second -y
 # changes nothing, and every file fsck.exfat 1.2.0 -y keeps is kept with the same bytes, but where
 # fsimg keeps more (a chain ended where its link breaks, not cut; a set whose checksum it
-# recomputes, which fsck.exfat deletes) or names it otherwise ("." and ".." renamed "_" and "__",
-# invalid units made '_', where fsck.exfat makes FILE000000n.CHK).
+# recomputes, which fsck.exfat deletes, as exfatprogs' expected image of file_invalid_clus keeps
+# it) or names it otherwise ("." and ".." renamed "_" and "__", invalid units made '_', where
+# fsck.exfat makes FILE000000n.CHK).
 rows="
 bad_bitmap
 bad_file_size
@@ -79,6 +80,9 @@ bad_dentries        renamed:ne_inv_chars/fil\"_02_bad
 bad_first_clu
 bad_num_chain       longer:dir_01/bad_child_01
 rename_dot_entry    renamed:FILE0000000.CHK,FILE0000001.CHK
+file_invalid_clus   longer:file_invalid_clus
+2tb_disk
+unused-dentries
 "
 while read -r c except; do
   [ -n "$c" ] || continue
@@ -104,5 +108,27 @@ while read -r c except; do
   done < <(cd xr && find . -type f)
   [ $n = 0 ] && pass || fail "$c: $n files fsck.exfat -y keeps are not kept with the same bytes"
   [ "$(find xd -type f | wc -l)" -ge "$(find xr -type f | wc -l)" ] && pass || fail "$c: fewer files than fsck.exfat -y keeps"
+  if [ $c = file_invalid_clus ]; then
+    # exfatprogs' expected repair of this image (its test suite's file_invalid_clus-repaired):
+    # the same files with the same bytes, smaller_file and larger_file kept with their
+    # SetChecksum made right (larger_file's DataLength cut to the one cluster the bitmap marks:
+    # its stored checksum fits that length), but file_invalid_clus, whose chain fsimg ends
+    # where its link breaks, one cluster past where the expected image cuts it.
+    "$CORPUS/run" --decode "exfat/exfatprogs-$c-repaired" e.img > /dev/null 2>&1 || fail "$c: cannot decode the expected image"
+    rm -rf xe && "$FSIMG" extract e.img -C xe > /dev/null 2>&1 || fail "$c: extract the expected image"
+    (cd xe && find . | LC_ALL=C sort) > e.list; (cd xd && find . | LC_ALL=C sort) > d.list
+    diff e.list d.list > /dev/null && pass || fail "$c: other files than the expected repair: $(diff e.list d.list | head -5)"
+    n=0
+    while IFS= read -r f; do
+      if [ "$f" = ./file_invalid_clus ]; then
+        cmp -s -n "$(wc -c < "xe/$f")" "xe/$f" "xd/$f" || n=$((n + 1))
+      else
+        cmp -s "xe/$f" "xd/$f" || n=$((n + 1))
+      fi
+    done < <(cd xe && find . -type f)
+    [ $n = 0 ] && pass || fail "$c: $n files differ from the expected repair"
+    grep -q "^repaired exfat.set.checksum: /larger_file: DataLength cut from 12288 to 4096 bytes" out &&
+      pass || fail "$c: larger_file: $(grep larger out)"
+  fi
 done <<< "$rows"
 finish

@@ -302,6 +302,14 @@ def k_bitmap_free_in_use(x):
     return f"bitmap bit of /A.TXT's first cluster {c} cleared"
 
 
+def k_bitmap_free_all(x):
+    st = x.stream(x.set_of("/A.TXT"))
+    n = -(-st["length"] // x.cbytes)
+    for c in range(st["first"], st["first"] + n):
+        x.bit(c, 0)
+    return f"bitmap bits of /A.TXT's {n} clusters from {st['first']} cleared"
+
+
 def k_bitmap_missing(x):
     o = x.root_entry(0x81)
     x.write(o, b"\x01")
@@ -624,6 +632,7 @@ KINDS = {
     "fat-media": k_fat_media,
     "bitmap-lost": k_bitmap_lost,
     "bitmap-free-in-use": k_bitmap_free_in_use,
+    "bitmap-free-all": k_bitmap_free_all,
     "bitmap-missing": k_bitmap_missing,
     "bitmap-length": k_bitmap_length,
     "bitmap-percent-in-use": k_percent_in_use,

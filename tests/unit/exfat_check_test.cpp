@@ -351,6 +351,69 @@ TEST_CASE("exfat check: entry sets, names, streams, directories", "[exfat_check]
         const auto f = s.check();
         CHECK(problems(f) == Codes{"exfat.dir.entry-after-end"});
         CHECK(only(f, "exfat.dir.entry-after-end").count == 3);
+        // fsck -y's fix: the end entry made type 0x7F, the entries after it up to the
+        // last in-use one (File, Stream Extension) kept as they are.
+        std::vector<EntryFix> fixes;
+        (void)s.check_fixes(fixes);
+        REQUIRE(fixes.size() == 1);
+        CHECK(fixes[0].code == "exfat.dir.entry-after-end");
+        CHECK(fixes[0].path == "/dir/");
+        REQUIRE(fixes[0].bytes.size() == 3 * 32);
+        REQUIRE(fixes[0].entries.size() == 3);
+        CHECK(fixes[0].bytes[0] == std::byte{0x7F});
+        CHECK(std::all_of(fixes[0].bytes.begin() + 1, fixes[0].bytes.begin() + 32,
+                          [](std::byte b) { return b == std::byte{0}; }));
+        CHECK(fixes[0].bytes[32] == std::byte{0x85});
+        CHECK(fixes[0].bytes[64] == std::byte{0xC0});
+        CHECK(
+            fixes[0].action ==
+            "1 end-of-directory entry before entry 6 made an unused entry (type 0x7F), so that the 3 in-use "
+            "entries after it are read");
+        // Written, the set after it is read: the directory checks clean and lists it.
+        for (std::size_t k = 0; k < fixes[0].entries.size(); ++k)
+            s.v.dev.write_at(fixes[0].entries[k], std::span(fixes[0].bytes).subspan(k * 32, 32));
+        CHECK(problems(s.check()).empty());
+    }
+    SECTION(
+        "a SetChecksum that fails: the set taken as it is, a NoFatChain DataLength cut to what the "
+        "bitmap marks") {
+        std::vector<SetFix> fixes;
+        const auto fixes_of = [&] {
+            fixes.clear();
+            check::Findings f;
+            CheckOptions o;
+            o.set_fixes = &fixes;
+            check_volume(s.v.dev, f, o);
+            return f;
+        };
+        // x.bin: 5,000 bytes in 2 clusters, the last ones in use; DataLength raised to 4
+        // clusters (the 2 after them are free) and the checksum left as it was.
+        const std::uint32_t first = s.v.next_free;
+        const std::uint64_t x = s.v.add_file(s.v.root_at(), u"x.bin", pattern(5000, 9));
+        std::array<std::byte, 8> b{};
+        core::store_le64(b, 0, 4 * 4096);
+        s.v.dev.write_at(x + 32 + stream_off::DataLength, b);
+        auto f = fixes_of();
+        CHECK(problems(f) == Codes{"exfat.set.checksum", "exfat.bitmap.free-in-use"});
+        REQUIRE(fixes.size() == 1);
+        REQUIRE(fixes[0].data_length);
+        CHECK(fixes[0].data_length->first == 4 * 4096);
+        CHECK(fixes[0].data_length->second == 2 * 4096);
+        CHECK(*fixes[0].valid_data_length == 5000);
+        CHECK_FALSE(fixes[0].checksum_was_right);
+        // Its own length back, its first cluster's bit cleared (a free cluster amid marked
+        // ones): the bitmap is damaged, the DataLength kept.
+        core::store_le64(b, 0, 5000);
+        s.v.dev.write_at(x + 32 + stream_off::DataLength, b);
+        s.v.poke(x + 2, {0x12, 0x34});
+        s.v.clear_used(first);
+        f = fixes_of();
+        REQUIRE(fixes.size() == 1);
+        CHECK_FALSE(fixes[0].data_length);
+        // None of the extent marked: nothing says which field is wrong; no fix.
+        s.v.clear_used(first + 1);
+        f = fixes_of();
+        CHECK(fixes.empty());
     }
     SECTION("SecondaryCount claiming the next set's File entry") {
         s.v.poke(s.a_set + 1, {3});

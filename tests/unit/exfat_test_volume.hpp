@@ -55,6 +55,13 @@ struct TestVolume {
         b[0] |= std::byte(1u << ((n - 2) % 8));
         dev.write_at(at, b);
     }
+    void clear_used(std::uint32_t n) {
+        const std::uint64_t at = l.cluster_offset(l.bitmap_first_cluster) + (n - 2) / 8;
+        std::array<std::byte, 1> b{};
+        dev.read_at(at, b);
+        b[0] &= ~std::byte(1u << ((n - 2) % 8));
+        dev.write_at(at, b);
+    }
     std::uint32_t alloc_contiguous(std::uint32_t count) {
         const std::uint32_t first = next_free;
         for (std::uint32_t i = 0; i < count; ++i) mark_used(first + i);

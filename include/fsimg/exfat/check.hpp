@@ -32,6 +32,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "fsimg/check/finding.hpp"
@@ -62,6 +63,12 @@ struct SetFix {
     std::uint16_t set_checksum = 0;          ///< the SetChecksum to store (after name_hash)
     bool checksum_was_right =
         false;  ///< the stored SetChecksum matched the set as found (only NameHash wrong)
+    /// When the SetChecksum fails and the allocation bitmap marks only the
+    /// first clusters of a NoFatChain extent: the DataLength found and the
+    /// one to store (those clusters' bytes), with the ValidDataLength no
+    /// larger; the SetChecksum is computed with them.
+    std::optional<std::pair<std::uint64_t, std::uint64_t>> data_length;
+    std::optional<std::uint64_t> valid_data_length;
 };
 
 /// What fsck -y writes for a file or directory (the root too) whose FAT chain breaks or

@@ -30,8 +30,16 @@ namespace fsimg::exfat {
 /// - exfat.set.name-hash (preen when the SetChecksum was right, which is then
 ///   recomputed with it) and exfat.set.checksum (-y): NameHash from the name
 ///   up-cased through the volume's table [EXFAT §7.6.4], then SetChecksum over
-///   the set [EXFAT §6.3.3]; a set is left when another error names the same
-///   file, and every NameHash when the up-case table is damaged;
+///   the set [EXFAT §6.3.3], also when another error names the file (the
+///   next pass walks the set and repairs that); where the bitmap calls free
+///   a tail of a NoFatChain extent after marked clusters, the DataLength is
+///   first cut to the marked ones (SetFix::data_length); a set whose extent
+///   the bitmap marks not at all is left, and every NameHash when the
+///   up-case table is damaged;
+/// - entry fixes (-y, exfat::EntryFix): broken sets, orphan and misplaced
+///   entries, FirstCluster without data, and end-of-directory entries that
+///   in-use entries follow (made type 0x7F, an unused entry that does not
+///   end the directory [EXFAT §6.2.1]);
 /// - exfat.boot.percent_in_use, exfat.bitmap.percent-in-use: PercentInUse set
 ///   to the bitmap's share, rounded down (`summary.marked_clusters` of
 ///   `summary.cluster_count`) [EXFAT §3.1, PercentInUse];
