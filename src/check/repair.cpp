@@ -54,7 +54,7 @@ constexpr std::array<std::string_view, 37> kPreen = {
 
 /// What -y repairs besides: the repairs that give up something (lost
 /// clusters freed: what they held is not kept).
-constexpr std::array<std::string_view, 61> kAll = {
+constexpr std::array<std::string_view, 64> kAll = {
     "exfat.bitmap.lost",
     "exfat.name.duplicate",
     "exfat.name.invalid",
@@ -115,6 +115,9 @@ constexpr std::array<std::string_view, 61> kAll = {
     "ntfs.logfile.unclean",
     "ntfs.logfile.unknown",
     "ntfs.mft-bitmap.marked-free",
+    "ntfs.reparse.corrupt",
+    "ntfs.reparse.missing-entry",
+    "ntfs.reparse.stale-entry",
     "ntfs.tree.orphan",
 };
 

@@ -1271,6 +1271,101 @@ Editor::HeaderRepairs Editor::repair_record_headers() {
     return done;
 }
 
+std::optional<std::uint64_t> Editor::rebuild_reparse_index(std::vector<std::string>* left) {
+    constexpr std::uint64_t kExtend = 11;
+    const auto leave = [&](std::string why) -> std::optional<std::uint64_t> {
+        if (left) left->push_back(std::move(why));
+        return std::nullopt;
+    };
+    // $Reparse, by name in $Extend's $I30.
+    std::optional<std::uint64_t> file;
+    {
+        const Record extend = read_record(kExtend);
+        for_each_index_entry(vol_, extend.parsed, kI30Index,
+                             [&](const IndexEntry& e, const IndexEntryLocation&) {
+                                 if (e.file_name && e.file_name->name == u"$Reparse")
+                                     file = FileReference::unpack(e.reference).record;
+                                 return !file;
+                             });
+    }
+    if (!file) return leave("$Extend has no $Reparse");
+    const Record r = read_record(*file);
+    const Attribute* root = r.parsed.find(AttrType::index_root, kReparseIndex.name);
+    if (root == nullptr || root->non_resident)
+        return leave("$Extend/$Reparse has no resident $INDEX_ROOT:$R");
+    if (r.parsed.find(AttrType::attribute_list) ||
+        r.parsed.find(AttrType::index_allocation, kReparseIndex.name))
+        return leave(
+            "$Extend/$Reparse:$R has INDX blocks or an $ATTRIBUTE_LIST: fsimg rebuilds it only in its "
+            "$INDEX_ROOT");
+    std::uint32_t block_bytes = 0;
+    try {
+        block_bytes = decode_index_root(root->value).index_block_bytes;
+    } catch (const FormatError&) {
+        block_bytes = 4096;  // the root's header is rewritten whole; its block size matters only for blocks
+    }
+    // Every base record whose records hold a $REPARSE_POINT: (tag, reference).
+    std::set<std::uint64_t> holders;
+    for_each_in_use(vol_, [&](std::uint64_t, std::uint64_t owner, const MftRecord& rec) {
+        if (rec.find(AttrType::reparse_point)) holders.insert(owner);
+    });
+    struct Key {
+        std::uint32_t tag;
+        std::uint64_t reference;
+    };
+    std::vector<Key> keys;
+    for (const std::uint64_t n : holders) {
+        const Record h = read_record(n);
+        std::optional<std::uint32_t> tag;
+        try {
+            const auto a = load_attribute(vol_, h.parsed, AttrType::reparse_point);
+            if (a && a->size() >= 4) {
+                std::array<std::byte, 4> head{};
+                if (a->non_resident)
+                    vol_.read_stream(*a, 0, head);
+                else
+                    std::copy_n(a->value.begin(), 4, head.begin());
+                tag = core::load_le32(head, 0);
+            }
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+        }
+        if (!tag) return leave(fmt::format("MFT record {}: its reparse tag cannot be read", n));
+        keys.push_back({*tag, FileReference{n, h.parsed.header.sequence}.packed()});
+    }
+    // COLLATION_NTOFS_ULONGS: the key as three little-endian 32-bit words.
+    std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+        const auto words = [](const Key& k) {
+            return std::tuple(k.tag, static_cast<std::uint32_t>(k.reference),
+                              static_cast<std::uint32_t>(k.reference >> 32));
+        };
+        return words(a) < words(b);
+    });
+    std::vector<std::byte> entries;
+    for (const Key& k : keys) {
+        std::array<std::byte, 12> key{};
+        core::store_le32(key, 0, k.tag);
+        core::store_le64(key, 4, k.reference);
+        const auto e = build_view_index_entry(key, {});
+        entries.insert(entries.end(), e.begin(), e.end());
+    }
+    const auto end = build_end_index_entry();
+    entries.insert(entries.end(), end.begin(), end.end());
+    auto attr = build_resident_attribute(
+        AttrType::index_root, kReparseIndex.name,
+        build_index_root(0, collation::ulongs, block_bytes, vol_.geometry().cluster_bytes, entries, false));
+    core::store_le16(attr, kAttrInstance, root->instance);
+    auto bytes = rebuilt_record(
+        r,
+        [](const Attribute& a) { return a.kind() == AttrType::index_root && a.name == kReparseIndex.name; },
+        {{static_cast<std::uint32_t>(AttrType::index_root), std::move(attr)}}, r.parsed.header.next_instance);
+    if (!bytes)
+        return leave(fmt::format("$Extend/$Reparse:$R: {} entries do not fit its record", keys.size()));
+    begin();
+    write_record(*file, std::move(*bytes));
+    return keys.size();
+}
+
 Editor::OrderRepairs Editor::repair_attribute_order() {
     const auto ordered = [](const MftRecord& r) {
         return std::is_sorted(r.attributes.begin(), r.attributes.end(),

@@ -300,6 +300,20 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
             if (e.code() == ErrorCode::io) throw;
         }
     }
+    // -y: $Extend/$Reparse:$R rebuilt from the reparse points the records
+    // hold (Editor::rebuild_reparse_index), while it fits its $INDEX_ROOT.
+    if (plan.has("ntfs.reparse.missing-entry") || plan.has("ntfs.reparse.stale-entry") ||
+        plan.has("ntfs.reparse.corrupt")) {
+        with_editor(dev, {options.barrier, 0, std::nullopt}, [&](Editor& ed) {
+            if (const auto n = ed.rebuild_reparse_index())
+                done.push_back(
+                    {std::string(first_planned(plan, {"ntfs.reparse.corrupt", "ntfs.reparse.missing-entry",
+                                                      "ntfs.reparse.stale-entry"})),
+                     fmt::format("$Extend/$Reparse:$R rebuilt from the reparse points the records hold "
+                                 "({} entr{})",
+                                 *n, *n == 1 ? "y" : "ies")});
+        });
+    }
     // Record headers: link counts from the names, attribute instances made
     // unique and below the next instance (counts and ids: -p too).
     if (plan.has("ntfs.record.link-count") || plan.has("ntfs.attr.instance")) {

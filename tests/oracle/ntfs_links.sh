@@ -146,7 +146,8 @@ fi
 # $INDEX_ROOT:$R of record 26), one image per ntfs.reparse.* code. No
 # reference tool reads $R to list or read files (ntfs-3g looks an entry up
 # only to delete a link, and goes on without one), so these are blind to
-# them; fsimg fsck -n names each.
+# them; fsimg fsck -n names each, and fsck -y rebuilds $R (the index the
+# undamaged image has).
 reparse_damage() {  # reparse_damage IMAGE KIND: edits the first $R entry in place
   python3 - "$1" "$2" <<'PY'
 import struct, sys
@@ -190,6 +191,20 @@ for kind in missing stale corrupt; do
     corrupt) want=ntfs.reparse.corrupt+ntfs.reparse.missing-entry ;;
   esac
   [ "$got" = "$want" ] && pass || fail "\$R damage $kind: got '$got', want '$want'"
+  # fsck -y rebuilds $R from the reparse points the records hold: the index the undamaged image
+  # has, entry for entry; -p leaves it; a second -y writes nothing.
+  img="$WORK/r-$kind.img"; cp "$img" "$WORK/r-damaged.img"
+  "$FSIMG" fsck -p "$img" > /dev/null 2>&1; rc=$?
+  [ $rc = 4 ] && cmp -s "$img" "$WORK/r-damaged.img" && pass || fail "\$R damage $kind: -p exit $rc or it wrote"
+  "$FSIMG" fsck -y "$img" > "$WORK/rep.out" 2>&1; rc=$?
+  [ $rc = 1 ] && grep -q "^repaired ntfs.reparse.*: \$Extend/\$Reparse:\$R rebuilt from the reparse points the records hold (1 entry)$" "$WORK/rep.out" &&
+    [ -z "$(fsck_codes "$img")" ] && pass || fail "\$R damage $kind: -y exit $rc, left $(fsck_codes "$img"): $(cat "$WORK/rep.out")"
+  "$FSIMG" dump --what index '/$Extend/$Reparse' "$img" | tail -n +2 > "$WORK/idx.new"
+  "$FSIMG" dump --what index '/$Extend/$Reparse' "$WORK/sym1.img" | tail -n +2 > "$WORK/idx.old"
+  cmp -s "$WORK/idx.new" "$WORK/idx.old" && pass || fail "\$R damage $kind: the rebuilt \$R: $(diff "$WORK/idx.old" "$WORK/idx.new")"
+  ntfsfix -n "$img" > /dev/null 2>&1 && pass || fail "\$R damage $kind: ntfsfix -n after -y"
+  cp --sparse=always "$img" "$WORK/r-first.img"; "$FSIMG" fsck -y "$img" > /dev/null 2>&1; rc=$?
+  [ $rc = 0 ] && cmp -s "$img" "$WORK/r-first.img" && pass || fail "\$R damage $kind: second -y exit $rc or it wrote"
 done
 ln -s /etc/passwd "$S/b/abs"
 # An absolute target is skipped with a warning naming it; the others are stored.

@@ -321,6 +321,20 @@ public:
         std::uint64_t lists = 0, freed = 0;
     };
     ListRepairs rebuild_attribute_lists(std::vector<std::string>* left = nullptr);
+
+    /// For fsck -y's repair of ntfs.reparse.missing-entry, stale-entry and
+    /// corrupt: $Extend/$Reparse's view index $R rebuilt from the reparse
+    /// points the records in use hold, one entry per file (key: its reparse
+    /// tag, the first 4 bytes of its $REPARSE_POINT, and its file reference;
+    /// no data), in COLLATION_NTOFS_ULONGS order [NTFS-3G reparse.c
+    /// set_reparse_index; FLATCAP files/reparse], as $INDEX_ROOT:$R of
+    /// $Reparse's record (found by name in $Extend's index), written whole
+    /// after the dirty flag. Returns the entries written, nullopt when it is
+    /// left (named in `left`): no $Reparse, an $R that has an
+    /// $INDEX_ALLOCATION or an $ATTRIBUTE_LIST, entries that do not fit the
+    /// record, or a reparse point whose tag cannot be read. Throws Error(io),
+    /// and what begin() throws.
+    std::optional<std::uint64_t> rebuild_reparse_index(std::vector<std::string>* left = nullptr);
     /// What relink_orphans did: records put back into the directory whose
     /// index names them, records linked into `found_dir` ("found.000").
     struct Relinked {
