@@ -1087,6 +1087,13 @@ Editor::ListRepairs Editor::rebuild_attribute_lists(std::vector<std::string>* le
                 held.push_back({std::move(e), a.non_resident, static_cast<std::uint64_t>(a.last_vcn)});
             }
         };
+        // A base with no list that holds every attribute of its extension
+        // records already (a cut of the merge below): they are freed.
+        if (!base.parsed.find(AttrType::attribute_list) && exts != named.end() &&
+            merge_extensions(base, exts->second, true)) {
+            ++done.merged;
+            continue;
+        }
         take(base.parsed, self);
         bool readable = true;
         if (exts != named.end())
@@ -1191,9 +1198,81 @@ Editor::ListRepairs Editor::rebuild_attribute_lists(std::vector<std::string>* le
                 continue;
             }
         }
+        // No room for a list in a base that had none: the base takes its
+        // extension records' attributes when they fit, and needs no list.
+        if (list == nullptr && exts != named.end() && merge_extensions(base, exts->second, false)) {
+            ++done.merged;
+            continue;
+        }
         if (left) left->push_back(fmt::format("MFT record {}: its rebuilt $ATTRIBUTE_LIST has no room", b));
     }
     return done;
+}
+
+bool Editor::merge_extensions(const Record& base, const std::vector<std::uint64_t>& extensions,
+                              bool held_only) {
+    const auto same = [](const Record& x, const Attribute& a, const Record& y, const Attribute& b) {
+        // The same attribute bytes, the instance (0x0E..0x0F) aside.
+        if (a.length != b.length || a.type != b.type) return false;
+        const auto p = x.bytes.begin() + a.offset, q = y.bytes.begin() + b.offset;
+        return std::equal(p, p + 0x0E, q) && std::equal(p + 0x10, p + a.length, q + 0x10);
+    };
+    std::vector<Record> records;
+    std::vector<std::pair<std::uint32_t, std::vector<std::byte>>> fresh;
+    std::uint32_t next = base.parsed.header.next_instance;
+    std::uint16_t names = 0;
+    for (const Attribute& a : base.parsed.attributes)
+        if (a.kind() == AttrType::file_name) ++names;
+    for (const std::uint64_t x : extensions) {
+        try {
+            records.push_back(read_record(x));
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::io) throw;
+            return false;
+        }
+    }
+    std::size_t held = 0;
+    for (const Record& r : records)
+        for (const Attribute& a : r.parsed.attributes) {
+            ++held;
+            if (std::any_of(base.parsed.attributes.begin(), base.parsed.attributes.end(),
+                            [&](const Attribute& b) { return same(base, b, r, a); }))
+                continue;  // a cut left it in both: the base's copy stays
+            if (held_only) return false;
+            // Only what the base can hold alone: no second piece or copy of
+            // an attribute it has (a $FILE_NAME aside), not before one of
+            // its attributes of the same type in name order.
+            if (a.kind() == AttrType::attribute_list || (a.non_resident && a.first_vcn != Vcn{0}))
+                return false;
+            for (const Attribute& b : base.parsed.attributes)
+                if (b.type == a.type && a.kind() != AttrType::file_name &&
+                    (b.name == a.name || upcase_.collate(b.name, a.name) > 0))
+                    return false;
+            std::vector<std::byte> bytes(r.bytes.begin() + a.offset, r.bytes.begin() + a.offset + a.length);
+            if (next > 0xFFFF) return false;
+            core::store_le16(bytes, kAttrInstance, static_cast<std::uint16_t>(next++));
+            if (a.kind() == AttrType::file_name) ++names;
+            fresh.emplace_back(a.type, std::move(bytes));
+        }
+    if (held == 0) return false;  // empty extension records: freed by the caller
+    std::stable_sort(fresh.begin(), fresh.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    auto bytes = rebuilt_record(
+        base, [](const Attribute&) { return false; }, fresh, static_cast<std::uint16_t>(next));
+    if (!bytes) return false;
+    core::store_le16(*bytes, kLinkCount, names);
+    // The base with them first, then each extension record freed (the
+    // record, then its $MFT bit): a cut leaves them in both, which the
+    // next pass sees as the base's already.
+    begin();
+    write_record(base.parsed.number, std::move(*bytes));
+    for (Record& r : records) {
+        core::store_le16(r.bytes, 0x16,
+                         static_cast<std::uint16_t>(r.parsed.header.flags & ~record_flag::in_use));
+        write_record(r.parsed.number, std::move(r.bytes));
+        mark_record(r.parsed.number, false);
+    }
+    return true;
 }
 
 Editor::HeaderRepairs Editor::repair_record_headers() {

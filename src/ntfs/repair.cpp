@@ -192,6 +192,13 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                 done.push_back({"ntfs.attrlist.missing",
                                 fmt::format("{} extension record{} that held nothing marked not in use",
                                             n.freed, n.freed == 1 ? "" : "s")});
+            if (n.merged != 0)
+                done.push_back(
+                    {"ntfs.attrlist.missing",
+                     fmt::format(
+                         "{} base record{} with no room for an $ATTRIBUTE_LIST given the attributes of "
+                         "{} extension records, which were then marked not in use",
+                         n.merged, n.merged == 1 ? "" : "s", n.merged == 1 ? "its" : "their")});
         });
     }
     // -y: a file with no $FILE_NAME in any of its records gets back the

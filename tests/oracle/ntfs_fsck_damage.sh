@@ -71,6 +71,7 @@ attrlist-decode           ntfs.attrlist.decode+ntfs.attrlist.missing            
 attrlist-entry            ntfs.attrlist.entry                                            blind
 attrlist-entry-sequence   ntfs.attrlist.entry+ntfs.attrlist.missing                      mount
 attrlist-missing          ntfs.attrlist.missing                                          blind
+attrlist-missing-full     ntfs.attrlist.missing+ntfs.index.sizes                         blind
 attr-instance             ntfs.attr.instance                                             blind
 attr-missing-std-info     ntfs.attr.missing-std-info                                     mount
 attr-order                ntfs.attr.order+ntfs.filename.missing                          mount

@@ -37,7 +37,11 @@ y_clean() {  # y_clean IMAGE LABEL PATTERN: -y exits 1 with a report line matchi
 lists_agree() {  # lists_agree IMAGE LABEL: ntfsls -R and fsimg ls -R list the same paths (ls -R: 256 levels)
   ntfsls -R -p / "$1" 2> /dev/null | awk '/^\/.*:$/ { d = substr($0, 1, length($0) - 1); if (d == "/") d = ""; next }
     NF && $0 != "." && $0 != ".." { print d "/" $0 }' | awk -F/ 'NF <= 257' | LC_ALL=C sort > theirs.txt
-  "$FSIMG" ls -R "$1" / 2> /dev/null | sed 's|/$||' | LC_ALL=C sort > ours.txt
+  # fsimg ls lists a named stream as FILE:STREAM; ntfsls lists files only.
+  "$FSIMG" ls -R "$1" / 2> /dev/null | sed 's|/$||' | awk '{ line[NR] = $0; seen[$0] = 1 }
+    END { for (i = 1; i <= NR; i++) { p = line[i]; n = split(p, c, "/"); k = index(c[n], ":")
+      if (k > 1 && (substr(p, 1, length(p) - length(c[n]) + k - 1) in seen)) continue; print p } }' |
+    LC_ALL=C sort > ours.txt
   [ -s ours.txt ] && diff ours.txt theirs.txt > diff.out && pass || fail "$2: ntfsls and fsimg ls list other trees: $(head -5 diff.out)"
 }
 second_y() {  # second_y IMAGE LABEL: a second -y finds nothing and writes nothing
@@ -151,6 +155,23 @@ for kind in filename-lost-full filename-missing-full; do
 done
 repair_cuts full-damaged.img filename-missing-full /A.TXT:src/A.TXT /DIR/C.TXT:src/DIR/C.TXT
 
+# An extension record no $ATTRIBUTE_LIST names, in a base with no room for a list (attrlist-missing-
+# full: /E.TXT's $FILE_NAME in it, E.TXT's resident $DATA grown): the base takes the name back (room
+# for it, not for a list) and the extension record is freed (record, then its $MFT bit).
+cp base.img m.img
+python3 "$damage" m.img attrlist-missing-full > /dev/null || fail "attrlist-missing-full: damage"
+cp m.img merge-damaged.img
+n=$(ifind -n /E.TXT base.img)
+icat merge-damaged.img "$n" > full.bin
+y_clean m.img attrlist-missing-full "^repaired ntfs.attrlist.missing: 1 base record with no room for an \$ATTRIBUTE_LIST given the attributes of its extension records, which were then marked not in use$"
+ntfscat m.img E.TXT | cmp -s - full.bin && pass || fail "attrlist-missing-full: ntfs-3g does not read E.TXT as the damaged records held it"
+x=$("$FSIMG" fsck merge-damaged.img 2>&1 | sed -n 's/.*error ntfs.attrlist.missing: MFT record \([0-9]*\) .*/\1/p')
+istat m.img "$x" > istat.out; grep -q "^Not Allocated File$" istat.out && pass || fail "attrlist-missing-full: record '$x' is still in use"
+ntfsfix -n m.img > fix.out 2>&1 && pass || fail "attrlist-missing-full: ntfsfix -n: $(cat fix.out)"
+lists_agree m.img attrlist-missing-full
+second_y m.img attrlist-missing-full
+repair_cuts merge-damaged.img attrlist-missing-full /A.TXT:src/A.TXT /DIR/C.TXT:src/DIR/C.TXT
+
 # An attribute type overwritten with 0 (attr-order: /A.TXT's $FILE_NAME): the record's types are
 # no longer ascending and ntfs-3g refuses it ("Bad end of MFT record"); -y leaves the attribute out,
 # then the name comes back from the root's entry.
@@ -169,10 +190,13 @@ if [ -x "$CORPUS/run" ]; then
   # room for one (their resident $DATA fills them); in root_attribute_missing_in_directory, an
   # orphan directory whose full record has no room for a DOS name beside its 250-unit one (it goes
   # into /found.000 with the long name alone); in ir_missing_in_parent_orphaned_file, a symbolic
-  # link whose entry in $Extend/$Reparse:$R is missing ($R rebuilt).
+  # link whose entry in $Extend/$Reparse:$R is missing ($R rebuilt); in manual-mft_file_*_attrlist,
+  # a hard link's $FILE_NAME in an extension record no list names, the base too full for a list (the
+  # volume has no free cluster either): the base takes the name.
   for c in memory_leak1 lcn_bitmap_clear_remain attrlist_length_corrupted lostfound_corrupted \
     attr_find_corrupt_inode attrlist_entry_corrupted manual-mft_file_missing_filename_attr \
-    root_attribute_missing_in_directory ir_missing_in_parent_orphaned_file; do
+    root_attribute_missing_in_directory ir_missing_in_parent_orphaned_file \
+    manual-mft_file_corrupt_attrlist manual-mft_file_missing_attrlist; do
     case $c in manual-*) name=ntfs/ntfsimg-$c ;; *) name=ntfs/ntfsimg-use-$c ;; esac
     "$CORPUS/run" --decode "$name" c.img > /dev/null 2>&1 || { fail "$c: cannot decode"; continue; }
     codes=$(fsck_codes c.img)

@@ -721,18 +721,34 @@ def filename_lost_empty(v):
     index_stale_entry(v, "E.TXT")
 
 
-def _fill_with_data(v, n):
+def _fill_with_data(v, n, keep=0):
     """Record n's resident unnamed $DATA grown (0xA5 bytes appended) until
-    the record has fewer than 8 bytes free: no name fits in it any more."""
+    the record has fewer than keep + 8 bytes free (keep 0: no name fits in
+    it any more)."""
     b = v.rec(n)
     a = v.attr(b, 0x80)
     voff, vlen = u16(b, a["off"] + 0x14), u32(b, a["off"] + 0x10)
     pad = a["len"] - voff - vlen  # the attribute's bytes after its value
-    grow = (u32(b, 0x1C) - u32(b, 0x18)) // 8 * 8
+    grow = (u32(b, 0x1C) - u32(b, 0x18) - keep) // 8 * 8
     v.splice(b, a["off"] + voff + vlen, a["off"] + a["len"], b"\xa5" * (pad + grow))
     set32(b, a["off"] + 4, a["len"] + grow)
     set32(b, a["off"] + 0x10, vlen + pad + grow)
     v.put(n, b)
+
+
+@kind
+def attrlist_missing_full(v):
+    """/E.TXT's $FILE_NAME moved into a free record made its extension (no
+    $ATTRIBUTE_LIST names it), its resident $DATA grown until the base has
+    room for the name again but not for a list of its attributes."""
+    n = v.find("E.TXT")
+    b = v.rec(n)
+    a = v.attr(b, 0x30)
+    fn = bytes(b[a["off"]:a["off"] + a["len"]])
+    v.splice(b, a["off"], a["off"] + a["len"])
+    v.put(n, b)
+    extension_record(v, n, [fn])
+    _fill_with_data(v, n, keep=len(fn) + 8)  # a list: 24 bytes and 32 per attribute (3 here)
 
 
 @kind

@@ -318,7 +318,7 @@ public:
     /// Returns the lists rebuilt and the records freed; throws Error(io),
     /// and Error(refused) as begin() does.
     struct ListRepairs {
-        std::uint64_t lists = 0, freed = 0;
+        std::uint64_t lists = 0, freed = 0, merged = 0;
     };
     ListRepairs rebuild_attribute_lists(std::vector<std::string>* left = nullptr);
 
@@ -503,6 +503,19 @@ private:
     /// values, in the order they are stored), which take the old ones'
     /// instance ids and then new ones from the next instance, and its link
     /// count set to their number (rebuilt_record); nullopt when they do not fit.
+    /// For rebuild_attribute_lists: base record `base` (no $ATTRIBUTE_LIST)
+    /// takes the attributes of its extension records `extensions` that it
+    /// does not hold already (byte for byte, the instance aside), each with a
+    /// new instance, in type order, its link count its $FILE_NAMEs; then
+    /// each extension record is marked not in use (record, then $MFT bit).
+    /// False, writing nothing, when they do not fit, an extension cannot be
+    /// read, or one holds a later piece or a second copy of an attribute
+    /// (a $FILE_NAME aside) or one that would sort before the base's of
+    /// its type [FLATCAP concepts/file_record].
+    /// With `held_only`, also false when the base lacks any of them (then
+    /// only a cut of an earlier merge, which left them in both, is
+    /// finished); false when they hold nothing.
+    bool merge_extensions(const Record& base, const std::vector<std::uint64_t>& extensions, bool held_only);
     static std::optional<std::vector<std::byte>> renamed_record(
         const Record& r, const std::vector<std::vector<std::byte>>& values);
     /// A planned rewrite of one directory's $I30 index (plan_index).
