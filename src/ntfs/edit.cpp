@@ -170,8 +170,10 @@ std::optional<Editor::DataOut> Editor::plan_data_out(const Record& r) const {
     if (chosen == nullptr || chosen->value.empty()) return std::nullopt;
     const std::uint32_t cb = vol_.geometry().cluster_bytes;
     const std::uint64_t size = chosen->value.size();
+    const std::uint64_t need = (size + cb - 1) / cb;
+    if (free_clusters() < need) return std::nullopt;  // a full volume: the caller leaves the record
     DataOut d;
-    d.extents = free_extents((size + cb - 1) / cb);
+    d.extents = free_extents(need);
     const std::uint64_t clusters = clusters_of(d.extents);
     auto moved = build_nonresident_attribute(AttrType::data, chosen->name, runs_of(d.extents),
                                              {clusters * cb, size, size}, clusters - 1);

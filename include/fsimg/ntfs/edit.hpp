@@ -640,8 +640,9 @@ private:
     /// 0 and its sizes the value's length [FLATCAP concepts/attribute_header],
     /// as Windows and ntfs-3g move a resident attribute out when a record
     /// fills [NTFS-3G attrib.c ntfs_attr_make_non_resident]. nullopt when
-    /// no such stream would free a byte. Writes nothing; Error(io) "no
-    /// space" as free_extents.
+    /// no such stream would free a byte or the volume has not the clusters
+    /// for it (a repair then leaves the record, never fails on it). Writes
+    /// nothing.
     std::optional<DataOut> plan_data_out(const Record& r) const;
     /// Writes planned data out: the value into its clusters (the last
     /// cluster's tail zeroed), then their $Bitmap bits; the caller then
