@@ -832,7 +832,7 @@ struct AttribArgs {
     Safety safety;
 };
 
-std::string attr_text(std::uint8_t a) {
+std::string attrib_letters(std::uint8_t a) {
     std::string t;
     t += (a & fs::kAttrArchive) ? 'A' : '-';
     t += (a & fs::kAttrSystem) ? 'S' : '-';
@@ -897,12 +897,12 @@ int run_attrib(const AttribArgs& a) {
                 r = s.ed().find(dir, name);
                 s.changes.push_back({{"action", "attrib"},
                                      {"path", jtext(fs::normalize_path(path))},
-                                     {"attributes", attr_text(r->attributes)}});
+                                     {"attributes", attrib_letters(r->attributes)}});
             } else if (a.json) {
-                listing.push_back(
-                    {{"path", jtext(fs::normalize_path(path))}, {"attributes", attr_text(r->attributes)}});
+                listing.push_back({{"path", jtext(fs::normalize_path(path))},
+                                   {"attributes", attrib_letters(r->attributes)}});
             } else {
-                fmt::print("{}  {}\n", attr_text(r->attributes), shown(fs::normalize_path(path)));
+                fmt::print("{}  {}\n", attrib_letters(r->attributes), shown(fs::normalize_path(path)));
             }
         });
     }
