@@ -22,6 +22,8 @@ _fsimg_options() {
         label) echo "--volume-id --json --force-unsafe --check -q --quiet --codepage -h --help" ;;
         attrib) echo "--json --force-unsafe --check -q --quiet --codepage --help" ;;
         undo) echo "-q --quiet --codepage -h --help" ;;
+        disk) echo "--table --part -s --size --disk-id --volume-id --force --local-time --dot-hidden --overlay --rename
+                    --symlinks -q --quiet --progress -h --help" ;;
         help) echo "-h --help" ;;
     esac
 }
@@ -29,7 +31,7 @@ _fsimg_options() {
 _fsimg() {
     local cur prev words cword
     _init_completion || return
-    local commands="mkfs dump fsck slack ls cat extract cp rm mkdir mv label attrib undo help"
+    local commands="mkfs disk dump fsck slack ls cat extract cp rm mkdir mv label attrib undo help"
     local cmd="" i
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
@@ -54,6 +56,8 @@ _fsimg() {
             fi
             return ;;
         --partition-table) COMPREPLY=($(compgen -W "none mbr gpt" -- "$cur")); return ;;
+        --table) COMPREPLY=($(compgen -W "mbr gpt" -- "$cur")); return ;;
+        --part) COMPREPLY=($(compgen -W "size= start= type= name= uuid= bootable fs= label= cluster= volume-id= from= image=" -- "$cur")); compopt -o nospace; return ;;
         --partition-type)
             COMPREPLY=($(compgen -W "esp linux linux-swap basic-data fat12 fat16 fat16-lba fat32 fat32-lba exfat ntfs bios-boot" -- "$cur"))
             return ;;

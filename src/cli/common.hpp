@@ -44,6 +44,7 @@ Action add_mv(CLI::App& app);
 Action add_label(CLI::App& app);
 Action add_attrib(CLI::App& app);
 Action add_undo(CLI::App& app);
+Action add_disk(CLI::App& app);
 
 /// The whole command line: parses argv, runs the command, prints errors;
 /// returns the exit status. main() (main_entry.cpp) calls it, and so does the

@@ -93,10 +93,10 @@ int fsimg::cli::run_cli(int argc, char** argv) {
     // fsck.exfat. `help`, --help, --version and anything unknown build them all.
     using Adder = Action (*)(CLI::App&);
     static constexpr std::pair<std::string_view, Adder> kCommands[] = {
-        {"mkfs", add_mkfs},     {"dump", add_dump},   {"fsck", add_fsck},       {"slack", add_slack},
-        {"ls", add_ls},         {"cat", add_cat},     {"extract", add_extract}, {"cp", add_cp},
-        {"rm", add_rm},         {"mkdir", add_mkdir}, {"mv", add_mv},           {"label", add_label},
-        {"attrib", add_attrib}, {"undo", add_undo},   {"help", add_help},
+        {"mkfs", add_mkfs},   {"disk", add_disk},     {"dump", add_dump},   {"fsck", add_fsck},
+        {"slack", add_slack}, {"ls", add_ls},         {"cat", add_cat},     {"extract", add_extract},
+        {"cp", add_cp},       {"rm", add_rm},         {"mkdir", add_mkdir}, {"mv", add_mv},
+        {"label", add_label}, {"attrib", add_attrib}, {"undo", add_undo},   {"help", add_help},
     };
     const std::string_view first = argc > 1 ? std::string_view(argv[1]) : std::string_view();
     const bool known = std::any_of(std::begin(kCommands), std::end(kCommands),
@@ -110,7 +110,8 @@ int fsimg::cli::run_cli(int argc, char** argv) {
         // Long work (a progress line): mkfs --from, fsck, slack, extract; ls, cat and dump only get -q.
         const std::string& name = sub->get_name();
         if (name != "help")
-            add_output_flags(sub, name == "mkfs" || name == "fsck" || name == "slack" || name == "extract");
+            add_output_flags(sub, name == "mkfs" || name == "disk" || name == "fsck" || name == "slack" ||
+                                      name == "extract");
     }
     try {
         app.parse(argc, argv);

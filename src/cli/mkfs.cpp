@@ -53,6 +53,10 @@ struct MkfsArgs {
     PartitionOptions part;  // --partition-type, --partition-start, ...
     std::string image;
     PopulateArgs populate;  // --from and its options
+    // fsimg disk: the new disk file being built, and the partition to fill
+    // in it; `image` then only names it in the summary ("sd.img@2").
+    std::string new_disk;
+    unsigned new_disk_number = 0;
 };
 
 std::optional<fat::FatType> parse_fat_type(const std::string& t) {
@@ -137,6 +141,7 @@ PartitionTarget mkfs_partition_target(const MkfsArgs& a, const std::string& disk
                     "--keep-type keeps the type; --partition-type sets one: give one of them");
     t.keep_type = a.keep_type;
     t.options = a.part;
+    t.in_place = !a.new_disk.empty();
     return t;
 }
 
@@ -149,7 +154,9 @@ int run_mkfs(MkfsArgs a) {
     }
     const io::PartitionTableKind ptable = io::parse_partition_table_kind(a.partition_table);
     // IMAGE@N: partition N of an existing disk image.
-    auto [disk_path, number] = io::split_image_spec(a.image);
+    auto [disk_path, number] = a.new_disk.empty()
+                                   ? io::split_image_spec(a.image)
+                                   : std::pair(a.new_disk, std::optional<unsigned>(a.new_disk_number));
     if (a.keep_type && !number)
         throw Error(ErrorCode::usage,
                     "--keep-type is for IMAGE@N, formatting a partition of an existing disk");
@@ -350,6 +357,25 @@ int run_mkfs(MkfsArgs a) {
 }
 
 }  // namespace
+
+int mkfs_in_new_disk(const std::string& disk, unsigned number, const std::string& shown,
+                     const PartitionFilesystem& fs, bool quiet) {
+    MkfsArgs a;
+    a.type = fs.type;
+    a.cluster = fs.cluster;
+    a.label = fs.label;
+    a.volume_id = fs.volume_id;
+    a.mft_record_size = fs.mft_record_size;
+    a.align = fs.align;
+    a.part.type = fs.partition_type;
+    a.force = true;  // the partition is zeros: fsimg disk checked the file it replaces
+    a.quiet = quiet;
+    a.populate = fs.populate;
+    a.image = shown;
+    a.new_disk = disk;
+    a.new_disk_number = number;
+    return run_mkfs(std::move(a));
+}
 
 Action add_mkfs(CLI::App& app) {
     auto args = std::make_shared<MkfsArgs>();

@@ -321,7 +321,7 @@ PartitionTarget open_partition_target(const std::string& disk, unsigned number, 
         }
         refusal = io::overwrite_refusal(fmt::format("partition {} of {}", number, disk), content, false);
     }
-    return {disk, std::move(v.table), p, false, {}};
+    return {disk, std::move(v.table), p, false, false, {}};
 }
 
 io::PartitionPlacement place_volume(const PartitionTarget* target, io::PartitionTableKind ptable,
@@ -355,7 +355,15 @@ void note_stale(const io::AtomicImage& image) {
 void write_destination(const Destination& dest,
                        const std::function<void(io::BlockDevice& disk, bool device_is_zeroed)>& write) {
     if (dest.refusal) throw Error(ErrorCode::refused, *dest.refusal);
-    if (dest.partition) {
+    if (dest.partition && dest.partition->in_place) {
+        const PartitionTarget& t = *dest.partition;
+        const auto disk = io::FileImage::open(t.disk, true);
+        write(*disk, true);
+        if (!t.keep_type) {
+            const io::PartitionType type = partition_type(t.options, t.table.kind, dest.mbr_type);
+            io::set_partition_type(*disk, t.table, t.partition, type.mbr, type.gpt);
+        }
+    } else if (dest.partition) {
         const PartitionTarget& t = *dest.partition;
         // The file itself, not a link to it: the rebuilt disk is renamed over
         // the real file, so a symbolic link stays a link to the changed disk.

@@ -109,7 +109,10 @@ struct PartitionTarget {
     std::string disk;  ///< IMAGE
     io::PartitionTable table;
     io::Partition partition;
-    bool keep_type = false;    ///< --keep-type: the entry's type byte/GUID stays
+    bool keep_type = false;  ///< --keep-type: the entry's type byte/GUID stays
+    /// fsimg disk: `disk` is the new sparse disk file being built (every
+    /// sector of the partition reads as zeros), written in place, not copied.
+    bool in_place = false;
     PartitionOptions options;  ///< --partition-type, when given, is the type set
     std::uint64_t bytes() const noexcept { return partition.sector_count * table.sector_size; }
 };

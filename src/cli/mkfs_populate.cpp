@@ -126,8 +126,10 @@ void report_scan(const source::SourceTree& tree, const std::string& fs_name) {
 }
 
 std::vector<std::filesystem::path> scan_exclusions(const PopulateArgs& args) {
-    if (args.image.empty()) return {};
-    return {std::filesystem::path(args.image)};
+    std::vector<std::filesystem::path> out;
+    if (!args.image.empty()) out.emplace_back(args.image);
+    for (const auto& p : args.also_exclude) out.emplace_back(p);
+    return out;
 }
 
 fat::SourceTree scan_sources(const PopulateArgs& args) {

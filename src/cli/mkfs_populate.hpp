@@ -31,7 +31,28 @@ struct PopulateArgs {
     bool symlinks_given = false;  ///< --symlinks was on the command line
     bool free_given = false;      ///< --free was on the command line
     std::string image;            ///< the image being written: left out of the trees when inside one
+    std::vector<std::string>
+        also_exclude;  ///< more files left out of the trees (fsimg disk: the image replaced)
 };
+
+/// fsimg disk: the filesystem of one partition of the disk being built, as
+/// `fsimg mkfs` options would give it (empty: mkfs's default).
+struct PartitionFilesystem {
+    std::string type;  ///< fat12, fat16, fat32, fat, exfat or ntfs
+    std::string cluster, label, volume_id, mft_record_size, align;
+    std::string partition_type;  ///< the type= given; empty: the filesystem's
+    PopulateArgs populate;       ///< from= and the populate options
+};
+
+/// Makes `fs` in partition `number` of `disk`, a new sparse disk file that
+/// fsimg disk is building (its table written, the partition reading as
+/// zeros), exactly as `fsimg mkfs -t TYPE ... DISK@N` would, but in place:
+/// no copy of the disk, no overwrite guard. `shown` names the partition in
+/// the summary line ("sd.img@2"); `quiet` prints none. Sets the partition's
+/// type to the filesystem's unless fs.partition_type gives one. Throws as
+/// mkfs does (Error(usage) for a layout or tree that does not fit).
+int mkfs_in_new_disk(const std::string& disk, unsigned number, const std::string& shown,
+                     const PartitionFilesystem& fs, bool quiet);
 
 /// Adds --from, --local-time, --dot-hidden, --symlinks, --free to mkfs.
 void add_populate_options(CLI::App* cmd, PopulateArgs& args);

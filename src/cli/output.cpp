@@ -19,7 +19,7 @@ OutputOptions& output_options() {
 void add_output_flags(CLI::App* cmd, bool with_progress) {
     OutputOptions& o = output_options();
     if (!cmd->get_option_no_throw("-q")) cmd->add_flag("-q,--quiet", o.quiet, "Print nothing but errors");
-    if (cmd->get_name() != "mkfs" && !cmd->get_option_no_throw("--codepage")) {
+    if (cmd->get_name() != "mkfs" && cmd->get_name() != "disk" && !cmd->get_option_no_throw("--codepage")) {
         cmd->add_option("--codepage", o.codepage,
                         "OEM code page of FAT short names, labels and OEM names: 850 (default, as mtools "
                         "and fsck.fat) or 437 (as the Linux vfat driver)")

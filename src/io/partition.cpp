@@ -516,27 +516,123 @@ PartitionPlacement place_single_partition(PartitionTableKind kind, std::uint64_t
 
 void write_mbr(BlockDevice& disk, std::uint32_t sector_size, const Partition& partition,
                std::uint32_t disk_signature) {
+    Partition p = partition;
+    p.index = 1;
+    p.ebr_lba = 0;
+    write_mbr(disk, sector_size, std::span<const Partition>(&p, 1), disk_signature);
+}
+
+void write_mbr(BlockDevice& disk, std::uint32_t sector_size, std::span<const Partition> partitions,
+               std::uint32_t disk_signature) {
     check_sector_size(sector_size);
     const std::uint64_t sectors = disk.size() / sector_size;
-    if (partition.first_lba == 0 || partition.sector_count == 0 ||
-        partition.first_lba > std::numeric_limits<std::uint32_t>::max() ||
-        partition.sector_count > std::numeric_limits<std::uint32_t>::max() || partition.first_lba > sectors ||
-        partition.sector_count > sectors - partition.first_lba) {
-        throw Error(
-            ErrorCode::usage,
-            fmt::format("an MBR cannot hold a partition at LBA {} of {} sectors on a disk of {} sectors",
-                        partition.first_lba, partition.sector_count, sectors));
+    const auto refuse = [&](const Partition& p, std::string_view why) {
+        throw Error(ErrorCode::usage,
+                    fmt::format("an MBR cannot hold partition {} at LBA {} of {} sectors on a disk of {} "
+                                "sectors: {}",
+                                p.index, p.first_lba, p.sector_count, sectors, why));
+    };
+    const Partition* extended = nullptr;
+    std::vector<const Partition*> logical;
+    std::array<bool, 4> slot_used{};
+    for (const Partition& p : partitions) {
+        if (p.first_lba == 0 || p.sector_count == 0 || p.first_lba > sectors ||
+            p.sector_count > sectors - p.first_lba)
+            refuse(p, "it is empty, on sector 0 or past the disk's end");
+        if (p.first_lba > std::numeric_limits<std::uint32_t>::max() ||
+            p.sector_count > std::numeric_limits<std::uint32_t>::max())
+            refuse(p, "an MBR entry holds at most 2^32 - 1 sectors");
+        if (p.index >= 1 && p.index <= 4) {
+            if (slot_used[p.index - 1]) refuse(p, "its number is given twice");
+            slot_used[p.index - 1] = true;
+            if (is_extended_type(p.mbr_type)) {
+                if (extended != nullptr) refuse(p, "an MBR holds one extended partition");
+                extended = &p;
+            }
+        } else if (p.index >= 5) {
+            logical.push_back(&p);
+        } else {
+            refuse(p, "partitions are numbered from 1");
+        }
     }
+    std::sort(logical.begin(), logical.end(),
+              [](const Partition* a, const Partition* b) { return a->index < b->index; });
+    for (std::size_t i = 0; i < logical.size(); ++i) {
+        const Partition& p = *logical[i];
+        if (extended == nullptr) refuse(p, "a logical partition needs an extended partition");
+        if (p.index != 5 + i) refuse(p, "logical partitions are numbered 5, 6, ... without a gap");
+        const std::uint64_t ext_end = extended->first_lba + extended->sector_count;
+        if (p.ebr_lba < extended->first_lba || p.ebr_lba >= p.first_lba ||
+            p.first_lba + p.sector_count > ext_end)
+            refuse(p, "a logical partition and its EBR lie inside the extended partition, the EBR first");
+        if (i > 0) {
+            const Partition& before = *logical[i - 1];
+            if (p.ebr_lba < before.first_lba + before.sector_count)
+                refuse(p, "logical partitions follow one another in the extended partition");
+        }
+    }
+
+    // The EBRs first, the MBR last: until sector 0 names the extended
+    // partition, nothing reads them.
     std::vector<std::byte> sector(sector_size);
+    for (std::size_t i = 0; i < logical.size(); ++i) {
+        const Partition& p = *logical[i];
+        std::fill(sector.begin(), sector.end(), std::byte{0});
+        auto m = std::span(sector).first<mbr::kSize>();
+        // Entry 0: the logical partition, relative to its EBR; entry 1: the
+        // next EBR and what it describes, relative to the extended
+        // partition's start (docs/formats.md §4).
+        put_mbr_entry(m, 0, p.bootable ? 0x80 : 0x00, p.mbr_type, p.first_lba - p.ebr_lba, p.sector_count);
+        if (i + 1 < logical.size()) {
+            const Partition& next = *logical[i + 1];
+            put_mbr_entry(m, 1, 0x00, 0x05, next.ebr_lba - extended->first_lba,
+                          next.first_lba + next.sector_count - next.ebr_lba);
+            // CHS of a relative entry is meaningless; sfdisk writes it from the absolute LBA.
+            const auto f = chs_bytes(next.ebr_lba);
+            const auto l = chs_bytes(next.first_lba + next.sector_count - 1);
+            auto e = m.subspan(mbr::Entries + mbr::kEntrySize, mbr::kEntrySize);
+            for (std::size_t k = 0; k < 3; ++k) {
+                e[mbr::entry::ChsFirst + k] = std::byte{f[k]};
+                e[mbr::entry::ChsLast + k] = std::byte{l[k]};
+            }
+        }
+        {
+            const auto f = chs_bytes(p.first_lba);
+            const auto l = chs_bytes(p.first_lba + p.sector_count - 1);
+            auto e = m.subspan(mbr::Entries, mbr::kEntrySize);
+            for (std::size_t k = 0; k < 3; ++k) {
+                e[mbr::entry::ChsFirst + k] = std::byte{f[k]};
+                e[mbr::entry::ChsLast + k] = std::byte{l[k]};
+            }
+        }
+        finish_mbr(m);
+        disk.write_at(p.ebr_lba * sector_size, sector);
+    }
+    std::fill(sector.begin(), sector.end(), std::byte{0});
     auto m = std::span(sector).first<mbr::kSize>();
     core::store32<mbr::DiskSignature>(m, disk_signature);
-    put_mbr_entry(m, 0, partition.bootable ? 0x80 : 0x00, partition.mbr_type, partition.first_lba,
-                  partition.sector_count);
+    for (const Partition& p : partitions) {
+        if (p.index < 1 || p.index > 4) continue;
+        put_mbr_entry(m, p.index - 1, p.bootable ? 0x80 : 0x00, p.mbr_type, p.first_lba, p.sector_count);
+    }
     finish_mbr(m);
     disk.write_at(0, sector);
 }
 
 void write_gpt(BlockDevice& disk, std::uint32_t sector_size, const Partition& partition,
+               const Guid& disk_guid) {
+    Partition p = partition;
+    p.index = 1;
+    if (p.name.empty()) p.name = "fsimg";
+    if (is_zero(p.gpt_unique)) {
+        std::uint64_t seed = 0;
+        for (std::uint8_t b : disk_guid) seed = seed * 131 + b;
+        p.gpt_unique = guid_from_seed(seed, 1);
+    }
+    write_gpt(disk, sector_size, std::span<const Partition>(&p, 1), disk_guid);
+}
+
+void write_gpt(BlockDevice& disk, std::uint32_t sector_size, std::span<const Partition> partitions,
                const Guid& disk_guid) {
     check_sector_size(sector_size);
     const std::uint64_t sectors = disk.size() / sector_size;
@@ -546,34 +642,47 @@ void write_gpt(BlockDevice& disk, std::uint32_t sector_size, const Partition& pa
     }
     const std::uint64_t first_usable = 2 + array_sectors;
     const std::uint64_t last_usable = sectors - 2 - array_sectors;
-    const std::uint64_t last_lba = partition.first_lba + partition.sector_count - 1;
-    if (partition.sector_count == 0 || partition.first_lba < first_usable ||
-        partition.first_lba > last_usable || partition.sector_count > last_usable - partition.first_lba + 1) {
-        throw Error(ErrorCode::usage,
-                    fmt::format("a GPT partition at LBA {} of {} sectors does not fit the usable LBAs {}..{}",
-                                partition.first_lba, partition.sector_count, first_usable, last_usable));
-    }
-    const std::u16string name = core::utf8_to_utf16(partition.name.empty() ? "fsimg" : partition.name);
-    if (name.size() > gpt::entry::kNameUnits) {
-        throw Error(ErrorCode::usage, fmt::format("GPT partition name \"{}\" is longer than {} UTF-16 units",
-                                                  partition.name, gpt::entry::kNameUnits));
-    }
+    const std::size_t entries = gpt::kArrayBytes / gpt::kEntrySize;
 
     // Entry array (same bytes for primary and backup).
     std::vector<std::byte> array(array_sectors * sector_size);
-    auto e = std::span(array).first(gpt::kEntrySize);
-    store_guid(e, gpt::entry::TypeGuid, is_zero(partition.gpt_type) ? kGptBasicDataType : partition.gpt_type);
-    Guid unique = partition.gpt_unique;
-    if (is_zero(unique)) {
-        std::uint64_t seed = 0;
-        for (std::uint8_t b : disk_guid) seed = seed * 131 + b;
-        unique = guid_from_seed(seed, 1);
+    std::vector<bool> slot_used(entries);
+    for (const Partition& partition : partitions) {
+        if (partition.index < 1 || partition.index > entries || slot_used[partition.index - 1])
+            throw Error(ErrorCode::usage, fmt::format("a GPT holds partitions 1..{}, each once; not {}",
+                                                      entries, partition.index));
+        slot_used[partition.index - 1] = true;
+        const std::uint64_t last_lba = partition.first_lba + partition.sector_count - 1;
+        if (partition.sector_count == 0 || partition.first_lba < first_usable ||
+            partition.first_lba > last_usable ||
+            partition.sector_count > last_usable - partition.first_lba + 1) {
+            throw Error(
+                ErrorCode::usage,
+                fmt::format("GPT partition {} at LBA {} of {} sectors does not fit the usable LBAs {}..{}",
+                            partition.index, partition.first_lba, partition.sector_count, first_usable,
+                            last_usable));
+        }
+        for (const Partition& other : partitions) {
+            if (&other != &partition && other.first_lba < partition.first_lba + partition.sector_count &&
+                partition.first_lba < other.first_lba + other.sector_count)
+                throw Error(ErrorCode::usage,
+                            fmt::format("GPT partitions {} and {} overlap", partition.index, other.index));
+        }
+        const std::u16string name = core::utf8_to_utf16(partition.name);
+        if (name.size() > gpt::entry::kNameUnits) {
+            throw Error(ErrorCode::usage,
+                        fmt::format("GPT partition name \"{}\" is longer than {} UTF-16 units",
+                                    partition.name, gpt::entry::kNameUnits));
+        }
+        auto e = std::span(array).subspan((partition.index - 1) * gpt::kEntrySize, gpt::kEntrySize);
+        store_guid(e, gpt::entry::TypeGuid,
+                   is_zero(partition.gpt_type) ? kGptBasicDataType : partition.gpt_type);
+        store_guid(e, gpt::entry::UniqueGuid, partition.gpt_unique);
+        core::store_le64(e, gpt::entry::FirstLba, partition.first_lba);
+        core::store_le64(e, gpt::entry::LastLba, last_lba);
+        core::store_le64(e, gpt::entry::Attributes, 0);
+        for (std::size_t k = 0; k < name.size(); ++k) core::store_le16(e, gpt::entry::Name + 2 * k, name[k]);
     }
-    store_guid(e, gpt::entry::UniqueGuid, unique);
-    core::store_le64(e, gpt::entry::FirstLba, partition.first_lba);
-    core::store_le64(e, gpt::entry::LastLba, last_lba);
-    core::store_le64(e, gpt::entry::Attributes, 0);
-    for (std::size_t k = 0; k < name.size(); ++k) core::store_le16(e, gpt::entry::Name + 2 * k, name[k]);
     const std::uint32_t array_crc = crc32_of(std::span(array).first(gpt::kArrayBytes));
 
     // Protective MBR: one 0xEE entry from LBA 1 to the end (capped at 2^32 - 1 sectors).

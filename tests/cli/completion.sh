@@ -17,13 +17,15 @@ complete_words() {
     printf "%s\n" "${COMPREPLY[@]}" | sort | tr "\n" " "' _ "$bc" "$script" "$@"
 }
 got=$(complete_words fsimg "")
-[ "$got" = "--help --version attrib cat cp dump extract fsck help label ls mkdir mkfs mv rm slack undo " ] && pass || fail "commands: '$got'"
+[ "$got" = "--help --version attrib cat cp disk dump extract fsck help label ls mkdir mkfs mv rm slack undo " ] && pass || fail "commands: '$got'"
 got=$(complete_words fsimg help e)
 [ "$got" = "extract " ] && pass || fail "help e: '$got'"
 got=$(complete_words fsimg mkfs -t ex)
 [ "$got" = "exfat " ] && pass || fail "mkfs -t ex: '$got'"
 got=$(complete_words fsimg mkfs --partition-table "")
 [ "$got" = "gpt mbr none " ] && pass || fail "--partition-table: '$got'"
+got=$(complete_words fsimg disk --table "")
+[ "$got" = "gpt mbr " ] && pass || fail "disk --table: '$got'"
 got=$(complete_words fsimg dump --what m)
 [ "$got" = "mft " ] && pass || fail "dump --what m: '$got'"
 touch disk.img

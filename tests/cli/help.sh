@@ -9,7 +9,7 @@ out=$("$FSIMG" --version); rc=$?
 [ "$rc" = 0 ] && [ "$out" = "fsimg $version" ] && pass || fail "--version: exit $rc, '$out' (want 'fsimg $version')"
 
 commands=$("$FSIMG" --help | sed -n '/^Subcommands:/,/^$/s/^  \([a-z]*\) .*/\1/p')
-[ "$(echo $commands)" = "mkfs dump fsck slack ls cat extract cp rm mkdir mv label attrib undo help" ] && pass \
+[ "$(echo $commands)" = "mkfs disk dump fsck slack ls cat extract cp rm mkdir mv label attrib undo help" ] && pass \
   || fail "commands in --help: $(echo $commands)"
 for c in $commands; do
   "$FSIMG" $c --help > direct.txt; rc=$?
@@ -29,6 +29,6 @@ cmp -s top.txt top_help.txt && pass || fail "fsimg help differs from fsimg --hel
 [ "$(tail -1 top.txt)" = "  fsimg help mkfs" ] && pass || fail "fsimg --help ends with: $(tail -1 top.txt)"
 # An unknown command: usage error naming it and the commands.
 "$FSIMG" help nope > out 2> err; rc=$?
-[ "$rc" = 2 ] && grep -qF 'there is no command "nope"; the commands are mkfs, dump, fsck, slack, ls, cat, extract, cp, rm, mkdir, mv, label, attrib, undo, help' err && pass \
+[ "$rc" = 2 ] && grep -qF 'there is no command "nope"; the commands are mkfs, disk, dump, fsck, slack, ls, cat, extract, cp, rm, mkdir, mv, label, attrib, undo, help' err && pass \
   || fail "help nope: exit $rc, $(cat err)"
 finish

@@ -20,7 +20,7 @@ checked example.
 """
 import difflib, os, re, shutil, subprocess, sys
 
-COMMAND_PAGES = ["mkfs", "fsck", "dump", "ls", "cat", "extract", "slack", "cp", "rm", "mkdir", "mv", "label", "attrib", "undo"]
+COMMAND_PAGES = ["mkfs", "disk", "fsck", "dump", "ls", "cat", "extract", "slack", "cp", "rm", "mkdir", "mv", "label", "attrib", "undo"]
 
 
 def blocks(path):

@@ -129,6 +129,16 @@ sd_disk() {
   printf 'label: dos\nlabel-id: 0x5eed0001\nstart=2048, size=131072, type=83\nstart=133120, type=83\n' |
     sfdisk -q sd.img
 }
+# The trees and the image file of fsimg disk's examples (docs/disk.md).
+disk_trees() {
+  mkdir -p boot data esp/EFI/BOOT
+  printf 'console=serial0 root=PARTUUID=5eed0001-02\n' > boot/cmdline.txt
+  head -c 100000 /dev/zero | tr '\0' 'k' > boot/kernel.img
+  head -c 100000 /dev/zero | tr '\0' 'd' > data/log.bin
+  head -c 50000 /dev/zero | tr '\0' 'e' > esp/EFI/BOOT/BOOTX64.EFI
+  head -c 3000000 /dev/zero | tr '\0' 'r' > rootfs.ext4
+  touch -d @1700000000 boot/* data/* esp/EFI/BOOT/* esp/EFI/BOOT esp/EFI boot data esp
+}
 # crossed.img: FAT32 (mkfs.fat + mcopy) whose /B.TXT shares its clusters with
 # /A.TXT (tests/tools/fat_damage.py chain-cross-link); new.txt to copy in.
 edit_damaged() {

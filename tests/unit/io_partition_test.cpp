@@ -928,3 +928,111 @@ TEST_CASE("partition_overlaps names shared sectors and EBRs, not a logical's con
     // An empty entry overlaps nothing.
     CHECK(io::partition_overlaps(t, part(3, 0, 0)).empty());
 }
+
+TEST_CASE("MBR of several partitions: primaries, an extended one, logical ones read back",
+          "[io][partition][mbr]") {
+    io::MemoryImage disk(64 * kMiB);
+    std::vector<io::Partition> parts(5);
+    parts[0] = one_partition(2048, 8192);
+    parts[0].index = 1;
+    parts[0].mbr_type = 0x0C;
+    parts[0].bootable = true;
+    parts[1] = one_partition(10240, 4096);
+    parts[1].index = 2;
+    parts[1].mbr_type = 0x83;
+    parts[2] = one_partition(14336, 40960);  // the extended partition: EBRs at 14336 and 30720
+    parts[2].index = 4;
+    parts[2].mbr_type = 0x0F;
+    parts[3] = one_partition(16384, 14336);
+    parts[3].index = 5;
+    parts[3].mbr_type = 0x07;
+    parts[3].ebr_lba = 14336;
+    parts[4] = one_partition(32768, 22528);
+    parts[4].index = 6;
+    parts[4].mbr_type = 0x0E;
+    parts[4].ebr_lba = 30720;
+    io::write_mbr(disk, 512, parts, 0x5EED0001u);
+
+    const io::PartitionTable t = io::read_partition_table(disk);
+    REQUIRE(t.kind == io::PartitionTableKind::mbr);
+    CHECK(t.mbr_disk_signature == 0x5EED0001u);
+    CHECK(t.problems.empty());
+    REQUIRE(t.partitions.size() == 5);
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        CHECK(t.partitions[i].index == parts[i].index);
+        CHECK(t.partitions[i].first_lba == parts[i].first_lba);
+        CHECK(t.partitions[i].sector_count == parts[i].sector_count);
+        CHECK(t.partitions[i].mbr_type == parts[i].mbr_type);
+        CHECK(t.partitions[i].bootable == parts[i].bootable);
+    }
+    // The second EBR's link: type 05 at 30720 - 14336 relative to the extended start.
+    CHECK(read(disk, 14336 * 512 + 446 + 16 + 4, 1) == hex({0x05}));
+    CHECK(core::load_le32(read(disk, 14336 * 512 + 446 + 16 + 8, 4), 0) == 30720u - 14336u);
+    CHECK(core::load_le32(read(disk, 14336 * 512 + 446 + 16 + 12, 4), 0) == 32768u + 22528u - 30720u);
+    // Entry 0 of the last EBR: the partition relative to its EBR; entry 1 empty ends the chain.
+    CHECK(core::load_le32(read(disk, 30720 * 512 + 446 + 8, 4), 0) == 2048u);
+    CHECK(read(disk, 30720 * 512 + 446 + 16, 16) == std::vector<std::byte>(16));
+}
+
+TEST_CASE("MBR of several partitions: what cannot be written is refused before any write",
+          "[io][partition][mbr]") {
+    io::MemoryImage disk(16 * kMiB);
+    auto logical = one_partition(4096, 2048);
+    logical.index = 5;
+    logical.ebr_lba = 2048;
+    logical.mbr_type = 0x83;
+    // A logical partition without an extended one.
+    CHECK_THROWS_WITH(io::write_mbr(disk, 512, std::vector<io::Partition>{logical}, 1),
+                      Catch::Contains("needs an extended partition"));
+    auto ext = one_partition(2048, 8192);
+    ext.index = 4;
+    ext.mbr_type = 0x05;
+    // Its EBR after it, or the partition outside the extended one.
+    auto bad = logical;
+    bad.ebr_lba = 5000;
+    CHECK_THROWS_WITH(io::write_mbr(disk, 512, std::vector<io::Partition>{ext, bad}, 1),
+                      Catch::Contains("inside the extended partition"));
+    bad = logical;
+    bad.sector_count = 9000;
+    CHECK_THROWS_WITH(io::write_mbr(disk, 512, std::vector<io::Partition>{ext, bad}, 1),
+                      Catch::Contains("inside the extended partition"));
+    // Numbered with a gap; a number given twice.
+    bad = logical;
+    bad.index = 6;
+    CHECK_THROWS_WITH(io::write_mbr(disk, 512, std::vector<io::Partition>{ext, bad}, 1),
+                      Catch::Contains("without a gap"));
+    auto twice = ext;
+    twice.mbr_type = 0x83;
+    CHECK_THROWS_WITH(io::write_mbr(disk, 512, std::vector<io::Partition>{ext, twice}, 1),
+                      Catch::Contains("given twice"));
+    CHECK(read(disk, 0, 512) == std::vector<std::byte>(512));  // nothing written
+}
+
+TEST_CASE("GPT of several partitions: entries in their slots, overlaps refused", "[io][partition][gpt]") {
+    io::MemoryImage disk(64 * kMiB);
+    std::vector<io::Partition> parts(2);
+    parts[0] = one_partition(2048, 4096);
+    parts[0].index = 1;
+    parts[0].gpt_type = io::named_partition_type("esp")->gpt;
+    parts[0].gpt_unique = io::guid_from_seed(3, 2);
+    parts[0].name = "EFI";
+    parts[1] = one_partition(8192, 8192);
+    parts[1].index = 3;  // slot 2 stays empty
+    parts[1].gpt_unique = io::guid_from_seed(3, 4);
+    io::write_gpt(disk, 512, parts, io::guid_from_seed(3, 1));
+    const io::PartitionTable t = io::read_partition_table(disk);
+    REQUIRE(t.kind == io::PartitionTableKind::gpt);
+    REQUIRE(t.partitions.size() == 2);
+    CHECK(t.partitions[0].index == 1);
+    CHECK(t.partitions[0].name == "EFI");
+    CHECK(t.partitions[0].gpt_type == io::named_partition_type("esp")->gpt);
+    CHECK(t.partitions[1].index == 3);
+    CHECK(t.partitions[1].name.empty());
+    CHECK(t.partitions[1].gpt_type == io::kGptBasicDataType);
+    CHECK(t.partitions[1].gpt_unique == io::guid_from_seed(3, 4));
+
+    io::MemoryImage other(64 * kMiB);
+    parts[1].first_lba = 4096;
+    CHECK_THROWS_WITH(io::write_gpt(other, 512, parts, io::guid_from_seed(3, 1)), Catch::Contains("overlap"));
+    CHECK(read(other, 0, 512) == std::vector<std::byte>(512));
+}

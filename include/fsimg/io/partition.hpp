@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -142,9 +143,33 @@ std::optional<Guid> parse_guid(std::string_view text) noexcept;
 void write_mbr(BlockDevice& disk, std::uint32_t sector_size, const Partition& partition,
                std::uint32_t disk_signature);
 
+/// Writes an MBR holding `partitions`: those numbered 1..4 (Partition::index)
+/// in their slots of sector 0, one of them at most an extended partition
+/// (is_extended_type), and the logical partitions 5, 6, ... each behind its
+/// EBR at Partition::ebr_lba inside it, chained in number order (EBR entry 0:
+/// the partition relative to its EBR; entry 1: type 0x05, the next EBR
+/// relative to the extended partition's start, as Linux's msdos.c and
+/// sfdisk read and write them; docs/formats.md §4). The EBRs are written
+/// first and sector 0 last. Throws Error(usage) naming the partition for an
+/// entry off the disk or past 2^32 - 1 sectors, a number given twice, a
+/// logical partition without an extended one, numbered with a gap, outside
+/// it or before the one it follows; Error(io) on write failures.
+void write_mbr(BlockDevice& disk, std::uint32_t sector_size, std::span<const Partition> partitions,
+               std::uint32_t disk_signature);
+
 /// Writes a protective MBR, primary GPT header + 128-entry array at LBA 1..,
 /// backup array and header at the end of the disk, with CRC32s (zlib).
+/// The partition's name defaults to "fsimg", its unique GUID to one derived
+/// from `disk_guid`.
 void write_gpt(BlockDevice& disk, std::uint32_t sector_size, const Partition& partition,
+               const Guid& disk_guid);
+
+/// The same with `partitions` in the entries their Partition::index names
+/// (1..128), each with its type (zero: Basic Data), unique GUID and name as
+/// given (an empty name stays empty). Throws Error(usage) for a number out of
+/// range or given twice, a partition outside the usable LBAs, two that
+/// overlap, a name over 36 UTF-16 units; Error(io) on write failures.
+void write_gpt(BlockDevice& disk, std::uint32_t sector_size, std::span<const Partition> partitions,
                const Guid& disk_guid);
 
 /// Reads the partition table of `disk`. Returns kind none when sector 0 holds

@@ -1,0 +1,576 @@
+// fsimg disk: a partitioned disk image from a layout: an MBR or a GPT, one
+// --part per partition, each filled with a filesystem (as mkfs makes it), a
+// raw image file, or nothing.
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common.hpp"
+#include "fsimg/core/bytes.hpp"
+#include "fsimg/core/error.hpp"
+#include "fsimg/core/text.hpp"
+#include "fsimg/core/units.hpp"
+#include "fsimg/core/utf.hpp"
+#include "fsimg/fs/detect.hpp"
+#include "fsimg/io/file_image.hpp"
+#include "fsimg/io/partition.hpp"
+#include "fsimg/io/probe.hpp"
+#include "mkfs_common.hpp"
+#include "mkfs_populate.hpp"
+#include "output.hpp"
+
+namespace fsimg::cli {
+
+namespace {
+
+constexpr std::uint32_t kSectorSize = 512;
+constexpr std::uint64_t kAlignSectors = (1u << 20) / kSectorSize;  // 1 MiB, as sfdisk and sgdisk align
+
+struct DiskArgs {
+    std::string table;
+    std::string size;
+    std::string disk_id;
+    std::string volume_id;
+    std::vector<std::string> parts;
+    bool force = false;
+    bool quiet = false;
+    PopulateArgs populate;  // the options every from= shares (--symlinks, --rename, ...)
+    std::string image;
+};
+
+/// One --part, as given.
+struct PartSpec {
+    unsigned ordinal = 0;  ///< 1-based position on the command line, for messages
+    std::string size;      ///< SIZE or "rest"
+    std::string start;     ///< SIZE or Ns; empty: after the one before
+    std::string type, name, uuid;
+    bool bootable = false;
+    std::string fs, label, cluster, volume_id;
+    std::vector<std::string> from;
+    std::string image;  ///< a raw image file copied in
+};
+
+[[noreturn]] void refuse_part(const PartSpec& p, const std::string& why) {
+    throw Error(ErrorCode::usage, fmt::format("--part {}: {}", p.ordinal, why));
+}
+
+/// "size=64M,fs=fat32,label=BOOT,from=boot/,bootable": key=value items
+/// separated by commas; "\," is a comma inside a value.
+PartSpec parse_part(const std::string& text, unsigned ordinal) {
+    PartSpec p;
+    p.ordinal = ordinal;
+    std::vector<std::string> items(1);
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == ',') {
+            items.back() += ',';
+            ++i;
+        } else if (text[i] == ',') {
+            items.emplace_back();
+        } else {
+            items.back() += text[i];
+        }
+    }
+    std::vector<std::string> seen;
+    for (const std::string& item : items) {
+        if (item.empty()) continue;
+        const auto eq = item.find('=');
+        const std::string key = item.substr(0, eq);
+        const std::string value = eq == std::string::npos ? std::string() : item.substr(eq + 1);
+        if (key == "bootable") {
+            if (eq != std::string::npos) refuse_part(p, "bootable takes no value");
+            p.bootable = true;
+            continue;
+        }
+        if (eq == std::string::npos)
+            refuse_part(p, fmt::format("\"{}\" is not KEY=VALUE (keys: size, start, type, name, uuid, "
+                                       "bootable, fs, label, cluster, volume-id, from, image)",
+                                       core::escape_controls(item)));
+        if (key != "from") {
+            if (std::find(seen.begin(), seen.end(), key) != seen.end())
+                refuse_part(p, fmt::format("{}= is given twice", key));
+            seen.push_back(key);
+        }
+        if (value.empty() && key != "name" && key != "label")
+            refuse_part(p, fmt::format("{}= needs a value", key));
+        if (key == "size") {
+            p.size = value;
+        } else if (key == "start") {
+            p.start = value;
+        } else if (key == "type") {
+            p.type = value;
+        } else if (key == "name") {
+            p.name = value;
+        } else if (key == "uuid") {
+            p.uuid = value;
+        } else if (key == "fs") {
+            p.fs = value;
+        } else if (key == "label") {
+            p.label = value;
+        } else if (key == "cluster") {
+            p.cluster = value;
+        } else if (key == "volume-id") {
+            p.volume_id = value;
+        } else if (key == "from") {
+            p.from.push_back(value);
+        } else if (key == "image") {
+            p.image = value;
+        } else {
+            refuse_part(p, fmt::format("unknown key \"{}\" (keys: size, start, type, name, uuid, bootable, "
+                                       "fs, label, cluster, volume-id, from, image)",
+                                       core::escape_controls(key)));
+        }
+    }
+    static constexpr std::string_view kFs[] = {"fat", "fat12", "fat16", "fat32", "exfat", "ntfs"};
+    if (!p.fs.empty() && std::find(std::begin(kFs), std::end(kFs), p.fs) == std::end(kFs))
+        refuse_part(p, fmt::format("fs={}: give fat12, fat16, fat32, fat (chosen by size), exfat or ntfs",
+                                   core::escape_controls(p.fs)));
+    if (!p.image.empty() && !p.fs.empty())
+        refuse_part(p, "give fs= (a new filesystem) or image= (a file copied in), not both");
+    const bool fs_only = !p.label.empty() || !p.cluster.empty() || !p.volume_id.empty() || !p.from.empty();
+    if (fs_only && p.fs.empty())
+        refuse_part(p, "label=, cluster=, volume-id= and from= are for a new filesystem: give fs=");
+    if (p.size.empty())
+        refuse_part(p, "give its size: size=SIZE (256M, 1G, 2048s) or size=rest (what the others leave)");
+    return p;
+}
+
+/// SIZE or Ns as sectors; `what` names the key in errors.
+std::uint64_t parse_sectors(const PartSpec& p, const std::string& text, const char* what) {
+    std::uint64_t sectors = 0;
+    if (!text.empty() && text.back() == 's') {
+        const auto digits = std::string_view(text).substr(0, text.size() - 1);
+        const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), sectors);
+        if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size())
+            refuse_part(p, fmt::format("{}={}: give a size (1M) or sectors (2048s)", what, text));
+    } else {
+        const std::uint64_t bytes = core::parse_size(text);
+        if (bytes % kSectorSize != 0)
+            refuse_part(
+                p, fmt::format("{}={} is not a whole number of {}-byte sectors", what, text, kSectorSize));
+        sectors = bytes / kSectorSize;
+    }
+    if (sectors == 0) refuse_part(p, fmt::format("{}={} is zero", what, text));
+    return sectors;
+}
+
+std::uint64_t align_up(std::uint64_t lba) {
+    return (lba + kAlignSectors - 1) / kAlignSectors * kAlignSectors;
+}
+
+/// An MBR type byte in hex, 01..FF.
+std::optional<std::uint8_t> hex_byte(std::string_view text) {
+    if (text.size() > 2 && (text.substr(0, 2) == "0x" || text.substr(0, 2) == "0X")) text.remove_prefix(2);
+    unsigned v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v, 16);
+    if (text.empty() || text.size() > 2 || ec != std::errc{} || end != text.data() + text.size() || v == 0)
+        return std::nullopt;
+    return static_cast<std::uint8_t>(v);
+}
+
+/// The type of a partition in the table as first written: type= when given,
+/// else what its content is (the filesystem's type, which mkfs sets again;
+/// "linux" for a raw image or nothing, as sfdisk and sgdisk default).
+io::PartitionType initial_type(const PartSpec& p, io::PartitionTableKind kind) {
+    const bool gpt = kind == io::PartitionTableKind::gpt;
+    if (!p.type.empty()) {
+        if (const auto named = io::named_partition_type(p.type)) {
+            if (gpt && named->gpt == io::Guid{})
+                refuse_part(p, fmt::format("type={} is an MBR type; a GPT has none", p.type));
+            if (!gpt && named->mbr == 0)
+                refuse_part(p, fmt::format("type={} is a GPT type; an MBR has none", p.type));
+            return *named;
+        }
+        if (gpt) {
+            if (const auto g = io::parse_guid(p.type)) return {0, *g};
+        } else if (const auto b = hex_byte(p.type)) {
+            if (io::is_extended_type(*b))
+                refuse_part(p, fmt::format("type={} is an extended partition; fsimg disk makes one itself "
+                                           "when an MBR has more than four partitions",
+                                           p.type));
+            return {*b, {}};
+        }
+        refuse_part(p, fmt::format("type={}: give a name ({}) or {}", p.type, io::partition_type_names(),
+                                   gpt ? "a GPT type GUID" : "an MBR type byte in hex (0c, 0x83)"));
+    }
+    const char* name = p.fs.empty()                        ? "linux"
+                       : p.fs == "exfat" || p.fs == "ntfs" ? "exfat"
+                       : p.fs == "fat12"                   ? "fat12"
+                       : p.fs == "fat16"                   ? "fat16-lba"
+                                                           : "fat32-lba";
+    io::PartitionType t = *io::named_partition_type(name);
+    if (!p.fs.empty()) t.gpt = io::kGptBasicDataType;
+    return t;
+}
+
+/// Where each partition goes. MBR with more than four: the first three are
+/// primary, the fourth entry an extended partition holding the rest as
+/// logical partitions 5, 6, ..., each 1 MiB behind its EBR (as sfdisk
+/// places them).
+struct Planned {
+    const PartSpec* spec = nullptr;  ///< nullptr: the extended partition
+    io::Partition entry;
+};
+
+std::vector<Planned> plan(const std::vector<PartSpec>& specs, io::PartitionTableKind kind,
+                          std::optional<std::uint64_t> disk_sectors, std::uint64_t& disk_out) {
+    const bool gpt = kind == io::PartitionTableKind::gpt;
+    const bool logical = !gpt && specs.size() > 4;
+    if (gpt && specs.size() > 128)
+        throw Error(ErrorCode::usage, fmt::format("a GPT holds 128 partitions; {} were given", specs.size()));
+    // GPT: primary array up to LBA 33; backup array and header in the last 33 sectors.
+    const std::uint64_t first_usable = gpt ? 34 : 1;
+    const std::uint64_t tail = gpt ? 33 : 0;
+    const PartSpec* rest = nullptr;
+    for (const PartSpec& p : specs) {
+        if (p.size != "rest") continue;
+        if (rest != nullptr)
+            refuse_part(p, fmt::format("size=rest is given for --part {} already", rest->ordinal));
+        if (!disk_sectors)
+            refuse_part(p,
+                        "size=rest is what the other partitions leave of the disk: give the disk's size "
+                        "with -s");
+        rest = &p;
+    }
+    // Two passes: the first with the rest partition empty finds what it can have.
+    std::uint64_t rest_sectors = 0;
+    std::vector<Planned> out;
+    for (int pass = rest ? 0 : 1; pass < 2; ++pass) {
+        out.clear();
+        std::uint64_t cursor = kAlignSectors;
+        for (std::size_t i = 0; i < specs.size(); ++i) {
+            const PartSpec& p = specs[i];
+            const bool is_logical = logical && i >= 3;
+            if (is_logical && i == 3) {
+                Planned ext;
+                ext.entry.index = 4;
+                ext.entry.mbr_type = 0x0F;  // W95 extended (LBA), as sfdisk and fdisk make it
+                ext.entry.first_lba = cursor;
+                out.push_back(ext);
+            }
+            std::uint64_t ebr = 0;
+            if (is_logical) {
+                ebr = cursor;
+                cursor += kAlignSectors;
+            }
+            std::uint64_t first = cursor;
+            if (!p.start.empty()) {
+                first = parse_sectors(p, p.start, "start");
+                if (is_logical)
+                    refuse_part(p, "start= is for primary partitions; a logical partition follows its EBR");
+                if (first < std::max(cursor, first_usable))
+                    refuse_part(p, fmt::format("start={} (sector {}) lies on {}: it must be at sector {} or "
+                                               "later",
+                                               p.start, first,
+                                               i == 0 ? "the partition table" : "the partition before",
+                                               std::max(cursor, first_usable)));
+            }
+            const std::uint64_t count = &p == rest ? rest_sectors : parse_sectors(p, p.size, "size");
+            Planned pl;
+            pl.spec = &p;
+            pl.entry.index = is_logical ? static_cast<unsigned>(i + 2) : static_cast<unsigned>(i + 1);
+            pl.entry.first_lba = first;
+            pl.entry.sector_count = count;
+            pl.entry.ebr_lba = ebr;
+            pl.entry.bootable = p.bootable;
+            pl.entry.name = p.name.empty() && kind == io::PartitionTableKind::gpt ? p.label : p.name;
+            out.push_back(pl);
+            cursor = align_up(first + count);
+        }
+        const std::uint64_t used_end = out.back().entry.first_lba + out.back().entry.sector_count;
+        if (pass == 0) {
+            // What the disk leaves after the others, ending on a 1 MiB
+            // boundary (before GPT's backup) as partitioning tools end it.
+            const std::uint64_t limit = *disk_sectors - tail;
+            std::uint64_t end = limit / kAlignSectors * kAlignSectors;
+            if (end < used_end) end = limit;
+            if (end <= used_end)
+                refuse_part(*rest, fmt::format("size=rest leaves nothing: the other partitions fill the {} "
+                                               "disk",
+                                               core::format_size_both(*disk_sectors * kSectorSize)));
+            rest_sectors = end - used_end;
+        }
+        if (pass == 1) {
+            // The disk: -s, else up to the next 1 MiB boundary (and 1 MiB
+            // more for GPT's backup), as mkfs sizes a disk for its volume.
+            const std::uint64_t need = used_end + tail;
+            const std::uint64_t sectors =
+                disk_sectors ? *disk_sectors : align_up(used_end) + (gpt ? kAlignSectors : 0);
+            if (need > sectors)
+                throw Error(ErrorCode::usage,
+                            fmt::format("the partitions need {} ({} sectors{}); the disk (-s) is {}",
+                                        core::format_size_both(need * kSectorSize), need,
+                                        gpt ? ", GPT backup included" : "",
+                                        core::format_size_both(sectors * kSectorSize)));
+            if (!gpt && sectors > 0xFFFFFFFFull && used_end > 0xFFFFFFFFull)
+                throw Error(
+                    ErrorCode::usage,
+                    "an MBR describes only the first 2 TiB (2^32 sectors of 512 bytes); use --table gpt");
+            disk_out = sectors;
+        }
+    }
+    if (logical) {
+        Planned& ext = out[3];
+        const io::Partition& last = out.back().entry;
+        ext.entry.sector_count = last.first_lba + last.sector_count - ext.entry.first_lba;
+    }
+    return out;
+}
+
+/// The first `n` bytes of a GUID as a little-endian number.
+std::uint64_t guid_bits(const io::Guid& g, unsigned n) {
+    std::uint64_t v = 0;
+    for (unsigned i = n; i-- > 0;) v = v << 8 | g[i];
+    return v;
+}
+
+std::uint64_t seed_of(const DiskArgs& a) {
+    if (!a.volume_id.empty()) return parse_hex_volume_id(a.volume_id, 64);
+    const CreationTime t = creation_time();
+    return static_cast<std::uint64_t>(t.unix_seconds) * 1000000000ull + t.nanoseconds;
+}
+
+/// Copies the raw image file `path` into the partition, sparse (what the
+/// file stores, all-zero 64 KiB blocks left as holes); returns its size.
+/// The file is opened once and read through that descriptor.
+std::uint64_t copy_image(const PartSpec& p, const std::string& path, io::BlockDevice& disk,
+                         const io::Partition& e) {
+    if (io::is_gzip_file(path))
+        refuse_part(p, fmt::format("image={} is gzip-compressed; decompress it first", path));
+    const auto source = io::FileImage::open(path, false);
+    const std::uint64_t bytes = e.sector_count * kSectorSize;
+    if (source->size() > bytes)
+        refuse_part(p, fmt::format("image={} holds {}; the partition is {}", path,
+                                   core::format_size_both(source->size()), core::format_size_both(bytes)));
+    io::SubRange window(disk, e.first_lba * kSectorSize, bytes);
+    io::copy_stored_bytes(*source, window, source->size(), 0);
+    return source->size();
+}
+
+int run_disk(DiskArgs a) {
+    const io::PartitionTableKind kind = io::parse_partition_table_kind(a.table);
+    if (kind == io::PartitionTableKind::none)
+        throw Error(ErrorCode::usage,
+                    "--table none makes no disk; use fsimg mkfs for an unpartitioned image");
+    const bool gpt = kind == io::PartitionTableKind::gpt;
+    std::vector<PartSpec> specs;
+    for (const std::string& text : a.parts)
+        specs.push_back(parse_part(text, static_cast<unsigned>(specs.size() + 1)));
+    for (const PartSpec& p : specs) {
+        if (!gpt && (!p.name.empty() || !p.uuid.empty()))
+            refuse_part(p, "name= and uuid= are GPT fields; an MBR entry has neither");
+        if (gpt && p.bootable) refuse_part(p, "bootable is the MBR active flag; a GPT partition has none");
+        if (!p.uuid.empty() && !io::parse_guid(p.uuid))
+            refuse_part(p, fmt::format("uuid={}: not a GUID (8-4-4-4-12 hex digits)", p.uuid));
+        if (core::utf8_to_utf16(p.name).size() > 36)
+            refuse_part(
+                p, fmt::format("name=\"{}\" is longer than the 36 UTF-16 units a GPT entry holds", p.name));
+        (void)initial_type(p, kind);  // refuse a bad type before anything is made
+        for (const std::string& from : p.from) {
+            if (from.empty()) refuse_part(p, "from= needs a DIR or FILE");
+        }
+    }
+    if (!a.disk_id.empty()) {
+        if (gpt && !io::parse_guid(a.disk_id))
+            throw Error(
+                ErrorCode::usage,
+                fmt::format("--disk-id {}: a GPT disk ID is a GUID (8-4-4-4-12 hex digits)", a.disk_id));
+        if (!gpt) parse_hex_volume_id(a.disk_id, 32, "--disk-id");
+    }
+    const PopulateArgs& po = a.populate;
+    const bool any_from =
+        std::any_of(specs.begin(), specs.end(), [](const PartSpec& p) { return !p.from.empty(); });
+    if (!any_from && (po.local_time || po.dot_hidden || po.overlay || po.rename || po.symlinks_given))
+        throw Error(ErrorCode::usage,
+                    "--local-time, --dot-hidden, --overlay, --rename and --symlinks apply to files copied "
+                    "with from=; no --part has from=");
+    std::optional<std::uint64_t> disk_sectors;
+    if (!a.size.empty()) {
+        const std::uint64_t bytes = core::parse_size(a.size);
+        if (bytes % kSectorSize != 0)
+            throw Error(ErrorCode::usage,
+                        fmt::format("-s {} is not a whole number of {}-byte sectors", a.size, kSectorSize));
+        disk_sectors = bytes / kSectorSize;
+    }
+    std::uint64_t sectors = 0;
+    std::vector<Planned> layout = plan(specs, kind, disk_sectors, sectors);
+
+    // The destination: a file that holds anything is refused without --force.
+    const std::filesystem::path path(a.image);
+    struct stat st {};
+    const bool exists = ::stat(path.c_str(), &st) == 0;
+    if (exists && !S_ISREG(st.st_mode))
+        throw Error(
+            ErrorCode::refused,
+            fmt::format("{} exists and is not a regular file; fsimg disk writes image files", a.image));
+    std::optional<std::string> refusal;
+    if (exists && !a.force) {
+        io::Content content = io::probe_path(path, io::ProbeOptions{true});
+        const std::string first = content.signatures.empty() ? "" : content.signatures.front().type;
+        const bool ours = first == "vfat" || first == "exfat" || first == "ntfs";
+        const auto existing = io::FileImage::open(path, false);
+        if (auto own = ours ? std::nullopt : fs::describe_own(*existing)) {
+            content.kind = io::ContentKind::filesystem;
+            content.description = std::move(*own);
+        }
+        refusal = io::overwrite_refusal(a.image, content, false);
+    }
+    for (const Planned& pl : layout) {
+        if (pl.spec == nullptr || pl.spec->image.empty()) continue;
+        struct stat is {};
+        if (::stat(pl.spec->image.c_str(), &is) != 0 || !S_ISREG(is.st_mode))
+            refuse_part(*pl.spec, fmt::format("image={} is not a regular file", pl.spec->image));
+        if (exists && is.st_dev == st.st_dev && is.st_ino == st.st_ino)
+            refuse_part(*pl.spec, fmt::format("image={} is the disk being replaced", pl.spec->image));
+    }
+    if (refusal) throw Error(ErrorCode::refused, *refusal);
+
+    // Identity: from --volume-id (or the creation time: SOURCE_DATE_EPOCH), one seed for all.
+    const std::uint64_t seed = seed_of(a);
+    const io::Guid disk_guid = a.disk_id.empty() ? io::guid_from_seed(seed, 1) : io::Guid{};
+    std::vector<io::Partition> entries;
+    for (Planned& pl : layout) {
+        if (pl.spec != nullptr) {
+            const io::PartitionType t = initial_type(*pl.spec, kind);
+            pl.entry.mbr_type = t.mbr;
+            pl.entry.gpt_type = t.gpt;
+            pl.entry.gpt_unique = pl.spec->uuid.empty() ? io::guid_from_seed(seed, 1 + pl.entry.index)
+                                                        : *io::parse_guid(pl.spec->uuid);
+        }
+        entries.push_back(pl.entry);
+    }
+
+    io::AtomicImage out(path, sectors * kSectorSize);
+    for (const auto& p : out.stale_removed())
+        note(fmt::format("removed {}, a temporary image left by a process that no longer runs", p));
+    std::uint32_t signature = 0;
+    if (gpt) {
+        io::write_gpt(out.device(), kSectorSize, entries,
+                      a.disk_id.empty() ? disk_guid : *io::parse_guid(a.disk_id));
+    } else {
+        const io::Guid g = io::guid_from_seed(seed, 0);
+        signature = a.disk_id.empty()
+                        ? static_cast<std::uint32_t>(guid_bits(g, 4))
+                        : static_cast<std::uint32_t>(parse_hex_volume_id(a.disk_id, 32, "--disk-id"));
+        io::write_mbr(out.device(), kSectorSize, entries, signature);
+    }
+    if (!a.quiet) {
+        fmt::print(
+            "{}: {} disk {}, {}, {} partition{}\n", a.image, io::to_string(kind),
+            core::format_size_both(sectors * kSectorSize),
+            gpt ? fmt::format("GUID {}",
+                              io::format_guid(a.disk_id.empty() ? disk_guid : *io::parse_guid(a.disk_id)))
+                : fmt::format("signature {:08X}", signature),
+            specs.size(), specs.size() == 1 ? "" : "s");
+    }
+    const std::string temp = out.temporary_path().string();
+    for (const Planned& pl : layout) {
+        const std::string shown = fmt::format("{}@{}", a.image, pl.entry.index);
+        const std::string where =
+            fmt::format("in {} partition {} at sector {}, {}", io::to_string(kind), pl.entry.index,
+                        pl.entry.first_lba, core::format_size_both(pl.entry.sector_count * kSectorSize));
+        if (pl.spec == nullptr) {
+            if (!a.quiet)
+                fmt::print("{}: the extended partition of {}..{}, {}\n", shown, 5, layout.back().entry.index,
+                           where);
+            continue;
+        }
+        const PartSpec& p = *pl.spec;
+        if (!p.image.empty()) {
+            const std::uint64_t bytes = copy_image(p, p.image, out.device(), pl.entry);
+            if (!a.quiet)
+                fmt::print("{}: {} copied in ({}), {}\n", shown, core::escape_name(p.image),
+                           core::format_size(bytes), where);
+        } else if (!p.fs.empty()) {
+            PartitionFilesystem fs;
+            fs.type = p.fs;
+            fs.cluster = p.cluster;
+            fs.label = p.label;
+            fs.partition_type = p.type;
+            if (!p.volume_id.empty()) {
+                fs.volume_id = p.volume_id;
+            } else {
+                // One serial per partition, from the disk's seed (two volumes
+                // of one disk with one serial confuse /dev/disk/by-uuid).
+                const io::Guid g = io::guid_from_seed(seed, 0x100 + pl.entry.index);
+                const std::uint64_t v = guid_bits(g, 8);
+                fs.volume_id =
+                    p.fs == "ntfs" ? fmt::format("{:016X}", v) : fmt::format("{:08X}", v & 0xFFFFFFFFu);
+            }
+            fs.populate = a.populate;
+            fs.populate.from = p.from;
+            if (p.from.empty()) {
+                fs.populate = PopulateArgs{};
+            }
+            if (exists) fs.populate.also_exclude.push_back(a.image);
+            mkfs_in_new_disk(temp, pl.entry.index, shown, fs, a.quiet);
+        } else if (!a.quiet) {
+            fmt::print("{}: empty, {}\n", shown, where);
+        }
+    }
+    out.commit();
+    return kExitOk;
+}
+
+}  // namespace
+
+Action add_disk(CLI::App& app) {
+    auto args = std::make_shared<DiskArgs>();
+    CLI::App* cmd = app.add_subcommand(
+        "disk", "Build a partitioned disk image: MBR or GPT, a filesystem or an image file per partition");
+    cmd->footer(
+        "--part takes KEY=VALUE items separated by commas (\\, for a comma in a value):\n"
+        "  size=SIZE|rest  start=SIZE  type=NAME|BYTE|GUID  name=TEXT  uuid=GUID  bootable\n"
+        "  fs=fat12|fat16|fat32|fat|exfat|ntfs  label=TEXT  cluster=SIZE  volume-id=HEX  from=DIR[:/PATH]\n"
+        "  image=FILE (a raw image copied in)\n"
+        "Examples:\n"
+        "  fsimg disk --table mbr -s 1G --part size=256M,fs=fat32,label=BOOT,from=boot/,bootable "
+        "--part size=rest,fs=exfat,label=DATA sd.img\n"
+        "  fsimg disk --table gpt --part size=100M,type=esp,fs=fat32,from=esp/ --part "
+        "size=512M,fs=ntfs,label=Data --part size=64M,type=linux,image=rootfs.ext4 uefi.img");
+    cmd->add_option("--table", args->table, "The partition table: mbr or gpt")
+        ->required()
+        ->check(CLI::IsMember({"mbr", "gpt"}));
+    cmd->add_option("--part", args->parts,
+                    "One partition, in table order: its size, place, type and content as KEY=VALUE items "
+                    "(see below); repeatable")
+        ->required()
+        ->type_name("SPEC")
+        ->allow_extra_args(false);
+    cmd->add_option(
+        "-s,--size", args->size,
+        "The disk's size (64M, 1G, 16GB); default: the partitions' end, rounded up to 1 MiB (GPT: "
+        "1 MiB more for its backup)");
+    cmd->add_option("--disk-id", args->disk_id,
+                    "The MBR disk signature (8 hex digits) or the GPT disk GUID (default: from --volume-id)");
+    cmd->add_option("--volume-id", args->volume_id,
+                    "Seed of every identifier not given: disk signature or GUID, PARTUUIDs, filesystem "
+                    "serials (up to 16 hex digits; default: from the time, SOURCE_DATE_EPOCH when set)");
+    cmd->add_flag("--force", args->force,
+                  "Replace a file that holds anything but zeros (a filesystem, a partition table, data)");
+    cmd->add_flag("--local-time", args->populate.local_time,
+                  "from=: write timestamps in the local time zone instead of UTC");
+    cmd->add_flag("--dot-hidden", args->populate.dot_hidden, "from=: mark names starting with '.' hidden");
+    cmd->add_flag("--overlay", args->populate.overlay,
+                  "from=: a file of a later source replaces the one of the same name an earlier source gave");
+    cmd->add_flag("--rename", args->populate.rename,
+                  "from=: store names FAT refuses under safe names, and print the mapping");
+    cmd->add_option("--symlinks", args->populate.symlinks,
+                    "from=: symbolic links: skip (default, with a warning), follow, error, or store (NTFS)")
+        ->check(CLI::IsMember({"skip", "follow", "error", "store"}))
+        ->each([args](const std::string&) { args->populate.symlinks_given = true; });
+    cmd->add_option("IMAGE", args->image, "The disk image file to create")->required();
+    return [args] {
+        args->quiet = output_options().quiet;
+        return run_disk(*args);
+    };
+}
+
+}  // namespace fsimg::cli

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# fsimg disk (issue 24): whole disks in one command.
+# - A Raspberry-Pi-like card (MBR: FAT32 boot partition, bootable, filled
+#   from a tree; exFAT data partition of the rest): sfdisk --verify, the same
+#   table (start, size, type, bootable) as sfdisk makes for the same layout,
+#   every independent checker and reader finds each tree
+#   (check-image --partition N --manifest), fsimg fsck clean, byte-identical
+#   when built twice with SOURCE_DATE_EPOCH, each volume its own serial.
+# - A UEFI disk (GPT: ESP FAT32, basic-data NTFS, a raw Linux partition from
+#   an image file, given PARTUUID and names): sgdisk -v, mmls, the types,
+#   names and GUIDs sgdisk reads, the raw partition byte-exact.
+# - An MBR of six partitions: the fourth and later logical (5, 6, 7) in an
+#   extended partition 4 whose EBRs are byte-identical to sfdisk's for the
+#   same layout; the logical exFAT and NTFS partitions read by the checkers.
+# - Refusals that create nothing and change nothing: a file that holds data
+#   (without --force), size=rest without -s, partitions larger than -s, an
+#   unknown key, fs= with image=, MBR-only and GPT-only keys on the other
+#   table, a filesystem that does not fit its partition (no temporary left).
+# cost: 20
+here=$(dirname "$0"); . "$here/../lib.sh"
+need_shared
+need_oracles
+for t in sfdisk sgdisk mmls; do command -v $t >/dev/null || { echo "$t missing: skipped"; exit 77; }; done
+export SOURCE_DATE_EPOCH=1700000000
+cd "$WORK"
+"$SHARED/trees/make-tree" small boot --scale 0.05 --manifest boot.manifest >/dev/null
+"$SHARED/trees/make-tree" mixed data --scale 0.03 --seed 7 --manifest data.manifest >/dev/null
+# parts IMG: sfdisk's partition lines without the device name.
+parts() { sfdisk -d "$1" | grep start= | sed 's/^[^:]*: //'; }
+
+# The Pi-like card.
+pi() {
+  "$FSIMG" disk -q --table mbr -s 1G --volume-id 0123456789ABCDEF \
+    --part size=256M,fs=fat32,label=BOOT,from=boot,bootable --part size=rest,fs=exfat,label=DATA,from=data "$1"
+}
+pi sd.img && pass || fail "fsimg disk (Pi card) failed"
+sfdisk --verify sd.img >/dev/null 2>&1 && pass || fail "sfdisk --verify sd.img: $(sfdisk --verify sd.img 2>&1)"
+truncate -s 1G sf.img
+printf 'label: dos\n,256M,c,*\n,,7\n' | sfdisk -q sf.img >/dev/null 2>&1
+[ "$(parts sd.img)" = "$(parts sf.img)" ] && pass || fail "the Pi card's table differs from sfdisk's: $(parts sd.img) / $(parts sf.img)"
+check sd.img --partition 1 --manifest boot.manifest
+check sd.img --partition 2 --manifest data.manifest
+for n in 1 2; do
+  "$FSIMG" fsck -q sd.img@$n >/dev/null 2>&1 && pass || fail "fsimg fsck sd.img@$n: $("$FSIMG" fsck sd.img@$n 2>&1)"
+done
+"$FSIMG" fsck sd.img@1 2>&1 | grep -q '^sd.img@1: FAT32' && pass || fail "sd.img@1 is not FAT32: $("$FSIMG" fsck sd.img@1 2>&1)"
+"$FSIMG" fsck sd.img@2 2>&1 | grep -q '^sd.img@2: exFAT' && pass || fail "sd.img@2 is not exFAT: $("$FSIMG" fsck sd.img@2 2>&1)"
+s1=$("$FSIMG" label --json sd.img@1 | grep volume_id); s2=$("$FSIMG" label --json sd.img@2 | grep volume_id)
+[ -n "$s1" ] && [ "$s1" != "$s2" ] && pass || fail "the two volumes share a serial: '$s1' '$s2'"
+mv sd.img sd1.img
+pi sd.img && cmp -s sd.img sd1.img && pass || fail "the Pi card is not byte-identical when built again"
+# The summary names each partition as IMAGE@N names it.
+"$FSIMG" disk --table mbr --volume-id 1 --part size=8M,fs=fat,label=A --part size=4M out.img > out.txt 2>&1
+grep -q '^out.img: mbr disk 13 MiB' out.txt && grep -q '^out.img@1: FAT16 8 MiB.*label "A", in mbr partition 1 at sector 2048' out.txt &&
+  grep -q "^out.img@2: empty, in mbr partition 2 at sector 18432, 4 MiB" out.txt && pass || fail "summary: $(cat out.txt)"
+
+# The UEFI disk.
+head -c 3000000 /dev/urandom > rootfs.ext4
+uuid=6A1F3B5C-0D2E-4F70-8192-A3B4C5D6E7F8
+"$FSIMG" disk -q --table gpt --disk-id 11111111-2222-4333-8444-555555555555 \
+  --part size=100M,type=esp,fs=fat32,from=boot,name=EFI\ system \
+  --part size=300M,fs=ntfs,label=Data,from=data \
+  --part size=8M,type=linux,image=rootfs.ext4,uuid=$uuid uefi.img && pass || fail "fsimg disk (UEFI) failed"
+sgdisk -v uefi.img | grep -q 'No problems found' && pass || fail "sgdisk -v uefi.img: $(sgdisk -v uefi.img)"
+mmls uefi.img > mmls.txt 2>&1 && [ "$(grep -c '^[0-9]*:  00[0-2] ' mmls.txt)" = 3 ] && pass || fail "mmls uefi.img: $(cat mmls.txt)"
+sgdisk -p uefi.img | grep -q 'Disk identifier (GUID): 11111111-2222-4333-8444-555555555555' && pass || fail "disk GUID: $(sgdisk -p uefi.img)"
+sgdisk -i 1 uefi.img | grep -q "Partition GUID code: C12A7328-F81F-11D2-BA4B-00A0C93EC93B" &&
+  sgdisk -i 1 uefi.img | grep -q "Partition name: 'EFI system'" && pass || fail "partition 1: $(sgdisk -i 1 uefi.img)"
+sgdisk -i 2 uefi.img | grep -q "Partition GUID code: EBD0A0A2-B9E5-4433-87C0-68B6B72699C7" &&
+  sgdisk -i 2 uefi.img | grep -q "Partition name: 'Data'" && pass || fail "partition 2: $(sgdisk -i 2 uefi.img)"
+sgdisk -i 3 uefi.img | grep -q "Partition GUID code: 0FC63DAF-8483-4772-8E79-3D69D8477DE4" &&
+  sgdisk -i 3 uefi.img | grep -q "Partition unique GUID: $uuid" && pass || fail "partition 3: $(sgdisk -i 3 uefi.img)"
+read -r f3 l3 < <(sgdisk -i 3 uefi.img | awk '/First sector/ {f=$3} /Last sector/ {l=$3} END {print f, l}')
+{ cat rootfs.ext4; head -c $(((l3 - f3 + 1) * 512 - 3000000)) /dev/zero; } > want3
+cmp -s want3 <(dd if=uefi.img bs=512 skip="$f3" count=$((l3 - f3 + 1)) status=none) && pass || fail "partition 3 is not rootfs.ext4"
+check uefi.img --partition 1 --manifest boot.manifest
+check uefi.img --partition 2 --manifest data.manifest
+
+# Six partitions on an MBR: 1-3 primary, 4 extended, 5-7 logical.
+"$FSIMG" disk -q --table mbr --part size=16M,fs=fat16 --part size=16M --part size=16M,fs=fat12 \
+  --part size=32M,fs=exfat,from=data --part size=8M,image=rootfs.ext4 --part size=40M,fs=ntfs,from=data ext.img &&
+  pass || fail "fsimg disk (logical partitions) failed"
+sfdisk --verify ext.img >/dev/null 2>&1 && pass || fail "sfdisk --verify ext.img: $(sfdisk --verify ext.img 2>&1)"
+truncate -s "$(stat -c %s ext.img)" sfe.img
+printf 'label: dos\n,16M,e\n,16M,83\n,16M,1\n,,f\n,32M,7\n,8M,83\n,40M,7\n' | sfdisk -q sfe.img >/dev/null 2>&1
+[ "$(parts ext.img)" = "$(parts sfe.img)" ] && pass || fail "ext.img's table differs from sfdisk's: $(parts ext.img) / $(parts sfe.img)"
+ebrs=$(sfdisk -d sfe.img | awk -F'[=,]' '/^sfe.img[5-9] / {print $2 - 2048}')
+[ "$(echo $ebrs)" = "100352 167936 186368" ] && pass || fail "sfdisk put the EBRs at $(echo $ebrs)"
+for lba in $ebrs; do
+  cmp -s <(dd if=ext.img bs=512 skip="$lba" count=1 status=none) <(dd if=sfe.img bs=512 skip="$lba" count=1 status=none) &&
+    pass || fail "the EBR at sector $lba differs from sfdisk's"
+done
+for n in 5 7; do
+  read -r first count < <(sfdisk -d ext.img | awk -F'[=,]' -v d="ext.img$n " 'index($0, d) == 1 {print $2 + 0, $4 + 0}')
+  dd if=ext.img of=logical$n.img bs=512 skip="$first" count="$count" conv=sparse status=none
+  check logical$n.img --manifest data.manifest
+done
+
+# Refusals: nothing created or changed, no temporary left.
+head -c 4096 /dev/urandom > data.bin; sum=$(sha256sum < data.bin)
+expect_fail 3 "data.bin" "$FSIMG" disk --table mbr --part size=4M data.bin
+[ "$(sha256sum < data.bin)" = "$sum" ] && pass || fail "a refused disk changed data.bin"
+expect_fail 2 "size=rest is what the other partitions leave" "$FSIMG" disk --table gpt --part size=rest new.img
+expect_fail 2 "the partitions need" "$FSIMG" disk --table mbr -s 4M --part size=8M new.img
+expect_fail 2 "unknown key \"colour\"" "$FSIMG" disk --table mbr --part size=4M,colour=red new.img
+expect_fail 2 "not both" "$FSIMG" disk --table mbr --part size=4M,fs=fat,image=rootfs.ext4 new.img
+expect_fail 2 "name= and uuid= are GPT fields" "$FSIMG" disk --table mbr --part size=4M,name=x new.img
+expect_fail 2 "bootable is the MBR active flag" "$FSIMG" disk --table gpt --part size=4M,bootable new.img
+expect_fail 2 "extended partition" "$FSIMG" disk --table mbr --part size=4M,type=05 new.img
+expect_fail 2 "image=rootfs.ext4 holds" "$FSIMG" disk --table mbr --part size=2M,image=rootfs.ext4 new.img
+expect_fail 2 "cannot make -t fat32" "$FSIMG" disk --table mbr --part size=4M,fs=fat32 new.img
+[ ! -e new.img ] && [ -z "$(ls -A | grep '^\.new\.img\.fsimg-')" ] && pass || fail "a refused disk left files: $(ls -A)"
+finish
