@@ -57,7 +57,7 @@ _fsimg() {
             return ;;
         --partition-table) COMPREPLY=($(compgen -W "none mbr gpt" -- "$cur")); return ;;
         --table) COMPREPLY=($(compgen -W "mbr gpt" -- "$cur")); return ;;
-        --part) COMPREPLY=($(compgen -W "size= start= type= name= uuid= bootable fs= label= cluster= volume-id= from= image=" -- "$cur")); compopt -o nospace; return ;;
+        --part) COMPREPLY=($(compgen -W "size= start= type= name= uuid= bootable fs= label= cluster= volume-id= from= free= image=" -- "$cur")); compopt -o nospace; return ;;
         --partition-type)
             COMPREPLY=($(compgen -W "esp linux linux-swap basic-data fat12 fat16 fat16-lba fat32 fat32-lba exfat ntfs bios-boot" -- "$cur"))
             return ;;

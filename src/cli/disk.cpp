@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -54,6 +56,7 @@ struct PartSpec {
     std::string type, name, uuid;
     bool bootable = false;
     std::string fs, label, cluster, volume_id;
+    std::string free;  ///< size=auto: the free space to leave (mkfs --free)
     std::vector<std::string> from;
     std::string image;  ///< a raw image file copied in
 };
@@ -91,7 +94,7 @@ PartSpec parse_part(const std::string& text, unsigned ordinal) {
         }
         if (eq == std::string::npos)
             refuse_part(p, fmt::format("\"{}\" is not KEY=VALUE (keys: size, start, type, name, uuid, "
-                                       "bootable, fs, label, cluster, volume-id, from, image)",
+                                       "bootable, fs, label, cluster, volume-id, from, free, image)",
                                        core::escape_controls(item)));
         if (key != "from") {
             if (std::find(seen.begin(), seen.end(), key) != seen.end())
@@ -122,9 +125,11 @@ PartSpec parse_part(const std::string& text, unsigned ordinal) {
             p.from.push_back(value);
         } else if (key == "image") {
             p.image = value;
+        } else if (key == "free") {
+            p.free = value;
         } else {
             refuse_part(p, fmt::format("unknown key \"{}\" (keys: size, start, type, name, uuid, bootable, "
-                                       "fs, label, cluster, volume-id, from, image)",
+                                       "fs, label, cluster, volume-id, from, free, image)",
                                        core::escape_controls(key)));
         }
     }
@@ -138,7 +143,15 @@ PartSpec parse_part(const std::string& text, unsigned ordinal) {
     if (fs_only && p.fs.empty())
         refuse_part(p, "label=, cluster=, volume-id= and from= are for a new filesystem: give fs=");
     if (p.size.empty())
-        refuse_part(p, "give its size: size=SIZE (256M, 1G, 2048s) or size=rest (what the others leave)");
+        refuse_part(p,
+                    "give its size: size=SIZE (256M, 1G, 2048s), size=rest (what the others leave) or "
+                    "size=auto (what from= needs)");
+    if (p.size == "auto" && p.from.empty())
+        refuse_part(p, "size=auto sizes the filesystem to its from= trees; give fs= and from=, or a size");
+    if (!p.free.empty() && p.size != "auto")
+        refuse_part(p,
+                    "free= is the room size=auto leaves beside the trees; with a fixed size the free "
+                    "space is what the trees leave");
     return p;
 }
 
@@ -219,8 +232,12 @@ struct Planned {
     io::Partition entry;
 };
 
+/// The sectors a size=auto partition starting at `start` needs.
+using AutoSize = std::function<std::uint64_t(const PartSpec&, std::uint64_t start)>;
+
 std::vector<Planned> plan(const std::vector<PartSpec>& specs, io::PartitionTableKind kind,
-                          std::optional<std::uint64_t> disk_sectors, std::uint64_t& disk_out) {
+                          std::optional<std::uint64_t> disk_sectors, std::uint64_t& disk_out,
+                          const AutoSize& auto_sectors) {
     const bool gpt = kind == io::PartitionTableKind::gpt;
     const bool logical = !gpt && specs.size() > 4;
     if (gpt && specs.size() > 128)
@@ -272,7 +289,9 @@ std::vector<Planned> plan(const std::vector<PartSpec>& specs, io::PartitionTable
                                                i == 0 ? "the partition table" : "the partition before",
                                                std::max(cursor, first_usable)));
             }
-            const std::uint64_t count = &p == rest ? rest_sectors : parse_sectors(p, p.size, "size");
+            const std::uint64_t count = &p == rest         ? rest_sectors
+                                        : p.size == "auto" ? auto_sectors(p, first)
+                                                           : parse_sectors(p, p.size, "size");
             Planned pl;
             pl.spec = &p;
             pl.entry.index = is_logical ? static_cast<unsigned>(i + 2) : static_cast<unsigned>(i + 1);
@@ -329,6 +348,22 @@ std::uint64_t guid_bits(const io::Guid& g, unsigned n) {
     std::uint64_t v = 0;
     for (unsigned i = n; i-- > 0;) v = v << 8 | g[i];
     return v;
+}
+
+/// What mkfs is asked to make in a partition with fs= (the serial aside).
+PartitionFilesystem filesystem_of(const PartSpec& p, const DiskArgs& a, bool image_exists) {
+    PartitionFilesystem fs;
+    fs.type = p.fs;
+    fs.cluster = p.cluster;
+    fs.label = p.label;
+    fs.partition_type = p.type;
+    if (!p.from.empty()) {
+        fs.populate = a.populate;
+        fs.populate.from = p.from;
+        if (!p.free.empty()) fs.populate.free = p.free;                 // read by the sizing only
+        if (image_exists) fs.populate.also_exclude.push_back(a.image);  // the file replaced
+    }
+    return fs;
 }
 
 std::uint64_t seed_of(const DiskArgs& a) {
@@ -399,13 +434,22 @@ int run_disk(DiskArgs a) {
                         fmt::format("-s {} is not a whole number of {}-byte sectors", a.size, kSectorSize));
         disk_sectors = bytes / kSectorSize;
     }
-    std::uint64_t sectors = 0;
-    std::vector<Planned> layout = plan(specs, kind, disk_sectors, sectors);
-
-    // The destination: a file that holds anything is refused without --force.
     const std::filesystem::path path(a.image);
     struct stat st {};
     const bool exists = ::stat(path.c_str(), &st) == 0;
+    std::map<std::pair<unsigned, std::uint64_t>, std::uint64_t> sized;  // (part, start) -> sectors
+    const AutoSize auto_sectors = [&](const PartSpec& p, std::uint64_t start) {
+        auto [it, fresh] = sized.try_emplace({p.ordinal, start}, 0);
+        if (fresh)
+            it->second = mkfs_auto_partition_bytes(filesystem_of(p, a, exists), start,
+                                                   fmt::format("{} --part {}", a.image, p.ordinal)) /
+                         kSectorSize;
+        return it->second;
+    };
+    std::uint64_t sectors = 0;
+    std::vector<Planned> layout = plan(specs, kind, disk_sectors, sectors, auto_sectors);
+
+    // The destination: a file that holds anything is refused without --force.
     if (exists && !S_ISREG(st.st_mode))
         throw Error(
             ErrorCode::refused,
@@ -489,11 +533,7 @@ int run_disk(DiskArgs a) {
                 fmt::print("{}: {} copied in ({}), {}\n", shown, core::escape_name(p.image),
                            core::format_size(bytes), where);
         } else if (!p.fs.empty()) {
-            PartitionFilesystem fs;
-            fs.type = p.fs;
-            fs.cluster = p.cluster;
-            fs.label = p.label;
-            fs.partition_type = p.type;
+            PartitionFilesystem fs = filesystem_of(p, a, exists);
             if (!p.volume_id.empty()) {
                 fs.volume_id = p.volume_id;
             } else {
@@ -504,12 +544,6 @@ int run_disk(DiskArgs a) {
                 fs.volume_id =
                     p.fs == "ntfs" ? fmt::format("{:016X}", v) : fmt::format("{:08X}", v & 0xFFFFFFFFu);
             }
-            fs.populate = a.populate;
-            fs.populate.from = p.from;
-            if (p.from.empty()) {
-                fs.populate = PopulateArgs{};
-            }
-            if (exists) fs.populate.also_exclude.push_back(a.image);
             mkfs_in_new_disk(temp, pl.entry.index, shown, fs, a.quiet);
         } else if (!a.quiet) {
             fmt::print("{}: empty, {}\n", shown, where);
@@ -527,9 +561,9 @@ Action add_disk(CLI::App& app) {
         "disk", "Build a partitioned disk image: MBR or GPT, a filesystem or an image file per partition");
     cmd->footer(
         "--part takes KEY=VALUE items separated by commas (\\, for a comma in a value):\n"
-        "  size=SIZE|rest  start=SIZE  type=NAME|BYTE|GUID  name=TEXT  uuid=GUID  bootable\n"
+        "  size=SIZE|rest|auto  start=SIZE  type=NAME|BYTE|GUID  name=TEXT  uuid=GUID  bootable\n"
         "  fs=fat12|fat16|fat32|fat|exfat|ntfs  label=TEXT  cluster=SIZE  volume-id=HEX  from=DIR[:/PATH]\n"
-        "  image=FILE (a raw image copied in)\n"
+        "  free=SIZE (room size=auto leaves)  image=FILE (a raw image copied in)\n"
         "Examples:\n"
         "  fsimg disk --table mbr -s 1G --part size=256M,fs=fat32,label=BOOT,from=boot/,bootable "
         "--part size=rest,fs=exfat,label=DATA sd.img\n"

@@ -57,6 +57,9 @@ struct MkfsArgs {
     // in it; `image` then only names it in the summary ("sd.img@2").
     std::string new_disk;
     unsigned new_disk_number = 0;
+    // fsimg disk, size=auto: only the size of the image -s auto would make
+    // (with --partition-table mbr --partition-start) is stored here.
+    std::uint64_t* size_only = nullptr;
 };
 
 std::optional<fat::FatType> parse_fat_type(const std::string& t) {
@@ -179,6 +182,8 @@ int run_mkfs(MkfsArgs a) {
                             fmt::format("-s {} is larger than partition {} of \"{}\" ({})", a.size, *number,
                                         disk_path, core::format_size_both(target->bytes())));
         }
+    } else if (a.size_only != nullptr) {
+        auto_size = true;  // nothing is created: no destination to look at
     } else {
         const std::filesystem::path path(a.image);
 
@@ -258,13 +263,14 @@ int run_mkfs(MkfsArgs a) {
             {a.image, is_device, image_bytes, a.size, a.cluster, a.align, a.sector_size, a.label,
              a.volume_id.empty() ? std::nullopt : std::optional(parse_volume_id(a.volume_id)),
              a.partition_table, a.explain, a.quiet, &a.populate, auto_size, a.gzip, refusal,
-             target ? &*target : nullptr, &a.part});
+             target ? &*target : nullptr, &a.part, a.size_only});
     }
     if (a.type == "ntfs") {
         existing.reset();
         return run_mkfs_ntfs({a.image, is_device, image_bytes, a.size, a.cluster, a.sector_size, a.label,
                               a.volume_id, a.mft_record_size, a.partition_table, a.explain, a.quiet, a.gzip,
-                              refusal, &a.populate, auto_size, target ? &*target : nullptr, &a.part});
+                              refusal, &a.populate, auto_size, target ? &*target : nullptr, &a.part,
+                              a.size_only});
     }
 
     // --from: read the trees before anything is created; every problem stops here.
@@ -282,6 +288,10 @@ int run_mkfs(MkfsArgs a) {
         }
         image_bytes = auto_image_bytes(a.populate, *tree, base, !a.label.empty(), ptable, a.sector_size,
                                        partition_start_lba(a.part, a.sector_size));
+        if (a.size_only != nullptr) {
+            *a.size_only = image_bytes;
+            return kExitOk;
+        }
     }
 
     // Where the filesystem goes.
@@ -375,6 +385,32 @@ int mkfs_in_new_disk(const std::string& disk, unsigned number, const std::string
     a.new_disk = disk;
     a.new_disk_number = number;
     return run_mkfs(std::move(a));
+}
+
+std::uint64_t mkfs_auto_partition_bytes(const PartitionFilesystem& fs, std::uint64_t start_lba,
+                                        const std::string& shown) {
+    MkfsArgs a;
+    a.type = fs.type;
+    a.cluster = fs.cluster;
+    a.label = fs.label;
+    a.volume_id = fs.volume_id;
+    a.mft_record_size = fs.mft_record_size;
+    a.align = fs.align;
+    a.populate = fs.populate;
+    a.image = shown;
+    a.partition_table = "mbr";
+    a.part.start = fmt::format("{}s", start_lba);
+    a.quiet = true;
+    std::uint64_t image_bytes = 0;
+    a.size_only = &image_bytes;
+    // The scan's warnings are printed when the partition is made, not twice.
+    struct Hush {
+        bool was = output_options().quiet;
+        Hush() { output_options().quiet = true; }
+        ~Hush() { output_options().quiet = was; }
+    } hush;
+    run_mkfs(std::move(a));
+    return image_bytes - start_lba * 512;
 }
 
 Action add_mkfs(CLI::App& app) {

@@ -54,6 +54,10 @@ int run_mkfs_exfat(const ExfatMkfsRequest& a) {
         const auto sized = exfat::volume_bytes_for_tree(*tree, base, core::parse_size(a.populate->free));
         if (const auto* r = std::get_if<exfat::LayoutRefusal>(&sized)) refuse_layout("-s auto", *r);
         image_bytes = image_bytes_for_volume(std::get<std::uint64_t>(sized), ptable, bps, start);
+        if (a.size_only != nullptr) {
+            *a.size_only = image_bytes;
+            return 0;
+        }
     }
 
     const io::PartitionPlacement place = place_volume(a.partition, ptable, image_bytes, bps, a.part);

@@ -31,6 +31,9 @@ struct ExfatMkfsRequest {
     std::optional<std::string> refusal;  ///< Destination::refusal
     const PartitionTarget* partition = nullptr;  ///< IMAGE@N: the partition formatted in place
     const PartitionOptions* part = nullptr;      ///< the new partition's options (--partition-type, ...)
+    /// When set (with auto_size): only the image size -s auto gives is
+    /// stored here; nothing is created or printed.
+    std::uint64_t* size_only = nullptr;
 };
 
 /// Plans, formats, populates (--from: scanned and planned before anything is

@@ -31,6 +31,9 @@ struct NtfsMkfsRequest {
     bool auto_size = false;  ///< -s auto (or --from without -s): the image is sized to the tree
     const PartitionTarget* partition = nullptr;  ///< IMAGE@N: the partition formatted in place
     const PartitionOptions* part = nullptr;      ///< the new partition's options (--partition-type, ...)
+    /// When set (with auto_size): only the image size -s auto gives is
+    /// stored here; nothing is created or printed.
+    std::uint64_t* size_only = nullptr;
 };
 
 /// Plans, formats, populates (--from: scanned and planned before anything is

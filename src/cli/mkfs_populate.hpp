@@ -54,6 +54,16 @@ struct PartitionFilesystem {
 int mkfs_in_new_disk(const std::string& disk, unsigned number, const std::string& shown,
                      const PartitionFilesystem& fs, bool quiet);
 
+/// fsimg disk, size=auto: the bytes a partition starting at sector
+/// `start_lba` (512-byte sectors) needs to hold fs's trees plus
+/// fs.populate.free, ending on a 1 MiB boundary: what `mkfs -t TYPE -s auto
+/// --partition-table mbr --partition-start START` makes that partition.
+/// Scans the trees (warnings not printed: mkfs_in_new_disk prints them);
+/// creates nothing. Throws as mkfs -s auto does (a tree no layout holds, a
+/// tree that cannot be read: Error(usage)).
+std::uint64_t mkfs_auto_partition_bytes(const PartitionFilesystem& fs, std::uint64_t start_lba,
+                                        const std::string& shown);
+
 /// Adds --from, --local-time, --dot-hidden, --symlinks, --free to mkfs.
 void add_populate_options(CLI::App* cmd, PopulateArgs& args);
 

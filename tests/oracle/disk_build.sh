@@ -96,6 +96,22 @@ for n in 5 7; do
   check logical$n.img --manifest data.manifest
 done
 
+# size=auto: each partition as large as mkfs -s auto makes it for the same
+# tree at the same start (--partition-table mbr --partition-start), free=
+# as --free; the trees read back by every checker.
+"$FSIMG" disk -q --table gpt --part size=auto,fs=exfat,from=data --part size=auto,fs=ntfs,from=boot,free=3M auto.img &&
+  pass || fail "fsimg disk size=auto failed"
+read -r a1 e1 < <(sgdisk -i 1 auto.img | awk '/First sector/ {f=$3} /Last sector/ {l=$3} END {print f, l}')
+read -r a2 e2 < <(sgdisk -i 2 auto.img | awk '/First sector/ {f=$3} /Last sector/ {l=$3} END {print f, l}')
+"$FSIMG" mkfs -q -t exfat --partition-table mbr --from data m1.img
+"$FSIMG" mkfs -q -t ntfs --partition-table mbr --partition-start "${a2}s" --free 3M --from boot m2.img
+[ $(((e1 - a1 + 1) * 512)) = $(($(stat -c %s m1.img) - 2048 * 512)) ] && pass ||
+  fail "size=auto exFAT: $(((e1 - a1 + 1) * 512)) bytes, mkfs -s auto: $(($(stat -c %s m1.img) - 2048 * 512))"
+[ $(((e2 - a2 + 1) * 512)) = $(($(stat -c %s m2.img) - a2 * 512)) ] && pass ||
+  fail "size=auto NTFS: $(((e2 - a2 + 1) * 512)) bytes, mkfs -s auto: $(($(stat -c %s m2.img) - a2 * 512))"
+check auto.img --partition 1 --manifest data.manifest
+check auto.img --partition 2 --manifest boot.manifest
+
 # Refusals: nothing created or changed, no temporary left.
 head -c 4096 /dev/urandom > data.bin; sum=$(sha256sum < data.bin)
 expect_fail 3 "data.bin" "$FSIMG" disk --table mbr --part size=4M data.bin
@@ -109,5 +125,7 @@ expect_fail 2 "bootable is the MBR active flag" "$FSIMG" disk --table gpt --part
 expect_fail 2 "extended partition" "$FSIMG" disk --table mbr --part size=4M,type=05 new.img
 expect_fail 2 "image=rootfs.ext4 holds" "$FSIMG" disk --table mbr --part size=2M,image=rootfs.ext4 new.img
 expect_fail 2 "cannot make -t fat32" "$FSIMG" disk --table mbr --part size=4M,fs=fat32 new.img
+expect_fail 2 "size=auto sizes the filesystem to its from= trees" "$FSIMG" disk --table mbr --part size=auto,fs=fat new.img
+expect_fail 2 "free= is the room size=auto leaves" "$FSIMG" disk --table mbr --part size=4M,fs=fat,from=boot,free=1M new.img
 [ ! -e new.img ] && [ -z "$(ls -A | grep '^\.new\.img\.fsimg-')" ] && pass || fail "a refused disk left files: $(ls -A)"
 finish
