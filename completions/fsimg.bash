@@ -22,7 +22,7 @@ _fsimg_options() {
         label) echo "--volume-id --json --force-unsafe --check -q --quiet --codepage -h --help" ;;
         attrib) echo "--json --force-unsafe --check -q --quiet --codepage --help" ;;
         undo) echo "-q --quiet --codepage -h --help" ;;
-        disk) echo "--table --part -s --size --disk-id --volume-id --force --local-time --dot-hidden --overlay --rename
+        disk) echo "--table --part --definitions --copy-source -s --size --disk-id --volume-id --force --local-time --dot-hidden --overlay --rename
                     --symlinks -q --quiet --progress -h --help" ;;
         help) echo "-h --help" ;;
     esac
@@ -74,7 +74,7 @@ _fsimg() {
             return ;;
         -s | --size | --align | --free | --volume-size | --volume-id | -L | --label | --tolerance | --top | --threads)
             return ;;
-        -C | --directory | --from)
+        -C | --directory | --from | --definitions | --copy-source)
             _filedir -d
             return ;;
     esac

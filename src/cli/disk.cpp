@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <optional>
@@ -42,17 +43,32 @@ struct DiskArgs {
     std::string disk_id;
     std::string volume_id;
     std::vector<std::string> parts;
+    std::string definitions;  ///< --definitions: a repart.d folder
+    std::string copy_source;  ///< --copy-source: where CopyFiles= paths start
     bool force = false;
     bool quiet = false;
     PopulateArgs populate;  // the options every from= shares (--symlinks, --rename, ...)
     std::string image;
 };
 
-/// One --part, as given.
+/// How a partition is sized, in sectors.
+struct Sizing {
+    std::optional<std::uint64_t> fixed;  ///< size=SIZE, SizeMinBytes= = SizeMaxBytes=
+    std::uint64_t min = 0;               ///< a lower bound of the others
+    std::optional<std::uint64_t> max;    ///< an upper bound when growing
+    std::uint64_t weight = 0;            ///< > 0: grows into what -s leaves, in proportion (repart's Weight=)
+    bool auto_min = false;               ///< what the from= trees need is a lower bound (size=auto)
+    bool image_min = false;              ///< the image= file's size is a lower bound (CopyBlocks=)
+    bool rest = false;                   ///< size=rest (messages)
+};
+
+/// One partition, as given (a --part, or a repart.d file).
 struct PartSpec {
-    unsigned ordinal = 0;  ///< 1-based position on the command line, for messages
-    std::string size;      ///< SIZE or "rest"
-    std::string start;     ///< SIZE or Ns; empty: after the one before
+    unsigned ordinal = 0;  ///< 1-based position in the table order, for messages
+    std::string where;     ///< "--part 2" or "repart.d/10-esp.conf", for messages
+    std::string size;      ///< SIZE, "rest" or "auto" (--part)
+    Sizing sizing;
+    std::string start;  ///< SIZE or Ns; empty: after the one before
     std::string type, name, uuid;
     bool bootable = false;
     std::string fs, label, cluster, volume_id;
@@ -62,7 +78,7 @@ struct PartSpec {
 };
 
 [[noreturn]] void refuse_part(const PartSpec& p, const std::string& why) {
-    throw Error(ErrorCode::usage, fmt::format("--part {}: {}", p.ordinal, why));
+    throw Error(ErrorCode::usage, fmt::format("{}: {}", p.where, why));
 }
 
 /// "size=64M,fs=fat32,label=BOOT,from=boot/,bootable": key=value items
@@ -70,6 +86,7 @@ struct PartSpec {
 PartSpec parse_part(const std::string& text, unsigned ordinal) {
     PartSpec p;
     p.ordinal = ordinal;
+    p.where = fmt::format("--part {}", ordinal);
     std::vector<std::string> items(1);
     for (std::size_t i = 0; i < text.size(); ++i) {
         if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == ',') {
@@ -156,6 +173,22 @@ PartSpec parse_part(const std::string& text, unsigned ordinal) {
 }
 
 /// SIZE or Ns as sectors; `what` names the key in errors.
+std::uint64_t parse_sectors(const PartSpec& p, const std::string& text, const char* what);
+
+/// --part's size= as a Sizing.
+void size_part(PartSpec& p) {
+    if (p.size == "rest") {
+        p.sizing.weight = 1000;
+        p.sizing.min = 1;
+        p.sizing.rest = true;
+    } else if (p.size == "auto") {
+        p.sizing.auto_min = true;
+    } else {
+        p.sizing.fixed = parse_sectors(p, p.size, "size");
+    }
+}
+
+/// SIZE or Ns as sectors; `what` names the key in errors.
 std::uint64_t parse_sectors(const PartSpec& p, const std::string& text, const char* what) {
     std::uint64_t sectors = 0;
     if (!text.empty() && text.back() == 's') {
@@ -232,6 +265,211 @@ struct Planned {
     io::Partition entry;
 };
 
+/// A repart.d Type= identifier as fsimg's type= (a name named_partition_type
+/// knows, or a GUID): repart.d(5) and the Discoverable Partitions
+/// Specification (docs/formats.md §4.2). "root" and "usr" are those of the
+/// architecture fsimg was built for, as repart takes the local one.
+std::optional<std::string> repart_type(const std::string& id) {
+    static constexpr std::pair<std::string_view, std::string_view> kTypes[] = {
+        {"esp", "esp"},
+        {"linux-generic", "linux"},
+        {"swap", "linux-swap"},
+        {"xbootldr", "BC13C2FF-59E6-4262-A352-B275FD6F7172"},
+        {"home", "933AC7E1-2EB4-4F13-B844-0E14E2AEF915"},
+        {"srv", "3B8F8425-20E0-4F3B-907F-1A25A76F98E8"},
+        {"var", "4D21B016-B534-45C2-A9FB-5C16E091FD2D"},
+        {"tmp", "7EC6F557-3BC5-4ACA-B293-16EF5DF639D1"},
+        {"root-x86-64", "4F68BCE3-E8CD-4DB1-96E7-FBCAF984B709"},
+        {"root-x86", "44479540-F297-41B2-9AF7-D131D5F0458A"},
+        {"root-arm64", "B921B045-1DF0-41C3-AF44-4C6F280D3FAE"},
+        {"root-arm", "69DAD710-2CE4-4E3C-B16C-21A1D49ABED3"},
+        {"usr-x86-64", "8484680C-9521-48C6-9C11-B0720656F69E"},
+#if defined(__aarch64__)
+        {"root", "B921B045-1DF0-41C3-AF44-4C6F280D3FAE"},
+#elif defined(__i386__)
+        {"root", "44479540-F297-41B2-9AF7-D131D5F0458A"},
+#elif defined(__arm__)
+        {"root", "69DAD710-2CE4-4E3C-B16C-21A1D49ABED3"},
+#else
+        {"root", "4F68BCE3-E8CD-4DB1-96E7-FBCAF984B709"},
+        {"usr", "8484680C-9521-48C6-9C11-B0720656F69E"},
+#endif
+    };
+    for (const auto& [name, type] : kTypes)
+        if (name == id) return std::string(type);
+    if (io::parse_guid(id) || io::named_partition_type(id)) return id;  // a GUID; fsimg's names too
+    return std::nullopt;
+}
+
+/// repart.d's sizes: K, M, G, T are powers of 1024 (as core::parse_size);
+/// SizeMinBytes= rounded up and SizeMaxBytes= down to 4096 bytes.
+std::uint64_t repart_bytes(const PartSpec& p, const std::string& key, const std::string& value, bool up) {
+    std::uint64_t bytes = 0;
+    try {
+        bytes = core::parse_size(value);
+    } catch (const Error& e) {
+        refuse_part(p, fmt::format("{}={}: {}", key, value, e.what()));
+    }
+    return up ? core::div_ceil(bytes, std::uint64_t{4096}) * 4096 : bytes / 4096 * 4096;
+}
+
+/// systemd-repart partition definition files (repart.d(5)): the *.conf
+/// files of `dir` in file-name order, one [Partition] section each, as
+/// PartSpecs. CopyFiles= sources are taken below `copy_source` when it is
+/// given (repart's --copy-source). Keys fsimg does not carry out are
+/// refused naming the file and line, never ignored.
+std::vector<PartSpec> read_definitions(const std::string& dir, const std::string& copy_source) {
+    std::vector<std::filesystem::path> files;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+        if (it->path().extension() == ".conf") files.push_back(it->path());
+    if (ec) throw Error(ErrorCode::usage, fmt::format("--definitions {}: {}", dir, ec.message()));
+    std::sort(files.begin(), files.end(),
+              [](const auto& a, const auto& b) { return a.filename().string() < b.filename().string(); });
+    if (files.empty())
+        throw Error(ErrorCode::usage, fmt::format("--definitions {}: no *.conf file (repart.d(5))", dir));
+    std::vector<PartSpec> out;
+    for (const auto& file : files) {
+        PartSpec p;
+        p.ordinal = static_cast<unsigned>(out.size() + 1);
+        p.where = file.string();
+        std::ifstream in(file);
+        if (!in) throw Error(ErrorCode::io, fmt::format("cannot read {}", file.string()));
+        std::string line, section;
+        std::string type = "linux-generic", format, minimize = "off";
+        std::optional<std::string> min_text, max_text;
+        std::uint64_t weight = 1000;
+        std::vector<std::string> copy_files;
+        bool any_section = false;
+        for (unsigned number = 1; std::getline(in, line); ++number) {
+            const auto at = [&](const std::string& why) {
+                throw Error(ErrorCode::usage, fmt::format("{}:{}: {}", file.string(), number, why));
+            };
+            const auto trim = [](std::string t) {
+                const auto a = t.find_first_not_of(" \t\r");
+                if (a == std::string::npos) return std::string();
+                return t.substr(a, t.find_last_not_of(" \t\r") - a + 1);
+            };
+            line = trim(line);
+            if (line.empty() || line[0] == '#' || line[0] == ';') continue;
+            if (line.back() == '\\') at("continued lines are not read by fsimg disk; join them");
+            if (line.front() == '[') {
+                section = line;
+                if (section != "[Partition]")
+                    at(fmt::format("{}: fsimg disk reads the [Partition] section only",
+                                   core::escape_controls(section)));
+                any_section = true;
+                continue;
+            }
+            if (section.empty()) at("a setting before the [Partition] section");
+            const auto eq = line.find('=');
+            if (eq == std::string::npos)
+                at(fmt::format("\"{}\" is not KEY=VALUE", core::escape_controls(line)));
+            const std::string key = trim(line.substr(0, eq));
+            const std::string value = trim(line.substr(eq + 1));
+            if (value.find('%') != std::string::npos)
+                at(fmt::format("{}={}: specifiers (%) are not expanded by fsimg disk", key,
+                               core::escape_controls(value)));
+            if (key == "Type") {
+                type = value;
+            } else if (key == "Label") {
+                p.label = value;
+                p.name = value;
+            } else if (key == "UUID") {
+                if (!io::parse_guid(value))
+                    at(fmt::format("UUID={}: give a GUID", core::escape_controls(value)));
+                p.uuid = value;
+            } else if (key == "Weight") {
+                const auto [end, err] = std::from_chars(value.data(), value.data() + value.size(), weight);
+                if (err != std::errc{} || end != value.data() + value.size() || weight > 1000000)
+                    at(fmt::format("Weight={}: give 0..1000000", core::escape_controls(value)));
+            } else if (key == "SizeMinBytes") {
+                min_text = value;
+            } else if (key == "SizeMaxBytes") {
+                max_text = value;
+            } else if (key == "Format") {
+                format = value;
+            } else if (key == "CopyFiles") {
+                if (value.empty())
+                    copy_files.clear();  // an empty assignment resets the list, as in every systemd list
+                else
+                    copy_files.push_back(value);
+            } else if (key == "CopyBlocks") {
+                if (value == "auto") at("CopyBlocks=auto copies from the running system; give a file");
+                p.image = value;
+            } else if (key == "Minimize") {
+                if (value != "off" && value != "best" && value != "guess")
+                    at(fmt::format("Minimize={}: give off, best or guess", core::escape_controls(value)));
+                minimize = value;
+            } else if (key == "Priority") {
+                // Only decides which partitions repart drops when they do not
+                // fit; fsimg drops none and refuses such a layout.
+            } else if ((key == "PaddingWeight" || key == "PaddingMinBytes" || key == "PaddingMaxBytes") &&
+                       (value == "0" || value.empty())) {
+                // No padding: what fsimg does.
+            } else {
+                at(
+                    fmt::format("{}= is not supported by fsimg disk (it reads Type=, Label=, UUID=, Weight=, "
+                                "SizeMinBytes=, SizeMaxBytes=, Format=, CopyFiles=, CopyBlocks=, Minimize=, "
+                                "Priority=)",
+                                core::escape_controls(key)));
+            }
+        }
+        if (!any_section) refuse_part(p, "no [Partition] section");
+        const auto t = repart_type(type);
+        if (!t)
+            refuse_part(p, fmt::format("Type={} is not one fsimg knows (esp, xbootldr, swap, home, srv, var, "
+                                       "tmp, linux-generic, root, root-x86-64, root-arm64, ..., or a GUID)",
+                                       core::escape_controls(type)));
+        p.type = *t;
+        if (p.name.empty())
+            p.name = type;  // repart names a partition after its type when Label= is not given
+        if (format.empty() && !copy_files.empty()) {
+            if (type != "esp" && type != "xbootldr")
+                refuse_part(p,
+                            "CopyFiles= without Format= means ext4 to systemd-repart, which fsimg does not "
+                            "make: give Format=vfat, exfat or ntfs");
+            format = "vfat";
+        }
+        if (format == "vfat")
+            p.fs = "fat";
+        else if (format == "exfat" || format == "ntfs")
+            p.fs = format;
+        else if (!format.empty())
+            refuse_part(
+                p, fmt::format("Format={}: fsimg makes vfat, exfat and ntfs", core::escape_controls(format)));
+        if (!p.image.empty() && !p.fs.empty())
+            refuse_part(p, "CopyBlocks= cannot be combined with Format= or CopyFiles= (repart.d(5))");
+        for (const std::string& c : copy_files) {
+            const auto colon = c.find(':');
+            const std::string source = c.substr(0, colon);
+            const std::string target = colon == std::string::npos ? source : c.substr(colon + 1);
+            if (source.empty() || source[0] != '/' || target.empty() || target[0] != '/')
+                refuse_part(p, fmt::format("CopyFiles={}: both paths are absolute (repart.d(5))",
+                                           core::escape_controls(c)));
+            p.from.push_back((copy_source.empty() ? source : copy_source + source) + ":" + target);
+        }
+        Sizing& z = p.sizing;
+        z.min = (min_text ? repart_bytes(p, "SizeMinBytes", *min_text, true) : 10u << 20) / kSectorSize;
+        z.min = std::max<std::uint64_t>(z.min, 4096 / kSectorSize);
+        if (max_text) {
+            z.max = repart_bytes(p, "SizeMaxBytes", *max_text, false) / kSectorSize;
+            if (*z.max < z.min) refuse_part(p, "SizeMaxBytes= is below SizeMinBytes=");
+        }
+        if (z.max && *z.max == z.min) {
+            z.fixed = z.min;
+        } else {
+            z.auto_min = !p.from.empty();
+            z.image_min = !p.image.empty();
+            z.weight = minimize == "off" ? weight : 0;  // Minimize=best|guess: as small as it can be
+        }
+        if (minimize != "off" && p.from.empty())
+            refuse_part(p, "Minimize= sizes the filesystem to its CopyFiles= trees; there are none");
+        out.push_back(std::move(p));
+    }
+    return out;
+}
+
 /// The sectors a size=auto partition starting at `start` needs.
 using AutoSize = std::function<std::uint64_t(const PartSpec&, std::uint64_t start)>;
 
@@ -245,21 +483,37 @@ std::vector<Planned> plan(const std::vector<PartSpec>& specs, io::PartitionTable
     // GPT: primary array up to LBA 33; backup array and header in the last 33 sectors.
     const std::uint64_t first_usable = gpt ? 34 : 1;
     const std::uint64_t tail = gpt ? 33 : 0;
-    const PartSpec* rest = nullptr;
-    for (const PartSpec& p : specs) {
-        if (p.size != "rest") continue;
-        if (rest != nullptr)
-            refuse_part(p, fmt::format("size=rest is given for --part {} already", rest->ordinal));
-        if (!disk_sectors)
-            refuse_part(p,
-                        "size=rest is what the other partitions leave of the disk: give the disk's size "
-                        "with -s");
-        rest = &p;
+    std::vector<std::size_t> growers;
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+        const PartSpec& p = specs[i];
+        if (p.sizing.weight == 0) continue;
+        if (p.sizing.rest) {
+            for (std::size_t g : growers)
+                if (specs[g].sizing.rest)
+                    refuse_part(p, fmt::format("size=rest is given for {} already", specs[g].where));
+            if (!disk_sectors)
+                refuse_part(p,
+                            "size=rest is what the other partitions leave of the disk: give the disk's size "
+                            "with -s");
+        }
+        growers.push_back(i);
     }
-    // Two passes: the first with the rest partition empty finds what it can have.
-    std::uint64_t rest_sectors = 0;
+    // The smallest a partition can be at sector `first`.
+    const auto base = [&](const PartSpec& p, std::uint64_t first) {
+        if (p.sizing.fixed) return *p.sizing.fixed;
+        std::uint64_t b = p.sizing.min;
+        if (p.sizing.auto_min) b = std::max(b, auto_sectors(p, first));
+        if (p.sizing.image_min) {
+            std::error_code ec;
+            const std::uint64_t bytes = std::filesystem::file_size(p.image, ec);
+            if (!ec) b = std::max(b, core::div_ceil(bytes, std::uint64_t{kSectorSize}));
+        }
+        return b;
+    };
+    std::vector<std::uint64_t> extra(specs.size());   // sectors beyond the base, for the growers
+    std::vector<std::uint64_t> lowest(specs.size());  // the base, as last placed
     std::vector<Planned> out;
-    for (int pass = rest ? 0 : 1; pass < 2; ++pass) {
+    const auto place = [&] {
         out.clear();
         std::uint64_t cursor = kAlignSectors;
         for (std::size_t i = 0; i < specs.size(); ++i) {
@@ -289,9 +543,9 @@ std::vector<Planned> plan(const std::vector<PartSpec>& specs, io::PartitionTable
                                                i == 0 ? "the partition table" : "the partition before",
                                                std::max(cursor, first_usable)));
             }
-            const std::uint64_t count = &p == rest         ? rest_sectors
-                                        : p.size == "auto" ? auto_sectors(p, first)
-                                                           : parse_sectors(p, p.size, "size");
+            lowest[i] = base(p, first);
+            const std::uint64_t count = lowest[i] + extra[i];
+            if (count == 0) refuse_part(p, "its size is zero");
             Planned pl;
             pl.spec = &p;
             pl.entry.index = is_logical ? static_cast<unsigned>(i + 2) : static_cast<unsigned>(i + 1);
@@ -303,38 +557,79 @@ std::vector<Planned> plan(const std::vector<PartSpec>& specs, io::PartitionTable
             out.push_back(pl);
             cursor = align_up(first + count);
         }
-        const std::uint64_t used_end = out.back().entry.first_lba + out.back().entry.sector_count;
-        if (pass == 0) {
-            // What the disk leaves after the others, ending on a 1 MiB
-            // boundary (before GPT's backup) as partitioning tools end it.
-            const std::uint64_t limit = *disk_sectors - tail;
-            std::uint64_t end = limit / kAlignSectors * kAlignSectors;
-            if (end < used_end) end = limit;
-            if (end <= used_end)
-                refuse_part(*rest, fmt::format("size=rest leaves nothing: the other partitions fill the {} "
-                                               "disk",
-                                               core::format_size_both(*disk_sectors * kSectorSize)));
-            rest_sectors = end - used_end;
+        return out.back().entry.first_lba + out.back().entry.sector_count;
+    };
+    std::uint64_t used_end = place();
+    if (disk_sectors && !growers.empty()) {
+        // What the disk leaves after the others, ending on a 1 MiB boundary
+        // (before GPT's backup) as partitioning tools end it, together with
+        // the growers' own smallest sizes, is shared by the growers in
+        // proportion to their weights (repart.d's Weight=): a grower whose
+        // share is below its smallest size or above its largest
+        // (SizeMaxBytes=) gets that size, and the rest is shared again among
+        // the others.
+        const std::uint64_t limit = *disk_sectors > tail ? *disk_sectors - tail : 0;
+        std::uint64_t end = limit / kAlignSectors * kAlignSectors;
+        if (end < used_end) end = limit;
+        std::uint64_t remaining = end > used_end ? end - used_end : 0;
+        for (std::size_t g : growers) remaining += lowest[g];
+        std::vector<std::size_t> active = growers;
+        std::vector<std::uint64_t> size(specs.size());
+        const auto share_of = [&](std::size_t g, unsigned __int128 weights) {
+            return static_cast<std::uint64_t>(
+                remaining * static_cast<unsigned __int128>(specs[g].sizing.weight) / weights);
+        };
+        for (bool bounded = true; bounded && !active.empty();) {
+            bounded = false;
+            unsigned __int128 weights = 0;
+            for (std::size_t g : active) weights += specs[g].sizing.weight;
+            for (auto it = active.begin(); it != active.end(); ++it) {
+                const std::uint64_t share = share_of(*it, weights);
+                const auto& max = specs[*it].sizing.max;
+                if (share < lowest[*it] || (max && share > *max)) {
+                    size[*it] = share < lowest[*it] ? lowest[*it] : std::max(*max, lowest[*it]);
+                    remaining -= std::min(remaining, size[*it]);
+                    active.erase(it);
+                    bounded = true;
+                    break;
+                }
+            }
+            if (bounded) continue;
+            // Whole MiBs each, so that the partitions after stay aligned; the
+            // last grower takes what the rounding leaves.
+            std::uint64_t given = 0;
+            for (std::size_t k = 0; k < active.size(); ++k) {
+                const std::size_t g = active[k];
+                const std::uint64_t share = share_of(g, weights);
+                size[g] = k + 1 < active.size() ? std::max(share / kAlignSectors * kAlignSectors, lowest[g])
+                                                : std::max(remaining - given, lowest[g]);
+                given += size[g];
+            }
         }
-        if (pass == 1) {
-            // The disk: -s, else up to the next 1 MiB boundary (and 1 MiB
-            // more for GPT's backup), as mkfs sizes a disk for its volume.
-            const std::uint64_t need = used_end + tail;
-            const std::uint64_t sectors =
-                disk_sectors ? *disk_sectors : align_up(used_end) + (gpt ? kAlignSectors : 0);
-            if (need > sectors)
-                throw Error(ErrorCode::usage,
-                            fmt::format("the partitions need {} ({} sectors{}); the disk (-s) is {}",
-                                        core::format_size_both(need * kSectorSize), need,
-                                        gpt ? ", GPT backup included" : "",
-                                        core::format_size_both(sectors * kSectorSize)));
-            if (!gpt && sectors > 0xFFFFFFFFull && used_end > 0xFFFFFFFFull)
-                throw Error(
-                    ErrorCode::usage,
-                    "an MBR describes only the first 2 TiB (2^32 sectors of 512 bytes); use --table gpt");
-            disk_out = sectors;
-        }
+        for (std::size_t g : growers) extra[g] = size[g] - lowest[g];
+        for (std::size_t g : growers)
+            if (specs[g].sizing.rest && extra[g] == 0)
+                refuse_part(specs[g],
+                            fmt::format("size=rest leaves nothing: the other partitions fill the {} "
+                                        "disk",
+                                        core::format_size_both(*disk_sectors * kSectorSize)));
+        used_end = place();
     }
+    // The disk: -s, else up to the next 1 MiB boundary (and 1 MiB more for
+    // GPT's backup), as mkfs sizes a disk for its volume.
+    const std::uint64_t need = used_end + tail;
+    const std::uint64_t sectors =
+        disk_sectors ? *disk_sectors : align_up(used_end) + (gpt ? kAlignSectors : 0);
+    if (need > sectors)
+        throw Error(
+            ErrorCode::usage,
+            fmt::format("the partitions need {} ({} sectors{}); the disk (-s) is {}",
+                        core::format_size_both(need * kSectorSize), need, gpt ? ", GPT backup included" : "",
+                        core::format_size_both(sectors * kSectorSize)));
+    if (!gpt && sectors > 0xFFFFFFFFull && used_end > 0xFFFFFFFFull)
+        throw Error(ErrorCode::usage,
+                    "an MBR describes only the first 2 TiB (2^32 sectors of 512 bytes); use --table gpt");
+    disk_out = sectors;
     if (logical) {
         Planned& ext = out[3];
         const io::Partition& last = out.back().entry;
@@ -390,14 +685,34 @@ std::uint64_t copy_image(const PartSpec& p, const std::string& path, io::BlockDe
 }
 
 int run_disk(DiskArgs a) {
+    if (!a.definitions.empty()) {
+        if (!a.parts.empty())
+            throw Error(ErrorCode::usage, "give the partitions with --part or with --definitions, not both");
+        if (a.table == "mbr")
+            throw Error(ErrorCode::usage,
+                        "repart.d files describe GPT partitions; leave --table out or give gpt");
+        a.table = "gpt";
+    } else {
+        if (!a.copy_source.empty())
+            throw Error(ErrorCode::usage,
+                        "--copy-source is where repart.d's CopyFiles= paths start; give "
+                        "--definitions");
+        if (a.parts.empty())
+            throw Error(ErrorCode::usage, "give the partitions: --part SPEC (or --definitions DIR)");
+        if (a.table.empty())
+            throw Error(ErrorCode::usage, "give the partition table: --table mbr or --table gpt");
+    }
     const io::PartitionTableKind kind = io::parse_partition_table_kind(a.table);
     if (kind == io::PartitionTableKind::none)
         throw Error(ErrorCode::usage,
                     "--table none makes no disk; use fsimg mkfs for an unpartitioned image");
     const bool gpt = kind == io::PartitionTableKind::gpt;
     std::vector<PartSpec> specs;
-    for (const std::string& text : a.parts)
+    if (!a.definitions.empty()) specs = read_definitions(a.definitions, a.copy_source);
+    for (const std::string& text : a.parts) {
         specs.push_back(parse_part(text, static_cast<unsigned>(specs.size() + 1)));
+        size_part(specs.back());
+    }
     for (const PartSpec& p : specs) {
         if (!gpt && (!p.name.empty() || !p.uuid.empty()))
             refuse_part(p, "name= and uuid= are GPT fields; an MBR entry has neither");
@@ -568,16 +883,23 @@ Action add_disk(CLI::App& app) {
         "  fsimg disk --table mbr -s 1G --part size=256M,fs=fat32,label=BOOT,from=boot/,bootable "
         "--part size=rest,fs=exfat,label=DATA sd.img\n"
         "  fsimg disk --table gpt --part size=100M,type=esp,fs=fat32,from=esp/ --part "
-        "size=512M,fs=ntfs,label=Data --part size=64M,type=linux,image=rootfs.ext4 uefi.img");
-    cmd->add_option("--table", args->table, "The partition table: mbr or gpt")
-        ->required()
+        "size=512M,fs=ntfs,label=Data --part size=64M,type=linux,image=rootfs.ext4 uefi.img\n"
+        "  fsimg disk --definitions repart.d --copy-source rootfs/ -s 2G os.img");
+    cmd->add_option("--table", args->table, "The partition table: mbr or gpt (required with --part)")
         ->check(CLI::IsMember({"mbr", "gpt"}));
     cmd->add_option("--part", args->parts,
                     "One partition, in table order: its size, place, type and content as KEY=VALUE items "
                     "(see below); repeatable")
-        ->required()
         ->type_name("SPEC")
         ->allow_extra_args(false);
+    cmd->add_option("--definitions", args->definitions,
+                    "The partitions from systemd-repart definition files instead: DIR/*.conf in name order "
+                    "(repart.d(5): Type=, Label=, UUID=, Weight=, SizeMinBytes=, SizeMaxBytes=, Format=vfat, "
+                    "exfat or ntfs, CopyFiles=, CopyBlocks=, Minimize=); GPT")
+        ->type_name("DIR");
+    cmd->add_option("--copy-source", args->copy_source,
+                    "--definitions: CopyFiles= source paths are below DIR (as systemd-repart --copy-source)")
+        ->type_name("DIR");
     cmd->add_option(
         "-s,--size", args->size,
         "The disk's size (64M, 1G, 16GB); default: the partitions' end, rounded up to 1 MiB (GPT: "

@@ -378,6 +378,7 @@ int mkfs_in_new_disk(const std::string& disk, unsigned number, const std::string
     a.mft_record_size = fs.mft_record_size;
     a.align = fs.align;
     a.part.type = fs.partition_type;
+    a.part.type_option = "type=";
     a.force = true;  // the partition is zeros: fsimg disk checked the file it replaces
     a.quiet = quiet;
     a.populate = fs.populate;

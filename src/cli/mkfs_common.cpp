@@ -200,8 +200,8 @@ namespace {
 /// for exFAT and NTFS, whose
 /// default type `fs_mbr_type` is 07). Linux reads any type; the choice may
 /// be deliberate (a Linux-only /boot), so it is said, not refused.
-void warn_unsuitable_type(const std::string& given, const io::PartitionType& t, bool gpt,
-                          std::uint8_t fs_mbr_type) {
+void warn_unsuitable_type(const std::string& option, const std::string& given, const io::PartitionType& t,
+                          bool gpt, std::uint8_t fs_mbr_type) {
     const bool fat = fs_mbr_type != 0x07;
     const auto esp = io::named_partition_type("esp");
     bool ok = false;
@@ -215,15 +215,15 @@ void warn_unsuitable_type(const std::string& given, const io::PartitionType& t, 
     if (ok) return;
     warn(
         fat ? fmt::format(
-                  "--partition-type {} does not suit FAT: Windows and UEFI read FAT only from MBR types "
+                  "{}{} does not suit FAT: Windows and UEFI read FAT only from MBR types "
                   "01, 04, 06, 0B, 0C, 0E and EF and GPT Basic Data and EFI System partitions (Linux reads "
                   "any type)",
-                  given)
+                  option, given)
             : fmt::format(
-                  "--partition-type {} does not suit exFAT or NTFS: Windows mounts them only from MBR type "
+                  "{}{} does not suit exFAT or NTFS: Windows mounts them only from MBR type "
                   "07 and GPT Basic Data partitions, and UEFI firmware reads an EFI System Partition only as "
                   "FAT (Linux reads any type)",
-                  given));
+                  option, given));
 }
 
 }  // namespace
@@ -246,7 +246,7 @@ io::PartitionType partition_type(const PartitionOptions& o, io::PartitionTableKi
     } else {
         t = {*parse_mbr_type(o.type), {}};
     }
-    warn_unsuitable_type(o.type, t, gpt, mbr_type);
+    warn_unsuitable_type(o.type_option, o.type, t, gpt, mbr_type);
     return t;
 }
 

@@ -69,6 +69,7 @@ std::uint32_t volume_id_32(const std::optional<std::uint32_t>& given, const Crea
 struct PartitionOptions {
     std::string type, start, disk_id, uuid, name, hidden_sectors;
     bool bootable = false;
+    std::string type_option = "--partition-type ";  ///< how warnings name `type` (fsimg disk: "type=")
 };
 
 /// The type --partition-type names for a table of `ptable` (a name, an MBR

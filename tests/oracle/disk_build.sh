@@ -112,6 +112,40 @@ read -r a2 e2 < <(sgdisk -i 2 auto.img | awk '/First sector/ {f=$3} /Last sector
 check auto.img --partition 1 --manifest data.manifest
 check auto.img --partition 2 --manifest boot.manifest
 
+# systemd-repart definition files (--definitions, --copy-source): files in
+# name order; a fixed ESP (SizeMinBytes = SizeMaxBytes), a root partition
+# from CopyBlocks= that grows with Weight=500 up to SizeMaxBytes=, an exFAT
+# data partition (Format=exfat, an fsimg extension) taking the rest; types,
+# names and the UUID as sgdisk reads them; the trees through check-image.
+mkdir -p repart.d src
+ln -s "$PWD/boot" src/boot; ln -s "$PWD/data" src/data
+printf '# the ESP\n[Partition]\nType=esp\nLabel=ESP\nFormat=vfat\nCopyFiles=/boot:/\nSizeMinBytes=64M\nSizeMaxBytes=64M\n' > repart.d/10-esp.conf
+printf '[Partition]\nType=root-x86-64\nCopyBlocks=rootfs.ext4\nWeight=500\nSizeMaxBytes=100M\n' > repart.d/20-root.conf
+printf '[Partition]\nType=basic-data\nLabel=Data\nFormat=exfat\nCopyFiles=/data:/\nUUID=%s\n' $uuid > repart.d/30-data.conf
+"$FSIMG" disk -q --definitions repart.d --copy-source src -s 512M repart.img && pass || fail "fsimg disk --definitions failed"
+sgdisk -v repart.img | grep -q 'No problems found' && pass || fail "sgdisk -v repart.img: $(sgdisk -v repart.img)"
+got=$(sgdisk -p repart.img | awk '/^ +[0-9]/ {print $1, $2, $3, $6, $7}' | tr '\n' ';')
+[ "$got" = "1 2048 133119 EF00 ESP;2 133120 337919 8304 root-x86-64;3 337920 1046527 0700 Data;" ] && pass ||
+  fail "repart.img table: $got"
+sgdisk -i 3 repart.img | grep -q "Partition unique GUID: $uuid" && pass || fail "UUID=: $(sgdisk -i 3 repart.img)"
+check repart.img --partition 1 --manifest boot.manifest
+check repart.img --partition 3 --manifest data.manifest
+read -r f2 l2 < <(sgdisk -i 2 repart.img | awk '/First sector/ {f=$3} /Last sector/ {l=$3} END {print f, l}')
+cmp -s rootfs.ext4 <(dd if=repart.img bs=512 skip="$f2" count=$((3000000 / 512 + 1)) status=none | head -c 3000000) &&
+  pass || fail "CopyBlocks= did not copy rootfs.ext4"
+# Two growing partitions share the space by weight (1:3, each share at
+# least the partition's minimum), in whole MiBs but the last; without -s each
+# is at its minimum (SizeMinBytes=, 10M by default).
+mkdir w.d
+printf '[Partition]\nType=linux-generic\n' > w.d/1.conf
+printf '[Partition]\nType=home\nWeight=3000\n' > w.d/2.conf
+"$FSIMG" disk -q --definitions w.d -s 402M w.img && pass || fail "weights: fsimg disk failed"
+got=$(sgdisk -p w.img | awk '/^ +[0-9]/ {print $1, $2, $3}' | tr '\n' ';')
+[ "$got" = "1 2048 206847;2 206848 821247;" ] && pass || fail "weights 1000:3000 of 400 MiB: $got"
+"$FSIMG" disk -q --definitions w.d wmin.img && pass || fail "weights without -s: fsimg disk failed"
+got=$(sgdisk -p wmin.img | awk '/^ +[0-9]/ {print $1, $2, $3}' | tr '\n' ';')
+[ "$got" = "1 2048 22527;2 22528 43007;" ] && pass || fail "minimum sizes without -s: $got"
+
 # Refusals: nothing created or changed, no temporary left.
 head -c 4096 /dev/urandom > data.bin; sum=$(sha256sum < data.bin)
 expect_fail 3 "data.bin" "$FSIMG" disk --table mbr --part size=4M data.bin
@@ -127,5 +161,14 @@ expect_fail 2 "image=rootfs.ext4 holds" "$FSIMG" disk --table mbr --part size=2M
 expect_fail 2 "cannot make -t fat32" "$FSIMG" disk --table mbr --part size=4M,fs=fat32 new.img
 expect_fail 2 "size=auto sizes the filesystem to its from= trees" "$FSIMG" disk --table mbr --part size=auto,fs=fat new.img
 expect_fail 2 "free= is the room size=auto leaves" "$FSIMG" disk --table mbr --part size=4M,fs=fat,from=boot,free=1M new.img
+mkdir bad.d
+printf '[Partition]\nType=esp\nEncrypt=tpm2\n' > bad.d/1.conf
+expect_fail 2 "bad.d/1.conf:3: Encrypt= is not supported" "$FSIMG" disk --definitions bad.d new.img
+printf '[Partition]\nType=linux-generic\nFormat=ext4\n' > bad.d/1.conf
+expect_fail 2 "Format=ext4: fsimg makes vfat, exfat and ntfs" "$FSIMG" disk --definitions bad.d new.img
+printf '[Partition]\nType=esp\nCopyFiles=boot:/\n' > bad.d/1.conf
+expect_fail 2 "both paths are absolute" "$FSIMG" disk --definitions bad.d new.img
+expect_fail 2 "repart.d files describe GPT partitions" "$FSIMG" disk --table mbr --definitions w.d new.img
+expect_fail 2 "not both" "$FSIMG" disk --definitions w.d --part size=4M new.img
 [ ! -e new.img ] && [ -z "$(ls -A | grep '^\.new\.img\.fsimg-')" ] && pass || fail "a refused disk left files: $(ls -A)"
 finish

@@ -139,6 +139,14 @@ disk_trees() {
   head -c 3000000 /dev/zero | tr '\0' 'r' > rootfs.ext4
   touch -d @1700000000 boot/* data/* esp/EFI/BOOT/* esp/EFI/BOOT esp/EFI boot data esp
 }
+# repart.d/ for fsimg disk --definitions (docs/disk.md), with disk_trees' trees.
+disk_repart() {
+  disk_trees
+  mkdir -p repart.d
+  printf '[Partition]\nType=esp\nLabel=ESP\nFormat=vfat\nCopyFiles=/esp:/\nSizeMinBytes=64M\nSizeMaxBytes=64M\n' \
+    > repart.d/10-esp.conf
+  printf '[Partition]\nType=basic-data\nLabel=Data\nFormat=exfat\nCopyFiles=/data:/\n' > repart.d/20-data.conf
+}
 # crossed.img: FAT32 (mkfs.fat + mcopy) whose /B.TXT shares its clusters with
 # /A.TXT (tests/tools/fat_damage.py chain-cross-link); new.txt to copy in.
 edit_damaged() {
