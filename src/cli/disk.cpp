@@ -35,13 +35,14 @@ namespace fsimg::cli {
 namespace {
 
 constexpr std::uint32_t kSectorSize = 512;
-constexpr std::uint64_t kAlignSectors = (1u << 20) / kSectorSize;  // 1 MiB, as sfdisk and sgdisk align
+constexpr std::uint64_t kDefaultAlign = 1u << 20;  // 1 MiB, as sfdisk and sgdisk align
 
 struct DiskArgs {
     std::string table;
     std::string size;
     std::string disk_id;
     std::string volume_id;
+    std::string align;  ///< --align: where partitions start and end
     std::vector<std::string> parts;
     std::string definitions;  ///< --definitions: a repart.d folder
     std::string copy_source;  ///< --copy-source: where CopyFiles= paths start
@@ -207,9 +208,7 @@ std::uint64_t parse_sectors(const PartSpec& p, const std::string& text, const ch
     return sectors;
 }
 
-std::uint64_t align_up(std::uint64_t lba) {
-    return (lba + kAlignSectors - 1) / kAlignSectors * kAlignSectors;
-}
+std::uint64_t align_up(std::uint64_t lba, std::uint64_t align) { return (lba + align - 1) / align * align; }
 
 /// An MBR type byte in hex, 01..FF.
 std::optional<std::uint8_t> hex_byte(std::string_view text) {
@@ -258,7 +257,7 @@ io::PartitionType initial_type(const PartSpec& p, io::PartitionTableKind kind) {
 
 /// Where each partition goes. MBR with more than four: the first three are
 /// primary, the fourth entry an extended partition holding the rest as
-/// logical partitions 5, 6, ..., each 1 MiB behind its EBR (as sfdisk
+/// logical partitions 5, 6, ..., each --align (1 MiB) behind its EBR (as sfdisk
 /// places them).
 struct Planned {
     const PartSpec* spec = nullptr;  ///< nullptr: the extended partition
@@ -474,8 +473,8 @@ std::vector<PartSpec> read_definitions(const std::string& dir, const std::string
 using AutoSize = std::function<std::uint64_t(const PartSpec&, std::uint64_t start)>;
 
 std::vector<Planned> plan(const std::vector<PartSpec>& specs, io::PartitionTableKind kind,
-                          std::optional<std::uint64_t> disk_sectors, std::uint64_t& disk_out,
-                          const AutoSize& auto_sectors) {
+                          std::optional<std::uint64_t> disk_sectors, std::uint64_t align,
+                          std::uint64_t& disk_out, const AutoSize& auto_sectors) {
     const bool gpt = kind == io::PartitionTableKind::gpt;
     const bool logical = !gpt && specs.size() > 4;
     if (gpt && specs.size() > 128)
@@ -515,7 +514,7 @@ std::vector<Planned> plan(const std::vector<PartSpec>& specs, io::PartitionTable
     std::vector<Planned> out;
     const auto place = [&] {
         out.clear();
-        std::uint64_t cursor = kAlignSectors;
+        std::uint64_t cursor = align_up(first_usable, align);
         for (std::size_t i = 0; i < specs.size(); ++i) {
             const PartSpec& p = specs[i];
             const bool is_logical = logical && i >= 3;
@@ -529,7 +528,7 @@ std::vector<Planned> plan(const std::vector<PartSpec>& specs, io::PartitionTable
             std::uint64_t ebr = 0;
             if (is_logical) {
                 ebr = cursor;
-                cursor += kAlignSectors;
+                cursor += align;
             }
             std::uint64_t first = cursor;
             if (!p.start.empty()) {
@@ -555,13 +554,13 @@ std::vector<Planned> plan(const std::vector<PartSpec>& specs, io::PartitionTable
             pl.entry.bootable = p.bootable;
             pl.entry.name = p.name.empty() && kind == io::PartitionTableKind::gpt ? p.label : p.name;
             out.push_back(pl);
-            cursor = align_up(first + count);
+            cursor = align_up(first + count, align);
         }
         return out.back().entry.first_lba + out.back().entry.sector_count;
     };
     std::uint64_t used_end = place();
     if (disk_sectors && !growers.empty()) {
-        // What the disk leaves after the others, ending on a 1 MiB boundary
+        // What the disk leaves after the others, ending on an --align boundary
         // (before GPT's backup) as partitioning tools end it, together with
         // the growers' own smallest sizes, is shared by the growers in
         // proportion to their weights (repart.d's Weight=): a grower whose
@@ -569,7 +568,7 @@ std::vector<Planned> plan(const std::vector<PartSpec>& specs, io::PartitionTable
         // (SizeMaxBytes=) gets that size, and the rest is shared again among
         // the others.
         const std::uint64_t limit = *disk_sectors > tail ? *disk_sectors - tail : 0;
-        std::uint64_t end = limit / kAlignSectors * kAlignSectors;
+        std::uint64_t end = limit / align * align;
         if (end < used_end) end = limit;
         std::uint64_t remaining = end > used_end ? end - used_end : 0;
         for (std::size_t g : growers) remaining += lowest[g];
@@ -601,7 +600,7 @@ std::vector<Planned> plan(const std::vector<PartSpec>& specs, io::PartitionTable
             for (std::size_t k = 0; k < active.size(); ++k) {
                 const std::size_t g = active[k];
                 const std::uint64_t share = share_of(g, weights);
-                size[g] = k + 1 < active.size() ? std::max(share / kAlignSectors * kAlignSectors, lowest[g])
+                size[g] = k + 1 < active.size() ? std::max(share / align * align, lowest[g])
                                                 : std::max(remaining - given, lowest[g]);
                 given += size[g];
             }
@@ -615,11 +614,11 @@ std::vector<Planned> plan(const std::vector<PartSpec>& specs, io::PartitionTable
                                         core::format_size_both(*disk_sectors * kSectorSize)));
         used_end = place();
     }
-    // The disk: -s, else up to the next 1 MiB boundary (and 1 MiB more for
+    // The disk: -s, else up to the next --align boundary (and that more for
     // GPT's backup), as mkfs sizes a disk for its volume.
     const std::uint64_t need = used_end + tail;
     const std::uint64_t sectors =
-        disk_sectors ? *disk_sectors : align_up(used_end) + (gpt ? kAlignSectors : 0);
+        disk_sectors ? *disk_sectors : align_up(used_end, align) + (gpt ? align_up(tail, align) : 0);
     if (need > sectors)
         throw Error(
             ErrorCode::usage,
@@ -762,7 +761,15 @@ int run_disk(DiskArgs a) {
         return it->second;
     };
     std::uint64_t sectors = 0;
-    std::vector<Planned> layout = plan(specs, kind, disk_sectors, sectors, auto_sectors);
+    std::uint64_t align = kDefaultAlign / kSectorSize;
+    if (!a.align.empty()) {
+        const std::uint64_t bytes = core::parse_size(a.align);
+        if (bytes == 0 || bytes % kSectorSize != 0)
+            throw Error(ErrorCode::usage, fmt::format("--align {} is not a whole number of {}-byte sectors",
+                                                      a.align, kSectorSize));
+        align = bytes / kSectorSize;
+    }
+    std::vector<Planned> layout = plan(specs, kind, disk_sectors, align, sectors, auto_sectors);
 
     // The destination: a file that holds anything is refused without --force.
     if (exists && !S_ISREG(st.st_mode))
@@ -902,8 +909,11 @@ Action add_disk(CLI::App& app) {
         ->type_name("DIR");
     cmd->add_option(
         "-s,--size", args->size,
-        "The disk's size (64M, 1G, 16GB); default: the partitions' end, rounded up to 1 MiB (GPT: "
-        "1 MiB more for its backup)");
+        "The disk's size (64M, 1G, 16GB); default: the partitions' end, rounded up to --align (GPT: "
+        "that more for its backup)");
+    cmd->add_option("--align", args->align,
+                    "Partitions start (and rest, weights and the disk's end round) on multiples of SIZE: "
+                    "default 1M, as sfdisk and sgdisk; 4M or 8M for an SD card's allocation unit");
     cmd->add_option("--disk-id", args->disk_id,
                     "The MBR disk signature (8 hex digits) or the GPT disk GUID (default: from --volume-id)");
     cmd->add_option("--volume-id", args->volume_id,

@@ -8,7 +8,9 @@
 #   when built twice with SOURCE_DATE_EPOCH, each volume its own serial.
 # - A UEFI disk (GPT: ESP FAT32, basic-data NTFS, a raw Linux partition from
 #   an image file, given PARTUUID and names): sgdisk -v, mmls, the types,
-#   names and GUIDs sgdisk reads, the raw partition byte-exact.
+#   names and GUIDs sgdisk reads, the raw partition byte-exact, the same
+#   table as sgdisk makes for the same layout; mkfs IMAGE@N on the Pi card
+#   changes nothing outside partition N.
 # - An MBR of six partitions: the fourth and later logical (5, 6, 7) in an
 #   extended partition 4 whose EBRs are byte-identical to sfdisk's for the
 #   same layout; the logical exFAT and NTFS partitions read by the checkers.
@@ -75,6 +77,31 @@ read -r f3 l3 < <(sgdisk -i 3 uefi.img | awk '/First sector/ {f=$3} /Last sector
 cmp -s want3 <(dd if=uefi.img bs=512 skip="$f3" count=$((l3 - f3 + 1)) status=none) && pass || fail "partition 3 is not rootfs.ext4"
 check uefi.img --partition 1 --manifest boot.manifest
 check uefi.img --partition 2 --manifest data.manifest
+
+# sgdisk with the same layout (1 MiB alignment) makes the same table.
+truncate -s "$(stat -c %s uefi.img)" sg.img
+sgdisk -n 1:0:+100M -t 1:ef00 -n 2:0:+300M -t 2:0700 -n 3:0:+8M -t 3:8300 sg.img >/dev/null
+lay() { sgdisk -p "$1" | awk '/^ +[0-9]/ {print $1, $2, $3, $6}' | tr '\n' ';'; }
+[ "$(lay uefi.img)" = "$(lay sg.img)" ] && pass || fail "uefi.img's table differs from sgdisk's: $(lay uefi.img) / $(lay sg.img)"
+# mkfs IMAGE@N on a disk fsimg disk made: only that partition changes.
+tools=$(cd "$here/../tools" && pwd)
+cp --sparse=always sd.img before.img
+"$FSIMG" mkfs -q -t ntfs --force sd.img@2 && pass || fail "mkfs -t ntfs sd.img@2 failed"
+read -r f2 n2 < <(sfdisk -d sd.img | awk -F'[=,]' '/^sd.img2 / {print $2 + 0, $4 + 0}')
+changed=$(python3 "$tools/changed_outside.py" before.img sd.img "$f2" "$n2" mbr)
+[ -z "$changed" ] && pass || fail "mkfs sd.img@2 changed bytes outside the partition at $changed"
+"$FSIMG" fsck sd.img@2 2>&1 | grep -q '^sd.img@2: NTFS' && pass || fail "sd.img@2 is not NTFS: $("$FSIMG" fsck sd.img@2 2>&1)"
+
+# --align: 4 MiB (an SD card's allocation unit): starts, the rest and the
+# EBRs on 4 MiB; 4 KiB on a GPT: the first partition after the table at 40.
+"$FSIMG" disk -q --table mbr -s 1G --align 4M --part size=256M,fs=fat32 --part size=8M --part size=8M \
+  --part size=8M --part size=rest a4.img && pass || fail "--align 4M failed"
+got=$(parts a4.img | awk -F'[=,]' '{printf "%d+%d ", $2, $4}')
+[ "$got" = "8192+524288 532480+16384 548864+16384 565248+1531904 573440+16384 598016+1499136 " ] && pass || fail "--align 4M: $got"
+sfdisk --verify a4.img >/dev/null 2>&1 && pass || fail "sfdisk --verify a4.img: $(sfdisk --verify a4.img 2>&1)"
+"$FSIMG" disk -q --table gpt --align 4K --part size=8M --part size=8M a5.img && pass || fail "--align 4K failed"
+[ "$(sgdisk -p a5.img | awk '/^ +[0-9]/ {print $2, $3}' | tr '\n' ';')" = "40 16423;16424 32807;" ] &&
+  [ "$(stat -c %s a5.img)" = $((32848 * 512)) ] && pass || fail "--align 4K: $(sgdisk -p a5.img | tail -2)"
 
 # Six partitions on an MBR: 1-3 primary, 4 extended, 5-7 logical.
 "$FSIMG" disk -q --table mbr --part size=16M,fs=fat16 --part size=16M --part size=16M,fs=fat12 \
