@@ -22,7 +22,7 @@ _fsimg_options() {
         label) echo "--volume-id --json --force-unsafe --check -q --quiet --codepage -h --help" ;;
         attrib) echo "--json --force-unsafe --check -q --quiet --codepage --help" ;;
         undo) echo "-q --quiet --codepage -h --help" ;;
-        disk) echo "--table --part --definitions --copy-source -s --size --align --disk-id --volume-id --force --local-time --dot-hidden --overlay --rename
+        disk) echo "--table --part --definitions --copy-source -s --size --align --disk-id --volume-id --force --json --local-time --dot-hidden --overlay --rename
                     --symlinks -q --quiet --progress -h --help" ;;
         help) echo "-h --help" ;;
     esac

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -22,8 +23,10 @@
 #include "fsimg/core/text.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/utf.hpp"
+#include "fsimg/core/utf8_safe.hpp"
 #include "fsimg/fs/detect.hpp"
 #include "fsimg/io/file_image.hpp"
+#include "fsimg/io/open.hpp"
 #include "fsimg/io/partition.hpp"
 #include "fsimg/io/probe.hpp"
 #include "mkfs_common.hpp"
@@ -48,6 +51,7 @@ struct DiskArgs {
     std::string copy_source;  ///< --copy-source: where CopyFiles= paths start
     bool force = false;
     bool quiet = false;
+    bool json = false;
     PopulateArgs populate;  // the options every from= shares (--symlinks, --rename, ...)
     std::string image;
 };
@@ -683,6 +687,42 @@ std::uint64_t copy_image(const PartSpec& p, const std::string& path, io::BlockDe
     return source->size();
 }
 
+/// --json: the disk as written, read back: its table, and each partition's
+/// entry with what it holds (a filesystem as mkfs --json describes it, a
+/// copied image file, nothing, or the extended partition's logical ones).
+void print_disk_json(const std::string& image, const std::vector<Planned>& layout) {
+    const io::OpenedVolume disk = io::open_disk(image);
+    nlohmann::json parts = nlohmann::json::array();
+    for (const io::Partition& p : disk.table.partitions) {
+        nlohmann::json j = partition_json(disk.table, p);
+        const auto planned = std::find_if(layout.begin(), layout.end(),
+                                          [&](const Planned& pl) { return pl.entry.index == p.index; });
+        const PartSpec* spec = planned == layout.end() ? nullptr : planned->spec;
+        j["filesystem"] = nullptr;
+        j["source"] = nullptr;
+        if (spec == nullptr) {
+            j["content"] = "extended";
+        } else if (!spec->fs.empty()) {
+            j["content"] = "filesystem";
+            io::OpenedVolume v = io::open_volume(fmt::format("{}@{}", image, p.index));
+            j["filesystem"] = volume_json(v);
+        } else if (!spec->image.empty()) {
+            j["content"] = "image";
+            j["source"] = core::escape_invalid_utf8(spec->image);
+        } else {
+            j["content"] = "empty";
+        }
+        parts.push_back(std::move(j));
+    }
+    nlohmann::json d = disk_json(disk.table);
+    d["size"] = disk.file->size();
+    const nlohmann::json out{{"schema_version", 1},
+                             {"image", core::escape_invalid_utf8(image)},
+                             {"disk", d},
+                             {"partitions", parts}};
+    fmt::print("{}\n", out.dump(2));
+}
+
 int run_disk(DiskArgs a) {
     if (!a.definitions.empty()) {
         if (!a.parts.empty())
@@ -872,6 +912,7 @@ int run_disk(DiskArgs a) {
         }
     }
     out.commit();
+    if (a.json) print_disk_json(a.image, layout);
     return kExitOk;
 }
 
@@ -933,8 +974,11 @@ Action add_disk(CLI::App& app) {
         ->check(CLI::IsMember({"skip", "follow", "error", "store"}))
         ->each([args](const std::string&) { args->populate.symlinks_given = true; });
     cmd->add_option("IMAGE", args->image, "The disk image file to create")->required();
+    cmd->add_flag("--json", args->json,
+                  "Print the disk as JSON for a build log instead of the summary (read back from it: the "
+                  "table, each partition's offset, size, type and PARTUUID and what it holds; docs/json.md)");
     return [args] {
-        args->quiet = output_options().quiet;
+        args->quiet = output_options().quiet || args->json;  // with --json the summary is the JSON
         return run_disk(*args);
     };
 }

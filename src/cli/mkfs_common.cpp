@@ -428,10 +428,37 @@ void note_no_partition_table(io::PartitionTableKind ptable, bool in_partition, c
         fs_fix == "--partition-table mbr or gpt" ? " (and writes into the exFAT boot sector)" : "", fs_fix));
 }
 
-void print_mkfs_json(const std::string& image, io::PartitionTableKind ptable) {
-    const auto [path, number] = io::split_image_spec(image);
-    const std::string spec = number || ptable == io::PartitionTableKind::none ? image : image + "@1";
-    io::OpenedVolume v = io::open_volume(spec);
+nlohmann::json partition_json(const io::PartitionTable& table, const io::Partition& p) {
+    const bool gpt = table.kind == io::PartitionTableKind::gpt;
+    std::string guid = gpt ? io::format_guid(p.gpt_unique) : std::string();
+    std::transform(guid.begin(), guid.end(), guid.begin(),
+                   [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    nlohmann::json part{
+        {"number", p.index},
+        {"offset", p.first_lba * table.sector_size},
+        {"size", p.sector_count * table.sector_size},
+        {"type", gpt ? io::format_guid(p.gpt_type) : fmt::format("0x{:02X}", p.mbr_type)},
+        // The PARTUUID Linux gives it (root=PARTUUID=... on a kernel command line).
+        {"partuuid", gpt ? guid : fmt::format("{:08x}-{:02x}", table.mbr_disk_signature, p.index)},
+    };
+    if (gpt) {
+        const auto name = io::gpt_type_name(p.gpt_type);
+        part["type_name"] = name ? nlohmann::json(std::string(*name)) : nlohmann::json(nullptr);
+        part["name"] = core::escape_invalid_utf8(p.name);
+    } else {
+        part["bootable"] = p.bootable;
+    }
+    return part;
+}
+
+nlohmann::json disk_json(const io::PartitionTable& table) {
+    return table.kind == io::PartitionTableKind::gpt
+               ? nlohmann::json{{"table", "gpt"}, {"disk_guid", io::format_guid(table.gpt_disk_guid)}}
+               : nlohmann::json{{"table", "mbr"},
+                                {"disk_signature", fmt::format("{:08x}", table.mbr_disk_signature)}};
+}
+
+nlohmann::json volume_json(io::OpenedVolume& v) {
     check::Findings found;
     fs::CheckOptions o;
     o.placement = fs::placement_of(v);
@@ -439,9 +466,7 @@ void print_mkfs_json(const std::string& image, io::PartitionTableKind ptable) {
     const auto ed = fs::open_editor(v.device(), c.detection.kind, {});
     const std::uint64_t id = ed->volume_id();
     const check::Summary& s = c.summary;
-    nlohmann::json j{
-        {"schema_version", 1},
-        {"image", core::escape_invalid_utf8(path)},
+    return nlohmann::json{
         {"filesystem", s.type},
         {"volume_bytes", v.device().size()},
         {"cluster_bytes", s.cluster_bytes},
@@ -455,35 +480,20 @@ void print_mkfs_json(const std::string& image, io::PartitionTableKind ptable) {
                                                  : fmt::format("{:04X}-{:04X}", id >> 16, id & 0xFFFF)},
         {"errors", found.count(check::Severity::error) + found.count(check::Severity::fatal)},
         {"warnings", found.count(check::Severity::warning)},
-        {"partition", nullptr},
-        {"disk", nullptr},
     };
+}
+
+void print_mkfs_json(const std::string& image, io::PartitionTableKind ptable) {
+    const auto [path, number] = io::split_image_spec(image);
+    const std::string spec = number || ptable == io::PartitionTableKind::none ? image : image + "@1";
+    io::OpenedVolume v = io::open_volume(spec);
+    nlohmann::json j{{"schema_version", 1}, {"image", core::escape_invalid_utf8(path)}};
+    j.update(volume_json(v));
+    j["partition"] = nullptr;
+    j["disk"] = nullptr;
     if (v.table.kind != io::PartitionTableKind::none && v.partition) {
-        const io::Partition& p = *v.partition;
-        const bool gpt = v.table.kind == io::PartitionTableKind::gpt;
-        std::string guid = gpt ? io::format_guid(p.gpt_unique) : std::string();
-        std::transform(guid.begin(), guid.end(), guid.begin(),
-                       [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-        nlohmann::json part{
-            {"number", p.index},
-            {"offset", p.first_lba * v.table.sector_size},
-            {"size", p.sector_count * v.table.sector_size},
-            {"type", gpt ? io::format_guid(p.gpt_type) : fmt::format("0x{:02X}", p.mbr_type)},
-            // The PARTUUID Linux gives it (root=PARTUUID=... on a kernel command line).
-            {"partuuid", gpt ? guid : fmt::format("{:08x}-{:02x}", v.table.mbr_disk_signature, p.index)},
-        };
-        if (gpt) {
-            const auto name = io::gpt_type_name(p.gpt_type);
-            part["type_name"] = name ? nlohmann::json(std::string(*name)) : nlohmann::json(nullptr);
-            part["name"] = core::escape_invalid_utf8(p.name);
-        } else {
-            part["bootable"] = p.bootable;
-        }
-        j["partition"] = part;
-        j["disk"] =
-            gpt ? nlohmann::json{{"table", "gpt"}, {"disk_guid", io::format_guid(v.table.gpt_disk_guid)}}
-                : nlohmann::json{{"table", "mbr"},
-                                 {"disk_signature", fmt::format("{:08x}", v.table.mbr_disk_signature)}};
+        j["partition"] = partition_json(v.table, *v.partition);
+        j["disk"] = disk_json(v.table);
     }
     fmt::print("{}\n", j.dump(2));
 }

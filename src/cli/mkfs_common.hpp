@@ -9,8 +9,11 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "fsimg/core/error.hpp"
 #include "fsimg/io/block_device.hpp"
+#include "fsimg/io/open.hpp"
 #include "fsimg/io/partition.hpp"
 
 namespace fsimg::cli {
@@ -157,6 +160,18 @@ void note_no_partition_table(io::PartitionTableKind ptable, bool in_partition, c
 /// (schema docs/schemas/mkfs.schema.json). Throws Error(io) when the image
 /// cannot be read back.
 void print_mkfs_json(const std::string& image, io::PartitionTableKind ptable);
+
+/// The JSON of mkfs --json's "partition" (number, offset and size in bytes,
+/// type, partuuid; MBR: bootable; GPT: type_name, name) for `p` of `table`.
+nlohmann::json partition_json(const io::PartitionTable& table, const io::Partition& p);
+/// mkfs --json's "disk": table, and disk_signature (MBR) or disk_guid (GPT).
+nlohmann::json disk_json(const io::PartitionTable& table);
+/// mkfs --json's filesystem fields (filesystem, volume_bytes, cluster_bytes,
+/// cluster_count, used and free clusters, files, directories, label,
+/// volume_id, errors, warnings) of the opened volume, read back and checked.
+/// Throws Error(io) when it cannot be read, Error(not_this_fs) when it holds
+/// none of fsimg's filesystems.
+nlohmann::json volume_json(io::OpenedVolume& v);
 
 struct Destination {
     std::string image;              ///< the path given

@@ -47,6 +47,10 @@ validate mkfs "$FSIMG" mkfs -t fat12 -s 4M -L SMALL m12.img
 validate mkfs "$FSIMG" mkfs -t fat32 -s 300M --partition-table mbr --from t m32.img
 validate mkfs "$FSIMG" mkfs -t exfat -s 64M --partition-table gpt mx.img
 validate mkfs "$FSIMG" mkfs -t ntfs -s 64M --from t mn.img
+head -c 100000 /dev/zero > raw.bin
+validate disk "$FSIMG" disk --table mbr --part size=16M,fs=fat,from=t,bootable --part size=4M,image=raw.bin \
+  --part size=4M --part size=4M --part size=8M,fs=exfat dm.img
+validate disk "$FSIMG" disk --table gpt --part size=8M,type=esp,fs=fat,name=EFI --part size=16M,fs=ntfs,from=t dg.img
 validate dump-fat "$FSIMG" dump t16.img@1
 validate dump-fat "$FSIMG" dump t32.img@1
 validate dump-fat "$FSIMG" dump bad.img@1

@@ -56,6 +56,26 @@ pi sd.img && cmp -s sd.img sd1.img && pass || fail "the Pi card is not byte-iden
 grep -q '^out.img: mbr disk 13 MiB' out.txt && grep -q '^out.img@1: FAT16 8 MiB.*label "A", in mbr partition 1 at sector 2048' out.txt &&
   grep -q "^out.img@2: empty, in mbr partition 2 at sector 18432, 4 MiB" out.txt && pass || fail "summary: $(cat out.txt)"
 
+# --json: the table and each partition's content, read back (values against sfdisk and mtools).
+"$FSIMG" disk --json --table mbr -s 96M --disk-id 5eed0001 --part size=40M,fs=fat32,label=BOOT,from=boot,bootable \
+  --part size=8M --part size=rest,fs=exfat,label=DATA js.img > js.json 2>err && pass || fail "disk --json: $(cat err)"
+got=$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(d["disk"]["disk_signature"], d["disk"]["size"])
+for p in d["partitions"]:
+    f = p["filesystem"] or {}
+    print(p["number"], p["offset"] // 512, p["size"] // 512, p["type"], p["partuuid"], p["content"], f.get("filesystem"), f.get("label"), f.get("files"))
+' js.json)
+want="5eed0001 $((96 << 20))
+$(sfdisk -d js.img | awk -F'[=,]' '/^js.img1 / {print 1, $2 + 0, $4 + 0, "0x0C", "5eed0001-01", "filesystem", "FAT32", "BOOT", '"$(mdir -/ -b -i js.img@@1M :: | grep -c '[^/]$')"'}')
+$(sfdisk -d js.img | awk -F'[=,]' '/^js.img2 / {print 2, $2 + 0, $4 + 0, "0x83", "5eed0001-02", "empty", "None", "None", "None"}')
+$(sfdisk -d js.img | awk -F'[=,]' '/^js.img3 / {print 3, $2 + 0, $4 + 0, "0x07", "5eed0001-03", "filesystem", "exFAT", "DATA", 0}')"
+[ "$got" = "$want" ] && pass || fail "disk --json: got
+$got
+want
+$want"
+
 # The UEFI disk.
 head -c 3000000 /dev/urandom > rootfs.ext4
 uuid=6A1F3B5C-0D2E-4F70-8192-A3B4C5D6E7F8
