@@ -142,7 +142,9 @@ nlohmann::json partition_json(const io::OpenedVolume& v) {
 
 /// The partition table as sfdisk -l and mmls list it: one line per entry, the
 /// selected one starred, then any problem of the EBR chain as a line "  problem: ...".
-void print_partition_table(const io::OpenedVolume& v) {
+/// `with_content`: each partition's line also says what it holds (dump of a
+/// disk without @N, where the user chooses one).
+void print_partition_table(const io::OpenedVolume& v, bool with_content = false) {
     fmt::print("Partition table:  {}, {}-byte sectors, {} partition(s)\n", io::to_string(v.table.kind),
                v.table.sector_size, v.table.partitions.size());
     if (v.table.kind == io::PartitionTableKind::gpt) {
@@ -158,9 +160,13 @@ void print_partition_table(const io::OpenedVolume& v) {
                               io::is_extended_type(p.mbr_type) ? " extended"
                               : p.index >= 5 ? fmt::format(" logical, EBR at LBA {}", p.ebr_lba)
                                              : std::string());
-        fmt::print("  #{} {} start LBA {}, {} sectors ({}), {}\n", p.index,
-                   v.partition && v.partition->index == p.index ? "*" : " ", p.first_lba, p.sector_count,
-                   core::format_size(p.sector_count * v.table.sector_size), type);
+        fmt::print(
+            "  #{} {} start LBA {}, {} sectors ({}), {}{}\n", p.index,
+            v.partition && v.partition->index == p.index ? "*" : " ", p.first_lba, p.sector_count,
+            core::format_size(p.sector_count * v.table.sector_size), type,
+            with_content && !(v.table.kind == io::PartitionTableKind::mbr && io::is_extended_type(p.mbr_type))
+                ? ": " + fs::partition_content(v, p)
+                : std::string());
     }
     for (const auto& problem : v.table.problems) fmt::print("  problem: {}\n", problem.message);
 }
@@ -310,7 +316,7 @@ int run_dump(DumpArgs a) {
             fmt::print("{}\n", j.dump(2));
         } else {
             fmt::print("Image:            {} ({} bytes)\n", escape_name(a.image), v.file->size());
-            print_partition_table(v);
+            print_partition_table(v, true);
             fmt::print("Choose a partition with {}@N.\n", escape_name(a.image));
         }
         return kExitOk;

@@ -145,27 +145,26 @@ const Adapter& adapter(Kind kind) { return adapters()[static_cast<std::size_t>(k
 
 }  // namespace detail
 
+std::string partition_content(const io::OpenedVolume& v, const io::Partition& p) {
+    if (v.table.kind == io::PartitionTableKind::mbr && io::is_extended_type(p.mbr_type))
+        return "an extended partition";
+    if (p.image_sectors == 0) return "outside the image";
+    const io::SubRange window(*v.file,
+                              core::checked_mul(p.first_lba, v.table.sector_size, "partition offset"),
+                              core::checked_mul(p.image_sectors, v.table.sector_size, "partition size"));
+    const std::optional<std::string> own = describe_own(window);
+    return own ? *own : io::probe_device(window).description;
+}
+
 void select_partition(io::OpenedVolume& v, std::string_view path, std::optional<unsigned> number) {
     if (number || v.table.kind == io::PartitionTableKind::none || v.table.partitions.size() < 2) {
         io::select_partition(v, path, number);
         return;
     }
     std::string list;
-    for (const io::Partition& p : v.table.partitions) {
-        std::string holds;
-        if (v.table.kind == io::PartitionTableKind::mbr && io::is_extended_type(p.mbr_type)) {
-            holds = "an extended partition";
-        } else if (p.image_sectors == 0) {
-            holds = "outside the image";
-        } else {
-            const io::SubRange window(
-                *v.file, core::checked_mul(p.first_lba, v.table.sector_size, "partition offset"),
-                core::checked_mul(p.image_sectors, v.table.sector_size, "partition size"));
-            const std::optional<std::string> own = describe_own(window);
-            holds = own ? *own : io::probe_device(window).description;
-        }
-        list += fmt::format("{}{}: {}", list.empty() ? "" : "; ", io::describe_partition(v.table, p), holds);
-    }
+    for (const io::Partition& p : v.table.partitions)
+        list += fmt::format("{}{}: {}", list.empty() ? "" : "; ", io::describe_partition(v.table, p),
+                            partition_content(v, p));
     throw Error(ErrorCode::usage, fmt::format("\"{}\" holds {} partitions; choose one with {}@N: {}", path,
                                               v.table.partitions.size(), path, list));
 }

@@ -87,6 +87,13 @@ std::optional<std::string> describe_own(const io::BlockDevice& volume);
 /// libblkid and the container magics). Throws Error(io).
 std::string foreign_content(const io::BlockDevice& volume);
 
+/// What partition `p` of the disk `v` (io::open_disk) holds, for messages
+/// and listings: "an exFAT filesystem", "an ext4 filesystem (label rootfs)",
+/// "nothing but zeros", "an extended partition", "outside the image"
+/// (describe_own, else io::probe_device's description). Reads the
+/// partition's first sectors only. Throws Error(io).
+std::string partition_content(const io::OpenedVolume& v, const io::Partition& p);
+
 /// io::select_partition, but a disk with several partitions and no @N is
 /// refused (Error(usage)) naming what each partition holds, so that the user
 /// can choose: "1 (LBA 2048, 19.53 MiB, type 0x0C): a FAT filesystem; 2
