@@ -1,6 +1,10 @@
 // fsimg cat: write a file of a FAT, exFAT or NTFS image to stdout.
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 #include <cctype>
@@ -25,8 +29,24 @@ struct CatArgs {
 };
 
 void write_out(std::span<const std::byte> s) {
-    if (std::fwrite(s.data(), 1, s.size(), stdout) != s.size()) {
-        throw Error(ErrorCode::io, "cannot write to standard output");
+    // Straight to the descriptor, not through stdio (whose 4 KiB buffer split
+    // every piece in two writes): to a pipe or socket in pieces of 64 KiB,
+    // a pipe's capacity, so that the reader works while the next piece is
+    // read (1 MiB writes made `fsimg cat | cat` twice as slow as mtype's
+    // 64 KiB ones); to a file or device as read (issue 41).
+    static const std::size_t piece = [] {
+        std::fflush(stdout);
+        struct stat st {};
+        const bool stream = ::fstat(STDOUT_FILENO, &st) != 0 || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
+        return stream ? std::size_t{64} * 1024 : std::size_t{16} << 20;
+    }();
+    while (!s.empty()) {
+        const ssize_t n = ::write(STDOUT_FILENO, s.data(), std::min(s.size(), piece));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0)
+            throw Error(ErrorCode::io, fmt::format("cannot write to standard output: {}",
+                                                   std::strerror(n < 0 ? errno : EIO)));
+        s = s.subspan(static_cast<std::size_t>(n));
     }
 }
 

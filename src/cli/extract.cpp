@@ -116,7 +116,8 @@ public:
     /// `n` bytes the image stores as a hole: never written.
     void skip(std::uint64_t n) { at_ += n; }
     void finish() {
-        if (::ftruncate(fd_, static_cast<off_t>(at_)) != 0) host_error("size", errno);
+        // The file is new: only a hole at its end needs the size set.
+        if (at_ != written_end_ && ::ftruncate(fd_, static_cast<off_t>(at_)) != 0) host_error("size", errno);
     }
 
 private:
@@ -129,6 +130,7 @@ private:
             done += static_cast<std::size_t>(n);
         }
         at_ += s.size();
+        written_end_ = at_;
     }
     // A file larger than the host filesystem allows (EFBIG: ext4 with 4 KiB
     // blocks stops 4 KiB short of 16 TiB) concerns this file only, so the
@@ -142,6 +144,7 @@ private:
     int fd_;
     const std::string& path_;
     std::uint64_t at_ = 0;
+    std::uint64_t written_end_ = 0;  ///< the end of the last pwrite
 };
 
 struct Extractor {

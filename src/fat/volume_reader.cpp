@@ -322,13 +322,36 @@ void Volume::read_file(const DirRecord& file,
                         "has {}",
                         file.name, size, need, start, c.clusters));
     }
-    std::vector<std::byte> buf(cluster_bytes());
+    // A run of consecutive clusters is read in pieces of up to 1 MiB (whole
+    // clusters), not a cluster at a time: a pread per 4 KiB cluster made cat
+    // and extract three times slower than mtools (issue 41).
+    constexpr std::uint64_t kChunk = 1 << 20;
+    const std::uint64_t per_read = std::max<std::uint64_t>(kChunk / cluster_bytes(), 1) * cluster_bytes();
+    const auto buf_bytes = static_cast<std::size_t>(std::min<std::uint64_t>(per_read, size));
+    const auto storage =
+        std::make_unique_for_overwrite<std::byte[]>(buf_bytes);  // every byte read before use
+    const std::span<std::byte> buf(storage.get(), buf_bytes);
     std::uint64_t left = size;
     for (const auto& run : c.runs) {
-        for (std::uint32_t i = 0; i < run.count && left > 0; ++i) {
-            read_cluster(run.first + i, buf);
-            const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(left, buf.size()));
-            sink(std::span<const std::byte>(buf.data(), n));
+        if (left == 0) break;
+        if (!is_cluster(run.first) || !is_cluster(run.first + (run.count - 1)))
+            throw Error(ErrorCode::corrupt,
+                        fmt::format("clusters {}..{} are not clusters of the volume (2..{})", run.first,
+                                    run.first + (run.count - 1), max_cluster()));
+        std::uint64_t at = cluster_offset(run.first);
+        std::uint64_t run_left = std::min<std::uint64_t>(std::uint64_t{run.count} * cluster_bytes(), left);
+        if (at + run_left > device_.size())
+            throw Error(
+                ErrorCode::corrupt,
+                fmt::format("clusters {}..{} (bytes {}..{}) lie past the end of the image ({} bytes)",
+                            run.first, run.first + (run.count - 1), at, at + run_left - 1, device_.size()),
+                at);
+        while (run_left > 0) {
+            const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(run_left, buf.size()));
+            device_.read_at(at, buf.first(n));
+            sink(buf.first(n));
+            at += n;
+            run_left -= n;
             left -= n;
         }
     }

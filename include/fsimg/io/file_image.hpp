@@ -1,6 +1,7 @@
 // Image files on the host filesystem: read-only opening, and atomic creation.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -92,6 +93,12 @@ private:
     bool early_writeback_ = false;
     /// lseek SEEK_DATA works here (cleared on the first EINVAL/ENOSYS-like failure).
     mutable bool seek_holes_ = true;
+    /// The last data run SEEK_DATA/SEEK_HOLE found, [begin, end): reads inside
+    /// it skip the two lseeks, which cost a millisecond each on tmpfs for a
+    /// large file (the kernel walks its pages). Writes only turn holes into
+    /// data, so a cached run stays data; a stale or torn pair only costs a
+    /// probe (pread reads a hole as zeros anyway).
+    mutable std::atomic<std::uint64_t> data_begin_{0}, data_end_{0};
     /// open_gzip: fills the temporary file on demand (src/io/gzip_image.cpp).
     std::shared_ptr<GzipInflater> inflater_;
 };
