@@ -906,7 +906,17 @@ int run_disk(DiskArgs a) {
                 fs.volume_id =
                     p.fs == "ntfs" ? fmt::format("{:016X}", v) : fmt::format("{:08X}", v & 0xFFFFFFFFu);
             }
-            mkfs_in_new_disk(temp, pl.entry.index, shown, fs, a.quiet);
+            try {
+                mkfs_in_new_disk(temp, pl.entry.index, shown, fs, a.quiet);
+            } catch (const Error& e) {
+                // Which --part (or repart.d file) it was; the user knows the disk
+                // as IMAGE, not as its temporary file.
+                std::string message = e.what();
+                for (std::size_t at = 0; (at = message.find(temp, at)) != std::string::npos;
+                     at += a.image.size())
+                    message.replace(at, temp.size(), a.image);
+                throw Error(e.code(), fmt::format("{}: {}", p.where, message), e.byte_offset());
+            }
         } else if (!a.quiet) {
             fmt::print("{}: empty, {}\n", shown, where);
         }

@@ -205,7 +205,7 @@ expect_fail 2 "name= and uuid= are GPT fields" "$FSIMG" disk --table mbr --part 
 expect_fail 2 "bootable is the MBR active flag" "$FSIMG" disk --table gpt --part size=4M,bootable new.img
 expect_fail 2 "extended partition" "$FSIMG" disk --table mbr --part size=4M,type=05 new.img
 expect_fail 2 "image=rootfs.ext4 holds" "$FSIMG" disk --table mbr --part size=2M,image=rootfs.ext4 new.img
-expect_fail 2 "cannot make -t fat32" "$FSIMG" disk --table mbr --part size=4M,fs=fat32 new.img
+expect_fail 2 "--part 1: cannot make -t fat32" "$FSIMG" disk --table mbr --part size=4M,fs=fat32 new.img
 expect_fail 2 "size=auto sizes the filesystem to its from= trees" "$FSIMG" disk --table mbr --part size=auto,fs=fat new.img
 expect_fail 2 "free= is the room size=auto leaves" "$FSIMG" disk --table mbr --part size=4M,fs=fat,from=boot,free=1M new.img
 mkdir bad.d
