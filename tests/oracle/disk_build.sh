@@ -4,7 +4,9 @@
 #   from a tree; exFAT data partition of the rest): sfdisk --verify, the same
 #   table (start, size, type, bootable) as sfdisk makes for the same layout,
 #   every independent checker and reader finds each tree
-#   (check-image --partition N --manifest), fsimg fsck clean, byte-identical
+#   (check-image --partition N --manifest), the real writers go on changing
+#   it (write-exercise --fsck 'fsimg fsck'; also the UEFI disk's NTFS),
+#   fsimg fsck clean, byte-identical
 #   when built twice with SOURCE_DATE_EPOCH, each volume its own serial.
 # - A UEFI disk (GPT: ESP FAT32, basic-data NTFS, a raw Linux partition from
 #   an image file, given PARTUUID and names): sgdisk -v, mmls, the types,
@@ -18,7 +20,7 @@
 #   (without --force), size=rest without -s, partitions larger than -s, an
 #   unknown key, fs= with image=, MBR-only and GPT-only keys on the other
 #   table, a filesystem that does not fit its partition (no temporary left).
-# cost: 20
+# cost: 45
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_shared
 need_oracles
@@ -49,6 +51,11 @@ done
 "$FSIMG" fsck sd.img@2 2>&1 | grep -q '^sd.img@2: exFAT' && pass || fail "sd.img@2 is not exFAT: $("$FSIMG" fsck sd.img@2 2>&1)"
 s1=$("$FSIMG" label --json sd.img@1 | grep volume_id); s2=$("$FSIMG" label --json sd.img@2 | grep volume_id)
 [ -n "$s1" ] && [ "$s1" != "$s2" ] && pass || fail "the two volumes share a serial: '$s1' '$s2'"
+# The real writers (mtools, exfat-fuse) go on changing what fsimg made, and fsck finds the result clean.
+for n in 1 2; do
+  "$SHARED/oracles/write-exercise" --partition $n --fsck "$FSIMG fsck" sd.img > we.out 2>&1 && pass ||
+    fail "write-exercise --partition $n sd.img: $(grep -v ': PASS\|: SKIP' we.out)"
+done
 mv sd.img sd1.img
 pi sd.img && cmp -s sd.img sd1.img && pass || fail "the Pi card is not byte-identical when built again"
 # The summary names each partition as IMAGE@N names it.
@@ -97,6 +104,8 @@ read -r f3 l3 < <(sgdisk -i 3 uefi.img | awk '/First sector/ {f=$3} /Last sector
 cmp -s want3 <(dd if=uefi.img bs=512 skip="$f3" count=$((l3 - f3 + 1)) status=none) && pass || fail "partition 3 is not rootfs.ext4"
 check uefi.img --partition 1 --manifest boot.manifest
 check uefi.img --partition 2 --manifest data.manifest
+"$SHARED/oracles/write-exercise" --partition 2 --fsck "$FSIMG fsck" uefi.img > we.out 2>&1 && pass ||
+  fail "write-exercise --partition 2 uefi.img (ntfs-3g): $(grep -v ': PASS\|: SKIP' we.out)"
 
 # sgdisk with the same layout (1 MiB alignment) makes the same table.
 truncate -s "$(stat -c %s uefi.img)" sg.img
