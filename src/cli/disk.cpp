@@ -214,16 +214,6 @@ std::uint64_t parse_sectors(const PartSpec& p, const std::string& text, const ch
 
 std::uint64_t align_up(std::uint64_t lba, std::uint64_t align) { return (lba + align - 1) / align * align; }
 
-/// An MBR type byte in hex, 01..FF.
-std::optional<std::uint8_t> hex_byte(std::string_view text) {
-    if (text.size() > 2 && (text.substr(0, 2) == "0x" || text.substr(0, 2) == "0X")) text.remove_prefix(2);
-    unsigned v = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v, 16);
-    if (text.empty() || text.size() > 2 || ec != std::errc{} || end != text.data() + text.size() || v == 0)
-        return std::nullopt;
-    return static_cast<std::uint8_t>(v);
-}
-
 /// The type of a partition in the table as first written: type= when given,
 /// else what its content is (the filesystem's type, which mkfs sets again;
 /// "linux" for a raw image or nothing, as sfdisk and sgdisk default).
@@ -239,7 +229,7 @@ io::PartitionType initial_type(const PartSpec& p, io::PartitionTableKind kind) {
         }
         if (gpt) {
             if (const auto g = io::parse_guid(p.type)) return {0, *g};
-        } else if (const auto b = hex_byte(p.type)) {
+        } else if (const auto b = parse_mbr_type(p.type)) {
             if (io::is_extended_type(*b))
                 refuse_part(p, fmt::format("type={} is an extended partition; fsimg disk makes one itself "
                                            "when an MBR has more than four partitions",
@@ -766,12 +756,10 @@ int run_disk(DiskArgs a) {
             if (from.empty()) refuse_part(p, "from= needs a DIR or FILE");
         }
     }
-    if (!a.disk_id.empty()) {
-        if (gpt && !io::parse_guid(a.disk_id))
-            throw Error(
-                ErrorCode::usage,
-                fmt::format("--disk-id {}: a GPT disk ID is a GUID (8-4-4-4-12 hex digits)", a.disk_id));
-        if (!gpt) parse_hex_volume_id(a.disk_id, 32, "--disk-id");
+    {
+        PartitionOptions o;  // --disk-id, checked as mkfs checks it
+        o.disk_id = a.disk_id;
+        check_partition_options(o, kind, false);
     }
     const PopulateArgs& po = a.populate;
     const bool any_from =
@@ -817,17 +805,9 @@ int run_disk(DiskArgs a) {
             ErrorCode::refused,
             fmt::format("{} exists and is not a regular file; fsimg disk writes image files", a.image));
     std::optional<std::string> refusal;
-    if (exists && !a.force) {
-        io::Content content = io::probe_path(path, io::ProbeOptions{true});
-        const std::string first = content.signatures.empty() ? "" : content.signatures.front().type;
-        const bool ours = first == "vfat" || first == "exfat" || first == "ntfs";
-        const auto existing = io::FileImage::open(path, false);
-        if (auto own = ours ? std::nullopt : fs::describe_own(*existing)) {
-            content.kind = io::ContentKind::filesystem;
-            content.description = std::move(*own);
-        }
-        refusal = io::overwrite_refusal(a.image, content, false);
-    }
+    if (exists && !a.force)
+        refusal = overwrite_refusal_of(a.image, io::probe_path(path, io::ProbeOptions{true}),
+                                       *io::FileImage::open(path, false), false);
     for (const Planned& pl : layout) {
         if (pl.spec == nullptr || pl.spec->image.empty()) continue;
         struct stat is {};
@@ -840,7 +820,13 @@ int run_disk(DiskArgs a) {
 
     // Identity: from --volume-id (or the creation time: SOURCE_DATE_EPOCH), one seed for all.
     const std::uint64_t seed = seed_of(a);
-    const io::Guid disk_guid = a.disk_id.empty() ? io::guid_from_seed(seed, 1) : io::Guid{};
+    const io::Guid disk_guid = a.disk_id.empty() ? io::guid_from_seed(seed, 1)
+                               : gpt             ? *io::parse_guid(a.disk_id)
+                                                 : io::Guid{};
+    const std::uint32_t signature =
+        gpt                 ? 0
+        : a.disk_id.empty() ? static_cast<std::uint32_t>(guid_bits(io::guid_from_seed(seed, 0), 4))
+                            : static_cast<std::uint32_t>(parse_hex_volume_id(a.disk_id, 32, "--disk-id"));
     std::vector<io::Partition> entries;
     for (Planned& pl : layout) {
         if (pl.spec != nullptr) {
@@ -856,25 +842,16 @@ int run_disk(DiskArgs a) {
     io::AtomicImage out(path, sectors * kSectorSize);
     for (const auto& p : out.stale_removed())
         note(fmt::format("removed {}, a temporary image left by a process that no longer runs", p));
-    std::uint32_t signature = 0;
-    if (gpt) {
-        io::write_gpt(out.device(), kSectorSize, entries,
-                      a.disk_id.empty() ? disk_guid : *io::parse_guid(a.disk_id));
-    } else {
-        const io::Guid g = io::guid_from_seed(seed, 0);
-        signature = a.disk_id.empty()
-                        ? static_cast<std::uint32_t>(guid_bits(g, 4))
-                        : static_cast<std::uint32_t>(parse_hex_volume_id(a.disk_id, 32, "--disk-id"));
+    if (gpt)
+        io::write_gpt(out.device(), kSectorSize, entries, disk_guid);
+    else
         io::write_mbr(out.device(), kSectorSize, entries, signature);
-    }
     if (!a.quiet) {
-        fmt::print(
-            "{}: {} disk {}, {}, {} partition{}\n", a.image, io::to_string(kind),
-            core::format_size_both(sectors * kSectorSize),
-            gpt ? fmt::format("GUID {}",
-                              io::format_guid(a.disk_id.empty() ? disk_guid : *io::parse_guid(a.disk_id)))
-                : fmt::format("signature {:08X}", signature),
-            specs.size(), specs.size() == 1 ? "" : "s");
+        fmt::print("{}: {} disk {}, {}, {} partition{}\n", a.image, io::to_string(kind),
+                   core::format_size_both(sectors * kSectorSize),
+                   gpt ? fmt::format("GUID {}", io::format_guid(disk_guid))
+                       : fmt::format("signature {:08X}", signature),
+                   specs.size(), specs.size() == 1 ? "" : "s");
     }
     const std::string temp = out.temporary_path().string();
     for (const Planned& pl : layout) {

@@ -218,17 +218,8 @@ int run_mkfs(MkfsArgs a) {
         if (exists) existing = io::FileImage::open(path, is_device, is_device);
         if (exists && !a.force) {
             // A device's old bytes are noise: only formats count there, so no zero test.
-            io::Content content = io::probe_path(path, io::ProbeOptions{!is_device});
-            // FAT, exFAT and NTFS are named by the detector every command uses
-            // (fs::detect) where libblkid names something else (an NTFS volume
-            // with a damaged sector 0 as a DOS partition table).
-            const std::string first = content.signatures.empty() ? "" : content.signatures.front().type;
-            const bool ours = first == "vfat" || first == "exfat" || first == "ntfs";
-            if (auto own = ours ? std::nullopt : fs::describe_own(*existing)) {
-                content.kind = io::ContentKind::filesystem;
-                content.description = std::move(*own);
-            }
-            refusal = io::overwrite_refusal(a.image, content, is_device);
+            refusal = overwrite_refusal_of(a.image, io::probe_path(path, io::ProbeOptions{!is_device}),
+                                           *existing, is_device);
         }
 
         auto_size = wants_auto_size(a.populate, a.size);  // --from without -s, or -s auto
@@ -366,10 +357,9 @@ int run_mkfs(MkfsArgs a) {
     return kExitOk;
 }
 
-}  // namespace
-
-int mkfs_in_new_disk(const std::string& disk, unsigned number, const std::string& shown,
-                     const PartitionFilesystem& fs, bool quiet) {
+/// The mkfs arguments fsimg disk gives for one partition's filesystem;
+/// `shown` names it in messages.
+MkfsArgs args_for(const PartitionFilesystem& fs, const std::string& shown) {
     MkfsArgs a;
     a.type = fs.type;
     a.cluster = fs.cluster;
@@ -377,12 +367,20 @@ int mkfs_in_new_disk(const std::string& disk, unsigned number, const std::string
     a.volume_id = fs.volume_id;
     a.mft_record_size = fs.mft_record_size;
     a.align = fs.align;
+    a.populate = fs.populate;
+    a.image = shown;
+    return a;
+}
+
+}  // namespace
+
+int mkfs_in_new_disk(const std::string& disk, unsigned number, const std::string& shown,
+                     const PartitionFilesystem& fs, bool quiet) {
+    MkfsArgs a = args_for(fs, shown);
     a.part.type = fs.partition_type;
     a.part.type_option = "type=";
     a.force = true;  // the partition is zeros: fsimg disk checked the file it replaces
     a.quiet = quiet;
-    a.populate = fs.populate;
-    a.image = shown;
     a.new_disk = disk;
     a.new_disk_number = number;
     return run_mkfs(std::move(a));
@@ -390,15 +388,7 @@ int mkfs_in_new_disk(const std::string& disk, unsigned number, const std::string
 
 std::uint64_t mkfs_auto_partition_bytes(const PartitionFilesystem& fs, std::uint64_t start_lba,
                                         const std::string& shown) {
-    MkfsArgs a;
-    a.type = fs.type;
-    a.cluster = fs.cluster;
-    a.label = fs.label;
-    a.volume_id = fs.volume_id;
-    a.mft_record_size = fs.mft_record_size;
-    a.align = fs.align;
-    a.populate = fs.populate;
-    a.image = shown;
+    MkfsArgs a = args_for(fs, shown);
     a.partition_table = "mbr";
     a.part.start = fmt::format("{}s", start_lba);
     a.quiet = true;

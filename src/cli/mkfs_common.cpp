@@ -79,8 +79,8 @@ std::optional<std::uint64_t> parse_decimal(std::string_view digits) {
     if (ec != std::errc{} || end != digits.data() + digits.size()) return std::nullopt;
     return v;
 }
-/// An MBR type byte in hex ("0c", "0x83", "b"); nullopt unless it is 1..FF
-/// (type 0 marks an unused entry).
+}  // namespace
+
 std::optional<std::uint8_t> parse_mbr_type(std::string_view text) {
     if (text.size() > 2 && (text.substr(0, 2) == "0x" || text.substr(0, 2) == "0X")) text.remove_prefix(2);
     if (text.empty() || text.size() > 2) return std::nullopt;
@@ -89,7 +89,6 @@ std::optional<std::uint8_t> parse_mbr_type(std::string_view text) {
     if (ec != std::errc{} || end != text.data() + text.size() || v == 0) return std::nullopt;
     return static_cast<std::uint8_t>(v);
 }
-}  // namespace
 
 std::uint32_t parse_volume_id(const std::string& text) {
     return static_cast<std::uint32_t>(parse_hex_volume_id(text, 32));
@@ -278,6 +277,17 @@ void write_partition_table(io::BlockDevice& disk, io::PartitionTableKind ptable,
     }
 }
 
+std::optional<std::string> overwrite_refusal_of(const std::string& shown, io::Content content,
+                                                const io::BlockDevice& dev, bool is_device) {
+    const std::string first = content.signatures.empty() ? "" : content.signatures.front().type;
+    const bool ours = first == "vfat" || first == "exfat" || first == "ntfs";
+    if (auto own = ours ? std::nullopt : fs::describe_own(dev)) {
+        content.kind = io::ContentKind::filesystem;
+        content.description = std::move(*own);
+    }
+    return io::overwrite_refusal(shown, content, is_device);
+}
+
 PartitionTarget open_partition_target(const std::string& disk, unsigned number, std::uint32_t sector_size,
                                       bool force, std::optional<std::string>& refusal) {
     if (io::is_gzip_file(disk))
@@ -311,16 +321,9 @@ PartitionTarget open_partition_target(const std::string& disk, unsigned number, 
                     fmt::format("\"{}\" has {}-byte sectors (its {} table says so); give --sector-size {} or "
                                 "leave it out",
                                 disk, v.table.sector_size, io::to_string(v.table.kind), v.table.sector_size));
-    if (!force) {
-        io::Content content = io::probe_device(*v.window, io::ProbeOptions{true});
-        const std::string first = content.signatures.empty() ? "" : content.signatures.front().type;
-        const bool ours = first == "vfat" || first == "exfat" || first == "ntfs";
-        if (auto own = ours ? std::nullopt : fs::describe_own(*v.window)) {
-            content.kind = io::ContentKind::filesystem;
-            content.description = std::move(*own);
-        }
-        refusal = io::overwrite_refusal(fmt::format("partition {} of {}", number, disk), content, false);
-    }
+    if (!force)
+        refusal = overwrite_refusal_of(fmt::format("partition {} of {}", number, disk),
+                                       io::probe_device(*v.window, io::ProbeOptions{true}), *v.window, false);
     return {disk, std::move(v.table), p, false, false, {}};
 }
 

@@ -15,6 +15,7 @@
 #include "fsimg/io/block_device.hpp"
 #include "fsimg/io/open.hpp"
 #include "fsimg/io/partition.hpp"
+#include "fsimg/io/probe.hpp"
 
 namespace fsimg::cli {
 
@@ -87,6 +88,10 @@ io::PartitionType partition_type(const PartitionOptions& o, io::PartitionTableKi
 /// that do not parse.
 void check_partition_options(const PartitionOptions& o, io::PartitionTableKind ptable, bool in_partition);
 
+/// An MBR type byte in hex ("0c", "0x83", "b"); nullopt unless it is 1..FF
+/// (type 0 marks an unused entry).
+std::optional<std::uint8_t> parse_mbr_type(std::string_view text);
+
 /// --partition-start in sectors of `sector_size`, 0 when not given.
 /// Error(usage) when it is not a whole number of sectors.
 std::uint64_t partition_start_lba(const PartitionOptions& o, std::uint32_t sector_size);
@@ -105,6 +110,16 @@ void write_partition_table(io::BlockDevice& disk, io::PartitionTableKind ptable,
                            const io::PartitionPlacement& place, std::uint8_t mbr_type,
                            std::uint32_t volume_id, const std::string& label,
                            const PartitionOptions* options = nullptr);
+
+/// Why `shown` (a file, a device or a partition whose bytes `dev` holds,
+/// and whose probe found `content`) may not be overwritten without --force,
+/// as io::overwrite_refusal says it; nullopt when it holds nothing worth
+/// keeping. FAT, exFAT and NTFS are named by fs::describe_own, the detector
+/// every command uses, where libblkid names something else (an NTFS volume
+/// with a damaged sector 0 as a DOS partition table). Shared by mkfs, mkfs
+/// IMAGE@N and fsimg disk. Throws Error(io).
+std::optional<std::string> overwrite_refusal_of(const std::string& shown, io::Content content,
+                                                const io::BlockDevice& dev, bool is_device);
 
 /// mkfs IMAGE@N: partition N of the existing disk image IMAGE is formatted,
 /// and nothing outside it changes (a new disk file is built around it and
