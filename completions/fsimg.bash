@@ -1,29 +1,24 @@
 # bash completion for fsimg (installed as share/bash-completion/completions/fsimg).
-# The option lists follow `fsimg COMMAND --help`; tests/cli/completion.sh
-# checks that they stay the same.
+# Made by src/docgen (scripts/gen-docs) from completions/fsimg.bash.in: the
+# command and option lists come from fsimg's command-line definition.
 
 _fsimg_options() {
     case $1 in
-        mkfs) echo "-t --type -s --size -c --cluster-size --sector-size -L --label --volume-id
-                    --partition-table --partition-type --partition-start --disk-id --partition-uuid
-                    --partition-name --bootable --hidden-sectors --align --mft-record-size --force --keep-type --device --gzip -v --explain
-                    -q --quiet --progress --from --local-time --dot-hidden --overlay --json --symlinks --free --rename -h --help" ;;
-        fsck) echo "-n --no-changes -y --yes -a -p --undo --salvage -f --json -v -l --verbose -V -w -r -t --list-codes --codepage -q --quiet --progress -h --help" ;;
-        dump) echo "--json --what --metadata-image --scramble-names --force --no-logfile --codepage -q --quiet -h --help" ;;
-        ls) echo "-l -R --short-names --deleted --json --codepage -q --quiet -h --help" ;;
-        cat) echo "--deleted --salvage --codepage -q --quiet -h --help" ;;
-        extract) echo "-C --directory --force --force-crosslinked --salvage --partial --deleted --utc --streams -v --verbose --codepage -q --quiet --progress -h --help" ;;
-        slack) echo "--from-list -t --type --for -c --cluster --volume-size --tolerance --json --csv -o --output
-                     --chart --top --verify --threads --codepage -q --quiet --progress -h --help" ;;
-        cp) echo "-r -R --recursive -f --force -p --preserve --json --force-unsafe --check -q --quiet --codepage -h --help" ;;
-        rm) echo "-r -R --recursive -f --force --json --force-unsafe --check -q --quiet --codepage -h --help" ;;
-        mkdir) echo "-p --parents --json --force-unsafe --check -q --quiet --codepage -h --help" ;;
-        mv) echo "-f --force --json --force-unsafe --check -q --quiet --codepage -h --help" ;;
-        label) echo "--volume-id --json --force-unsafe --check -q --quiet --codepage -h --help" ;;
-        attrib) echo "--json --force-unsafe --check -q --quiet --codepage --help" ;;
-        undo) echo "-q --quiet --codepage -h --help" ;;
-        disk) echo "--table --part --definitions --copy-source -s --size --align --disk-id --volume-id --force --json --local-time --dot-hidden --overlay --rename
-                    --symlinks -q --quiet --progress -h --help" ;;
+        mkfs) echo "-h --help -t --type -s --size -c --cluster-size --sector-size -L --label --volume-id --partition-table --partition-type --partition-start --disk-id --partition-uuid --partition-name --bootable --hidden-sectors --align --mft-record-size --force --keep-type --device --gzip -v --explain -q --quiet --json --from --local-time --dot-hidden --overlay --rename --symlinks --free --progress" ;;
+        disk) echo "-h --help --table --part --definitions --copy-source -s --size --align --disk-id --volume-id --force --local-time --dot-hidden --overlay --rename --symlinks --json -q --quiet --progress" ;;
+        dump) echo "-h --help --json --what --metadata-image --force --no-logfile --scramble-names -q --quiet --codepage" ;;
+        fsck) echo "-h --help -n --no-changes -y --yes -a -p --undo -f --salvage --json -v -l --verbose -V -w -r -t --list-codes -q --quiet --codepage --progress" ;;
+        slack) echo "-h --help --from-list -t --type --for -c --cluster --volume-size --tolerance --json --csv -o --output --chart --top --verify --threads -q --quiet --codepage --progress" ;;
+        ls) echo "-h --help -l -R --short-names --deleted --json -q --quiet --codepage" ;;
+        cat) echo "-h --help --deleted --salvage -q --quiet --codepage" ;;
+        extract) echo "-h --help -C --directory --force --force-crosslinked --salvage --deleted --partial --utc -v --verbose --streams -q --quiet --codepage --progress" ;;
+        cp) echo "-h --help -r -R --recursive -f --force -p --preserve --json --force-unsafe --check -q --quiet --codepage" ;;
+        rm) echo "-h --help -r -R --recursive -f --force --json --force-unsafe --check -q --quiet --codepage" ;;
+        mkdir) echo "-h --help -p --parents --json --force-unsafe --check -q --quiet --codepage" ;;
+        mv) echo "-h --help -f --force --json --force-unsafe --check -q --quiet --codepage" ;;
+        label) echo "-h --help --volume-id --json --force-unsafe --check -q --quiet --codepage" ;;
+        attrib) echo "--json --force-unsafe --check --help -q --quiet --codepage" ;;
+        undo) echo "-h --help -q --quiet --codepage" ;;
         help) echo "-h --help" ;;
     esac
 }

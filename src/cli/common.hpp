@@ -6,6 +6,8 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/text.hpp"
@@ -45,6 +47,13 @@ Action add_label(CLI::App& app);
 Action add_attrib(CLI::App& app);
 Action add_undo(CLI::App& app);
 Action add_disk(CLI::App& app);
+
+/// Defines fsimg's command line on `app` (its name, description, footer,
+/// --version and the commands with their options): every command, or only
+/// `only` when it names one. Returns each defined command's action. The one
+/// definition that --help, the manual pages and the shell completions are
+/// made from (run_cli; tools/docgen.cpp writes docs/man and completions/).
+std::vector<std::pair<std::string_view, Action>> define_commands(CLI::App& app, std::string_view only = {});
 
 /// The whole command line: parses argv, runs the command, prints errors;
 /// returns the exit status. main() (main_entry.cpp) calls it, and so does the

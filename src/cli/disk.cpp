@@ -936,17 +936,21 @@ Action add_disk(CLI::App& app) {
                     "--definitions: CopyFiles= source paths are below DIR (as systemd-repart --copy-source)")
         ->type_name("DIR");
     cmd->add_option(
-        "-s,--size", args->size,
-        "The disk's size (64M, 1G, 16GB); default: the partitions' end, rounded up to --align (GPT: "
-        "that more for its backup)");
+           "-s,--size", args->size,
+           "The disk's size (64M, 1G, 16GB); default: the partitions' end, rounded up to --align (GPT: "
+           "that more for its backup)")
+        ->type_name("SIZE");
     cmd->add_option("--align", args->align,
                     "Partitions start (and rest, weights and the disk's end round) on multiples of SIZE: "
-                    "default 1M, as sfdisk and sgdisk; 4M or 8M for an SD card's allocation unit");
+                    "default 1M, as sfdisk and sgdisk; 4M or 8M for an SD card's allocation unit")
+        ->type_name("SIZE");
     cmd->add_option("--disk-id", args->disk_id,
-                    "The MBR disk signature (8 hex digits) or the GPT disk GUID (default: from --volume-id)");
+                    "The MBR disk signature (8 hex digits) or the GPT disk GUID (default: from --volume-id)")
+        ->type_name("ID");
     cmd->add_option("--volume-id", args->volume_id,
                     "Seed of every identifier not given: disk signature or GUID, PARTUUIDs, filesystem "
-                    "serials (up to 16 hex digits; default: from the time, SOURCE_DATE_EPOCH when set)");
+                    "serials (up to 16 hex digits; default: from the time, SOURCE_DATE_EPOCH when set)")
+        ->type_name("HEX");
     cmd->add_flag("--force", args->force,
                   "Replace a file that holds anything but zeros (a filesystem, a partition table, data)");
     cmd->add_flag("--local-time", args->populate.local_time,

@@ -362,8 +362,9 @@ int run_dump(DumpArgs a) {
 
 Action add_dump(CLI::App& app) {
     auto args = std::make_shared<DumpArgs>();
-    CLI::App* cmd =
-        app.add_subcommand("dump", "Show the boot region of an image: BPB fields, geometry, FSInfo");
+    CLI::App* cmd = app.add_subcommand("dump",
+                                       "Show the on-disk structures of an image: boot region, FAT, bitmap, "
+                                       "directory entries, NTFS MFT records and indexes");
     cmd->footer(
         "Examples:\n"
         "  fsimg dump disk.img\n"
@@ -385,10 +386,11 @@ Action add_dump(CLI::App& app) {
         ->required()
         ->expected(1, 2);
     cmd->add_option(
-        "--metadata-image", args->metadata_image,
-        "Write OUT: a sparse copy of IMAGE holding only the filesystem's metadata (boot "
-        "region, FATs or bitmap, directories; NTFS: MFT, indexes, system files) at their offsets, "
-        "file data left as holes, for a bug report");
+           "--metadata-image", args->metadata_image,
+           "Write OUT: a sparse copy of IMAGE holding only the filesystem's metadata (boot "
+           "region, FATs or bitmap, directories; NTFS: MFT, indexes, system files) at their offsets, "
+           "file data left as holes, for a bug report")
+        ->type_name("OUT");
     cmd->add_flag("--force", args->force,
                   "With --metadata-image: replace OUT when it exists (a regular file)")
         ->needs("--metadata-image");

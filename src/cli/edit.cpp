@@ -1001,7 +1001,8 @@ Action add_label(CLI::App& app) {
         "The new label (FAT: up to 11 ASCII characters, exFAT: 11 UTF-16 units, NTFS: 128; '' removes "
         "it)");
     cmd->add_option("--volume-id", a->volume_id,
-                    "The new volume serial number (8 hex digits; NTFS: up to 16)");
+                    "The new volume serial number (8 hex digits; NTFS: up to 16)")
+        ->type_name("HEX");
     cmd->add_flag("--json", a->json, "Print the label and serial (and what changed) as JSON");
     add_safety_options(cmd, a->safety);
     return [a] { return run_label(*a); };

@@ -663,7 +663,9 @@ Action add_extract(CLI::App& app) {
         "  fsimg extract --salvage card.img -C rescued/");
     cmd->add_option("IMAGE", args->image, "Image file; IMAGE@N selects partition N")->required();
     cmd->add_option("PATH", args->path, "Directory or file inside the image (default: everything)");
-    cmd->add_option("-C,--directory", args->outdir, "Output directory (created if missing)")->required();
+    cmd->add_option("-C,--directory", args->outdir, "Output directory (created if missing)")
+        ->type_name("OUTDIR")
+        ->required();
     cmd->add_flag("--force", args->force,
                   "Replace existing regular files (by a new file renamed over each, once it is complete)");
     cmd->add_flag("--force-crosslinked", args->force_crosslinked,

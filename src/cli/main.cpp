@@ -74,10 +74,22 @@ static std::string option_hint(CLI::App& app, std::string_view name, std::string
     return guess ? fmt::format(" (did you mean {}?)", *guess) : std::string();
 }
 
-int fsimg::cli::run_cli(int argc, char** argv) {
-    using namespace fsimg::cli;
-    output_options() = OutputOptions{};  // run_cli runs many times in one process (the CLI fuzz target)
-    CLI::App app{"fsimg: create, check and inspect FAT12/16/32, exFAT and NTFS image files offline", "fsimg"};
+namespace {
+using Adder = fsimg::cli::Action (*)(CLI::App&);
+constexpr std::pair<std::string_view, Adder> kCommands[] = {
+    {"mkfs", fsimg::cli::add_mkfs},   {"disk", fsimg::cli::add_disk},       {"dump", fsimg::cli::add_dump},
+    {"fsck", fsimg::cli::add_fsck},   {"slack", fsimg::cli::add_slack},     {"ls", fsimg::cli::add_ls},
+    {"cat", fsimg::cli::add_cat},     {"extract", fsimg::cli::add_extract}, {"cp", fsimg::cli::add_cp},
+    {"rm", fsimg::cli::add_rm},       {"mkdir", fsimg::cli::add_mkdir},     {"mv", fsimg::cli::add_mv},
+    {"label", fsimg::cli::add_label}, {"attrib", fsimg::cli::add_attrib},   {"undo", fsimg::cli::add_undo},
+    {"help", fsimg::cli::add_help},
+};
+}  // namespace
+
+std::vector<std::pair<std::string_view, fsimg::cli::Action>> fsimg::cli::define_commands(
+    CLI::App& app, std::string_view only) {
+    app.description("fsimg: create, check and inspect FAT12/16/32, exFAT and NTFS image files offline");
+    app.name("fsimg");
     app.footer(
         "`fsimg help COMMAND` or `fsimg COMMAND --help` describes a command; man fsimg-COMMAND too.\n"
         "Examples:\n"
@@ -87,23 +99,9 @@ int fsimg::cli::run_cli(int argc, char** argv) {
         "  fsimg help mkfs");
     app.set_version_flag("--version", std::string("fsimg ") + FSIMG_VERSION);
     app.require_subcommand(1);
-    // Only the command being run is built: CLI11 spends most of fsimg's
-    // start-up adding options (about 1.2 of 1.6 million instructions for all
-    // eight commands, callgrind), and a short fsck is measured against
-    // fsck.exfat. `help`, --help, --version and anything unknown build them all.
-    using Adder = Action (*)(CLI::App&);
-    static constexpr std::pair<std::string_view, Adder> kCommands[] = {
-        {"mkfs", add_mkfs},   {"disk", add_disk},     {"dump", add_dump},   {"fsck", add_fsck},
-        {"slack", add_slack}, {"ls", add_ls},         {"cat", add_cat},     {"extract", add_extract},
-        {"cp", add_cp},       {"rm", add_rm},         {"mkdir", add_mkdir}, {"mv", add_mv},
-        {"label", add_label}, {"attrib", add_attrib}, {"undo", add_undo},   {"help", add_help},
-    };
-    const std::string_view first = argc > 1 ? std::string_view(argv[1]) : std::string_view();
-    const bool known = std::any_of(std::begin(kCommands), std::end(kCommands),
-                                   [&](const auto& c) { return c.first == first; });
     std::vector<std::pair<std::string_view, Action>> actions;
     for (const auto& [name, adder] : kCommands) {
-        if (known && first != "help" && name != first) continue;
+        if (!only.empty() && name != only) continue;
         actions.emplace_back(name, adder(app));
     }
     for (CLI::App* sub : app.get_subcommands({})) {
@@ -113,6 +111,21 @@ int fsimg::cli::run_cli(int argc, char** argv) {
             add_output_flags(sub, name == "mkfs" || name == "disk" || name == "fsck" || name == "slack" ||
                                       name == "extract");
     }
+    return actions;
+}
+
+int fsimg::cli::run_cli(int argc, char** argv) {
+    using namespace fsimg::cli;
+    output_options() = OutputOptions{};  // run_cli runs many times in one process (the CLI fuzz target)
+    CLI::App app;
+    // Only the command being run is built: CLI11 spends most of fsimg's
+    // start-up adding options (about 1.2 of 1.6 million instructions for all
+    // eight commands, callgrind), and a short fsck is measured against
+    // fsck.exfat. `help`, --help, --version and anything unknown build them all.
+    const std::string_view first = argc > 1 ? std::string_view(argv[1]) : std::string_view();
+    const bool known = std::any_of(std::begin(kCommands), std::end(kCommands),
+                                   [&](const auto& c) { return c.first == first; });
+    const auto actions = define_commands(app, known && first != "help" ? first : std::string_view());
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -406,7 +406,7 @@ std::uint64_t mkfs_auto_partition_bytes(const PartitionFilesystem& fs, std::uint
 
 Action add_mkfs(CLI::App& app) {
     auto args = std::make_shared<MkfsArgs>();
-    CLI::App* cmd = app.add_subcommand("mkfs", "Create a filesystem image");
+    CLI::App* cmd = app.add_subcommand("mkfs", "Create a FAT12/16/32, exFAT or NTFS image file");
     cmd->footer(
         "Examples:\n"
         "  fsimg mkfs -t fat32 -s 2G disk.img\n"
@@ -418,38 +418,50 @@ Action add_mkfs(CLI::App& app) {
     cmd->add_option("-t,--type", args->type,
                     "Filesystem: fat12, fat16, fat32, fat (choose by size), exfat or ntfs")
         ->required()
+        ->type_name("TYPE")
         ->check(CLI::IsMember({"fat12", "fat16", "fat32", "fat", "exfat", "ntfs"}));
     cmd->add_option("-s,--size", args->size,
                     "Image size: 512, 4K, 64M, 2G, 1T (powers of 1024) or 1GB, 256GB (powers of 1000); "
-                    "default: the existing file's size");
-    cmd->add_option("-c,--cluster-size", args->cluster, "Cluster (allocation unit) size in bytes, e.g. 4K");
-    cmd->add_option("--sector-size", args->sector_size, "Logical sector size: 512, 1024, 2048 or 4096");
-    cmd->add_option("-L,--label", args->label, "Volume label (up to 11 characters)");
+                    "default: the existing file's size")
+        ->type_name("SIZE");
+    cmd->add_option("-c,--cluster-size", args->cluster, "Cluster (allocation unit) size in bytes, e.g. 4K")
+        ->type_name("SIZE");
+    cmd->add_option("--sector-size", args->sector_size, "Logical sector size: 512, 1024, 2048 or 4096")
+        ->type_name("N");
+    cmd->add_option("-L,--label", args->label, "Volume label (up to 11 characters)")->type_name("LABEL");
     cmd->add_option("--volume-id", args->volume_id,
-                    "Volume serial number, 8 hex digits (default: from the time)");
+                    "Volume serial number, 8 hex digits (default: from the time)")
+        ->type_name("HEX");
     cmd->add_option("--partition-table", args->partition_table, "none, mbr or gpt (one partition at 1 MiB)")
         ->check(CLI::IsMember({"none", "mbr", "gpt"}));
-    cmd->add_option(
-        "--partition-type", args->part.type,
-        "With --partition-table: the partition's type: esp, linux, basic-data, fat32-lba, exfat, "
-        "ntfs, ... or an MBR byte (0c) / GPT GUID (default: from the filesystem; GPT Basic Data)");
+    cmd->add_option("--partition-type", args->part.type,
+                    "With --partition-table: the partition's type: esp, linux, basic-data, fat32-lba, exfat, "
+                    "ntfs, ... or an MBR byte (0c) / GPT GUID (default: from the filesystem; GPT Basic Data)")
+        ->type_name("TYPE");
     cmd->add_option("--partition-start", args->part.start,
                     "With --partition-table: where the partition starts, a size (4M) or sectors (2048s); "
-                    "default 1M");
+                    "default 1M")
+        ->type_name("SIZE|Ns");
     cmd->add_option("--disk-id", args->part.disk_id,
                     "With --partition-table: the MBR disk signature (8 hex digits) or the GPT disk GUID "
-                    "(default: from the volume ID)");
+                    "(default: from the volume ID)")
+        ->type_name("ID");
     cmd->add_option("--partition-uuid", args->part.uuid,
-                    "GPT: the partition's unique GUID, its PARTUUID (default: from the volume ID)");
-    cmd->add_option("--partition-name", args->part.name, "GPT: the partition's name (default: the label)");
+                    "GPT: the partition's unique GUID, its PARTUUID (default: from the volume ID)")
+        ->type_name("GUID");
+    cmd->add_option("--partition-name", args->part.name, "GPT: the partition's name (default: the label)")
+        ->type_name("NAME");
     cmd->add_flag("--bootable", args->part.bootable, "MBR: mark the partition active (status 0x80)");
     cmd->add_option("--hidden-sectors", args->part.hidden_sectors,
                     "No partition table: the boot sector's hidden sectors, for a partition image placed at "
-                    "that sector later (mkfs.fat -h)");
+                    "that sector later (mkfs.fat -h)")
+        ->type_name("N");
     cmd->add_option(
-        "--align", args->align,
-        "exFAT: align the FAT and cluster heap to SIZE (default 1M; the heap also to the cluster)");
-    cmd->add_option("--mft-record-size", args->mft_record_size, "NTFS: MFT record size, 1024 or 4096");
+           "--align", args->align,
+           "exFAT: align the FAT and cluster heap to SIZE (default 1M; the heap also to the cluster)")
+        ->type_name("SIZE");
+    cmd->add_option("--mft-record-size", args->mft_record_size, "NTFS: MFT record size, 1024 or 4096")
+        ->type_name("N");
     cmd->add_flag("--force", args->force,
                   "Overwrite a file that holds anything but zeros (a filesystem, a partition table, a disk "
                   "image, data)");

@@ -83,6 +83,7 @@ void add_populate_options(CLI::App* cmd, PopulateArgs& args) {
         ->check(CLI::IsMember({"skip", "follow", "error", "store"}))
         ->each([&args](const std::string&) { args.symlinks_given = true; });
     cmd->add_option("--free", args.free, "--from with -s auto: free space to leave in the image (default 1M)")
+        ->type_name("SIZE")
         ->each([&args](const std::string&) { args.free_given = true; });
 }
 

@@ -279,7 +279,8 @@ Action add_slack(CLI::App& app) {
                     "Volume size: fixed overhead, whether the tree fits, the tools' defaults")
         ->type_name("SIZE");
     cmd->add_option("--tolerance", args->tolerance,
-                    "Recommend the largest cluster within this of the smallest total (default 1%)");
+                    "Recommend the largest cluster within this of the smallest total (default 1%)")
+        ->type_name("PERCENT");
     cmd->add_flag("--json", args->json, "JSON output (docs/json.md)");
     cmd->add_flag("--csv", args->csv, "CSV output, one row per filesystem x cluster size");
     cmd->add_option("-o,--output", args->output, "Write the table, JSON or CSV to FILE (atomically)")
