@@ -107,6 +107,8 @@ int fsck_one(const FsckArgs& a, const std::string& image, std::optional<check::R
         }
         opt.progress = progress.get();
         opt.placement = fs::placement_of(v);
+        fs::RepairHints hints;  // what each check collects for the repair that follows it
+        if (level) opt.repair_hints = &hints;
         fs::add_table_findings(v.table, findings);
         checked = naming_image(image, [&] { return fs::check_volume(v.device(), findings, opt); });
         if (progress) progress->end();
@@ -138,7 +140,7 @@ int fsck_one(const FsckArgs& a, const std::string& image, std::optional<check::R
             // whose SetChecksum is made right is walked, its chain checked,
             // only then).
             for (int pass = 0; pass < 8; ++pass) {
-                auto made = fs::repair_volume(*dev, checked, findings, ro);
+                auto made = fs::repair_volume(*dev, checked, findings, ro, &hints);
                 file->sync();
                 repairs.insert(repairs.end(), made.begin(), made.end());
                 // What is left, checked again from the bytes now on the image.
@@ -146,6 +148,7 @@ int fsck_one(const FsckArgs& a, const std::string& image, std::optional<check::R
                 fs::add_table_findings(v.table, after);
                 fs::CheckOptions quiet;
                 quiet.placement = opt.placement;
+                quiet.repair_hints = &hints;
                 checked = fs::check_volume(v.device(), after, quiet);
                 findings = std::move(after);
                 if (made.empty() ||

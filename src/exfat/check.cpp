@@ -161,7 +161,54 @@ CheckSummary check_volume(const io::BlockDevice& device, check::Findings& out, c
     detail::Context c(device, out, options);
     if (!detail::check_boot(c)) return c.summary;
     detail::check_allocation(c);
-    detail::check_tree(c);
+    const WalkSnapshot* w = options.reuse_walk;
+    const auto covers = [](bool collected, const auto* wanted) { return collected || wanted == nullptr; };
+    if (w && w->owned.size() == c.owned.size() && w->sets.empty() &&
+        covers(w->collected_sets, options.set_fixes) && covers(w->collected_chains, options.chain_fixes) &&
+        covers(w->collected_renames, options.renames) && covers(w->collected_entries, options.entry_fixes)) {
+        c.summary.files = w->files;
+        c.summary.directories = w->directories;
+        c.owned = w->owned;
+        c.doubtful = w->doubtful;
+        c.walk_complete = w->walk_complete;
+        c.cross_links = w->cross_links;
+        c.cross_link_count = w->cross_link_count;
+        for (const check::Finding& f : w->findings) out.add(f);
+        if (options.chain_fixes)
+            options.chain_fixes->insert(options.chain_fixes->end(), w->chains.begin(), w->chains.end());
+        if (options.renames)
+            options.renames->insert(options.renames->end(), w->renames.begin(), w->renames.end());
+        if (options.entry_fixes)
+            options.entry_fixes->insert(options.entry_fixes->end(), w->entries.begin(), w->entries.end());
+    } else {
+        const std::size_t findings_before = out.size();
+        const auto size_of = [](const auto* v) { return v ? v->size() : std::size_t{0}; };
+        const std::size_t sets_before = size_of(options.set_fixes),
+                          chains_before = size_of(options.chain_fixes),
+                          renames_before = size_of(options.renames),
+                          entries_before = size_of(options.entry_fixes);
+        detail::check_tree(c);
+        if (options.save_walk) {
+            auto s = std::make_shared<WalkSnapshot>();
+            s->files = c.summary.files;
+            s->directories = c.summary.directories;
+            s->owned = c.owned;
+            s->doubtful = c.doubtful;
+            s->walk_complete = c.walk_complete;
+            s->cross_links = c.cross_links;
+            s->cross_link_count = c.cross_link_count;
+            s->findings.assign(out.all().begin() + std::ptrdiff_t(findings_before), out.all().end());
+            const auto tail = [](const auto* v, std::size_t from, auto& into) {
+                if (v) into.assign(v->begin() + std::ptrdiff_t(from), v->end());
+                return v != nullptr;
+            };
+            s->collected_sets = tail(options.set_fixes, sets_before, s->sets);
+            s->collected_chains = tail(options.chain_fixes, chains_before, s->chains);
+            s->collected_renames = tail(options.renames, renames_before, s->renames);
+            s->collected_entries = tail(options.entry_fixes, entries_before, s->entries);
+            *options.save_walk = std::move(s);
+        }
+    }
     detail::check_summary(c);
     c.summary.complete = true;
     return c.summary;

@@ -65,6 +65,31 @@ std::string clusters_text(const Context& c, std::uint64_t n);
 /// "2, 3, 7, ..." (the first kFirstLocations of `v`, "..." when `total` is more).
 std::string first_list(const std::vector<std::uint32_t>& v, std::uint64_t total);
 
+}  // namespace fsimg::exfat::detail
+
+namespace fsimg::exfat {
+
+/// What check_tree found (CheckOptions::save_walk, reuse_walk).
+struct WalkSnapshot {
+    std::uint64_t files = 0, directories = 0;
+    check::ClusterBitmap owned, doubtful;
+    bool walk_complete = true;
+    std::vector<detail::CrossLink> cross_links;
+    std::uint64_t cross_link_count = 0;
+    std::vector<check::Finding> findings;  ///< the walk's, in order
+    /// Whether each collector was on during the walk, and what it received.
+    bool collected_sets = false, collected_chains = false, collected_renames = false,
+         collected_entries = false;
+    std::vector<SetFix> sets;
+    std::vector<ChainFix> chains;
+    std::vector<RenameFix> renames;
+    std::vector<EntryFix> entries;
+};
+
+}  // namespace fsimg::exfat
+
+namespace fsimg::exfat::detail {
+
 /// An allocation claimed for one owner (file, directory, system object).
 struct Claim {
     std::vector<ClusterRun> runs;  ///< clusters the owner holds, in order

@@ -4,6 +4,7 @@
 // allocation claimed for its owner (check.cpp `claim`).
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <set>
 
 #include "check_internal.hpp"
@@ -543,12 +544,19 @@ private:
     void note_renames(const SubDir& d, const ParsedDirectory& pd, const std::vector<bool>& dup,
                       std::span<const std::byte> dir) {
         const std::span<const char16_t> table = v_.upcase_table();
-        std::set<std::u16string> taken;
-        for (const FileRecord& r : pd.files) taken.insert(upcase_name(r.name16, table));
+        // The up-cased names of the directory, gathered at its first name to
+        // replace: fsck -y collects renames on every walk, and nearly every
+        // directory has none.
+        std::optional<std::set<std::u16string>> names;
         for (std::size_t k = 0; k < pd.files.size(); ++k) {
             const FileRecord& r = pd.files[k];
             const bool invalid = !name_problem(r.name16).empty();
             if ((!invalid && !dup[k]) || !r.checksum_ok() || r.name16.empty()) continue;
+            if (!names) {
+                names.emplace();
+                for (const FileRecord& o : pd.files) names->insert(upcase_name(o.name16, table));
+            }
+            std::set<std::u16string>& taken = *names;
             std::u16string base = r.name16;
             if (base == u"." || base == u"..") base.assign(base.size(), u'_');
             for (char16_t& ch : base)

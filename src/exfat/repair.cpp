@@ -193,8 +193,10 @@ void write_entries(io::BlockDevice& dev, const std::vector<std::uint64_t>& entri
 }  // namespace
 
 std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Findings& found,
-                                         const check::Summary& summary, const check::RepairOptions& options) {
+                                         const check::Summary& summary, const check::RepairOptions& options,
+                                         const CollectedFixes* collected, bool* walk_kept) {
     std::vector<check::Repair> done;
+    if (walk_kept) *walk_kept = false;
     std::array<std::byte, 512> s{};
     if (dev.size() < s.size()) return done;
     const check::RepairPlan plan = check::plan_repairs(found, options.level);
@@ -296,14 +298,21 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     if ((want_set || want_clear || want_sets || want_renames || want_entries ||
          (want_chains && summary.complete && !no_chain_fixes)) &&
         !fatal) {
-        check::Findings scratch;
-        CheckOptions o;
-        if (want_set || want_clear) o.bitmap_fixes = &fixes;
-        if (want_sets) o.set_fixes = &set_fixes;
-        if (want_chains && summary.complete && !no_chain_fixes) o.chain_fixes = &chain_fixes;
-        if (want_renames) o.renames = &renames;
-        if (want_entries) o.entry_fixes = &entry_fixes;
-        (void)check_volume(dev, scratch, o);
+        // What the check collected, unless a boot region was rewritten
+        // above: then the walk reads the volume as it is now.
+        CollectedFixes walked;
+        if (collected == nullptr || main_bad || backup_bad) {
+            check::Findings scratch;
+            CheckOptions o;
+            walked.collect_with(o);
+            (void)check_volume(dev, scratch, o);
+            collected = &walked;
+        }
+        if (want_set || want_clear) fixes = collected->bitmap;
+        if (want_sets) set_fixes = collected->sets;
+        if (want_chains && summary.complete && !no_chain_fixes) chain_fixes = collected->chains;
+        if (want_renames) renames = collected->renames;
+        if (want_entries) entry_fixes = collected->entries;
     }
     std::erase_if(entry_fixes, [&](const EntryFix& f) { return !codes.count(f.code); });
     for (const std::string_view c : kEntryCodes) {
@@ -383,6 +392,8 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     });
     const bool sets_change =
         !set_fixes.empty() || !chain_fixes.empty() || !renames.empty() || !entry_fixes.empty();
+    // Nothing below writes what a walk of the tree reads, but for these.
+    if (walk_kept) *walk_kept = !sets_change && salvage.runs.empty() && !main_bad && !backup_bad;
     const bool percent = codes.count("exfat.boot.percent_in_use") ||
                          codes.count("exfat.bitmap.percent-in-use") || bitmap_changes;
     std::uint16_t flags = core::load_le16(s, off::VolumeFlags);

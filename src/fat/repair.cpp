@@ -428,7 +428,8 @@ enum class BootFix : std::uint8_t {
 }  // namespace
 
 std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Findings& found,
-                                         const check::Summary& summary, const check::RepairOptions& options) {
+                                         const check::Summary& summary, const check::RepairOptions& options,
+                                         const CollectedFixes* collected) {
     if (dev.size() < kBootSectorSize)
         throw Error(ErrorCode::corrupt, "the image is shorter than one boot sector: nothing can be repaired");
     const check::RepairPlan plan = check::plan_repairs(found, options.level);
@@ -516,10 +517,14 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
             !codes.count("fat.fat.copies-differ") &&
             std::none_of(found.all().begin(), found.all().end(),
                          [](const check::Finding& f) { return f.code == "fat.fat.copies-differ"; })) {
-            check::Findings scratch;
-            CheckOptions o;
-            o.cuts = &cuts;
-            (void)check_volume(dev, scratch, o);
+            if (collected) {
+                cuts = collected->cuts;
+            } else {
+                check::Findings scratch;
+                CheckOptions o;
+                o.cuts = &cuts;
+                (void)check_volume(dev, scratch, o);
+            }
         }
         errors_left = true;  // what the cuts leave (lost clusters, sizes) is for the next pass
     }
@@ -530,7 +535,11 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     if (want_lost || want_copies || want_trims || want_sizes) {
         const bool proven = fix != BootFix::restore_main && fix != BootFix::signature && summary.complete &&
                             !ownership_in_doubt(found);
-        if (proven && (want_lost || want_trims || want_sizes)) {
+        if (proven && (want_lost || want_trims || want_sizes) && collected) {
+            if (want_lost) lost = collected->lost;
+            if (want_trims) trims = collected->trims;
+            if (want_sizes) sizes = collected->sizes;
+        } else if (proven && (want_lost || want_trims || want_sizes)) {
             check::Findings scratch;
             CheckOptions o;
             if (want_lost) o.lost = &lost;
@@ -598,13 +607,20 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     const bool want_labels = any_code(kLabelCodes);
     if ((want_names || want_dots || want_lfns || want_labels) &&
         (fix == BootFix::none || fix == BootFix::refresh_backup)) {
-        check::Findings scratch;
-        CheckOptions o;
-        if (want_names) o.names = &names;
-        if (want_dots) o.dots = &dots;
-        if (want_lfns) o.lfn_fixes = &lfns;
-        if (want_labels) o.label_fixes = &labels;
-        (void)check_volume(dev, scratch, o);
+        if (collected) {
+            if (want_names) names = collected->names;
+            if (want_dots) dots = collected->dots;
+            if (want_lfns) lfns = collected->lfns;
+            if (want_labels) labels = collected->labels;
+        } else {
+            check::Findings scratch;
+            CheckOptions o;
+            if (want_names) o.names = &names;
+            if (want_dots) o.dots = &dots;
+            if (want_lfns) o.lfn_fixes = &lfns;
+            if (want_labels) o.label_fixes = &labels;
+            (void)check_volume(dev, scratch, o);
+        }
     }
     // Errors are left where fewer fixes were found than the findings stand for.
     const auto fixes_left = [&](const auto& fixes, const auto& list) {

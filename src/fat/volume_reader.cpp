@@ -20,6 +20,7 @@ struct Volume::Cache {
     };
     std::array<Window, kFatCacheWindows> windows;
     std::size_t next = 0;
+    std::size_t last = 0;  ///< the window returned last: a chain's entries are mostly in it
 };
 
 Volume::Volume(const io::BlockDevice& device) : Volume(device, read_boot_region(device)) {}
@@ -63,9 +64,15 @@ bool Volume::fat_copy_readable(unsigned copy) const noexcept {
 
 std::span<const std::byte> Volume::fat_window(unsigned copy, std::uint64_t index) const {
     const Layout& l = layout();
-    for (const auto& w : cache_->windows) {
-        if (w.copy == copy && w.index == index) return w.bytes;
+    if (const auto& w = cache_->windows[cache_->last]; w.copy == copy && w.index == index) return w.bytes;
+    for (std::size_t k = 0; k < kFatCacheWindows; ++k) {
+        const auto& w = cache_->windows[k];
+        if (w.copy == copy && w.index == index) {
+            cache_->last = k;
+            return w.bytes;
+        }
     }
+    cache_->last = cache_->next;
     Cache::Window& w = cache_->windows[cache_->next];
     cache_->next = (cache_->next + 1) % kFatCacheWindows;
     const std::uint64_t fat_start =
@@ -95,14 +102,24 @@ std::uint32_t Volume::fat_entry(std::uint32_t n, unsigned copy) const {
     const std::uint64_t byte = bits == 12 ? n + n / 2 : std::uint64_t(n) * (bits / 8);
     const std::size_t width = bits == 32 ? 4 : 2;
     std::array<std::uint8_t, 4> b{};
-    for (std::size_t i = 0; i < width; ++i) {
-        const std::uint64_t at = byte + i;
-        const auto w = fat_window(copy, at / kFatWindowBytes);
-        if (at % kFatWindowBytes >= w.size()) {
+    const std::size_t in_window = static_cast<std::size_t>(byte % kFatWindowBytes);
+    if (in_window + width <= kFatWindowBytes) {  // the whole entry in one window (FAT16/32 always)
+        const auto w = fat_window(copy, byte / kFatWindowBytes);
+        if (in_window + width > w.size()) {
             throw Error(ErrorCode::corrupt,
                         fmt::format("FAT {} entry {} lies past the end of the image", copy + 1, n));
         }
-        b[i] = static_cast<std::uint8_t>(w[static_cast<std::size_t>(at % kFatWindowBytes)]);
+        for (std::size_t i = 0; i < width; ++i) b[i] = static_cast<std::uint8_t>(w[in_window + i]);
+    } else {
+        for (std::size_t i = 0; i < width; ++i) {
+            const std::uint64_t at = byte + i;
+            const auto w = fat_window(copy, at / kFatWindowBytes);
+            if (at % kFatWindowBytes >= w.size()) {
+                throw Error(ErrorCode::corrupt,
+                            fmt::format("FAT {} entry {} lies past the end of the image", copy + 1, n));
+            }
+            b[i] = static_cast<std::uint8_t>(w[static_cast<std::size_t>(at % kFatWindowBytes)]);
+        }
     }
     if (bits == 12) {
         const std::uint32_t v = b[0] | (std::uint32_t(b[1]) << 8);

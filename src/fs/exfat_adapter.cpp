@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstring>
+#include <memory>
 
 #include "adapters.hpp"
 #include "fsimg/core/error.hpp"
@@ -11,6 +12,7 @@
 #include "fsimg/exfat/deleted.hpp"
 #include "fsimg/exfat/salvage.hpp"
 #include "fsimg/exfat/volume.hpp"
+#include "fsimg/fs/repair.hpp"
 
 namespace fsimg::fs::detail {
 
@@ -143,6 +145,15 @@ check::Summary check_exfat(const io::BlockDevice& volume, const Detection&, chec
     exfat::CheckOptions o;
     o.on_walk = options.on_walk;
     o.placement = options.placement;
+    if (!options.repair_hints) return exfat::check_volume(volume, out, o);
+    RepairHints& h = *options.repair_hints;
+    h.exfat.emplace().collect_with(o);
+    // The walk of the check before, when nothing it read has changed since.
+    if (!h.exfat_walk_current) h.exfat_walk.reset();
+    h.exfat_walk_current = false;
+    const std::shared_ptr<exfat::WalkSnapshot> previous = h.exfat_walk;
+    o.reuse_walk = previous.get();
+    o.save_walk = &h.exfat_walk;
     return exfat::check_volume(volume, out, o);
 }
 

@@ -8,6 +8,7 @@
 #include "fsimg/fat/check.hpp"
 #include "fsimg/fat/salvage.hpp"
 #include "fsimg/fat/volume.hpp"
+#include "fsimg/fs/repair.hpp"
 
 namespace fsimg::fs::detail {
 
@@ -167,7 +168,10 @@ check::Summary check_fat(const io::BlockDevice& volume, const Detection& d, chec
     o.on_walk = options.on_walk;
     o.progress = options.progress;
     o.placement = options.placement;
-    if (!d.through_backup) return fat::check_volume(volume, out, o);
+    if (!d.through_backup) {
+        if (options.repair_hints) options.repair_hints->fat.emplace().collect_with(o);
+        return fat::check_volume(volume, out, o);
+    }
     check::Location at = check::at_sector(0, 512, "boot sector");
     out.add("fat.boot.main-damaged", std::move(at), d.note);
     return fat::check_volume(*reading_device(volume, d), out, o);

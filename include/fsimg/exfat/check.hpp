@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -132,6 +133,11 @@ struct EntryFix {
     std::vector<std::byte> bytes;        ///< 32 bytes per entry, as they are to be written
 };
 
+/// What one check's walk of the directory tree found (its findings, the
+/// clusters each owner claims, the counts and the fixes its collectors
+/// received): CheckOptions::save_walk, reuse_walk. Defined with the checker.
+struct WalkSnapshot;
+
 struct CheckOptions {
     /// Called with each path the walk visits ("/DCIM/", "/DCIM/A.JPG"), for -v.
     std::function<void(std::string_view path)> on_walk;
@@ -162,6 +168,18 @@ struct CheckOptions {
     /// entry set or entry and each FirstCluster that cannot be (EntryFix), in
     /// walk order.
     std::vector<EntryFix>* entry_fixes = nullptr;
+    /// When set, the walk of the tree is saved here (a new snapshot) when the
+    /// check walks it.
+    std::shared_ptr<WalkSnapshot>* save_walk = nullptr;
+    /// When set, the check takes the tree walk from this snapshot instead of
+    /// walking, when the snapshot can stand for it (same cluster count, every
+    /// collector of these options was on when it was saved, no entry set with
+    /// a wrong SetChecksum, whose fix reads the bitmap). Only for a volume
+    /// that, since the snapshot, changed in nothing the walk reads: the
+    /// allocation bitmap's bytes and VolumeFlags/PercentInUse may differ
+    /// (repair_volume's `walk_kept`). The boot region, the system objects'
+    /// allocations and the bitmap against the walk are checked again.
+    const WalkSnapshot* reuse_walk = nullptr;
 };
 
 /// What the check counted (check/summary.hpp; type "exFAT").

@@ -10,9 +10,31 @@
 #include "fsimg/check/finding.hpp"
 #include "fsimg/check/repair.hpp"
 #include "fsimg/check/summary.hpp"
+#include "fsimg/exfat/check.hpp"
 #include "fsimg/io/block_device.hpp"
 
 namespace fsimg::exfat {
+
+/// What a check collects for repair_volume (CheckOptions' collectors, every
+/// one on), so that the repair of the volume that check read needs no walk
+/// of its own: fsck -y walked a 100,000-file volume three times (the check,
+/// the repair's walk, the check after), now twice.
+struct CollectedFixes {
+    std::vector<BitmapFix> bitmap;
+    std::vector<SetFix> sets;
+    std::vector<ChainFix> chains;
+    std::vector<RenameFix> renames;
+    std::vector<EntryFix> entries;
+    /// Points every collector of `o` at these lists (emptied first).
+    void collect_with(CheckOptions& o) {
+        *this = {};
+        o.bitmap_fixes = &bitmap;
+        o.set_fixes = &sets;
+        o.chain_fixes = &chains;
+        o.renames = &renames;
+        o.entry_fixes = &entries;
+    }
+};
 
 /// Repairs on `device` what `found` (exfat::check_volume's findings for this
 /// very volume) reports and check::repairs() admits at options.level:
@@ -47,8 +69,17 @@ namespace fsimg::exfat {
 ///   left unrepaired.
 /// Nothing is repaired when sector 0 does not say "EXFAT   " (the volume is
 /// read through its backup region: the main one needs a repair of its own).
+/// `collected`, when given, is what the check that found `found` collected
+/// on this very volume (unchanged since): the repair then walks nothing
+/// itself, except after rewriting a boot region in this pass.
+/// `walk_kept`, when given, is set to whether the repair wrote nothing a
+/// walk of the tree reads (only allocation bitmap bytes, VolumeFlags and
+/// PercentInUse): a check after it may then take the walk of the check
+/// before (CheckOptions::reuse_walk).
 /// Returns what was done, in order. Throws Error(io) on write failures.
 std::vector<check::Repair> repair_volume(io::BlockDevice& device, const check::Findings& found,
-                                         const check::Summary& summary, const check::RepairOptions& options);
+                                         const check::Summary& summary, const check::RepairOptions& options,
+                                         const CollectedFixes* collected = nullptr,
+                                         bool* walk_kept = nullptr);
 
 }  // namespace fsimg::exfat

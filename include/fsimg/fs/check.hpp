@@ -14,6 +14,8 @@
 
 namespace fsimg::fs {
 
+struct RepairHints;  // fs/repair.hpp
+
 struct CheckOptions {
     /// Called with each path the walk visits ("/", "/DCIM/", "/DCIM/A.JPG"), for -v.
     std::function<void(std::string_view path)> on_walk;
@@ -22,6 +24,10 @@ struct CheckOptions {
     /// Set when the volume is a partition of a disk image (IMAGE@N): size
     /// and start findings then name the partition (check/placement.hpp).
     std::optional<check::Placement> placement;
+    /// When set (fsck -a/-p/-y), emptied, then given what the check collects
+    /// for repair_volume on the volume it reads (exFAT: the fixes the walk
+    /// finds), so that the repair need not walk the volume again.
+    RepairHints* repair_hints = nullptr;
 };
 
 /// The result of one check: what was detected and what the checker counted.
