@@ -29,6 +29,8 @@ constexpr std::size_t kFnAttributesOffset = 0x38;   // in a $FILE_NAME value
 constexpr std::size_t kIndexRootNodeOffset = 0x10;  // the node header in an $INDEX_ROOT value
 constexpr std::uint16_t kLogNoClient = 0xFFFF;      // restart area: no client in use [NTFS-3G logfile.h]
 constexpr std::uint16_t kRestartVolumeIsClean = 0x0002;
+constexpr std::size_t kRecordLinkCount =
+    0x12;  // MFT record header: hard link count [FLATCAP concepts/file_record]
 
 /// The next update sequence number: never 0 (the value a zeroed sector tail
 /// holds) nor 0xFFFF.
@@ -684,8 +686,138 @@ void Editor::apply_insert(std::uint64_t dir, const IndexInsert& plan) {
     if (plan.record) write_record(dir, *plan.record);
 }
 
+Editor::EntryRemoval Editor::plan_entry_removal(std::uint64_t dir,
+                                                const std::function<bool(const IndexEntry&)>& removed) {
+    // In place when each lies in a leaf and leaves its INDX block an entry;
+    // else the index is rewritten without them.
+    EntryRemoval plan;
+    plan.dir = dir;
+    const Record d = read_record(dir);
+    std::vector<IndexEntryLocation> at;
+    std::vector<IndexKey> rest;                   // the other entries, for a rewrite
+    std::map<std::uint64_t, unsigned> per_block;  // entries (with a key) of each INDX block
+    bool rebalance = false;
+    for_each_index_entry(vol_, d.parsed, [&](const IndexEntry& e, const IndexEntryLocation& loc) {
+        if (loc.block) ++per_block[*loc.block];
+        if (!removed(e)) {
+            if (e.file_name) rest.push_back({FileReference::unpack(e.reference), e.key, e.file_name->name});
+            return true;
+        }
+        if (e.flags & kEntryHasSubnode) rebalance = true;
+        at.push_back(loc);
+        return true;
+    });
+    plan.any = !at.empty();
+    for (const IndexEntryLocation& l : at)
+        (l.block ? plan.in_blocks[*l.block] : plan.in_root).push_back(l.offset);
+    for (const auto& [b, offs] : plan.in_blocks)
+        if (per_block[b] <= offs.size()) rebalance = true;
+    if (rebalance) {
+        plan.rewrite = plan_index(dir, std::move(rest));
+        plan.in_root.clear();
+        plan.in_blocks.clear();
+    }
+    return plan;
+}
+
+void Editor::apply_entry_removal(const EntryRemoval& plan) {
+    // The parent's record ($INDEX_ROOT) or each INDX block, one write each;
+    // or the index rewritten.
+    const std::uint64_t dir = plan.dir;
+    if (plan.rewrite) apply_index(*plan.rewrite);
+    const Record d = read_record(dir);
+    if (!plan.in_root.empty()) {
+        const Attribute* ir = d.parsed.find(AttrType::index_root, u"$I30");
+        if (ir == nullptr || ir->non_resident) throw Error(ErrorCode::corrupt, "no $INDEX_ROOT:$I30");
+        std::vector<std::byte> value = ir->value;
+        remove_entries(value, kIndexRootNodeOffset, plan.in_root, true);
+        value.resize(kIndexRootNodeOffset + core::load_le32(value, kIndexRootNodeOffset + 8));  // allocated
+        write_record(dir, with_value(d.bytes, d.parsed, *ir, value));
+    }
+    if (!plan.in_blocks.empty()) {
+        const auto alloc = load_attribute(vol_, read_record(dir).parsed, AttrType::index_allocation, u"$I30");
+        const Attribute* ir = d.parsed.find(AttrType::index_root, u"$I30");
+        if (!alloc || ir == nullptr) throw Error(ErrorCode::corrupt, "no $INDEX_ALLOCATION:$I30");
+        const std::uint64_t bytes = decode_index_root(ir->value).index_block_bytes;
+        for (const auto& [b, offs] : plan.in_blocks) {
+            std::vector<std::byte> block(static_cast<std::size_t>(bytes));
+            vol_.read_stream(*alloc, b * bytes, block);
+            if (verify_and_remove_fixups(block))
+                throw Error(ErrorCode::corrupt, fmt::format("INDX block {} fails its fixups", b));
+            remove_entries(block, 0x18, offs, false);
+            protect(block);
+            write_stream(*alloc, b * bytes, block);
+        }
+    }
+}
+
+bool Editor::remove_link(std::uint64_t dir, const FileEntry& file) {
+    const Record r = read_record(file.record);
+    if (r.parsed.header.base_record != 0 || r.parsed.is_directory() || file.record < kFirstNonSystemRecord)
+        return false;
+    struct Name {
+        const Attribute* attr;
+        FileName fn;
+    };
+    std::vector<Name> names;
+    for (const Attribute& a : r.parsed.attributes) {
+        if (a.kind() == AttrType::attribute_list) return false;  // remove() refuses it
+        if (a.kind() != AttrType::file_name || a.non_resident) continue;
+        try {
+            names.push_back({&a, decode_file_name(a.value)});
+        } catch (const FormatError&) {
+            throw Error(ErrorCode::corrupt,
+                        fmt::format("MFT record {}: a $FILE_NAME does not decode", file.record));
+        }
+    }
+    // The name removed, and its Win32 or DOS twin in the same directory
+    // (one name in two namespaces) [FLATCAP attribute/file_name].
+    const std::u16string wanted = core::utf8_to_utf16(file.name);
+    const auto hit = std::find_if(names.begin(), names.end(), [&](const Name& n) {
+        return n.fn.parent.record == dir && n.fn.name == wanted;
+    });
+    if (hit == names.end()) return false;
+    std::set<const Attribute*> drop{hit->attr};
+    std::set<std::u16string> dropped{hit->fn.name};
+    const bool paired = hit->fn.name_space == Namespace::win32 || hit->fn.name_space == Namespace::dos;
+    const Namespace twin = hit->fn.name_space == Namespace::win32 ? Namespace::dos : Namespace::win32;
+    for (const Name& n : names)
+        if (paired && n.fn.parent.record == dir && n.fn.name_space == twin) {
+            drop.insert(n.attr);
+            dropped.insert(n.fn.name);
+        }
+    // Hard links count the names outside the DOS namespace (as mkntfs and ntfs-3g count them).
+    const auto links =
+        static_cast<std::uint16_t>(std::count_if(names.begin(), names.end(), [&](const Name& n) {
+            return !drop.count(n.attr) && n.fn.name_space != Namespace::dos;
+        }));
+    if (links == 0) return false;  // its last name: the file goes (remove)
+    EntryRemoval entries = plan_entry_removal(dir, [&](const IndexEntry& e) {
+        return FileReference::unpack(e.reference).record == file.record && e.file_name &&
+               e.file_name->parent.record == dir && dropped.count(e.file_name->name);
+    });
+    if (!entries.any)
+        throw Error(ErrorCode::corrupt,
+                    fmt::format("directory record {} has no index entry naming record {}", dir, file.record));
+    auto out = rebuilt_record(
+        r, [&](const Attribute& a) { return drop.count(&a) != 0; }, {}, r.parsed.header.next_instance);
+    if (!out) throw Error(ErrorCode::corrupt, fmt::format("MFT record {} cannot be rewritten", file.record));
+    core::store_le16(*out, kRecordLinkCount, links);
+    keys_.erase(dir);
+    begin();
+    // The entries first, then the record without the names (as ntfs-3g's
+    // ntfs_delete: a cut leaves a name no index lists, which fsck -y puts
+    // back), then the directory's times.
+    apply_entry_removal(entries);
+    write_record(file.record, std::move(*out));
+    stamp_directory(dir);
+    return true;
+}
+
 void Editor::remove(std::uint64_t dir, const FileEntry& file) {
     if (file.is_root) throw Error(ErrorCode::usage, "the root directory cannot be removed");
+    // One name of a file that has others (a hard link): that name goes, the file stays.
+    if (!file.is_directory && remove_link(dir, file)) return;
     const auto unsupported = [](std::uint64_t n, std::string_view why) {
         return Error(ErrorCode::unsupported,
                      fmt::format("MFT record {} {}: fsimg does not remove such files on NTFS yet", n, why));
@@ -738,34 +870,12 @@ void Editor::remove(std::uint64_t dir, const FileEntry& file) {
                 return true;
             });
     }
-    // 2. The entries naming it in `dir`: removed in place when each lies in
-    // a leaf and leaves its INDX block an entry; else the index is rewritten
-    // without them (planned here, before the first write).
-    Record d = read_record(dir);
-    std::vector<IndexEntryLocation> at;
-    std::vector<IndexKey> rest;                   // the other entries, for a rewrite
-    std::map<std::uint64_t, unsigned> per_block;  // entries (with a key) of each INDX block
-    bool rebalance = false;
-    for_each_index_entry(vol_, d.parsed, [&](const IndexEntry& e, const IndexEntryLocation& loc) {
-        if (loc.block) ++per_block[*loc.block];
-        if (FileReference::unpack(e.reference).record != file.record) {
-            if (e.file_name) rest.push_back({FileReference::unpack(e.reference), e.key, e.file_name->name});
-            return true;
-        }
-        if (e.flags & kEntryHasSubnode) rebalance = true;
-        at.push_back(loc);
-        return true;
-    });
-    if (at.empty())
+    // 2. The entries naming it in `dir` (planned here, before the first write).
+    EntryRemoval entries = plan_entry_removal(
+        dir, [&](const IndexEntry& e) { return FileReference::unpack(e.reference).record == file.record; });
+    if (!entries.any)
         throw Error(ErrorCode::corrupt,
                     fmt::format("directory record {} has no index entry naming record {}", dir, file.record));
-    std::map<std::uint64_t, std::vector<std::uint32_t>> in_blocks;
-    std::vector<std::uint32_t> in_root;
-    for (const IndexEntryLocation& l : at) (l.block ? in_blocks[*l.block] : in_root).push_back(l.offset);
-    for (const auto& [b, offs] : in_blocks)
-        if (per_block[b] <= offs.size()) rebalance = true;
-    std::optional<IndexRewrite> rewrite;
-    if (rebalance) rewrite = plan_index(dir, std::move(rest));
     // The bitmaps' bytes: $MFT's $BITMAP (record 0), $Bitmap (record 6's $DATA).
     const MftRecord r0 = vol_.read_record(0);
     const Attribute* mft_bitmap = r0.find(AttrType::bitmap);
@@ -774,36 +884,8 @@ void Editor::remove(std::uint64_t dir, const FileEntry& file) {
 
     keys_.clear();  // the directory's, and those of directories removed with it
     begin();
-    // 3. The entries: the parent's record ($INDEX_ROOT) or each INDX block,
-    // one write each; or the index rewritten.
-    if (rewrite) {
-        apply_index(*rewrite);
-        in_root.clear();
-        in_blocks.clear();
-    }
-    if (!in_root.empty()) {
-        const Attribute* ir = d.parsed.find(AttrType::index_root, u"$I30");
-        if (ir == nullptr || ir->non_resident) throw Error(ErrorCode::corrupt, "no $INDEX_ROOT:$I30");
-        std::vector<std::byte> value = ir->value;
-        remove_entries(value, kIndexRootNodeOffset, in_root, true);
-        value.resize(kIndexRootNodeOffset + core::load_le32(value, kIndexRootNodeOffset + 8));  // allocated
-        write_record(dir, with_value(d.bytes, d.parsed, *ir, value));
-    }
-    if (!in_blocks.empty()) {
-        const auto alloc = load_attribute(vol_, read_record(dir).parsed, AttrType::index_allocation, u"$I30");
-        const Attribute* ir = d.parsed.find(AttrType::index_root, u"$I30");
-        if (!alloc || ir == nullptr) throw Error(ErrorCode::corrupt, "no $INDEX_ALLOCATION:$I30");
-        const std::uint64_t bytes = decode_index_root(ir->value).index_block_bytes;
-        for (const auto& [b, offs] : in_blocks) {
-            std::vector<std::byte> block(static_cast<std::size_t>(bytes));
-            vol_.read_stream(*alloc, b * bytes, block);
-            if (verify_and_remove_fixups(block))
-                throw Error(ErrorCode::corrupt, fmt::format("INDX block {} fails its fixups", b));
-            remove_entries(block, 0x18, offs, false);
-            protect(block);
-            write_stream(*alloc, b * bytes, block);
-        }
-    }
+    // 3. The entries.
+    apply_entry_removal(entries);
     // 4. The records, those below a directory before it (a cut leaves records
     // no index reaches, never one whose parent is gone): not in use, a new
     // sequence number.

@@ -7,7 +7,8 @@
 # each, fsimg fsck is clean and extract gives the bytes back. Every cut of
 # a cp, a cp -f and an mv leaves the files that were there whole (the
 # moved one where it was or where it went) and the new one absent or
-# whole, and fsck -y leaves nothing.
+# whole, and fsck -y leaves nothing. rm of one name of a hard link leaves
+# the file under its others (every cut too).
 # cost: 40
 here=$(dirname "$0"); . "$here/../lib.sh"
 export SOURCE_DATE_EPOCH=1700000000
@@ -135,4 +136,38 @@ cut_sweep() {  # cut_sweep NAME COMMAND ARGS...
 cut_sweep cp-new cp new/sub/big.bin /many/
 cut_sweep cp-replace cp -f new/small.txt /big.dat
 cut_sweep mv mv /kept.txt /many/
+# rm of one name of a hard-linked file (mkfs --from stores hard links as links): the others stay,
+# the data with them; the last name frees the clusters. Every cut leaves the file readable under
+# every other name, and the removed name there or gone; fsck -y leaves nothing.
+mkdir -p hl/sub
+head -c 70000 /dev/urandom > hl/a.bin && ln hl/a.bin hl/c.bin && ln hl/a.bin hl/sub/b.bin
+"$FSIMG" mkfs -q -t ntfs -s 16M --from hl h0.img || fail "mkfs with hard links"
+cp h0.img h.img
+"$FSIMG" rm h.img /a.bin || fail "rm of one name"
+clean h.img "rm of one name"
+[ "$("$FSIMG" ls h.img / | tr '\n' ' ')" = "c.bin sub/ " ] && pass || fail "ls / after rm: $("$FSIMG" ls h.img /)"
+"$FSIMG" cat h.img /sub/b.bin | cmp -s - hl/a.bin && "$FSIMG" cat h.img /c.bin | cmp -s - hl/a.bin && pass ||
+  fail "the other names do not read the data"
+"$FSIMG" rm h.img /c.bin /sub/b.bin || fail "rm of the last names"
+clean h.img "rm of the last name"
+[ "$("$FSIMG" ls -R h.img / | tr '\n' ' ')" = "/sub/ " ] && pass || fail "ls -R after: $("$FSIMG" ls -R h.img /)"
+cp h0.img hc.img
+total=$(FSIMG_TEST_COUNT_WRITES=1 "$FSIMG" rm hc.img /a.bin 2>&1 >/dev/null | sed -n 's/^fsimg: test: \([0-9]*\) writes$/\1/p')
+[ -n "$total" ] && [ "$total" -ge 3 ] && pass || fail "rm of a name: write count '$total'"
+bad=0
+for n in $(cuts $((total - 1))); do
+  cp h0.img cut.img
+  FSIMG_TEST_CUT_AFTER_WRITES=$n "$FSIMG" rm cut.img /a.bin > /dev/null 2>&1
+  [ $? = 99 ] || { fail "rm-link: cut $n: not cut"; bad=1; continue; }
+  odd=$(fsck_codes cut.img | tr ' ' '\n' | grep -v -x -e '' -e ntfs.volume.dirty -e ntfs.index.missing-entry \
+    -e ntfs.mftmirr.differs)
+  [ -z "$odd" ] || { fail "rm-link: cut $n of $total: $odd"; bad=1; }
+  for p in /c.bin /sub/b.bin; do
+    "$FSIMG" cat cut.img $p | cmp -s - hl/a.bin || { fail "rm-link: cut $n: $p does not read the data"; bad=1; }
+  done
+  "$FSIMG" fsck -y cut.img > /dev/null 2>&1
+  [ -z "$(fsck_codes cut.img)" ] || { fail "rm-link: cut $n: fsck -y left $(fsck_codes cut.img)"; bad=1; }
+done
+[ $bad = 0 ] && pass
+echo "rm-link: $total writes, cuts checked: $(cuts $((total - 1)) | wc -l)"
 finish

@@ -542,6 +542,31 @@ private:
     /// record is not an in-use directory with a resident $INDEX_ROOT:$I30.
     IndexRewrite plan_index(std::uint64_t dir, std::vector<IndexKey> entries,
                             const std::vector<Extent>& taken = {}) const;
+    /// Index entries of directory record `dir` to remove: where each lies
+    /// (the node header offsets in $INDEX_ROOT, and per INDX block), or the
+    /// index rewritten without them when one is a separator (an entry with
+    /// a sub-node) or would leave its INDX block empty.
+    struct EntryRemoval {
+        std::uint64_t dir = 0;
+        bool any = false;  ///< an entry was chosen
+        std::vector<std::uint32_t> in_root;
+        std::map<std::uint64_t, std::vector<std::uint32_t>> in_blocks;
+        std::optional<IndexRewrite> rewrite;
+    };
+    /// Plans removing the entries of `dir`'s $I30 index for which `removed`
+    /// is true; writes nothing. Throws as plan_index for a rewrite.
+    EntryRemoval plan_entry_removal(std::uint64_t dir, const std::function<bool(const IndexEntry&)>& removed);
+    /// Writes a plan_entry_removal: the record's $INDEX_ROOT resized in
+    /// place, each INDX block once, or the index rewrite (apply_index).
+    void apply_entry_removal(const EntryRemoval& plan);
+    /// remove() of one name of a file that keeps another (a hard link): the
+    /// index entries of that name in `dir` (and of its Win32 or DOS twin
+    /// there), then the record without those $FILE_NAMEs and its link count
+    /// the names left outside the DOS namespace, then the directory's times.
+    /// False, writing nothing, when the file has no other name, is a
+    /// directory or a system file, has an $ATTRIBUTE_LIST, or no $FILE_NAME
+    /// in `dir` has the name.
+    bool remove_link(std::uint64_t dir, const FileEntry& file);
     /// Free clusters for `need` clusters, none in `taken` (clusters this
     /// change already plans to use): the first free run of `need` in
     /// $Bitmap, else the first free runs that hold them. Error(io) "no
