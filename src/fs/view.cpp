@@ -8,6 +8,7 @@
 #include "adapters.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/text.hpp"
+#include "fsimg/fat/directory.hpp"
 #include "fsimg/fs/detect.hpp"
 
 namespace fsimg::fs {
@@ -123,10 +124,14 @@ std::vector<std::string> expand_wildcards(const View& view, std::string_view pat
             const auto dir = view.lookup(base);
             if (!dir || !dir->is_dir) continue;
             std::vector<std::string> found;
+            // Case folded as Windows folds names (beyond ASCII: café* finds CAFÉ.TXT).
+            const std::string folded = fat::fold_case(parts[i]);
+            const auto matches = [&](std::string_view name) {
+                return core::wildcard_match(folded, fat::fold_case(name), false);
+            };
             for (const Entry& e : view.list(*dir, problems)) {
                 if (e.is_stream || e.name == "." || e.name == ".." || (!last && !e.is_dir)) continue;
-                if (core::wildcard_match(parts[i], e.name, true) ||
-                    (!e.short_name.empty() && core::wildcard_match(parts[i], e.short_name, true)))
+                if (matches(e.name) || (!e.short_name.empty() && matches(e.short_name)))
                     found.push_back(join(base, e.name));
             }
             std::sort(found.begin(), found.end());
