@@ -687,17 +687,19 @@ void Editor::apply_insert(std::uint64_t dir, const IndexInsert& plan) {
 }
 
 Editor::EntryRemoval Editor::plan_entry_removal(std::uint64_t dir,
-                                                const std::function<bool(const IndexEntry&)>& removed) {
+                                                const std::function<bool(const IndexEntry&)>& removed,
+                                                const IndexSpec& index) {
     // In place when each lies in a leaf and leaves its INDX block an entry;
     // else the index is rewritten without them.
     EntryRemoval plan;
     plan.dir = dir;
+    plan.index = &index;
     const Record d = read_record(dir);
     std::vector<IndexEntryLocation> at;
     std::vector<IndexKey> rest;                   // the other entries, for a rewrite
     std::map<std::uint64_t, unsigned> per_block;  // entries (with a key) of each INDX block
     bool rebalance = false;
-    for_each_index_entry(vol_, d.parsed, [&](const IndexEntry& e, const IndexEntryLocation& loc) {
+    for_each_index_entry(vol_, d.parsed, index, [&](const IndexEntry& e, const IndexEntryLocation& loc) {
         if (loc.block) ++per_block[*loc.block];
         if (!removed(e)) {
             if (e.file_name) rest.push_back({FileReference::unpack(e.reference), e.key, e.file_name->name});
@@ -712,6 +714,12 @@ Editor::EntryRemoval Editor::plan_entry_removal(std::uint64_t dir,
         (l.block ? plan.in_blocks[*l.block] : plan.in_root).push_back(l.offset);
     for (const auto& [b, offs] : plan.in_blocks)
         if (per_block[b] <= offs.size()) rebalance = true;
+    if (rebalance && &index != &kI30Index)
+        throw Error(
+            ErrorCode::unsupported,
+            fmt::format("an entry of MFT record {}'s {} index is a separator of its B+ tree or the last "
+                        "of its INDX block: fsimg does not rewrite that index yet",
+                        dir, index.label));
     if (rebalance) {
         plan.rewrite = plan_index(dir, std::move(rest));
         plan.in_root.clear();
@@ -724,20 +732,23 @@ void Editor::apply_entry_removal(const EntryRemoval& plan) {
     // The parent's record ($INDEX_ROOT) or each INDX block, one write each;
     // or the index rewritten.
     const std::uint64_t dir = plan.dir;
+    const std::u16string_view name = plan.index->name;
     if (plan.rewrite) apply_index(*plan.rewrite);
     const Record d = read_record(dir);
     if (!plan.in_root.empty()) {
-        const Attribute* ir = d.parsed.find(AttrType::index_root, u"$I30");
-        if (ir == nullptr || ir->non_resident) throw Error(ErrorCode::corrupt, "no $INDEX_ROOT:$I30");
+        const Attribute* ir = d.parsed.find(AttrType::index_root, name);
+        if (ir == nullptr || ir->non_resident)
+            throw Error(ErrorCode::corrupt, fmt::format("no $INDEX_ROOT:{}", plan.index->label));
         std::vector<std::byte> value = ir->value;
         remove_entries(value, kIndexRootNodeOffset, plan.in_root, true);
         value.resize(kIndexRootNodeOffset + core::load_le32(value, kIndexRootNodeOffset + 8));  // allocated
         write_record(dir, with_value(d.bytes, d.parsed, *ir, value));
     }
     if (!plan.in_blocks.empty()) {
-        const auto alloc = load_attribute(vol_, read_record(dir).parsed, AttrType::index_allocation, u"$I30");
-        const Attribute* ir = d.parsed.find(AttrType::index_root, u"$I30");
-        if (!alloc || ir == nullptr) throw Error(ErrorCode::corrupt, "no $INDEX_ALLOCATION:$I30");
+        const auto alloc = load_attribute(vol_, read_record(dir).parsed, AttrType::index_allocation, name);
+        const Attribute* ir = d.parsed.find(AttrType::index_root, name);
+        if (!alloc || ir == nullptr)
+            throw Error(ErrorCode::corrupt, fmt::format("no $INDEX_ALLOCATION:{}", plan.index->label));
         const std::uint64_t bytes = decode_index_root(ir->value).index_block_bytes;
         for (const auto& [b, offs] : plan.in_blocks) {
             std::vector<std::byte> block(static_cast<std::size_t>(bytes));
@@ -749,6 +760,17 @@ void Editor::apply_entry_removal(const EntryRemoval& plan) {
             write_stream(*alloc, b * bytes, block);
         }
     }
+}
+
+std::optional<std::uint64_t> Editor::extend_file(std::u16string_view name) const {
+    constexpr std::uint64_t kExtend = 11;
+    std::optional<std::uint64_t> file;
+    const Record extend = read_record(kExtend);
+    for_each_index_entry(vol_, extend.parsed, kI30Index, [&](const IndexEntry& e, const IndexEntryLocation&) {
+        if (e.file_name && e.file_name->name == name) file = FileReference::unpack(e.reference).record;
+        return !file;
+    });
+    return file;
 }
 
 bool Editor::remove_link(std::uint64_t dir, const FileEntry& file) {
@@ -827,6 +849,9 @@ void Editor::remove(std::uint64_t dir, const FileEntry& file) {
     std::vector<std::pair<std::uint64_t, std::uint64_t>> clusters;  // (first LCN, length) of each run
     std::set<std::uint64_t> seen;
     std::vector<std::pair<std::uint64_t, std::uint64_t>> todo{{file.record, dir}};  // (record, its parent)
+    // $Extend/$Reparse:$R's key of each reparse point removed: its tag and
+    // the file's reference [FLATCAP files/reparse], formats.md §3.9.
+    std::vector<std::array<std::byte, 12>> reparse_keys;
     while (!todo.empty()) {
         const auto [n, parent] = todo.back();
         todo.pop_back();
@@ -837,7 +862,20 @@ void Editor::remove(std::uint64_t dir, const FileEntry& file) {
         unsigned names = 0;
         for (const Attribute& a : r.parsed.attributes) {
             if (a.kind() == AttrType::attribute_list) throw unsupported(n, "has an $ATTRIBUTE_LIST");
-            if (a.kind() == AttrType::reparse_point) throw unsupported(n, "is a reparse point");
+            if (a.kind() == AttrType::reparse_point) {
+                std::array<std::byte, 4> tag{};
+                if (a.non_resident && a.data_size >= 4)
+                    vol_.read_stream(a, 0, tag);
+                else if (!a.non_resident && a.value.size() >= 4)
+                    std::copy_n(a.value.begin(), 4, tag.begin());
+                else
+                    throw Error(ErrorCode::corrupt,
+                                fmt::format("MFT record {}: its reparse point holds no tag", n));
+                std::array<std::byte, 12> key{};
+                std::copy(tag.begin(), tag.end(), key.begin());
+                core::store_le64(key, 4, FileReference{n, r.parsed.header.sequence}.packed());
+                reparse_keys.push_back(key);
+            }
             if (a.kind() == AttrType::object_id) throw unsupported(n, "has an object id");
             if (a.kind() == AttrType::file_name && !a.non_resident) {
                 FileName fn;
@@ -876,6 +914,23 @@ void Editor::remove(std::uint64_t dir, const FileEntry& file) {
     if (!entries.any)
         throw Error(ErrorCode::corrupt,
                     fmt::format("directory record {} has no index entry naming record {}", dir, file.record));
+    // The reparse points' entries in $Extend/$Reparse:$R (none there: nothing to remove).
+    std::optional<EntryRemoval> reparse;
+    if (!reparse_keys.empty()) {
+        const auto holder = extend_file(u"$Reparse");
+        if (holder) {
+            reparse = plan_entry_removal(
+                *holder,
+                [&](const IndexEntry& e) {
+                    return e.key.size() >= 12 &&
+                           std::any_of(reparse_keys.begin(), reparse_keys.end(), [&](const auto& k) {
+                               return std::equal(k.begin(), k.end(), e.key.begin());
+                           });
+                },
+                kReparseIndex);
+            if (!reparse->any) reparse.reset();
+        }
+    }
     // The bitmaps' bytes: $MFT's $BITMAP (record 0), $Bitmap (record 6's $DATA).
     const MftRecord r0 = vol_.read_record(0);
     const Attribute* mft_bitmap = r0.find(AttrType::bitmap);
@@ -884,8 +939,10 @@ void Editor::remove(std::uint64_t dir, const FileEntry& file) {
 
     keys_.clear();  // the directory's, and those of directories removed with it
     begin();
-    // 3. The entries.
+    // 3. The entries, then the reparse points' in $R (a cut between leaves
+    // an orphan whose reparse point $R still lists: fsck -y links it back).
     apply_entry_removal(entries);
+    if (reparse) apply_entry_removal(*reparse);
     // 4. The records, those below a directory before it (a cut leaves records
     // no index reaches, never one whose parent is gone): not in use, a new
     // sequence number.

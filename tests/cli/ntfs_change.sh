@@ -8,7 +8,8 @@
 # a cp, a cp -f and an mv leaves the files that were there whole (the
 # moved one where it was or where it went) and the new one absent or
 # whole, and fsck -y leaves nothing. rm of one name of a hard link leaves
-# the file under its others (every cut too).
+# the file under its others (every cut too); rm of a stored symbolic link
+# takes its $R entry with it (every cut too).
 # cost: 40
 here=$(dirname "$0"); . "$here/../lib.sh"
 export SOURCE_DATE_EPOCH=1700000000
@@ -170,4 +171,34 @@ for n in $(cuts $((total - 1))); do
 done
 [ $bad = 0 ] && pass
 echo "rm-link: $total writes, cuts checked: $(cuts $((total - 1)) | wc -l)"
+# rm of a stored symbolic link (a reparse point): its directory entry, its entry in
+# $Extend/$Reparse:$R, the record, the bits. Every cut leaves the other links and the target
+# whole, and fsck -y leaves nothing (an orphan goes back into its directory, $R is rebuilt).
+mkdir -p sl
+echo target > sl/T.TXT
+for i in 1 2 3; do ln -s T.TXT "sl/L$i"; done
+"$FSIMG" mkfs -q -t ntfs -s 16M --symlinks store --from sl s0.img || fail "mkfs --symlinks store"
+cp s0.img s.img
+"$FSIMG" rm s.img /L2 || fail "rm of a stored link"
+clean s.img "rm of a stored link"
+[ "$("$FSIMG" ls s.img / | tr '\n' ' ')" = "L1 L3 T.TXT " ] && pass || fail "ls after rm of a link: $("$FSIMG" ls s.img /)"
+cp s0.img sc.img
+total=$(FSIMG_TEST_COUNT_WRITES=1 "$FSIMG" rm sc.img /L2 2>&1 >/dev/null | sed -n 's/^fsimg: test: \([0-9]*\) writes$/\1/p')
+[ -n "$total" ] && [ "$total" -ge 4 ] && pass || fail "rm of a link: write count '$total'"
+bad=0
+for n in $(cuts $((total - 1))); do
+  cp s0.img cut.img
+  FSIMG_TEST_CUT_AFTER_WRITES=$n "$FSIMG" rm cut.img /L2 > /dev/null 2>&1
+  [ $? = 99 ] || { fail "rm-symlink: cut $n: not cut"; bad=1; continue; }
+  odd=$(fsck_codes cut.img | tr ' ' '\n' | grep -v -x -e '' -e ntfs.volume.dirty -e ntfs.mftmirr.differs \
+    -e ntfs.tree.orphan -e ntfs.reparse.missing-entry -e ntfs.reparse.stale-entry -e ntfs.mft-bitmap.marked-free \
+    -e ntfs.bitmap.lost)
+  [ -z "$odd" ] || { fail "rm-symlink: cut $n of $total: $odd"; bad=1; }
+  [ "$("$FSIMG" cat cut.img /T.TXT)" = target ] || { fail "rm-symlink: cut $n: T.TXT"; bad=1; }
+  "$FSIMG" fsck -y cut.img > /dev/null 2>&1
+  [ -z "$(fsck_codes cut.img)" ] || { fail "rm-symlink: cut $n: fsck -y left $(fsck_codes cut.img)"; bad=1; }
+  "$FSIMG" ls cut.img / | grep -q -x L1 && "$FSIMG" ls cut.img / | grep -q -x L3 || { fail "rm-symlink: cut $n: L1 or L3 gone"; bad=1; }
+done
+[ $bad = 0 ] && pass
+echo "rm-symlink: $total writes, cuts checked: $(cuts $((total - 1)) | wc -l)"
 finish

@@ -10,8 +10,9 @@
 # as IO_REPARSE_TAG_SYMLINK reparse points (relative flag): ntfs-3g shows
 # them as symlinks with their targets, ntfsinfo reads the tag, every
 # check-image reader passes, and the kernel's ntfs3 driver shows them as
-# symlinks (kernel-check), and ntfs-3g deletes them (each is listed in
-# $Extend/$Reparse:$R); absolute targets are skipped with a warning, FAT/exFAT refuse store.
+# symlinks (kernel-check), and ntfs-3g and fsimg rm delete them (each is
+# listed in $Extend/$Reparse:$R, and its entry goes with it); absolute
+# targets are skipped with a warning, FAT/exFAT refuse store.
 # cost: 22
 here=$(dirname "$0"); . "$here/../lib.sh"
 need_oracles
@@ -120,6 +121,23 @@ import json, sys, jsonschema
 jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))
 ' "$FSIMG_SOURCE_DIR/docs/schemas/dump-ntfs-index.schema.json" "$WORK/r.json" && pass \
   || fail "dump --what index \$R: JSON against its schema"
+# fsimg rm of stored links: the directory entry, the link's entry in $R, then the record and
+# its bits. Ten of the forty go; the others still read as links, $R lists exactly the rest.
+cp "$WORK/many.img" "$WORK/rm-links.img"
+"$FSIMG" rm "$WORK/rm-links.img" /L1* || fail "fsimg rm of ten stored links"
+[ "$(ntfsls "$WORK/rm-links.img" | grep -c '^L')" = 30 ] && pass || fail "ntfsls after fsimg rm: $(ntfsls "$WORK/rm-links.img" | tr '\n' ' ')"
+"$FSIMG" fsck "$WORK/rm-links.img" > "$WORK/out" 2>&1 && pass || fail "fsck after fsimg rm of links: $(cat "$WORK/out")"
+[ "$(fls "$WORK/rm-links.img" | grep -v '^[^ ]* \*' | grep -c ' L1[0-9]$')" = 0 ] && pass || fail "sleuthkit still lists L1*"
+[ "$("$FSIMG" dump --what mft 26 "$WORK/rm-links.img" | grep -c '= tag 0xA000000C, record')" = 30 ] && pass \
+  || fail "\$R does not hold 30 keys after rm"
+check "$WORK/rm-links.img" -j 2 --manifest "$WORK/many.manifest" --ignore 'L*'
+# The one link of sym1.img ($R in its $INDEX_ROOT): gone, $R empty, the volume clean.
+cp "$WORK/sym1.img" "$WORK/rm-sym1.img"
+"$FSIMG" rm "$WORK/rm-sym1.img" /a/rel || fail "rm of sym1's link"
+"$FSIMG" fsck "$WORK/rm-sym1.img" > "$WORK/out" 2>&1 && pass || fail "fsck after rm of sym1's link: $(cat "$WORK/out")"
+[ "$("$FSIMG" dump --what mft 26 "$WORK/rm-sym1.img" | grep -c '= tag 0xA000000C, record')" = 0 ] && pass \
+  || fail "sym1's \$R still holds a key after rm"
+check "$WORK/rm-sym1.img" -j 2 --manifest "$WORK/sym.manifest"
 if command -v ntfs-3g >/dev/null && [ -w /dev/fuse ]; then
   mkdir -p "$WORK/mnt3"
   if ntfs-3g "$WORK/many.img" "$WORK/mnt3" 2>"$WORK/err"; then

@@ -134,12 +134,16 @@ public:
     void set_attributes(const FileEntry& file, std::uint32_t set, std::uint32_t clear);
 
     /// Removes `file`, named in directory record `dir`; a directory with
-    /// everything below it. In this order, after the dirty flag: the index
+    /// everything below it (one name only of a file that has others:
+    /// remove_link). In this order, after the dirty flag: the index
     /// entries naming it in `dir` (its Win32 and DOS names: the parent's
     /// record when they lie in $INDEX_ROOT, resized in place, else their
     /// INDX block, one write per node; when one is a separator, an entry
     /// with a sub-node, or the last entry of its INDX block, the index is
-    /// rewritten without them instead: plan_index, apply_index), then every record removed, those
+    /// rewritten without them instead: plan_index, apply_index), then the
+    /// entries of the reparse points removed in $Extend/$Reparse:$R (key:
+    /// tag and file reference [FLATCAP files/reparse]; in place only), then
+    /// every record removed, those
     /// below a directory before it (in-use flag cleared, sequence number
     /// raised [FLATCAP concepts/file_reference]),
     /// then their bits in $MFT's $BITMAP, then the bits of their clusters in
@@ -150,9 +154,10 @@ public:
     /// which chkdsk recovers) and bits set that nothing owns (lost), never a
     /// file that was there damaged. Everything is planned before the first
     /// write; Error(unsupported), nothing written, for what this editor does
-    /// not change yet: a record with an $ATTRIBUTE_LIST, a reparse point or
-    /// an object id (their $Extend indexes), a file with more than one name
-    /// (hard links; a DOS name beside its Win32 name is one), a system file
+    /// not change yet: a record with an $ATTRIBUTE_LIST or an object id
+    /// ($ObjId:$O), a reparse point whose $R entry is a separator or the
+    /// last of its INDX block, a file below a removed directory with a name
+    /// outside it (hard links), a system file
     /// (records 0..15), and plan_index's refusals where the index must be
     /// rewritten. Error(usage) for the root.
     void remove(std::uint64_t dir, const FileEntry& file);
@@ -548,14 +553,21 @@ private:
     /// a sub-node) or would leave its INDX block empty.
     struct EntryRemoval {
         std::uint64_t dir = 0;
-        bool any = false;  ///< an entry was chosen
+        const IndexSpec* index = &kI30Index;  ///< which index of `dir`
+        bool any = false;                     ///< an entry was chosen
         std::vector<std::uint32_t> in_root;
         std::map<std::uint64_t, std::vector<std::uint32_t>> in_blocks;
         std::optional<IndexRewrite> rewrite;
     };
-    /// Plans removing the entries of `dir`'s $I30 index for which `removed`
-    /// is true; writes nothing. Throws as plan_index for a rewrite.
-    EntryRemoval plan_entry_removal(std::uint64_t dir, const std::function<bool(const IndexEntry&)>& removed);
+    /// Plans removing the entries of record `dir`'s index `index` ($I30, or
+    /// a view index such as $Reparse's $R) for which `removed` is true;
+    /// writes nothing. Throws as plan_index for a rewrite; a view index that
+    /// would need one is Error(unsupported).
+    EntryRemoval plan_entry_removal(std::uint64_t dir, const std::function<bool(const IndexEntry&)>& removed,
+                                    const IndexSpec& index = kI30Index);
+    /// The record of $Extend's file `name` ("$Reparse", "$ObjId"), by its
+    /// entry in $Extend's $I30; nullopt when there is none.
+    std::optional<std::uint64_t> extend_file(std::u16string_view name) const;
     /// Writes a plan_entry_removal: the record's $INDEX_ROOT resized in
     /// place, each INDX block once, or the index rewrite (apply_index).
     void apply_entry_removal(const EntryRemoval& plan);
