@@ -250,6 +250,7 @@ std::uint64_t Editor::empty_logfile() {
 
 std::uint64_t Editor::repair_index_sizes() {
     keys_.clear();
+    namers_.clear();
     constexpr std::uint64_t kExtendRecord = 11;
     constexpr std::size_t kFnAllocated = 0x28, kFnData = 0x30;
     constexpr std::uint32_t kFnDirectory = 0x10000000;
@@ -466,7 +467,8 @@ void Editor::patch_entries(std::uint64_t file, const MftRecord& r,
     constexpr std::size_t kKeyBytes = kFnAttributesOffset + 4;  // what a patch may touch
     for (const std::uint64_t p : parents) {
         if (p == file && file != kRootRecord) continue;
-        keys_.erase(p);  // the keys' copies change
+        keys_.erase(p);
+        namers_.erase(p);  // the keys' copies change
         Record dir = read_record(p);
         std::vector<IndexEntryLocation> found;
         for_each_index_entry(vol_, dir.parsed, [&](const IndexEntry& e, const IndexEntryLocation& loc) {
@@ -826,6 +828,7 @@ bool Editor::remove_link(std::uint64_t dir, const FileEntry& file) {
     if (!out) throw Error(ErrorCode::corrupt, fmt::format("MFT record {} cannot be rewritten", file.record));
     core::store_le16(*out, kRecordLinkCount, links);
     keys_.erase(dir);
+    namers_.erase(dir);
     begin();
     // The entries first, then the record without the names (as ntfs-3g's
     // ntfs_delete: a cut leaves a name no index lists, which fsck -y puts
@@ -937,7 +940,8 @@ void Editor::remove(std::uint64_t dir, const FileEntry& file) {
     if (mft_bitmap == nullptr) throw Error(ErrorCode::corrupt, "$MFT has no $BITMAP");
     const std::vector<check::BitmapFix> freed = cluster_bits(clusters, false);
 
-    keys_.clear();  // the directory's, and those of directories removed with it
+    keys_.clear();
+    namers_.clear();  // the directory's, and those of directories removed with it
     begin();
     // 3. The entries, then the reparse points' in $R (a cut between leaves
     // an orphan whose reparse point $R still lists: fsck -y links it back).

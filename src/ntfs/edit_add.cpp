@@ -153,6 +153,17 @@ void Editor::grow_mft() {
     vol_.reload_mft();
 }
 
+const DirectoryNames& Editor::names_in(std::uint64_t dir, const std::vector<IndexKey>& siblings) const {
+    auto it = namers_.find(dir);
+    if (it == namers_.end() || it->second.size() != siblings.size()) {
+        std::vector<std::u16string_view> reserved;
+        reserved.reserve(siblings.size());
+        for (const IndexKey& k : siblings) reserved.push_back(k.name);
+        it = namers_.insert_or_assign(dir, DirectoryNames(reserved)).first;
+    }
+    return it->second;
+}
+
 const std::vector<Editor::IndexKey>& Editor::index_keys(std::uint64_t dir) const {
     if (const auto it = keys_.find(dir); it != keys_.end()) return it->second;
     std::vector<IndexKey> keys;
@@ -210,12 +221,10 @@ Editor::NewRecord Editor::plan_record(
     if (!parent.parsed.is_directory())
         throw Error(ErrorCode::corrupt, fmt::format("MFT record {} is not a directory", dir));
     // The names Windows gives with 8.3 names on, against those the directory holds.
-    std::vector<std::u16string_view> reserved;
-    for (const IndexKey& k : siblings) reserved.push_back(k.name);
-    const NameRequest request[] = {{name16, false}};
-    const NamePlan names = plan_directory_names(request, reserved).front();
+    const NamePlan names = names_in(dir, siblings).plan({name16, false});
     const auto [number, sequence] = take_record();
-    keys_.erase(number);  // a directory that record held before
+    keys_.erase(number);
+    namers_.erase(number);  // a directory that record held before
     NewRecord out;
     out.number = number;
     const FileReference self{number, sequence};
@@ -296,6 +305,8 @@ FileEntry Editor::link_record(std::uint64_t dir, std::string_view name, NewRecor
     if (names.in_place) {
         apply_insert(dir, *names.in_place);
         keys_[dir].insert(keys_[dir].end(), rec.keys.begin(), rec.keys.end());
+        if (const auto it = namers_.find(dir); it != namers_.end())
+            for (const IndexKey& k : rec.keys) it->second.add(k.name);
     } else {
         apply_index(*names.rewrite);
     }

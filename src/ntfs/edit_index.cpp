@@ -781,6 +781,7 @@ Editor::Relinked Editor::relink_orphans(bool to_found, std::int64_t mtime, std::
             ++(o.to == found_record ? done.found : done.back);
     }
     keys_.clear();
+    namers_.clear();
     return done;
 }
 
@@ -1041,6 +1042,7 @@ Editor::NamesRestored Editor::restore_file_names(bool to_found, std::int64_t mti
     }
     if (into_extension) (void)rebuild_attribute_lists(left);
     keys_.clear();
+    namers_.clear();
     return done;
 }
 
@@ -1520,7 +1522,10 @@ std::uint64_t Editor::repair_attribute_sizes() {
         begin();
         write_record(n, std::move(r.bytes));
     }
-    if (done != 0) keys_.clear();
+    if (done != 0) {
+        keys_.clear();
+        namers_.clear();
+    }
     return done;
 }
 
@@ -1546,6 +1551,7 @@ std::optional<std::vector<std::byte>> Editor::rebuilt_record(
 
 void Editor::apply_index(const IndexRewrite& plan) {
     keys_.erase(plan.dir);
+    namers_.erase(plan.dir);
     begin();
     for (std::size_t b = 0; b < plan.blocks.size(); ++b)
         write_stream(plan.allocation, b * std::uint64_t{plan.block_bytes}, plan.blocks[b]);
@@ -1703,6 +1709,7 @@ Editor::Scrambled Editor::scramble_names(const core::NameScrambler& scramble) {
         }
     }
     keys_.clear();
+    namers_.clear();
     return done;
 }
 

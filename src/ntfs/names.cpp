@@ -84,4 +84,48 @@ std::vector<NamePlan> plan_directory_names(std::span<const NameRequest> names,
     return out;
 }
 
+DirectoryNames::DirectoryNames(std::span<const std::u16string_view> reserved) {
+    keys_.reserve(reserved.size());
+    for (const std::u16string_view n : reserved) add(n);
+}
+
+void DirectoryNames::add(std::u16string_view name) {
+    if (const auto form = fat::upper_short_form(name)) alloc_.reserve(*form);
+    keys_.insert(upcase_key(name));
+    ++held_;
+}
+
+NamePlan DirectoryNames::plan(const NameRequest& request) const {
+    // As plan_directory_names with one name: the held names and the request
+    // itself reserve their upper-case 8.3 forms and collation keys.
+    const std::u16string_view n = request.name;
+    const std::u16string key = upcase_key(n);
+    NamePlan p;
+    if (keys_.count(key) != 0) {
+        p.equals_reserved = true;
+        p.name_space = Namespace::posix;
+        return p;
+    }
+    if (request.posix_only || !is_win32_name(n)) {
+        p.name_space = Namespace::posix;
+        return p;
+    }
+    if (is_dos_name(n)) {
+        p.name_space = Namespace::win32_and_dos;
+        return p;
+    }
+    p.name_space = Namespace::win32;
+    const std::optional<fat::ShortName> own = fat::upper_short_form(n);
+    std::unordered_set<std::u16string> skipped;  // candidates that collate equal to a long name
+    const auto taken = [&](const fat::ShortName& c) {
+        return alloc_.contains(c) || (own && c == *own) || skipped.count(display16(c)) != 0;
+    };
+    for (;;) {
+        p.dos = display16(fat::generate_short_name(n, taken, true));
+        const std::u16string k = upcase_key(p.dos);
+        if (keys_.count(k) == 0 && k != key) return p;
+        skipped.insert(p.dos);
+    }
+}
+
 }  // namespace fsimg::ntfs

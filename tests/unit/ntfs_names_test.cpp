@@ -153,6 +153,44 @@ TEST_CASE("DOS names: unique in a directory of many names sharing a basis", "[nt
     }
 }
 
+TEST_CASE("DOS names one at a time: the same as planned against every name held", "[ntfs_names]") {
+    // What the editor does per copied file (DirectoryNames) against what it did
+    // (plan_directory_names of the one name against every name the directory
+    // holds, its DOS names too): names sharing bases, 8.3 names in either case,
+    // names equal but for case, names Win32 cannot hold, tails past ~4.
+    const unsigned seed = GENERATE(take(3, random(0u, 1000000u)));
+    INFO("seed " << seed);
+    std::mt19937 rng(seed);
+    const char* stems[] = {"Long File Name ", "readme",   "README", "ab",      "a b",
+                           "x.y.z",           "Ünïcödé ", "q\"",    "PROGRA~1"};
+    std::vector<std::u16string> held;  // what the directory holds: long names and DOS names
+    std::vector<std::u16string> seed_names = {u"$MFT", u"README.TXT", u"readme~1.txt"};
+    for (const auto& n : seed_names) held.push_back(n);
+    std::vector<std::u16string_view> views(held.begin(), held.end());
+    ntfs::DirectoryNames names(views);
+    for (int i = 0; i < 400; ++i) {
+        const std::string n8 = stems[rng() % 9] + std::to_string(rng() % 40) + (rng() % 2 ? ".txt" : "");
+        const std::u16string n = core::utf8_to_utf16(n8);
+        const ntfs::NameRequest req{n, rng() % 10 == 0};
+        std::vector<std::u16string_view> all(held.begin(), held.end());
+        const ntfs::NameRequest one[] = {req};
+        const ntfs::NamePlan want = ntfs::plan_directory_names(one, all).front();
+        const ntfs::NamePlan got = names.plan(req);
+        INFO(n8);
+        REQUIRE(got.name_space == want.name_space);
+        REQUIRE(got.dos == want.dos);
+        REQUIRE(got.equals_reserved == want.equals_reserved);
+        if (want.equals_reserved) continue;  // the editor refuses a name the directory holds
+        held.push_back(n);
+        names.add(n);
+        if (!want.dos.empty()) {
+            held.push_back(want.dos);
+            names.add(want.dos);
+        }
+        REQUIRE(names.size() == held.size());
+    }
+}
+
 TEST_CASE("resident limit and index room count the DOS name's $FILE_NAME", "[ntfs_names]") {
     CHECK(ntfs::file_name_attribute_bytes(12) == 120);
     CHECK(ntfs::resident_limit(1024, 13) == 720);

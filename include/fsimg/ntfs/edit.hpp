@@ -58,6 +58,7 @@
 #include "fsimg/io/block_device.hpp"
 #include "fsimg/ntfs/directory.hpp"
 #include "fsimg/ntfs/layout.hpp"
+#include "fsimg/ntfs/names.hpp"
 #include "fsimg/ntfs/volume.hpp"
 #include "fsimg/source/file.hpp"
 
@@ -709,6 +710,10 @@ private:
     /// Kept while this editor changes nothing else in the index (keys_):
     /// copying many files into one directory reads its index once.
     const std::vector<IndexKey>& index_keys(std::uint64_t dir) const;
+    /// The names of directory record `dir`, whose index keys are
+    /// `siblings` (index_keys(dir)), for plan_directory_names one name at a
+    /// time (DirectoryNames): built once per directory, kept with keys_.
+    const DirectoryNames& names_in(std::uint64_t dir, const std::vector<IndexKey>& siblings) const;
     /// $MFT's $BITMAP bit of `record` set (`in_use`) or cleared: the byte
     /// rewritten in its clusters, or record 0 rewritten when the bitmap is resident.
     void mark_record(std::uint64_t record, bool in_use = true);
@@ -737,6 +742,9 @@ private:
     /// add_file and make_directory put in since; dropped for a directory
     /// whose index any other change touches.
     mutable std::map<std::uint64_t, std::vector<IndexKey>> keys_;
+    /// The names of each directory in keys_, for planning one more
+    /// (names_in); dropped with its keys_.
+    mutable std::map<std::uint64_t, DirectoryNames> namers_;
 };
 
 }  // namespace fsimg::ntfs

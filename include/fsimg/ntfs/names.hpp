@@ -17,8 +17,10 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
+#include "fsimg/fat/names.hpp"
 #include "fsimg/ntfs/structs.hpp"
 
 namespace fsimg::ntfs {
@@ -71,6 +73,27 @@ struct NamePlan {
 /// root's system files). Memory and time: O(n log n) in the names.
 std::vector<NamePlan> plan_directory_names(std::span<const NameRequest> names,
                                            std::span<const std::u16string_view> reserved = {});
+
+/// plan_directory_names for names added one at a time to one directory:
+/// plan({request}) is plan_directory_names({request}, held) for the names
+/// held so far (the reserved ones, then each add()ed), in O(1) instead of
+/// O(n log n) per name after O(n) to start, so that copying n files into a
+/// directory plans their names in O(n) and not O(n^2).
+class DirectoryNames {
+public:
+    explicit DirectoryNames(std::span<const std::u16string_view> reserved);
+    /// What `request` becomes beside the names held. Changes nothing.
+    NamePlan plan(const NameRequest& request) const;
+    /// A name the directory now holds (a long name and, separately, its DOS name).
+    void add(std::u16string_view name);
+    /// How many names are held.
+    std::size_t size() const noexcept { return held_; }
+
+private:
+    fat::ShortNameAllocator alloc_;            ///< the upper-case form of every 8.3-shaped name held
+    std::unordered_set<std::u16string> keys_;  ///< the collation key of every name held
+    std::size_t held_ = 0;
+};
 
 /// Bytes of a resident $FILE_NAME attribute for a name of `units` UTF-16
 /// units: 24-byte header + r8(66 + 2 * units) (formats.md §3.7).
