@@ -8,8 +8,9 @@
 #include "adapters.hpp"
 #include "fsimg/core/error.hpp"
 #include "fsimg/core/text.hpp"
-#include "fsimg/fat/directory.hpp"
+#include "fsimg/core/utf.hpp"
 #include "fsimg/fs/detect.hpp"
+#include "fsimg/ntfs/structs.hpp"
 
 namespace fsimg::fs {
 
@@ -97,6 +98,26 @@ std::string normalize_path(std::string_view p) {
     return path;
 }
 
+namespace {
+
+/// `utf8` up-cased through Windows' up-case table (the one NTFS volumes carry,
+/// ntfs::upcase_table()), unit by unit; a name that is not UTF-8 has its
+/// ASCII letters up-cased and its other bytes kept.
+std::string windows_upper(std::string_view utf8) {
+    if (!core::is_valid_utf8(utf8)) {
+        std::string out(utf8);
+        for (char& c : out)
+            if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+        return out;
+    }
+    std::u16string units = core::utf8_to_utf16(utf8);
+    const auto table = ntfs::upcase_table();
+    for (char16_t& u : units) u = static_cast<char16_t>(table[u]);
+    return core::utf16_to_utf8_lossy(units);
+}
+
+}  // namespace
+
 std::vector<std::string> expand_wildcards(const View& view, std::string_view pattern,
                                           std::vector<std::string>& problems) {
     const std::string norm = normalize_path(pattern);
@@ -125,9 +146,9 @@ std::vector<std::string> expand_wildcards(const View& view, std::string_view pat
             if (!dir || !dir->is_dir) continue;
             std::vector<std::string> found;
             // Case folded as Windows folds names (beyond ASCII: café* finds CAFÉ.TXT).
-            const std::string folded = fat::fold_case(parts[i]);
+            const std::string folded = windows_upper(parts[i]);
             const auto matches = [&](std::string_view name) {
-                return core::wildcard_match(folded, fat::fold_case(name), false);
+                return core::wildcard_match(folded, windows_upper(name), false);
             };
             for (const Entry& e : view.list(*dir, problems)) {
                 if (e.is_stream || e.name == "." || e.name == ".." || (!last && !e.is_dir)) continue;

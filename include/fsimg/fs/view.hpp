@@ -197,8 +197,8 @@ std::string normalize_path(std::string_view path);
 
 /// The paths an image path with wildcards names (core::wildcard_match in
 /// each component that has one, letters in either case as Windows folds
-/// them (fat::fold_case: ASCII, Latin-1, Latin Extended-A, Greek and
-/// Cyrillic); a FAT entry matches by its long or its short
+/// them (through its up-case table, ntfs::upcase_table()); a FAT entry
+/// matches by its long or its short
 /// name; NTFS alternate data streams never match), in byte order, each
 /// normalized; a component without wildcards is taken as it is. A path
 /// that exists as written is itself, wildcards or not ("photo [1].jpg").
