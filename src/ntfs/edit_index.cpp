@@ -1353,22 +1353,11 @@ Editor::HeaderRepairs Editor::repair_record_headers() {
 }
 
 std::optional<std::uint64_t> Editor::rebuild_reparse_index(std::vector<std::string>* left) {
-    constexpr std::uint64_t kExtend = 11;
     const auto leave = [&](std::string why) -> std::optional<std::uint64_t> {
         if (left) left->push_back(std::move(why));
         return std::nullopt;
     };
-    // $Reparse, by name in $Extend's $I30.
-    std::optional<std::uint64_t> file;
-    {
-        const Record extend = read_record(kExtend);
-        for_each_index_entry(vol_, extend.parsed, kI30Index,
-                             [&](const IndexEntry& e, const IndexEntryLocation&) {
-                                 if (e.file_name && e.file_name->name == u"$Reparse")
-                                     file = FileReference::unpack(e.reference).record;
-                                 return !file;
-                             });
-    }
+    const std::optional<std::uint64_t> file = extend_file(u"$Reparse");  // by name in $Extend's $I30
     if (!file) return leave("$Extend has no $Reparse");
     const Record r = read_record(*file);
     const Attribute* root = r.parsed.find(AttrType::index_root, kReparseIndex.name);
