@@ -129,7 +129,9 @@ print(cl[0], len(cl), x.cbytes)' "$here/../tools" "$@"; }
 rm -f ex.img
 "$FSIMG" mkfs -q -t exfat -s 16M -c 4K --from src ex.img || fail "exFAT: setup"
 cp ex.img cut.img
-read -r fa na cb < <(exfat cut.img 'x.fat_set(cl[len(cl) // 4 - 1], 0xFFFFFFFF)')
+# $(...) waits for the damage tool to exit (and its writes to reach the image); a process
+# substitution let fsimg read cut.img while Python still held the FAT write in its buffer.
+read -r fa na cb <<<"$(exfat cut.img 'x.fat_set(cl[len(cl) // 4 - 1], 0xFFFFFFFF)')"
 keep=$((na / 4))
 "$FSIMG" cat cut.img /a.bin > /dev/null 2> err && fail "exFAT: plain cat of the cut file succeeded"
 "$FSIMG" cat --salvage cut.img /a.bin > got.bin 2> err; rc=$?
