@@ -159,6 +159,13 @@ repair_cuts() {
     [ $rc = 1 ] && [ -z "$(fsck_codes cut.img)" ] && pass || fail "$label: -y after cut $n: exit $rc, left $(fsck_codes cut.img)"
   done
 }
+# second_y IMAGE LABEL: a second fsck -y finds nothing and writes nothing (in the current directory).
+second_y() {
+  cp --sparse=always "$1" first.img
+  "$FSIMG" fsck -y "$1" > /dev/null 2>&1; local rc=$?
+  [ $rc = 0 ] && same_bytes "$1" first.img && pass || fail "$2: second -y exit $rc or changed the image"
+  rm -f first.img
+}
 finish() {
   echo "$PASSES passed, $FAILS failed"
   [ "$FAILS" = 0 ]

@@ -218,7 +218,7 @@ constexpr std::array kCodes = {
              "a long name holds a character long names may not have"},
     CodeInfo{"fat.name.invalid-short", S::error, true,
              "a short name holds a character short names may not have"},
-    CodeInfo{"ntfs.attr.header", S::error, false,
+    CodeInfo{"ntfs.attr.header", S::error, true,
              "an attribute header does not decode: length below 24 or not 8-aligned, name, value or runlist "
              "outside the attribute, no end marker within bytes in use"},
     CodeInfo{"ntfs.attr.instance", S::error, true,

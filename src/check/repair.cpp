@@ -12,7 +12,7 @@ namespace {
 /// twin (fat/repair.hpp, exfat/repair.hpp, ntfs/repair.hpp say how each is
 /// repaired). A boot sector code is answered only when a copy validates: the
 /// repairer itself leaves the error when neither does.
-constexpr std::array<std::string_view, 37> kPreen = {
+constexpr std::array<std::string_view, 39> kPreen = {
     "exfat.boot.backup-checksum",
     "exfat.boot.backup-differs",
     "exfat.boot.checksum",
@@ -48,13 +48,15 @@ constexpr std::array<std::string_view, 37> kPreen = {
     "ntfs.mft-bitmap.unmarked",
     "ntfs.mftmirr.differs",
     "ntfs.mftmirr.stale",
+    "ntfs.record.bytes-allocated",
     "ntfs.record.link-count",
+    "ntfs.record.number",
     "ntfs.volume.dirty",
 };
 
 /// What -y repairs besides: the repairs that give up something (lost
 /// clusters freed: what they held is not kept).
-constexpr std::array<std::string_view, 64> kAll = {
+constexpr std::array<std::string_view, 76> kAll = {
     "exfat.bitmap.lost",
     "exfat.name.duplicate",
     "exfat.name.invalid",
@@ -95,6 +97,8 @@ constexpr std::array<std::string_view, 64> kAll = {
     "fat.name.invalid-short",
     "fat.dir.dot",
     "fat.dir.dotdot",
+    "ntfs.attr.header",
+    "ntfs.attr.missing-std-info",
     "ntfs.attr.order",
     "ntfs.attr.sizes",
     "ntfs.attrlist.decode",
@@ -117,7 +121,17 @@ constexpr std::array<std::string_view, 64> kAll = {
     "ntfs.mft-bitmap.marked-free",
     "ntfs.reparse.corrupt",
     "ntfs.reparse.missing-entry",
+    "ntfs.record.baad",
+    "ntfs.record.base",
+    "ntfs.record.bytes-in-use",
+    "ntfs.record.first-attribute",
+    "ntfs.record.fixup",
+    "ntfs.record.flags",
+    "ntfs.record.sequence",
+    "ntfs.record.signature",
+    "ntfs.record.usa",
     "ntfs.reparse.stale-entry",
+    "ntfs.run.decode",
     "ntfs.tree.orphan",
 };
 

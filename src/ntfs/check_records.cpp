@@ -378,6 +378,9 @@ void check_records(Context& c) {
     load_mft_bitmap(c);
     std::vector<std::byte> raw(rs);
     Tally unreadable, marked_free, unmarked;
+    const auto corrupt = [&](std::uint64_t n) {
+        if (c.options.corrupt_records) c.options.corrupt_records->push_back(n);
+    };
     for (std::uint64_t n = 0; n < c.records; ++n) {
         const bool marked = c.have_mft_bitmap && c.mft_bitmap.test(n);
         RecordState& st = c.rec[n];
@@ -391,6 +394,7 @@ void check_records(Context& c) {
                 report(c, "ntfs.record.baad", at_record(c, n),
                        "signature \"BAAD\": a multi-sector transfer failed and the record was marked bad");
             if (care) c.walk_complete = false;
+            if (care) corrupt(n);
             st.flags |= rs::broken;
             continue;
         }
@@ -407,6 +411,7 @@ void check_records(Context& c) {
                                    marked ? " and the $MFT bitmap marks the record in use" : ""));
                 c.walk_complete = false;
                 st.flags |= rs::broken;
+                corrupt(n);
             }
             continue;
         }
@@ -425,6 +430,7 @@ void check_records(Context& c) {
         st.sequence = h.sequence;
         if (!check_header(c, n, raw, h)) {
             st.flags |= rs::broken;
+            corrupt(n);
             c.walk_complete = false;
             continue;
         }
@@ -437,6 +443,7 @@ void check_records(Context& c) {
             report(c, what.find("runlist") != std::string::npos ? "ntfs.run.decode" : "ntfs.attr.header",
                    at_record(c, n), what);
             st.flags |= rs::broken;
+            corrupt(n);
             c.walk_complete = false;
             continue;
         }

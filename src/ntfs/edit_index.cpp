@@ -11,6 +11,7 @@
 #include <set>
 #include <tuple>
 
+#include "edit_internal.hpp"
 #include "fsimg/check/repair.hpp"
 #include "fsimg/core/bytes.hpp"
 #include "fsimg/core/error.hpp"
@@ -41,10 +42,15 @@ constexpr std::size_t kAttrInstance = 0x0E;      // in an attribute header
 constexpr std::size_t kNodeFlags = 0x18 + 0x0C;  // an INDX block's node header flags: 0x01 has sub-nodes
 constexpr std::uint64_t kScanBytes = 1 << 20;    // $Bitmap read at a time
 
-/// Each in-use record of $MFT that parses, with its number and the base
-/// record that owns it (itself for a base record); a record that does not
-/// parse is skipped (the check reports it). Throws Error(io).
-void for_each_in_use(
+bool is_i30(const Attribute& a) {
+    return (a.kind() == AttrType::index_root || a.kind() == AttrType::index_allocation ||
+            a.kind() == AttrType::bitmap) &&
+           a.name == u"$I30";
+}
+
+}  // namespace
+
+void detail::for_each_in_use(
     const Volume& v,
     const std::function<void(std::uint64_t n, std::uint64_t owner, const MftRecord&)>& each) {
     (void)scan_records(v, 0, [&](std::uint64_t n, std::span<std::byte> raw) {
@@ -60,14 +66,6 @@ void for_each_in_use(
         each(n, r.header.base_record == 0 ? n : FileReference::unpack(r.header.base_record).record, r);
     });
 }
-
-bool is_i30(const Attribute& a) {
-    return (a.kind() == AttrType::index_root || a.kind() == AttrType::index_allocation ||
-            a.kind() == AttrType::bitmap) &&
-           a.name == u"$I30";
-}
-
-}  // namespace
 
 std::vector<Extent> Editor::free_extents(std::uint64_t need, const std::vector<Extent>& taken) const {
     const auto bitmap = load_attribute(vol_, vol_.read_record(kBitmapRecord), AttrType::data);
@@ -357,7 +355,7 @@ std::uint64_t Editor::rebuild_indexes(std::vector<std::string>* left) {
     std::vector<Name> names;
     const auto scan = [&](const std::function<void(const Name&)>& each) {
         names.clear();
-        for_each_in_use(vol_, [&](std::uint64_t n, std::uint64_t owner, const MftRecord& r) {
+        detail::for_each_in_use(vol_, [&](std::uint64_t n, std::uint64_t owner, const MftRecord& r) {
             if (r.header.base_record == 0) {
                 sequence[n] = r.header.sequence;
                 if (r.is_directory()) dirs.push_back(n);
@@ -548,7 +546,7 @@ Editor::Relinked Editor::relink_orphans(bool to_found, std::int64_t mtime, std::
     std::map<std::uint64_t, std::uint16_t> dirs;
     std::map<std::uint64_t, std::pair<std::uint16_t, std::vector<FileName>>> named;
     std::set<std::uint64_t> listed;
-    for_each_in_use(vol_, [&](std::uint64_t n, std::uint64_t owner, const MftRecord& r) {
+    detail::for_each_in_use(vol_, [&](std::uint64_t n, std::uint64_t owner, const MftRecord& r) {
         if (r.header.base_record == 0 && r.is_directory()) dirs[n] = r.header.sequence;
         if (owner < kFirstNonSystemRecord) return;
         if (r.header.base_record != 0 || r.find(AttrType::attribute_list)) listed.insert(owner);
@@ -795,7 +793,7 @@ Editor::NamesRestored Editor::restore_file_names(bool to_found, std::int64_t mti
     std::map<std::uint64_t, std::uint16_t> bases, dirs;
     std::set<std::uint64_t> named, parents;  // records with a name; directories a name gives as parent
     std::map<std::uint64_t, std::vector<std::uint64_t>> extensions;  // packed base reference -> records
-    for_each_in_use(vol_, [&](std::uint64_t n, std::uint64_t owner, const MftRecord& r) {
+    detail::for_each_in_use(vol_, [&](std::uint64_t n, std::uint64_t owner, const MftRecord& r) {
         if (r.header.base_record == 0 && r.is_directory()) dirs[n] = r.header.sequence;
         if (owner >= kFirstReserved && owner < kFirstNonSystemRecord) return;
         if (r.header.base_record == 0)
@@ -1050,7 +1048,7 @@ Editor::ListRepairs Editor::rebuild_attribute_lists(std::vector<std::string>* le
     // 1. The bases to look at: those with a list, and those extension records name.
     std::set<std::uint64_t> bases;                              // with a list, or named by extensions
     std::map<std::uint64_t, std::vector<std::uint64_t>> named;  // packed base reference -> extensions
-    for_each_in_use(vol_, [&](std::uint64_t n, std::uint64_t owner, const MftRecord& r) {
+    detail::for_each_in_use(vol_, [&](std::uint64_t n, std::uint64_t owner, const MftRecord& r) {
         if (owner < kFirstNonSystemRecord) return;
         if (r.header.base_record != 0)
             named[r.header.base_record].push_back(n);
@@ -1287,7 +1285,7 @@ Editor::HeaderRepairs Editor::repair_record_headers() {
     };
     std::vector<Names> per;
     std::vector<std::uint64_t> instances;
-    for_each_in_use(vol_, [&](std::uint64_t n, std::uint64_t owner, const MftRecord& r) {
+    detail::for_each_in_use(vol_, [&](std::uint64_t n, std::uint64_t owner, const MftRecord& r) {
         if (per.size() <= std::max(n, owner)) per.resize(static_cast<std::size_t>(std::max(n, owner) + 1));
         if (r.header.base_record == 0) {
             per[n].base = true;
@@ -1376,7 +1374,7 @@ std::optional<std::uint64_t> Editor::rebuild_reparse_index(std::vector<std::stri
     }
     // Every base record whose records hold a $REPARSE_POINT: (tag, reference).
     std::set<std::uint64_t> holders;
-    for_each_in_use(vol_, [&](std::uint64_t, std::uint64_t owner, const MftRecord& rec) {
+    detail::for_each_in_use(vol_, [&](std::uint64_t, std::uint64_t owner, const MftRecord& rec) {
         if (rec.find(AttrType::reparse_point)) holders.insert(owner);
     });
     struct Key {
@@ -1442,7 +1440,7 @@ Editor::OrderRepairs Editor::repair_attribute_order() {
                               [](const Attribute& x, const Attribute& y) { return x.type < y.type; });
     };
     std::vector<std::uint64_t> todo;
-    for_each_in_use(vol_, [&](std::uint64_t n, std::uint64_t, const MftRecord& r) {
+    detail::for_each_in_use(vol_, [&](std::uint64_t n, std::uint64_t, const MftRecord& r) {
         if (!ordered(r)) todo.push_back(n);
     });
     OrderRepairs done;
@@ -1490,7 +1488,7 @@ std::uint64_t Editor::repair_attribute_sizes() {
     };
     // Only where the record holds the whole runlist: not an extension record,
     // not a file with an $ATTRIBUTE_LIST.
-    for_each_in_use(vol_, [&](std::uint64_t n, std::uint64_t, const MftRecord& r) {
+    detail::for_each_in_use(vol_, [&](std::uint64_t n, std::uint64_t, const MftRecord& r) {
         if (r.header.base_record != 0 || r.find(AttrType::attribute_list) != nullptr) return;
         for (const Attribute& a : r.attributes)
             if (fixed(a)) {
@@ -1573,7 +1571,7 @@ Editor::Scrambled Editor::scramble_names(const core::NameScrambler& scramble) {
     };
     std::vector<Link> links;
     std::uint64_t nonresident_links = 0;
-    for_each_in_use(vol_, [&](std::uint64_t n, std::uint64_t owner, const MftRecord& r) {
+    detail::for_each_in_use(vol_, [&](std::uint64_t n, std::uint64_t owner, const MftRecord& r) {
         if (r.header.base_record == 0 && r.is_directory()) dirs.push_back(n);
         if (owner < kFirstNonSystemRecord) return;
         for (const Attribute& a : r.attributes) {

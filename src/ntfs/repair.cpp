@@ -156,6 +156,85 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                  fmt::format("the backup boot sector (sector {}) rewritten from sector 0", g.total_sectors)});
         }
     }
+    // -y: records marked in use that cannot be read (Editor::
+    // repair_corrupt_records), as chkdsk deletes a corrupt attribute record
+    // or file record segment: the attributes that decode kept when the
+    // header is sound, the record freed otherwise. Only while $MFT itself
+    // reads as it should (no ntfs.mft.* finding): a record number must name
+    // the record. The index, orphan and bitmap repairs this leaves follow in
+    // fsck's next pass, from a fresh check.
+    const std::string_view freed_code =
+        first_planned(plan, {"ntfs.record.baad", "ntfs.record.signature", "ntfs.record.usa",
+                             "ntfs.record.fixup", "ntfs.record.first-attribute", "ntfs.record.bytes-in-use"});
+    const std::string_view dropped_code =
+        first_planned(plan, {"ntfs.attr.header", "ntfs.run.decode", "ntfs.record.bytes-in-use"});
+    const bool mft_sound = std::none_of(found.all().begin(), found.all().end(), [](const check::Finding& f) {
+        return f.code.starts_with("ntfs.mft.") || f.code == "ntfs.record.unreadable";
+    });
+    if ((!freed_code.empty() || !dropped_code.empty()) && mft_sound) {
+        std::vector<std::uint64_t> corrupt;
+        check::Findings scratch;
+        CheckOptions o;
+        o.corrupt_records = &corrupt;
+        (void)check_volume(dev, scratch, o);
+        with_editor(dev, {options.barrier, 0, std::nullopt}, [&](Editor& ed) {
+            const Editor::CorruptRepairs n = ed.repair_corrupt_records(corrupt);
+            if (n.rewritten != 0)
+                done.push_back(
+                    {std::string(dropped_code.empty() ? freed_code : dropped_code),
+                     fmt::format("{} record{} rewritten without the {} attribute{} that did not decode (as "
+                                 "chkdsk deletes a corrupt attribute record); what {} held is not kept",
+                                 n.rewritten, n.rewritten == 1 ? "" : "s", n.dropped,
+                                 n.dropped == 1 ? "" : "s", n.dropped == 1 ? "it" : "they")});
+            if (n.resized != 0)
+                done.push_back(
+                    {"ntfs.record.bytes-in-use",
+                     fmt::format("{} record{} given the bytes in use where {} attributes end", n.resized,
+                                 n.resized == 1 ? "" : "s", n.resized == 1 ? "its" : "their")});
+            if (n.freed != 0)
+                done.push_back(
+                    {std::string(freed_code.empty() ? dropped_code : freed_code),
+                     fmt::format("{} record{} whose header or update sequence array cannot be read marked "
+                                 "not in use (as chkdsk deletes a corrupt file record segment); what {} "
+                                 "held is not kept",
+                                 n.freed, n.freed == 1 ? "" : "s", n.freed == 1 ? "it" : "they")});
+        });
+    }
+    // Header fields with one right value: bytes allocated and the record
+    // number (preen too), a sequence number 0, flags outside 0x000F and a
+    // base reference that names no base (-y).
+    if (plan.has("ntfs.record.bytes-allocated") || plan.has("ntfs.record.number") ||
+        plan.has("ntfs.record.sequence") || plan.has("ntfs.record.flags") || plan.has("ntfs.record.base") ||
+        plan.has("ntfs.attr.missing-std-info")) {
+        with_editor(dev, {options.barrier, 0, std::nullopt}, [&](Editor& ed) {
+            const Editor::FieldRepairs n = ed.repair_record_fields(options.level == check::RepairLevel::all);
+            const auto say = [&](std::string_view code, std::uint64_t count, std::string_view what) {
+                if (count != 0)
+                    done.push_back({std::string(code),
+                                    fmt::format("{} record{} given {}", count, count == 1 ? "" : "s", what)});
+            };
+            say("ntfs.record.bytes-allocated", n.bytes_allocated,
+                fmt::format("bytes allocated {}, the boot sector's record size", g.mft_record_bytes));
+            say("ntfs.record.number", n.numbers, "the header record number of their place in $MFT");
+            say("ntfs.record.sequence", n.sequences, "sequence number 1 (sequence numbers start at 1)");
+            say("ntfs.record.flags", n.flags,
+                n.flags == 1 ? "the flags of what it holds (bits outside 0x000F cleared)"
+                             : "the flags of what they hold (bits outside 0x000F cleared)");
+            say("ntfs.attr.missing-std-info", n.std_info,
+                "a $STANDARD_INFORMATION with the times and attributes of a $FILE_NAME");
+            if (n.orphans != 0)
+                done.push_back(
+                    {"ntfs.record.base",
+                     fmt::format(
+                         "{} extension record{} whose base is no in-use base record of that sequence "
+                         "number marked not in use (as chkdsk deletes an orphan file record segment); "
+                         "what {} held is not kept",
+                         n.orphans, n.orphans == 1 ? "" : "s", n.orphans == 1 ? "it" : "they")});
+            say("ntfs.record.base", n.bases,
+                "base reference 0: a system file, or a record holding $STANDARD_INFORMATION (which only a "
+                "base record holds) whose base is no in-use base record of that sequence number");
+        });
+    }
     // -y: a record's attributes put back in ascending type order, those of
     // a type no NTFS version defines left out (Editor::repair_attribute_order),
     // first: the repairs below read and rewrite such records.

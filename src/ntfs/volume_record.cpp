@@ -172,4 +172,56 @@ MftRecord parse_mft_record(std::span<std::byte> raw, std::uint64_t number, std::
     return rec;
 }
 
+std::optional<SalvagedRecord> salvage_mft_record(std::span<const std::byte> plain, std::uint64_t number) {
+    const std::size_t rs = plain.size();
+    if (rs < 0x30 || rs % kFixupStride || core::load_string(plain.first(4)) != "FILE") return std::nullopt;
+    const MftRecordHeader h = decode_mft_record_header(plain);
+    const std::size_t usa_end = std::size_t(h.usa_offset) + 2 * std::size_t(h.usa_count);
+    if (h.usa_offset < 0x28 || h.usa_offset % 2 || h.usa_count != rs / kFixupStride + 1 ||
+        usa_end > kFixupStride - 2 || h.first_attribute < usa_end || h.first_attribute % 8 ||
+        std::size_t(h.first_attribute) + 8 > rs)
+        return std::nullopt;
+    SalvagedRecord out;
+    out.bytes.assign(plain.begin(), plain.begin() + h.first_attribute);
+    // Attributes end 8 bytes before the record's end at the latest: the end
+    // marker (4 bytes, then 4 unused) follows the last one.
+    const std::size_t limit = rs - 8;
+    std::size_t pos = h.first_attribute;
+    while (pos < limit) {
+        const std::uint32_t type = core::load_le32(plain, pos);
+        if (type == kEndMarker) break;
+        const std::uint32_t length = pos + kResidentHeader <= limit ? core::load_le32(plain, pos + 4) : 0;
+        if (length < kResidentHeader || length % 8 || length > limit - pos) {
+            out.truncated = true;
+            ++out.dropped;
+            break;
+        }
+        try {
+            (void)decode_attribute(plain.subspan(pos, length));
+            out.bytes.insert(out.bytes.end(), plain.begin() + static_cast<std::ptrdiff_t>(pos),
+                             plain.begin() + static_cast<std::ptrdiff_t>(pos + length));
+        } catch (const FormatError&) {
+            ++out.dropped;
+        }
+        pos += length;
+    }
+    const std::size_t end = out.bytes.size();
+    if (end + 8 > rs) return std::nullopt;
+    out.bytes.resize(rs);
+    core::store_le32(out.bytes, end, kEndMarker);
+    core::store_le32(out.bytes, 0x18, static_cast<std::uint32_t>(end + 8));
+    // The result must parse as the record it now is (fixups applied to a copy).
+    std::vector<std::byte> check = out.bytes;
+    try {
+        apply_fixups(check, h.usa_offset, core::load_le16(check, h.usa_offset));
+        (void)parse_mft_record(check, number);
+    } catch (const FormatError&) {
+        return std::nullopt;
+    } catch (const Error& e) {
+        if (e.code() != ErrorCode::corrupt) throw;
+        return std::nullopt;
+    }
+    return out;
+}
+
 }  // namespace fsimg::ntfs

@@ -44,12 +44,6 @@ lists_agree() {  # lists_agree IMAGE LABEL: ntfsls -R and fsimg ls -R list the s
     LC_ALL=C sort > ours.txt
   [ -s ours.txt ] && diff ours.txt theirs.txt > diff.out && pass || fail "$2: ntfsls and fsimg ls list other trees: $(head -5 diff.out)"
 }
-second_y() {  # second_y IMAGE LABEL: a second -y finds nothing and writes nothing
-  cp --sparse=always "$1" first.img
-  "$FSIMG" fsck -y "$1" > /dev/null 2>&1; local rc=$?
-  [ $rc = 0 ] && same_bytes "$1" first.img && pass || fail "$2: second -y exit $rc or changed the image"
-  rm -f first.img
-}
 
 # The index still names the file (filename-missing: its $FILE_NAME turned into an unknown type;
 # filename-missing-list: the base of a file with an $ATTRIBUTE_LIST lost it): the names come back

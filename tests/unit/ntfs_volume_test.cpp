@@ -556,6 +556,68 @@ TEST_CASE("ntfs volume: parse_mft_record on crafted buffers", "[ntfs][volume]") 
     CHECK_THROWS_AS(parse_mft_record(tiny, 1), Error);
 }
 
+TEST_CASE("ntfs volume: salvage_mft_record keeps the attributes that decode", "[ntfs][volume]") {
+    // Three resident attributes: $STANDARD_INFORMATION-sized data at 0x38 (type
+    // 0x10), $DATA:s1, $DATA:s2; fixups removed, as the editor hands it over.
+    MftRecordBuilder b(1024, 42, 3, record_flag::in_use);
+    const std::vector<std::byte> v(48, std::byte{0x11});
+    b.add(build_resident_attribute(AttrType::standard_information, u"", v));
+    b.add(build_resident_attribute(AttrType::data, u"s1", std::vector<std::byte>(8, std::byte{1})));
+    b.add(build_resident_attribute(AttrType::data, u"s2", std::vector<std::byte>(8, std::byte{2})));
+    auto raw = b.finish();
+    std::vector<std::byte> plain = raw;
+    REQUIRE_FALSE(verify_and_remove_fixups(plain));
+    const MftRecord whole = parse_mft_record(raw, 42);
+    REQUIRE(whole.attributes.size() == 3);
+    const std::uint32_t at1 = whole.attributes[1].offset;
+
+    SECTION("sound: kept as it is") {
+        const auto s = salvage_mft_record(plain, 42);
+        REQUIRE(s);
+        CHECK(s->dropped == 0);
+        CHECK_FALSE(s->truncated);
+        CHECK(s->bytes == plain);
+    }
+    SECTION("a value past its attribute: that attribute left out, the walk goes on") {
+        core::store_le32(plain, at1 + 0x10, 4096);  // value length
+        const auto s = salvage_mft_record(plain, 42);
+        REQUIRE(s);
+        CHECK(s->dropped == 1);
+        CHECK_FALSE(s->truncated);
+        std::vector<std::byte> again = s->bytes;
+        apply_fixups(again, core::load_le16(again, 4), 7);
+        const MftRecord r = parse_mft_record(again, 42);
+        REQUIRE(r.attributes.size() == 2);
+        CHECK(r.attributes[1].display_name() == "$DATA:s2");
+        CHECK(r.header.bytes_in_use == whole.header.bytes_in_use - whole.attributes[1].length);
+    }
+    SECTION("a length that is not 8-aligned: it and every later one left out") {
+        core::store_le32(plain, at1 + 4, whole.attributes[1].length + 4);
+        const auto s = salvage_mft_record(plain, 42);
+        REQUIRE(s);
+        CHECK(s->dropped == 1);
+        CHECK(s->truncated);
+        std::vector<std::byte> again = s->bytes;
+        apply_fixups(again, core::load_le16(again, 4), 7);
+        const MftRecord r = parse_mft_record(again, 42);
+        REQUIRE(r.attributes.size() == 1);
+        CHECK(r.header.bytes_in_use == at1 + 8);
+    }
+    SECTION("bytes in use past the record: set where the attributes end") {
+        core::store_le32(plain, 0x18, 1024 + 8);
+        const auto s = salvage_mft_record(plain, 42);
+        REQUIRE(s);
+        CHECK(s->dropped == 0);
+        CHECK(core::load_le32(s->bytes, 0x18) == whole.header.bytes_in_use);
+    }
+    SECTION("a header that is not sound: nothing") {
+        core::store_le16(plain, 0x14, 0x31);  // first attribute not 8-aligned
+        CHECK_FALSE(salvage_mft_record(plain, 42));
+        plain[0] = std::byte{'B'};
+        CHECK_FALSE(salvage_mft_record(plain, 42));
+    }
+}
+
 namespace {
 
 /// A 16 MiB volume whose $MFT $DATA (7 clusters at LCN 4) is split: record 0

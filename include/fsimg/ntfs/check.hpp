@@ -71,6 +71,13 @@ struct CheckOptions {
     /// (ntfs.mft-bitmap.unmarked: `set`; ntfs.mft-bitmap.marked-free:
     /// `clear`), when the attribute is non-resident.
     std::vector<check::BitmapFix>* mft_bitmap_fixes = nullptr;
+    /// When set, receives the number of every record marked in use (by
+    /// $MFT's $BITMAP, or by its header, or a system record 0..15) whose
+    /// header or attributes do not decode (ntfs.record.baad, signature, usa,
+    /// fixup, first-attribute, bytes-in-use, ntfs.attr.header,
+    /// ntfs.run.decode), in ascending order. For fsck -y
+    /// (Editor::repair_corrupt_records).
+    std::vector<std::uint64_t>* corrupt_records = nullptr;
 };
 
 /// What the check counted (check/summary.hpp; type "NTFS").

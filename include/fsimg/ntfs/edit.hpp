@@ -466,6 +466,77 @@ public:
     /// copy), after the dirty flag (begin()). Throws Error(io), and
     /// Error(refused) as begin() does.
     HeaderRepairs repair_record_headers();
+
+    /// What repair_corrupt_records did: records marked not in use, records
+    /// rewritten without the attributes that did not decode (and how many
+    /// attributes those were), records whose attributes all decode given the
+    /// bytes in use where they end.
+    struct CorruptRepairs {
+        std::uint64_t freed = 0, rewritten = 0, dropped = 0, resized = 0;
+    };
+    /// For fsck -y's repair of a record marked in use that cannot be read
+    /// (ntfs.record.baad, signature, usa, fixup, first-attribute,
+    /// bytes-in-use, ntfs.attr.header, ntfs.run.decode: the records the check
+    /// gives in CheckOptions::corrupt_records), as chkdsk deletes a corrupt
+    /// attribute record or a corrupt file record segment: each record of
+    /// `records` from 16 on (a system file's record 0..15 is left and named in
+    /// `left`) whose signature, update sequence array, fixups and first
+    /// attribute offset are sound is rewritten with the attributes that
+    /// decode (salvage_mft_record: an attribute that does not is left out, one
+    /// whose length is invalid with every later one, bytes in use set where
+    /// the attributes end); any other is formatted as a free record (header
+    /// 0x16 clear, no attribute) with the next sequence number (that at 0x10
+    /// plus one, 0 skipped), then its bit in $MFT's $BITMAP cleared. What a
+    /// record held is not kept: the index entries naming a freed record are
+    /// stale (rebuild_indexes), the clusters a left-out attribute owned lost
+    /// (freed by the bitmap repair unless --salvage), its children orphans
+    /// (relink_orphans). Each record written once, after the dirty flag.
+    /// Throws Error(io), and Error(refused) as begin() does.
+    CorruptRepairs repair_corrupt_records(std::span<const std::uint64_t> records,
+                                          std::vector<std::string>* left = nullptr);
+    /// For repair_corrupt_records: record `n` (`plain`, fixups removed, as
+    /// salvage_mft_record made it), when it is a file's base record without an
+    /// unnamed $DATA or an $ATTRIBUTE_LIST, gets an empty resident one (a
+    /// new instance), as every reader needs one to open the file (ntfs-3g:
+    /// ENOENT; The Sleuth Kit: "Attribute 128 not found"); unchanged when
+    /// it has no room.
+    void with_unnamed_data(std::uint64_t n, std::vector<std::byte>& plain) const;
+
+    /// What repair_record_fields set right (records per field).
+    struct FieldRepairs {
+        std::uint64_t bytes_allocated = 0, numbers = 0, sequences = 0, flags = 0, bases = 0;
+        std::uint64_t orphans = 0;   ///< extension records whose base is gone, freed
+        std::uint64_t std_info = 0;  ///< base records given a $STANDARD_INFORMATION
+    };
+    /// For fsck's repair of MFT record header fields that have one right
+    /// value [FLATCAP concepts/file_record], in each in-use record that
+    /// parses: 0x1C bytes allocated made the boot sector's record size
+    /// (ntfs.record.bytes-allocated) and 0x2C the record number made its
+    /// number when the header has that field (update sequence array at 0x30
+    /// or later: ntfs.record.number), at `preen` too; with `all`: 0x10 a
+    /// sequence number 0 on a record from 16 on made 1 (ntfs.record.sequence,
+    /// where sequence numbers start), 0x16 flags with bits outside 0x000F made
+    /// what the record holds (ntfs.record.flags: in use; on a base record
+    /// "directory" when it holds $INDEX_ROOT:$I30, "view index" (0x08) when it
+    /// holds another $INDEX_ROOT, 0x04 kept when a $FILE_NAME's parent is
+    /// $Extend, each kept as it was in a record with an $ATTRIBUTE_LIST, whose
+    /// index may lie in an extension; an extension record keeps the low four
+    /// bits), and 0x20 the base reference cleared in a system file's record
+    /// 0..15 and in a record that holds $STANDARD_INFORMATION (which only a
+    /// base record holds [FLATCAP attributes/attribute_list]) whose base is
+    /// not an in-use base record of that sequence number (ntfs.record.base);
+    /// an extension record from 16 on whose base is no such record is an
+    /// orphan nothing reaches: formatted as a free record (the next sequence
+    /// number), then its $MFT bit cleared, as chkdsk deletes an orphan file
+    /// record segment (what it held is not kept). With `all`, a base record
+    /// from 16 on with neither $STANDARD_INFORMATION nor $ATTRIBUTE_LIST
+    /// (ntfs.attr.missing-std-info) gets a 72-byte one: the four times and
+    /// the file attributes (but directory and view index) of its first
+    /// $FILE_NAME outside the DOS namespace, the security id of that name's
+    /// directory, a new instance; left when it has no $FILE_NAME or no room.
+    /// Each record written once, whole (with its $MFTMirr copy), after the
+    /// dirty flag. Throws Error(io), and Error(refused) as begin() does.
+    FieldRepairs repair_record_fields(bool all);
     /// For fsck -y's repair of ntfs.attr.sizes: in each in-use base record
     /// without an $ATTRIBUTE_LIST (the record holds the whole runlist), every
     /// non-resident attribute starting at VCN 0 whose runlist maps exactly

@@ -51,6 +51,16 @@ namespace fsimg::ntfs {
 ///   again when it was clear), when no record, attribute, runlist,
 ///   attribute-list or $MFT finding leaves an owner in doubt, as chkdsk
 ///   rebuilds an index and puts an orphan back into its directory.
+/// - ntfs.attr.header, ntfs.run.decode, ntfs.record.baad, signature, usa,
+///   fixup, first-attribute, bytes-in-use (-y), while no ntfs.mft.* finding
+///   puts $MFT itself in doubt: records that cannot be read
+///   (CheckOptions::corrupt_records) rewritten with the attributes that
+///   decode, or freed when their header cannot be read
+///   (Editor::repair_corrupt_records), first: the repairs below read records.
+/// - ntfs.record.bytes-allocated, ntfs.record.number (preen),
+///   ntfs.record.sequence, flags, base, ntfs.attr.missing-std-info (-y):
+///   header fields with one right value set, orphan extension records freed,
+///   a $STANDARD_INFORMATION made (Editor::repair_record_fields).
 /// A copy is a source only when it keeps every rule of validate_boot_sector
 /// and the volume opens through it; when neither copy does, both are left.
 /// Nothing else is repaired when $MFT cannot be read. Returns what was done.

@@ -134,6 +134,31 @@ struct MftRecord {
 /// ends at the end marker or at bytes in use; at most size / 24 attributes.
 MftRecord parse_mft_record(std::span<std::byte> raw, std::uint64_t number, std::uint64_t byte_offset = 0);
 
+/// What salvage_mft_record kept of a record whose attributes do not all
+/// decode.
+struct SalvagedRecord {
+    std::vector<std::byte> bytes;  ///< the record, fixups removed, ready for writing
+    std::uint32_t dropped = 0;     ///< attributes left out
+    bool truncated = false;        ///< an attribute's length was invalid: it and all after it left out
+};
+/// For fsck -y's repair of a record whose header is sound but whose
+/// attributes do not all decode (ntfs.attr.header, ntfs.run.decode,
+/// ntfs.record.bytes-in-use): `plain` (one record, fixups removed: the
+/// signature "FILE", the update sequence array and the first attribute
+/// offset valid as parse_mft_record judges them) walked as parse_mft_record
+/// walks it, but over the whole record rather than bytes in use, keeping
+/// each attribute that decodes, leaving out one that does not (the walk
+/// goes on by its length), and ending at an attribute whose length is below
+/// 24, not 8-aligned or passes the record (it and every later one left
+/// out), as chkdsk deletes a corrupt attribute record [FLATCAP
+/// concepts/file_record: attributes follow each other by their length up
+/// to the end marker 0xFFFFFFFF]. The result holds the kept attributes in
+/// their order, the end marker, bytes in use where it ends (8-aligned) and
+/// zeros after it; every other header byte as it was. nullopt when the
+/// header is not sound, when the end marker would not fit, or when the
+/// result would not parse.
+std::optional<SalvagedRecord> salvage_mft_record(std::span<const std::byte> plain, std::uint64_t number);
+
 /// Calls `visit(number, raw)` for MFT records first .. record_count() - 1 in
 /// order, read through $MFT's runlist about 1 MiB at a time (`raw`: the
 /// record as stored, fixups in place, which the callee may change). Returns
