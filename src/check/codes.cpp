@@ -223,6 +223,10 @@ constexpr std::array kCodes = {
              "outside the attribute, no end marker within bytes in use"},
     CodeInfo{"ntfs.attr.instance", S::error, true,
              "an attribute instance number repeats in its record or is not below the header's next instance"},
+    CodeInfo{
+        "ntfs.attr.missing-data", S::error, true,
+        "a file's base record in use (not a directory, view index or reparse point) has no unnamed $DATA: "
+        "ntfs-3g and The Sleuth Kit cannot open the file"},
     CodeInfo{"ntfs.attr.missing-std-info", S::error, true,
              "a base record in use has no $STANDARD_INFORMATION"},
     CodeInfo{"ntfs.attr.order", S::error, true,

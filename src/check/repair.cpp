@@ -56,7 +56,7 @@ constexpr std::array<std::string_view, 39> kPreen = {
 
 /// What -y repairs besides: the repairs that give up something (lost
 /// clusters freed: what they held is not kept).
-constexpr std::array<std::string_view, 76> kAll = {
+constexpr std::array<std::string_view, 77> kAll = {
     "exfat.bitmap.lost",
     "exfat.name.duplicate",
     "exfat.name.invalid",
@@ -98,6 +98,7 @@ constexpr std::array<std::string_view, 76> kAll = {
     "fat.dir.dot",
     "fat.dir.dotdot",
     "ntfs.attr.header",
+    "ntfs.attr.missing-data",
     "ntfs.attr.missing-std-info",
     "ntfs.attr.order",
     "ntfs.attr.sizes",

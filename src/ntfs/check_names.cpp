@@ -161,6 +161,18 @@ void check_names(Context& c) {
             if (!r->find(AttrType::standard_information))
                 report(c, "ntfs.attr.missing-std-info", at_record(c, n),
                        "the base record has no $STANDARD_INFORMATION");
+            // Every file has an unnamed $DATA, empty or not [FLATCAP
+            // attributes/data]; one in an extension record counts (has_data).
+            // An attribute of a type no NTFS version defines may be that
+            // $DATA with its type overwritten: ntfs.attr.order says so first.
+            if (n >= kFirstUnreservedRecord && !(st.flags & (rs::dir | rs::has_list | rs::has_reparse)) &&
+                !(st.flags & rs::has_data) &&
+                std::none_of(r->attributes.begin(), r->attributes.end(), [](const Attribute& a) {
+                    return a.kind() == AttrType::index_root ||
+                           (a.kind() == AttrType::data && a.name.empty()) || !defined_attribute_type(a.type);
+                }))
+                report(c, "ntfs.attr.missing-data", at_record(c, n),
+                       "the file has no unnamed $DATA attribute: ntfs-3g and The Sleuth Kit cannot open it");
             if (st.flags & rs::has_list) check_attribute_list(c, n, *r);
         }
         check_file_names(c, n, *r, owner);

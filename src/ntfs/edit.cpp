@@ -862,45 +862,80 @@ void Editor::remove(std::uint64_t dir, const FileEntry& file) {
         if (n < kFirstNonSystemRecord) throw unsupported(n, "is a system file");
         const Record r = read_record(n);
         if (r.parsed.header.base_record != 0) throw unsupported(n, "is an extension record");
-        unsigned names = 0;
-        for (const Attribute& a : r.parsed.attributes) {
-            if (a.kind() == AttrType::attribute_list) throw unsupported(n, "has an $ATTRIBUTE_LIST");
-            if (a.kind() == AttrType::reparse_point) {
-                std::array<std::byte, 4> tag{};
-                if (a.non_resident && a.data_size >= 4)
-                    vol_.read_stream(a, 0, tag);
-                else if (!a.non_resident && a.value.size() >= 4)
-                    std::copy_n(a.value.begin(), 4, tag.begin());
-                else
-                    throw Error(ErrorCode::corrupt,
-                                fmt::format("MFT record {}: its reparse point holds no tag", n));
-                std::array<std::byte, 12> key{};
-                std::copy(tag.begin(), tag.end(), key.begin());
-                core::store_le64(key, 4, FileReference{n, r.parsed.header.sequence}.packed());
-                reparse_keys.push_back(key);
+        // The records holding the file: the base, and the extension records its
+        // $ATTRIBUTE_LIST names, each of which must name this base (record and
+        // sequence number) [FLATCAP attributes/attribute_list].
+        std::vector<Record> holders;
+        if (const Attribute* list = r.parsed.find(AttrType::attribute_list)) {
+            std::vector<AttributeListEntry> entries;
+            try {
+                entries = decode_attribute_list(
+                    list->non_resident ? vol_.read_stream(*list, kMaxAttributeListBytes) : list->value);
+            } catch (const FormatError&) {
+                throw Error(ErrorCode::corrupt,
+                            fmt::format("MFT record {}: its $ATTRIBUTE_LIST does not decode", n));
             }
-            if (a.kind() == AttrType::object_id) throw unsupported(n, "has an object id");
-            if (a.kind() == AttrType::file_name && !a.non_resident) {
-                FileName fn;
-                try {
-                    fn = decode_file_name(a.value);
-                } catch (const FormatError&) {
+            const FileReference self{n, r.parsed.header.sequence};
+            std::set<std::uint64_t> named;
+            for (const AttributeListEntry& e : entries) {
+                if (e.record.record == n || !named.insert(e.record.record).second) continue;
+                if (e.record.record < kFirstNonSystemRecord || seen.count(e.record.record))
                     throw Error(ErrorCode::corrupt,
-                                fmt::format("MFT record {}: a $FILE_NAME does not decode", n));
-                }
-                if (fn.name_space == Namespace::dos) continue;
-                ++names;
-                if (fn.parent.record != parent)
-                    throw unsupported(
-                        n, fmt::format("has a name in directory record {} (a hard link)", fn.parent.record));
-            }
-            if (a.non_resident) {
-                vol_.check_runs(a);
-                for (const MappedRun& m : a.runs)
-                    if (m.lcn && m.length != 0)
-                        clusters.emplace_back(static_cast<std::uint64_t>(*m.lcn), m.length);
+                                fmt::format("MFT record {}: its $ATTRIBUTE_LIST names record {}", n,
+                                            e.record.record));
+                Record x = read_record(e.record.record);
+                if (x.parsed.header.base_record != self.packed() ||
+                    x.parsed.header.sequence != e.record.sequence)
+                    throw Error(
+                        ErrorCode::corrupt,
+                        fmt::format("MFT record {}: its $ATTRIBUTE_LIST names record {}, which is not its "
+                                    "extension record",
+                                    n, e.record.record));
+                seen.insert(e.record.record);
+                records.push_back(e.record.record);  // freed after the base (records run backwards)
+                holders.push_back(std::move(x));
             }
         }
+        holders.push_back(r);
+        unsigned names = 0;
+        for (const Record& holder : holders)
+            for (const Attribute& a : holder.parsed.attributes) {
+                if (a.kind() == AttrType::reparse_point) {
+                    std::array<std::byte, 4> tag{};
+                    if (a.non_resident && a.data_size >= 4)
+                        vol_.read_stream(a, 0, tag);
+                    else if (!a.non_resident && a.value.size() >= 4)
+                        std::copy_n(a.value.begin(), 4, tag.begin());
+                    else
+                        throw Error(ErrorCode::corrupt,
+                                    fmt::format("MFT record {}: its reparse point holds no tag", n));
+                    std::array<std::byte, 12> key{};
+                    std::copy(tag.begin(), tag.end(), key.begin());
+                    core::store_le64(key, 4, FileReference{n, r.parsed.header.sequence}.packed());
+                    reparse_keys.push_back(key);
+                }
+                if (a.kind() == AttrType::object_id) throw unsupported(n, "has an object id");
+                if (a.kind() == AttrType::file_name && !a.non_resident) {
+                    FileName fn;
+                    try {
+                        fn = decode_file_name(a.value);
+                    } catch (const FormatError&) {
+                        throw Error(ErrorCode::corrupt,
+                                    fmt::format("MFT record {}: a $FILE_NAME does not decode", n));
+                    }
+                    if (fn.name_space == Namespace::dos) continue;
+                    ++names;
+                    if (fn.parent.record != parent)
+                        throw unsupported(n, fmt::format("has a name in directory record {} (a hard link)",
+                                                         fn.parent.record));
+                }
+                if (a.non_resident) {
+                    vol_.check_runs(a);
+                    for (const MappedRun& m : a.runs)
+                        if (m.lcn && m.length != 0)
+                            clusters.emplace_back(static_cast<std::uint64_t>(*m.lcn), m.length);
+                }
+            }
         if (names != 1) throw unsupported(n, fmt::format("has {} names (hard links)", names));
         records.push_back(n);
         if (records.size() > vol_.record_count()) throw Error(ErrorCode::corrupt, "a directory tree loops");

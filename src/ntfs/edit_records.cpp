@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "edit_internal.hpp"
 #include "fsimg/core/bytes.hpp"
@@ -30,6 +31,17 @@ std::uint16_t freed_sequence(std::uint16_t s) {
     return n == 0 ? 1 : n;
 }
 
+/// True for a file's base record that needs an unnamed $DATA it lacks
+/// (check_names' ntfs.attr.missing-data): not a directory, a view index
+/// or a reparse point, no $ATTRIBUTE_LIST (a list may name one elsewhere).
+bool lacks_unnamed_data(const MftRecord& r) {
+    if (r.header.base_record != 0 || (r.header.flags & record_flag::directory)) return false;
+    return std::none_of(r.attributes.begin(), r.attributes.end(), [](const Attribute& a) {
+        return a.kind() == AttrType::attribute_list || a.kind() == AttrType::index_root ||
+               a.kind() == AttrType::reparse_point || (a.kind() == AttrType::data && a.name.empty());
+    });
+}
+
 }  // namespace
 
 void Editor::with_unnamed_data(std::uint64_t n, std::vector<std::byte>& plain) const {
@@ -40,9 +52,7 @@ void Editor::with_unnamed_data(std::uint64_t n, std::vector<std::byte>& plain) c
     apply_fixups(raw, usa, core::load_le16(raw, usa));
     r.parsed = parse_mft_record(raw, n);
     const MftRecordHeader& h = r.parsed.header;
-    if (h.base_record != 0 || (h.flags & record_flag::directory) || r.parsed.find(AttrType::data) ||
-        r.parsed.find(AttrType::attribute_list))
-        return;
+    if (n < kFirstNonSystemRecord || !lacks_unnamed_data(r.parsed)) return;
     std::uint32_t next = h.next_instance;
     for (const Attribute& a : r.parsed.attributes) next = std::max<std::uint32_t>(next, a.instance + 1u);
     if (next >= 0xFFFF) return;
@@ -102,14 +112,17 @@ Editor::FieldRepairs Editor::repair_record_fields(bool all) {
     const std::uint32_t rs = vol_.geometry().mft_record_bytes;
     // 1. The records with a field to set (read whole again below).
     std::vector<std::uint64_t> todo;
-    detail::for_each_in_use(vol_, [&](std::uint64_t n, std::uint64_t, const MftRecord& r) {
+    std::set<std::uint64_t> extended;  // bases extension records name: their $DATA may lie there
+    detail::for_each_in_use(vol_, [&](std::uint64_t n, std::uint64_t owner, const MftRecord& r) {
         const MftRecordHeader& h = r.header;
+        if (owner != n) extended.insert(owner);
         const bool no_std_info = h.base_record == 0 && n >= kFirstNonSystemRecord &&
                                  r.find(AttrType::standard_information) == nullptr &&
                                  r.find(AttrType::attribute_list) == nullptr;
         if (h.bytes_allocated != rs || (h.usa_offset >= kUsaWithRecordNumber && h.record_number != n) ||
-            (all && ((h.sequence == 0 && n >= kFirstNonSystemRecord) || (h.flags & ~std::uint16_t{0x000F}) ||
-                     h.base_record != 0 || no_std_info)))
+            (all &&
+             ((h.sequence == 0 && n >= kFirstNonSystemRecord) || (h.flags & ~std::uint16_t{0x000F}) ||
+              h.base_record != 0 || no_std_info || (n >= kFirstNonSystemRecord && lacks_unnamed_data(r)))))
             todo.push_back(n);
     });
     // A base reference is valid when it names another in-use base record of
@@ -233,6 +246,18 @@ Editor::FieldRepairs Editor::repair_record_fields(bool all) {
                         changed = true;
                     }
                 }
+            }
+        }
+        // A file without an unnamed $DATA gets an empty one (no extension
+        // record names it as its base: one might hold it).
+        if (all && base && n >= kFirstNonSystemRecord && !extended.count(n) && lacks_unnamed_data(r.parsed)) {
+            const std::size_t before = r.bytes.size();
+            std::vector<std::byte> plain = r.bytes;
+            with_unnamed_data(n, plain);
+            if (plain != r.bytes && plain.size() == before) {
+                r.bytes = std::move(plain);
+                ++done.data;
+                changed = true;
             }
         }
         if (!changed) continue;

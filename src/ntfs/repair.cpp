@@ -205,7 +205,7 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
     // base reference that names no base (-y).
     if (plan.has("ntfs.record.bytes-allocated") || plan.has("ntfs.record.number") ||
         plan.has("ntfs.record.sequence") || plan.has("ntfs.record.flags") || plan.has("ntfs.record.base") ||
-        plan.has("ntfs.attr.missing-std-info")) {
+        plan.has("ntfs.attr.missing-std-info") || plan.has("ntfs.attr.missing-data")) {
         with_editor(dev, {options.barrier, 0, std::nullopt}, [&](Editor& ed) {
             const Editor::FieldRepairs n = ed.repair_record_fields(options.level == check::RepairLevel::all);
             const auto say = [&](std::string_view code, std::uint64_t count, std::string_view what) {
@@ -222,6 +222,7 @@ std::vector<check::Repair> repair_volume(io::BlockDevice& dev, const check::Find
                              : "the flags of what they hold (bits outside 0x000F cleared)");
             say("ntfs.attr.missing-std-info", n.std_info,
                 "a $STANDARD_INFORMATION with the times and attributes of a $FILE_NAME");
+            say("ntfs.attr.missing-data", n.data, "an empty unnamed $DATA (as chkdsk inserts one)");
             if (n.orphans != 0)
                 done.push_back(
                     {"ntfs.record.base",

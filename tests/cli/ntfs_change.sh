@@ -9,7 +9,10 @@
 # moved one where it was or where it went) and the new one absent or
 # whole, and fsck -y leaves nothing. rm of one name of a hard link leaves
 # the file under its others (every cut too); rm of a stored symbolic link
-# takes its $R entry with it (every cut too).
+# takes its $R entry with it (every cut too). rm of a file whose $DATA lies
+# in an extension record its $ATTRIBUTE_LIST names frees both records and
+# every cluster: the image then counts what one made without the file does
+# (every cut too).
 # cost: 40
 here=$(dirname "$0"); . "$here/../lib.sh"
 export SOURCE_DATE_EPOCH=1700000000
@@ -171,6 +174,28 @@ for n in $(cuts $((total - 1))); do
 done
 [ $bad = 0 ] && pass
 echo "rm-link: $total writes, cuts checked: $(cuts $((total - 1)) | wc -l)"
+# rm_cut_sweep NAME ORIG PATH MIN KEPT CODE...: rm of PATH on a copy of ORIG cut after every write
+# (at least MIN writes): fsck finds nothing but the dirty flag, the mirror and CODE..., the function
+# KEPT prints nothing (what must stay is there), and fsck -y then leaves nothing.
+rm_cut_sweep() {
+  local name=$1 orig=$2 path=$3 min=$4 kept=$5 total n odd why bad=0; shift 5
+  local allowed=(-e '' -e ntfs.volume.dirty -e ntfs.mftmirr.differs); for c in "$@"; do allowed+=(-e "$c"); done
+  cp "$orig" sweep.img
+  total=$(FSIMG_TEST_COUNT_WRITES=1 "$FSIMG" rm sweep.img "$path" 2>&1 >/dev/null | sed -n 's/^fsimg: test: \([0-9]*\) writes$/\1/p')
+  [ -n "$total" ] && [ "$total" -ge "$min" ] && pass || { fail "$name: write count '$total'"; return; }
+  for n in $(cuts $((total - 1))); do
+    cp "$orig" cut.img
+    FSIMG_TEST_CUT_AFTER_WRITES=$n "$FSIMG" rm cut.img "$path" > /dev/null 2>&1
+    [ $? = 99 ] || { fail "$name: cut $n: not cut"; bad=1; continue; }
+    odd=$(fsck_codes cut.img | tr ' ' '\n' | grep -v -x "${allowed[@]}")
+    [ -z "$odd" ] || { fail "$name: cut $n of $total: $odd"; bad=1; }
+    why=$($kept); [ -z "$why" ] || { fail "$name: cut $n: $why"; bad=1; }
+    "$FSIMG" fsck -y cut.img > /dev/null 2>&1
+    [ -z "$(fsck_codes cut.img)" ] || { fail "$name: cut $n: fsck -y left $(fsck_codes cut.img)"; bad=1; }
+  done
+  [ $bad = 0 ] && pass
+  echo "$name: $total writes, cuts checked: $(cuts $((total - 1)) | wc -l)"
+}
 # rm of a stored symbolic link (a reparse point): its directory entry, its entry in
 # $Extend/$Reparse:$R, the record, the bits. Every cut leaves the other links and the target
 # whole, and fsck -y leaves nothing (an orphan goes back into its directory, $R is rebuilt).
@@ -182,23 +207,27 @@ cp s0.img s.img
 "$FSIMG" rm s.img /L2 || fail "rm of a stored link"
 clean s.img "rm of a stored link"
 [ "$("$FSIMG" ls s.img / | tr '\n' ' ')" = "L1 L3 T.TXT " ] && pass || fail "ls after rm of a link: $("$FSIMG" ls s.img /)"
-cp s0.img sc.img
-total=$(FSIMG_TEST_COUNT_WRITES=1 "$FSIMG" rm sc.img /L2 2>&1 >/dev/null | sed -n 's/^fsimg: test: \([0-9]*\) writes$/\1/p')
-[ -n "$total" ] && [ "$total" -ge 4 ] && pass || fail "rm of a link: write count '$total'"
-bad=0
-for n in $(cuts $((total - 1))); do
-  cp s0.img cut.img
-  FSIMG_TEST_CUT_AFTER_WRITES=$n "$FSIMG" rm cut.img /L2 > /dev/null 2>&1
-  [ $? = 99 ] || { fail "rm-symlink: cut $n: not cut"; bad=1; continue; }
-  odd=$(fsck_codes cut.img | tr ' ' '\n' | grep -v -x -e '' -e ntfs.volume.dirty -e ntfs.mftmirr.differs \
-    -e ntfs.tree.orphan -e ntfs.reparse.missing-entry -e ntfs.reparse.stale-entry -e ntfs.mft-bitmap.marked-free \
-    -e ntfs.bitmap.lost)
-  [ -z "$odd" ] || { fail "rm-symlink: cut $n of $total: $odd"; bad=1; }
-  [ "$("$FSIMG" cat cut.img /T.TXT)" = target ] || { fail "rm-symlink: cut $n: T.TXT"; bad=1; }
-  "$FSIMG" fsck -y cut.img > /dev/null 2>&1
-  [ -z "$(fsck_codes cut.img)" ] || { fail "rm-symlink: cut $n: fsck -y left $(fsck_codes cut.img)"; bad=1; }
-  "$FSIMG" ls cut.img / | grep -q -x L1 && "$FSIMG" ls cut.img / | grep -q -x L3 || { fail "rm-symlink: cut $n: L1 or L3 gone"; bad=1; }
-done
-[ $bad = 0 ] && pass
-echo "rm-symlink: $total writes, cuts checked: $(cuts $((total - 1)) | wc -l)"
+symlink_kept() {  # after a cut: the target and the other links
+  [ "$("$FSIMG" cat cut.img /T.TXT)" = target ] || { echo "T.TXT"; return; }
+  "$FSIMG" ls cut.img / | grep -q -x L1 && "$FSIMG" ls cut.img / | grep -q -x L3 || echo "L1 or L3 gone"
+}
+rm_cut_sweep rm-symlink s0.img /L2 4 symlink_kept ntfs.tree.orphan ntfs.reparse.missing-entry ntfs.reparse.stale-entry \
+  ntfs.mft-bitmap.marked-free ntfs.bitmap.lost
+# rm of a file with an $ATTRIBUTE_LIST (tests/tools/ntfs_damage.py attrlist-build moves /A.TXT's
+# $DATA to an extension record and lists it): the base, the extension record and the clusters go.
+mkdir -p al bonly
+head -c 20000 /dev/urandom > al/A.TXT; echo b > al/B.TXT; cp al/B.TXT bonly/
+"$FSIMG" mkfs -q -t ntfs -s 16M --from al a0.img && "$FSIMG" mkfs -q -t ntfs -s 16M --from bonly b.img ||
+  fail "mkfs for rm of a listed file"
+python3 "$here/../tools/ntfs_damage.py" a0.img attrlist-build > /dev/null || fail "attrlist-build"
+[ -z "$(fsck_codes a0.img)" ] && pass || fail "attrlist-build: fsck finds $(fsck_codes a0.img)"
+cp a0.img a.img
+"$FSIMG" rm a.img /A.TXT && pass || fail "rm of a file with an \$ATTRIBUTE_LIST"
+clean a.img "rm of a file with an \$ATTRIBUTE_LIST"
+summary() { "$FSIMG" fsck "$1" | grep -o '[0-9,]* files.*'; }
+[ "$(summary a.img)" = "$(summary b.img)" ] && pass || fail "rm of a listed file: $(summary a.img), without it: $(summary b.img)"
+[ "$("$FSIMG" ls a.img / | tr '\n' ' ')" = "B.TXT " ] && pass || fail "ls after rm of a listed file: $("$FSIMG" ls a.img /)"
+listed_kept() { [ "$("$FSIMG" cat cut.img /B.TXT)" = b ] || echo "B.TXT"; }
+rm_cut_sweep rm-listed a0.img /A.TXT 5 listed_kept ntfs.tree.orphan ntfs.record.base ntfs.mft-bitmap.marked-free \
+  ntfs.bitmap.lost
 finish

@@ -73,6 +73,7 @@ attrlist-entry-sequence   ntfs.attrlist.entry+ntfs.attrlist.missing             
 attrlist-missing          ntfs.attrlist.missing                                          blind
 attrlist-missing-full     ntfs.attrlist.missing+ntfs.index.sizes                         blind
 attr-instance             ntfs.attr.instance                                             blind
+attr-missing-data         ntfs.attr.missing-data                                         mount
 attr-missing-std-info     ntfs.attr.missing-std-info                                     mount
 attr-order                ntfs.attr.order+ntfs.filename.missing                          mount
 attr-sizes                ntfs.attr.sizes                                                blind

@@ -6,7 +6,8 @@
 #   a base reference on a record holding $STANDARD_INFORMATION, a missing
 #   $STANDARD_INFORMATION (made from the $FILE_NAME), bytes in use past the
 #   record (set where the attributes end): A.TXT reads back whole through
-#   fsimg and ntfs-3g;
+#   fsimg and ntfs-3g; a file without an unnamed $DATA (which ntfs-3g cannot
+#   open) gets an empty one;
 # - an attribute that does not decode is left out (chkdsk: "deleting corrupt
 #   attribute record"): the file stays, without its $DATA;
 # - a record whose header, update sequence array or fixups cannot be read is
@@ -27,7 +28,7 @@ damage="$here/../tools/ntfs_damage.py"
 cd "$WORK"
 mkdir -p src/DIR
 head -c 20000 /dev/urandom > src/A.TXT; head -c 12000 /dev/urandom > src/B.TXT
-head -c 100 /dev/urandom > src/DIR/C.TXT
+head -c 100 /dev/urandom > src/DIR/C.TXT; : > src/E.TXT
 "$FSIMG" mkfs -q -t ntfs -s 4M --from src base.img || { fail "mkfs"; finish; exit; }
 
 # repaired KIND LEVEL CODE REPORT A: damage KIND, repair at LEVEL (p or y), expect CODE among the
@@ -54,6 +55,8 @@ repaired() {
              fail "$kind: A.TXT does not read back whole" ;;
     empty) [ "$("$FSIMG" cat r.img /A.TXT 2>/dev/null | wc -c)" = 0 ] && "$FSIMG" ls r.img / | grep -qx 'A.TXT' && pass ||
              fail "$kind: A.TXT is not there and empty: $("$FSIMG" ls r.img /)" ;;
+    e-empty) ntfscat r.img E.TXT > e.out && [ ! -s e.out ] && ntfscat r.img A.TXT | cmp -s - src/A.TXT && pass ||
+               fail "$kind: ntfs-3g does not open E.TXT (empty) or read A.TXT" ;;
     gone) ! "$FSIMG" ls r.img / | grep -q 'A.TXT' && ! ntfscat r.img A.TXT > /dev/null 2>&1 && pass ||
             fail "$kind: A.TXT is still listed" ;;
   esac
@@ -67,6 +70,7 @@ repaired rec-sequence y ntfs.record.sequence "1 record given sequence number 1 (
 repaired rec-flags y ntfs.record.flags "1 record given the flags of what it holds (bits outside 0x000F cleared)" whole
 repaired rec-base y ntfs.record.base "1 record given base reference 0: a system file, or a record holding" whole
 repaired attr-missing-std-info y ntfs.attr.missing-std-info "1 record given a \$STANDARD_INFORMATION with the times and attributes of a \$FILE_NAME" whole
+repaired attr-missing-data y ntfs.attr.missing-data "1 record given an empty unnamed \$DATA (as chkdsk inserts one)" e-empty
 repaired rec-bytes-in-use y ntfs.record.bytes-in-use "1 record given the bytes in use where its attributes end" whole
 for kind in attr-header run-decode; do
   repaired $kind y ntfs.${kind/-/.} "1 record rewritten without the 1 attribute that did not decode (as chkdsk deletes a corrupt attribute record); what it held is not kept" empty

@@ -553,6 +553,11 @@ def _missing_std_info(v, b):
     set32(b, v.attr(b, 0x10)["off"], 0x11)
 
 
+def _missing_data(v, b):
+    a = v.attr(b, 0x80)
+    v.splice(b, a["off"], a["off"] + a["len"])
+
+
 def _run_decode(v, b):
     a = v.attr(b, 0x80)
     b[a["off"] + u16(b, a["off"] + 0x20)] = 0x19  # a 9-byte length field
@@ -564,6 +569,7 @@ record_kind("attr-sizes", _attr_sizes)
 record_kind("attr-vcn", _attr_vcn)
 record_kind("attr-missing-std-info", _missing_std_info)
 record_kind("run-decode", _run_decode)
+record_kind("attr-missing-data", _missing_data, file="E.TXT")  # empty: no clusters to lose
 
 
 @kind

@@ -146,7 +146,11 @@ public:
     /// tag and file reference [FLATCAP files/reparse]; in place only), then
     /// every record removed, those
     /// below a directory before it (in-use flag cleared, sequence number
-    /// raised [FLATCAP concepts/file_reference]),
+    /// raised [FLATCAP concepts/file_reference]; a file with an
+    /// $ATTRIBUTE_LIST: its base record, then the extension records the list
+    /// names, each of which must be in use and name the base, record and
+    /// sequence number, else Error(corrupt) before any write
+    /// [FLATCAP attributes/attribute_list]),
     /// then their bits in $MFT's $BITMAP, then the bits of their clusters in
     /// $Bitmap, and last the directory's modification and MFT change times
     /// ($STANDARD_INFORMATION 0x08, 0x10: EditOptions::now, clamped), as
@@ -155,12 +159,10 @@ public:
     /// which chkdsk recovers) and bits set that nothing owns (lost), never a
     /// file that was there damaged. Everything is planned before the first
     /// write; Error(unsupported), nothing written, for what this editor does
-    /// not change yet: a record with an $ATTRIBUTE_LIST or an object id
-    /// ($ObjId:$O), a reparse point whose $R entry is a separator or the
-    /// last of its INDX block, a file below a removed directory with a name
-    /// outside it (hard links), a system file
-    /// (records 0..15), and plan_index's refusals where the index must be
-    /// rewritten. Error(usage) for the root.
+    /// not change yet: a record with an object id ($ObjId:$O), a reparse point whose $R entry is a separator
+    /// or the last of its INDX block, a file below a removed directory with a name outside it (hard links), a
+    /// system file (records 0..15), and plan_index's refusals where the index must be rewritten. Error(usage)
+    /// for the root.
     void remove(std::uint64_t dir, const FileEntry& file);
 
     /// Makes directory `name` (UTF-8, 1..255 UTF-16 units: populate's
@@ -507,6 +509,7 @@ public:
         std::uint64_t bytes_allocated = 0, numbers = 0, sequences = 0, flags = 0, bases = 0;
         std::uint64_t orphans = 0;   ///< extension records whose base is gone, freed
         std::uint64_t std_info = 0;  ///< base records given a $STANDARD_INFORMATION
+        std::uint64_t data = 0;      ///< files given an empty unnamed $DATA
     };
     /// For fsck's repair of MFT record header fields that have one right
     /// value [FLATCAP concepts/file_record], in each in-use record that
@@ -534,6 +537,10 @@ public:
     /// the file attributes (but directory and view index) of its first
     /// $FILE_NAME outside the DOS namespace, the security id of that name's
     /// directory, a new instance; left when it has no $FILE_NAME or no room.
+    /// With `all`, a file's base record from 16 on without an unnamed $DATA
+    /// (ntfs.attr.missing-data: not a directory, view index or reparse
+    /// point, no $ATTRIBUTE_LIST, no extension record naming it) gets an
+    /// empty resident one (with_unnamed_data), as chkdsk inserts one.
     /// Each record written once, whole (with its $MFTMirr copy), after the
     /// dirty flag. Throws Error(io), and Error(refused) as begin() does.
     FieldRepairs repair_record_fields(bool all);
