@@ -8,7 +8,7 @@ _fsimg_options() {
         disk) echo "-h --help --table --part --definitions --copy-source -s --size --align --disk-id --volume-id --force --local-time --dot-hidden --overlay --rename --symlinks --json -q --quiet --progress" ;;
         dump) echo "-h --help --json --what --metadata-image --force --no-logfile --scramble-names -q --quiet --codepage" ;;
         fsck) echo "-h --help -n --no-changes -y --yes -a -p --undo -f --salvage --json -v -l --verbose -V -w -r -t --list-codes -q --quiet --codepage --progress" ;;
-        slack) echo "-h --help --from-list -t --type --for -c --cluster --volume-size --tolerance --json --csv -o --output --chart --top --verify --threads -q --quiet --codepage --progress" ;;
+        slack) echo "-h --help --from-list -t --type --for -c --cluster --volume-size --tolerance --json --csv --wide --columns -o --output --chart --top --verify --threads -q --quiet --codepage --progress" ;;
         ls) echo "-h --help -l -R --short-names --deleted --json -q --quiet --codepage" ;;
         cat) echo "-h --help --deleted --salvage -q --quiet --codepage" ;;
         extract) echo "-h --help -C --directory --force --force-crosslinked --salvage --deleted --partial --utc -v --verbose --streams -q --quiet --codepage --progress" ;;

@@ -1,5 +1,6 @@
 #include "output.hpp"
 #include <CLI/CLI.hpp>
+#include <optional>
 
 #include <fmt/format.h>
 #include <sys/ioctl.h>
@@ -34,17 +35,31 @@ void add_output_flags(CLI::App* cmd, bool with_progress) {
 
 namespace {
 
-unsigned terminal_columns() {
-    winsize ws{};
-    if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20) return ws.ws_col;
+/// COLUMNS when it holds a width from 20 to 1000.
+std::optional<unsigned> columns_variable() {
     if (const char* c = std::getenv("COLUMNS")) {
         const long v = std::strtol(c, nullptr, 10);
         if (v >= 20 && v <= 1000) return static_cast<unsigned>(v);
     }
-    return 80;
+    return std::nullopt;
+}
+
+unsigned terminal_columns() {
+    winsize ws{};
+    if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20) return ws.ws_col;
+    return columns_variable().value_or(80);
 }
 
 }  // namespace
+
+unsigned output_columns(bool to_stdout) {
+    if (const auto c = columns_variable()) return *c;
+    winsize ws{};
+    if (to_stdout && isatty(STDOUT_FILENO) == 1 && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 &&
+        ws.ws_col >= 20)
+        return ws.ws_col;
+    return 80;
+}
 
 std::unique_ptr<core::Progress> make_progress() {
     const OutputOptions& o = output_options();

@@ -32,6 +32,11 @@ void add_output_flags(CLI::App* cmd, bool with_progress);
 /// into a file or pipe) one line per second and one per phase end.
 std::unique_ptr<core::Progress> make_progress();
 
+/// The width text output wraps at: COLUMNS when it holds 20..1000 (as ls
+/// and lsblk take it), else the terminal's width when `to_stdout` and
+/// standard output is a terminal, else 80.
+unsigned output_columns(bool to_stdout);
+
 /// make_progress() with its first phase begun (core::Progress::begin), or null.
 std::unique_ptr<core::Progress> begin_progress(std::string phase, std::uint64_t total,
                                                core::ProgressUnit unit);

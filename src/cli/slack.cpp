@@ -40,6 +40,8 @@ struct SlackArgs {
     unsigned threads = 0;
     bool json = false;
     bool csv = false;
+    bool wide = false;
+    std::vector<std::string> columns;
     bool verify = false;
 };
 
@@ -102,6 +104,11 @@ int run(const SlackArgs& a) {
                     "give a SOURCE (directory or FAT, exFAT or NTFS image) or --from-list FILE");
     }
     if (a.json && a.csv) throw Error(ErrorCode::usage, "--json and --csv exclude each other");
+    if ((a.json || a.csv) && (a.wide || !a.columns.empty()))
+        throw Error(ErrorCode::usage,
+                    "--wide and --columns shape the table; --json and --csv give every field");
+    if (!a.columns.empty())
+        (void)slack::render_table(slack::Report{}, {80, false, a.columns});  // names checked
     slack::ReportOptions ro = report_options(a);
     // Outputs replace only what holds no filesystem, never an input image,
     // a device or a FIFO (io/safe_output.hpp).
@@ -210,7 +217,11 @@ int run(const SlackArgs& a) {
     } else if (a.csv) {
         text = slack::render_csv(report);
     } else {
-        text = slack::render_table(report);
+        slack::TextLayout layout;
+        layout.width = output_columns(a.output.empty());
+        layout.wide = a.wide;
+        layout.columns = a.columns;
+        text = slack::render_table(report, layout);
         if (a.verify) {
             text += "\nVerify (images built with populate, clusters the tree uses):\n";
             text += fmt::format("  {:<6}  {:>8}  {:>10}  {:>12}  {:>12}  {}\n", "fs", "cluster", "volume",
@@ -283,6 +294,14 @@ Action add_slack(CLI::App& app) {
         ->type_name("PERCENT");
     cmd->add_flag("--json", args->json, "JSON output (docs/json.md)");
     cmd->add_flag("--csv", args->csv, "CSV output, one row per filesystem x cluster size");
+    cmd->add_flag("--wide", args->wide,
+                  "Show every column of the table (by default the ones that decide, to fit 80 columns)");
+    cmd->add_option("--columns", args->columns,
+                    "The table's columns, e.g. FS,cluster,data,total (names as in --wide's header)")
+        ->delimiter(',')
+        ->allow_extra_args(false)
+        ->type_name("COLS")
+        ->excludes("--wide");
     cmd->add_option("-o,--output", args->output, "Write the table, JSON or CSV to FILE (atomically)")
         ->type_name("FILE");
     cmd->add_option("--chart", args->chart, "Write an SVG chart of total and slack vs cluster size")

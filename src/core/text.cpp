@@ -174,4 +174,62 @@ bool wildcard_match(std::string_view pattern, std::string_view name, bool fold_c
     return pi == p.size();
 }
 
+std::string wrap_words(std::string_view text, std::size_t width, std::size_t indent) {
+    const auto columns = [](std::string_view w) {
+        return static_cast<std::size_t>(std::count_if(
+            w.begin(), w.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+    };
+    std::string out, line;
+    std::size_t used = 0;  // columns of `line`
+    bool words = false;    // `line` holds a word
+    std::size_t i = 0;
+    while (i < text.size()) {
+        const std::size_t start = text.find_first_not_of(' ', i);
+        if (start == std::string_view::npos) break;
+        std::size_t end = text.find(' ', start);
+        if (end == std::string_view::npos) end = text.size();
+        const std::string_view word = text.substr(start, end - start);
+        const std::size_t gap = start - i;  // the spaces before the word, kept inside a line
+        const std::size_t need = columns(word);
+        const std::size_t space = std::max<std::size_t>(gap, 1);
+        // A size's unit stays with its number ("3.01 MiB"): no break before
+        // a word of 1..3 letters ending in 'B' that follows a digit.
+        std::string_view letters = word;  // the unit without the punctuation after it
+        while (!letters.empty() && std::string_view(")],;.:").find(letters.back()) != std::string_view::npos)
+            letters.remove_suffix(1);
+        const bool unit = words && !line.empty() && line.back() >= '0' && line.back() <= '9' &&
+                          !letters.empty() && letters.size() <= 3 && letters.back() == 'B' &&
+                          std::all_of(letters.begin(), letters.end(), [](char c) {
+                              return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+                          });
+        if (unit && used + space + need > width) {
+            // Carry the number over with its unit.
+            const std::size_t cut = line.find_last_of(' ');
+            if (cut != std::string::npos && cut >= indent && line.find_first_not_of(' ') < cut) {
+                const std::string number = line.substr(cut + 1);
+                line.resize(cut);
+                while (!line.empty() && line.back() == ' ') line.pop_back();
+                out += line + "\n";
+                line.assign(indent, ' ');
+                line += number;
+                used = indent + columns(number);
+            }
+        }
+        if (words && used + space + need > width && !unit) {
+            out += line + "\n";
+            line.assign(indent, ' ');
+            used = indent;
+        } else if (words || gap != 0) {  // leading spaces of the text kept
+            line.append(words ? space : gap, ' ');
+            used += words ? space : gap;
+        }
+        line += word;
+        used += need;
+        words = true;
+        i = end;
+    }
+    if (words) out += line + "\n";
+    return out;
+}
+
 }  // namespace fsimg::core

@@ -1,6 +1,10 @@
 // render_table: the human report.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
+
+#include "fsimg/core/error.hpp"
 #include "fsimg/core/text.hpp"
 #include "fsimg/core/units.hpp"
 #include "fsimg/core/utf8_safe.hpp"
@@ -26,10 +30,13 @@ std::string pad(const std::string& s, std::size_t w, bool right) {
 
 /// The +best cell: the cost over the best for a complete row; what an
 /// incomplete one leaves out ("15 files (77.55 GiB) not stored", "short by 3 MiB").
-std::string over_best_cell(const Row& row) {
+std::string over_best_cell(const Row& row, bool with_bytes = true) {
     if (row.unstorable_files != 0) {
-        return fmt::format("{} file{} ({}) not stored", core::format_count(row.unstorable_files),
-                           row.unstorable_files == 1 ? "" : "s", core::format_size(row.unstorable_bytes));
+        return with_bytes ? fmt::format("{} file{} ({}) not stored", core::format_count(row.unstorable_files),
+                                        row.unstorable_files == 1 ? "" : "s",
+                                        core::format_size(row.unstorable_bytes))
+                          : fmt::format("{} file{} not stored", core::format_count(row.unstorable_files),
+                                        row.unstorable_files == 1 ? "" : "s");
     }
     if (row.short_bytes) return "short by " + core::format_size(*row.short_bytes);
     return row.over_best_bytes ? "+" + core::format_size(row.over_best_bytes) : "0";
@@ -44,7 +51,56 @@ std::string bucket_label(std::size_t k) {
 
 }  // namespace
 
-std::string render_table(const Report& r) {
+std::span<const std::string_view> table_columns() noexcept {
+    static constexpr std::array<std::string_view, 12> names = {"FS",       "cluster",  "data",  "slack",
+                                                               "slack%",   "metadata", "total", "+best",
+                                                               "overhead", "free",     "fits",  "unstorable"};
+    return names;
+}
+
+std::string render_table(const Report& r, const TextLayout& layout) {
+    const std::span<const std::string_view> names = table_columns();
+    // The columns shown, as indexes into table_columns().
+    std::vector<std::size_t> shown;
+    const auto lower = [](std::string_view v) {
+        std::string l(v);
+        for (char& ch : l)
+            if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+        return l;
+    };
+    const auto index_of = [&](std::string_view name) -> std::optional<std::size_t> {
+        for (std::size_t i = 0; i < names.size(); ++i)
+            if (lower(names[i]) == lower(name) || (names[i] == "+best" && lower(name) == "best")) return i;
+        return std::nullopt;
+    };
+    if (layout.wide) {
+        for (std::size_t i = 0; i < names.size(); ++i)
+            if (r.volume_bytes || (names[i] != "overhead" && names[i] != "free" && names[i] != "fits"))
+                shown.push_back(i);
+    } else if (!layout.columns.empty()) {
+        for (const std::string& c : layout.columns) {
+            const auto i = index_of(c);
+            if (!i) {
+                std::string all;
+                for (const std::string_view n : names) all += (all.empty() ? "" : ", ") + std::string(n);
+                throw Error(ErrorCode::usage, fmt::format("--columns: no column \"{}\" (columns: {})",
+                                                          core::escape_controls(c), all));
+            }
+            if (std::find(shown.begin(), shown.end(), *i) == shown.end()) shown.push_back(*i);
+        }
+        std::sort(shown.begin(), shown.end());
+    } else {
+        for (const std::string_view n :
+             r.volume_bytes
+                 ? std::vector<std::string_view>{"FS", "cluster", "slack%", "total", "+best", "overhead",
+                                                 "fits"}
+                 : std::vector<std::string_view>{"FS", "cluster", "slack", "slack%", "total", "+best"})
+            shown.push_back(*index_of(n));
+    }
+    const auto has = [&](std::string_view name) {
+        return std::any_of(shown.begin(), shown.end(), [&](std::size_t i) { return names[i] == name; });
+    };
+
     std::string out;
     out += fmt::format("Tree: {}, {} apparent; {}", core::format_counted(r.files, "file", "files"),
                        core::format_size(r.apparent_bytes),
@@ -56,30 +112,28 @@ std::string render_table(const Report& r) {
     if (r.volume_bytes) out += fmt::format("Volume: {}\n", core::format_size_both(*r.volume_bytes));
     out += "\n";
 
-    std::vector<std::string> head = {"",       "FS",       "cluster", "data", "slack",
-                                     "slack%", "metadata", "total",   "+best"};
-    if (r.volume_bytes) {
-        head.insert(head.end(), {"overhead", "free", "fits"});
-    }
-    head.push_back("unstorable");
+    const auto cell = [&](const Row& row, std::string_view name) -> std::string {
+        if (name == "FS") return std::string(to_string(row.fs));
+        if (name == "cluster") return core::format_size(row.cluster_bytes);
+        if (name == "data") return core::format_size(row.data_bytes);
+        if (name == "slack") return core::format_size(row.slack_bytes);
+        if (name == "slack%") return fmt::format("{:.1f}", row.slack_percent);
+        if (name == "metadata") return core::format_size(row.metadata_bytes);
+        if (name == "total") return core::format_size(row.total_bytes);
+        // The bytes a row leaves out only with room for them (the prose says them too).
+        if (name == "+best") return over_best_cell(row, layout.wide || !layout.columns.empty());
+        if (name == "overhead") return row.overhead_bytes ? core::format_size(*row.overhead_bytes) : "-";
+        if (name == "free") return row.free_bytes ? core::format_size(*row.free_bytes) : "-";
+        if (name == "fits") return row.fits ? (*row.fits ? "yes" : "NO") : "-";
+        return core::format_count(row.unstorable_files);
+    };
+    std::vector<std::string> head = {""};
+    for (const std::size_t i : shown) head.emplace_back(names[i]);
     std::vector<std::vector<std::string>> cells;
     for (const Row& row : r.rows) {
-        std::vector<std::string> c = {
-            std::string(row.best ? "*" : "") + (row.recommended ? "R" : "") + (row.current ? "=" : ""),
-            std::string(to_string(row.fs)),
-            core::format_size(row.cluster_bytes),
-            core::format_size(row.data_bytes),
-            core::format_size(row.slack_bytes),
-            fmt::format("{:.1f}", row.slack_percent),
-            core::format_size(row.metadata_bytes),
-            core::format_size(row.total_bytes),
-            over_best_cell(row)};
-        if (r.volume_bytes) {
-            c.push_back(row.overhead_bytes ? core::format_size(*row.overhead_bytes) : "-");
-            c.push_back(row.free_bytes ? core::format_size(*row.free_bytes) : "-");
-            c.push_back(row.fits ? (*row.fits ? "yes" : "NO") : "-");
-        }
-        c.push_back(core::format_count(row.unstorable_files));
+        std::vector<std::string> c = {std::string(row.best ? "*" : "") + (row.recommended ? "R" : "") +
+                                      (row.current ? "=" : "")};
+        for (const std::size_t i : shown) c.push_back(cell(row, names[i]));
         cells.push_back(std::move(c));
     }
     std::vector<std::size_t> w(head.size());
@@ -97,14 +151,26 @@ std::string render_table(const Report& r) {
     };
     line(head);
     for (const auto& c : cells) line(c);
-    out +=
-        r.volume_bytes ? "\n* smallest total + overhead, R recommended" : "\n* smallest total, R recommended";
-    out += r.current ? ", = the image's own layout.\ndata" : ". data";
-    out +=
-        " = cluster-rounded file data; slack = data - apparent size;\n"
-        "metadata = directory clusters (FAT/exFAT) or MFT records and index blocks (NTFS) the tree adds.\n";
+    // The legend: the markers, then each column shown that needs words.
+    std::string legend =
+        r.volume_bytes ? "* smallest total + overhead, R recommended" : "* smallest total, R recommended";
+    legend += r.current ? ", = the image's own layout." : ".";
+    std::vector<std::string> defined;
+    if (has("data")) defined.emplace_back("data = cluster-rounded file data");
+    if (has("slack") || has("slack%"))
+        defined.emplace_back(has("data") ? "slack = data - apparent size"
+                                         : "slack = cluster-rounded file data - apparent size");
+    if (has("metadata"))
+        defined.emplace_back(
+            "metadata = directory clusters (FAT/exFAT) or MFT records and index blocks (NTFS) the tree adds");
+    if (has("overhead")) defined.emplace_back("overhead = the empty volume's own (FATs or bitmap, MFT)");
+    for (std::size_t i = 0; i < defined.size(); ++i) legend += (i == 0 ? " " : "; ") + defined[i];
+    if (!defined.empty()) legend += ".";
+    if (!layout.wide && shown.size() + (r.volume_bytes ? 0 : 3) < names.size())
+        legend += " --wide shows every column.";
+    out += "\n" + core::wrap_words(legend, layout.width);
 
-    if (!r.reason.empty()) out += fmt::format("\nRecommendation: {}\n", r.reason);
+    if (!r.reason.empty()) out += "\n" + core::wrap_words("Recommendation: " + r.reason, layout.width);
     if (!r.defaults.empty()) {
         out += "\nDefaults for this volume size:\n";
         for (const auto& d : r.defaults) {
@@ -120,9 +186,10 @@ std::string render_table(const Report& r) {
                                    core::format_size(row.overhead_bytes.value_or(0)),
                                    core::format_size(row.over_best_bytes));
             }
-            out += fmt::format("  {:<10} {:<5} {:>8}  {}{}{}\n", d.tool, to_string(d.fs),
-                               d.cluster_bytes ? core::format_size(d.cluster_bytes) : "-", cost,
-                               !cost.empty() && !d.note.empty() ? "; " : "", d.note);
+            const std::string lead = fmt::format("  {:<10} {:<5} {:>8}  ", d.tool, to_string(d.fs),
+                                                 d.cluster_bytes ? core::format_size(d.cluster_bytes) : "-");
+            out += core::wrap_words(lead + cost + (!cost.empty() && !d.note.empty() ? "; " : "") + d.note,
+                                    layout.width, lead.size());
         }
     }
     for (const auto& s : r.filesystems) {

@@ -12,10 +12,12 @@ cd "$WORK" || exit 1
 
 # Three 5 GiB videos (sparse host files) and a few small files: FAT32 stores
 # no file of 4 GiB or more (4 GiB - 1 is its limit).
+# The prose is checked whole below: no wrapping (the width checks set COLUMNS themselves).
+export COLUMNS=1000
 mkdir -p cam/DCIM
 for i in 1 2 3; do truncate -s 5G "cam/DCIM/V$i.MP4"; done
 for i in 1 2 3 4 5; do head -c $((i * 1000)) /dev/zero > "cam/DCIM/P$i.JPG"; done
-"$FSIMG" slack cam > t.txt || fail "slack cam: $(cat t.txt)"
+"$FSIMG" slack --wide cam > t.txt || fail "slack cam: $(cat t.txt)"
 # 3 x 5 x 2^30 = 16,106,127,360 bytes = 15 GiB
 n=$(grep -c '^ *FAT32 .*3 files (15 GiB) not stored' t.txt)
 m=$(grep -c '^[*R=]* *FAT32 ' t.txt)
@@ -131,4 +133,26 @@ grep -q "^Recommendation: .* Without --volume-size the volume's own overhead (FA
   fail "assumption or singular: $(cat o.txt)"
 "$FSIMG" slack -t exfat --volume-size 64M one > v.txt 2>&1
 grep -q "Without --volume-size" v.txt && fail "--volume-size given, still said missing: $(cat v.txt)" || pass
+# The text fits the terminal (issue 42): at 80 columns (COLUMNS, as ls takes it) every line but the
+# escaped names is at most 80 wide, the table shows the columns that decide, the prose wraps at
+# spaces and keeps a size's unit with its number; --wide shows every column, --columns those named.
+# (-t fat32,exfat: cam's sparse files make NTFS's slack% column wide, see the closing note of stop 62)
+COLUMNS=80 "$FSIMG" slack -t fat32,exfat --volume-size 64G cam > w80.txt || fail "slack at 80 columns"
+grep -Eq '^ +FAT32 .* 3 files not stored ' w80.txt && pass || fail "short +best cell: $(grep FAT32 w80.txt | head -2)"
+long=$(awk 'length($0) > 80 && !/^  \//' w80.txt)  # a name line stays whole (a path to copy)
+[ -z "$long" ] && pass || fail "lines over 80 columns: $long"
+head -4 w80.txt | grep -Eq '^ +FS +cluster +slack% +total +\+best +overhead +fits$' && pass ||
+  fail "default columns: $(sed -n 4p w80.txt)"
+grep -Eq '(^| )[0-9.]+$' w80.txt && fail "a number ends a line, its unit on the next: $(grep -E '[0-9.]+$' w80.txt)" || pass
+COLUMNS=60 "$FSIMG" slack -t fat32,exfat --volume-size 64G cam > w60.txt
+awk '/^Recommendation:/,/^$/' w60.txt > rec60.txt
+[ "$(wc -l < rec60.txt)" -ge 3 ] && [ -z "$(awk 'length($0) > 60' rec60.txt)" ] && pass ||
+  fail "the recommendation at 60 columns: $(cat rec60.txt)"
+COLUMNS=80 "$FSIMG" slack --wide --volume-size 64G cam > wide.txt
+grep -Eq '^ +FS +cluster +data +slack +slack% +metadata +total +\+best +overhead +free +fits +unstorable$' wide.txt &&
+  pass || fail "--wide header: $(sed -n 4p wide.txt)"
+"$FSIMG" slack --columns total,fs,data cam > cols.txt
+grep -Eq '^ +FS +data +total$' cols.txt && pass || fail "--columns header: $(sed -n 3p cols.txt)"
+expect_fail 2 '--columns: no column "size" (columns: FS, cluster, data' "$FSIMG" slack --columns fs,size cam
+expect_fail 2 "--wide and --columns shape the table" "$FSIMG" slack --json --wide cam
 finish

@@ -77,7 +77,7 @@ TEST_CASE("wildcards: *, ?, sets, escapes and case as Windows matches names", "[
     CHECK(wildcard_match("[a-c]*", "Beta", true));
     CHECK_FALSE(wildcard_match("[a-c]*", "Beta", false));
     CHECK(wildcard_match("[]]x", "]x", true));  // ']' first in a set is a member
-    CHECK(wildcard_match("a[b", "a[b", true));   // no closing ']': a literal '['
+    CHECK(wildcard_match("a[b", "a[b", true));  // no closing ']': a literal '['
     CHECK(wildcard_match("\\*.txt", "*.txt", true));
     CHECK_FALSE(wildcard_match("\\*.txt", "a.txt", true));
     // One character is one code point: "é" (2 bytes) matches "?"; other letters match as stored.
@@ -89,4 +89,22 @@ TEST_CASE("wildcards: *, ?, sets, escapes and case as Windows matches names", "[
     CHECK(wildcard_match("*.tar.gz", "backup.2024.tar.gz", true));
     const std::string many(2000, 'a');
     CHECK_FALSE(wildcard_match("*a*a*a*a*a*b", many, true));
+}
+
+TEST_CASE("wrap_words breaks at spaces, keeps a size with its unit", "[core][text]") {
+    using fsimg::core::wrap_words;
+    CHECK(wrap_words("", 10).empty());
+    CHECK(wrap_words("one two three", 80) == "one two three\n");
+    CHECK(wrap_words("one two three", 7) == "one two\nthree\n");
+    CHECK(wrap_words("one two three", 7, 2) == "one two\n  three\n");
+    // A word longer than the line stays whole, on a line of its own.
+    CHECK(wrap_words("a extraordinarily b", 6) == "a\nextraordinarily\nb\n");
+    // Leading spaces and runs inside a line are kept; spaces at a break are not.
+    CHECK(wrap_words("  x    y", 80) == "  x    y\n");
+    CHECK(wrap_words("  x    y", 5) == "  x\ny\n");
+    // "3.01 MiB)," is not broken after the number: the number goes along.
+    CHECK(wrap_words("overhead 3.01 MiB), done", 14) == "overhead\n3.01 MiB),\ndone\n");
+    CHECK(wrap_words("ab 12 B", 5) == "ab\n12 B\n");
+    // Code points, not bytes, are columns.
+    CHECK(wrap_words("\xc3\xa9\xc3\xa9\xc3\xa9 x", 5) == "\xc3\xa9\xc3\xa9\xc3\xa9 x\n");
 }

@@ -43,4 +43,14 @@ bool has_wildcard(std::string_view s) noexcept;
 /// each. Linear memory, at most pattern x name steps.
 bool wildcard_match(std::string_view pattern, std::string_view name, bool fold_case);
 
+/// `text` (one paragraph, UTF-8, no line feed) broken at spaces into lines
+/// of at most `width` columns (a code point is a column), each ending in a
+/// line feed; the first line starts with the text's own leading spaces,
+/// every line after it with `indent` spaces. A
+/// word longer than a line stays whole on a line of its own; runs of spaces
+/// where a line breaks are dropped. A size's unit (a word of one to three
+/// letters ending in 'B', punctuation after it aside: "MiB),") stays on the
+/// line of the number before it ("3.01 MiB" is never broken).
+std::string wrap_words(std::string_view text, std::size_t width, std::size_t indent = 0);
+
 }  // namespace fsimg::core

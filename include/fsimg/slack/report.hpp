@@ -149,7 +149,32 @@ Report build_report(const Tally& tally, const ReportOptions& options);
 /// marked '*', the recommended one 'R', the image's own '='; a row that
 /// leaves files out shows "N files (B) not stored" for +best, one that does
 /// not fit "short by B").
-std::string render_table(const Report& report);
+/// How render_table lays the text report out.
+struct TextLayout {
+    /// The width prose lines wrap at (at spaces; a word longer than the line
+    /// stays whole) and the table's default columns aim to fit: the
+    /// terminal's columns (the CLI: COLUMNS, else the terminal, else 80).
+    std::size_t width = 80;
+    /// Every column of table_columns() (--wide).
+    bool wide = false;
+    /// The columns to show, by table_columns() name, in table order
+    /// (--columns); empty: those that decide (FS, cluster, slack%, total,
+    /// +best and, with a volume size, overhead and fits; without one, slack
+    /// instead of the volume's columns).
+    std::vector<std::string> columns;
+};
+/// The table's column names, in the order the table shows them: FS,
+/// cluster, data, slack, slack%, metadata, total, +best, overhead, free,
+/// fits, unstorable.
+std::span<const std::string_view> table_columns() noexcept;
+/// The human report: the tree and volume lines, the table (a marker column,
+/// then the columns `layout` selects; overhead, free and fits show "-"
+/// without a volume size), the legend of the columns shown, the
+/// recommendation and the defaults (wrapped at layout.width), the
+/// unstorable names, the size histogram and the directories with the most
+/// slack. Throws Error(usage) for a column name table_columns() does not
+/// hold.
+std::string render_table(const Report& report, const TextLayout& layout = {});
 /// JSON, schema_version 1 (docs/json.md).
 std::string render_json(const Report& report);
 /// CSV: a header line, then one line per row.
