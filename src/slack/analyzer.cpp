@@ -109,6 +109,7 @@ void Tally::merge(Tally&& o, std::size_t max_examples, std::size_t top) {
         for (std::size_t i = 0; i < kShiftCount; ++i) {
             a.data_clusters[i] += b.data_clusters[i];
             a.dir_clusters[i] += b.dir_clusters[i];
+            a.sparse_stored[i] += b.sparse_stored[i];
             for (auto& d : b.top[i]) offer_top(a.top[i], std::move(d), top);
         }
         a.files += b.files;
@@ -117,6 +118,7 @@ void Tally::merge(Tally&& o, std::size_t max_examples, std::size_t top) {
         a.apparent_bytes += b.apparent_bytes;
         a.resident_files += b.resident_files;
         a.resident_bytes += b.resident_bytes;
+        a.sparse_bytes += b.sparse_bytes;
         a.records += b.records;
         a.entry_bytes += b.entry_bytes;
         a.unstorable_files += b.unstorable_files;
@@ -324,9 +326,11 @@ std::uint8_t DirAccumulator::add(Tally& t, std::string_view name, EntryKind kind
                     for (const auto& v : *vcns) c += v.clusters;
                     sparse[s - kMinShift] = c;
                 }
+                f.sparse_bytes += size;
                 for (unsigned s = r.min_shift; s <= r.max_shift; ++s) {
                     const std::size_t i = s - kMinShift;
                     f.data_clusters[i] += sparse[i];
+                    f.sparse_stored[i] += std::min(size, sparse[i] << s);
                     if (opt_->top)
                         slack_[std::size_t(fs)][i] += (sparse[i] << s) - std::min(size, sparse[i] << s);
                 }

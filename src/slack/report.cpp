@@ -240,7 +240,8 @@ Report build_report(const Tally& t, const ReportOptions& o) {
                     f.unstorable,
                     f.limit_violations};
         r.filesystems.push_back(std::move(s));
-        const std::uint64_t in_clusters = f.apparent_bytes - f.resident_bytes;
+        // The bytes clusters hold: not resident data, nor the holes of files stored sparse.
+        const std::uint64_t dense = f.apparent_bytes - f.resident_bytes - f.sparse_bytes;
         for (const std::uint32_t c : allowed_cluster_sizes(fs, o.volume_bytes)) {
             if (!o.cluster_sizes.empty() &&
                 std::find(o.cluster_sizes.begin(), o.cluster_sizes.end(), c) == o.cluster_sizes.end()) {
@@ -254,7 +255,7 @@ Report build_report(const Tally& t, const ReportOptions& o) {
             row.mft_clusters = fs == Fs::ntfs ? ntfs::mft_growth_clusters(f.records, c) : 0;
             row.metadata_clusters = f.dir_clusters[i] + row.mft_clusters;
             row.data_bytes = row.data_clusters * c;
-            row.slack_bytes = row.data_bytes - in_clusters;
+            row.slack_bytes = row.data_bytes - (dense + f.sparse_stored[i]);
             row.slack_percent =
                 f.apparent_bytes ? 100.0 * double(row.slack_bytes) / double(f.apparent_bytes) : 0;
             row.metadata_bytes = row.metadata_clusters * c;

@@ -87,6 +87,12 @@ struct FsTally {
     std::uint64_t apparent_bytes = 0;  ///< sizes of the stored files (NTFS: hard links once)
     std::uint64_t resident_files = 0;  ///< NTFS: files whose data stays in the MFT record
     std::uint64_t resident_bytes = 0;
+    /// NTFS: the sizes of the files stored sparse (holes take no cluster:
+    /// ntfs::sparse_data_vcns), and per cluster size the bytes of those files
+    /// that lie in their allocated clusters (at most the clusters' bytes), so
+    /// that slack counts only what clusters hold.
+    std::uint64_t sparse_bytes = 0;
+    std::array<std::uint64_t, kShiftCount> sparse_stored{};
     std::uint64_t records = 0;      ///< NTFS: MFT records the tree adds
     std::uint64_t entry_bytes = 0;  ///< directory entry bytes (FAT entries, exFAT sets, NTFS index entries)
     std::uint64_t unstorable_files = 0;  ///< files not stored (refused, or below a refused directory)
