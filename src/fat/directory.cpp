@@ -1,5 +1,7 @@
 #include "fsimg/fat/directory.hpp"
 
+#include "fsimg/exfat/structs.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -119,18 +121,11 @@ void append_utf8(std::string& out, long cp) {
 
 long upcase(long c, bool ascii_only) {
     if (c >= 'a' && c <= 'z') return c - 32;
-    if (ascii_only) return c;
-    if ((c >= 0xE0 && c <= 0xFE && c != 0xF7)) return c - 32;
-    if (c >= 0x100 && c <= 0x17F && c != 0x130 && c != 0x131 && c != 0x138 && c != 0x149 && c != 0x17F) {
-        // Latin Extended-A pairs: even upper, odd lower, except 0x139..0x148 and 0x179..0x17E (odd upper).
-        const bool odd_upper = (c >= 0x139 && c <= 0x148) || (c >= 0x179 && c <= 0x17E);
-        if (odd_upper) return (c % 2 == 0) ? c - 1 : c;
-        return (c % 2 == 1) ? c - 1 : c;
-    }
-    if (c >= 0x3B1 && c <= 0x3C9 && c != 0x3C2) return c - 32;
-    if (c >= 0x430 && c <= 0x44F) return c - 32;
-    if (c >= 0x450 && c <= 0x45F) return c - 80;
-    return c;
+    if (ascii_only || c < 0x80 || c > 0xFFFF) return c;
+    // The up-case table Microsoft publishes (exFAT's recommended one), as
+    // case_fold_key folds names for mkfs and the editors (a unit outside the
+    // BMP, a surrogate pair in UTF-16, is compared as it is).
+    return exfat::recommended_upcase_map()[static_cast<std::size_t>(c)];
 }
 
 }  // namespace

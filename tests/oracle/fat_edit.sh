@@ -26,6 +26,11 @@ ops() {
   # Replacing needs -f.
   "$FSIMG" cp "$img" "$WORK/f2" "/A file with a long name.txt" 2>"$WORK/err"; rc=$?
   [ $rc = 1 ] && grep -q 'exists (cp -f replaces it)' "$WORK/err" && pass || fail "cp over a file without -f: exit $rc $(cat "$WORK/err")"
+  # Names Windows folds to one (its up-case table: Greek with tonos, U+03AD -> U+0388) are one name.
+  run cp "$img" "$WORK/f1" "/Ωμέγα.txt"
+  "$FSIMG" cp "$img" "$WORK/f2" "/ΩΜΈΓΑ.TXT" 2>"$WORK/err"; rc=$?
+  [ $rc = 1 ] && grep -q 'exists (cp -f replaces it)' "$WORK/err" && pass || fail "cp of a name Windows folds to an existing one: exit $rc $(cat "$WORK/err")"
+  run rm "$img" "/ΩΜΈΓΑ.TXT"
   run cp -f "$img" "$WORK/f2" "/a file with a long name.TXT"; cp "$WORK/f2" "$m/A file with a long name.txt"
   run mv "$img" "/A file with a long name.txt" /new/deep/dir; mv "$m/A file with a long name.txt" "$m/new/deep/dir/"
   run mv "$img" /new/deep /new/Deeper;               mv "$m/new/deep" "$m/new/Deeper"

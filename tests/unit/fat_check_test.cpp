@@ -306,6 +306,14 @@ TEST_CASE("case folding for FAT name comparison", "[directory]") {
     CHECK(fold_case("caf\xc3\xa9", true) == "CAF\xc3\xa9");
     CHECK(fold_case("caf\xc3\xa9") == "CAF\xc3\x89");
     CHECK(fold_case("\xd0\xba") == "\xd0\x9a");  // Cyrillic ka
+    // Windows' up-case table beyond the letters mapped one block at a time:
+    // Greek with tonos (U+03AC -> U+0386, U+03CE -> U+038F), y with diaeresis
+    // (U+00FF -> U+0178), Latin Extended-B (U+0183 -> U+0182).
+    CHECK(fold_case("\xce\xac") == "\xce\x86");
+    CHECK(fold_case("\xcf\x8e") == "\xce\x8f");
+    CHECK(fold_case("\xc3\xbf") == "\xc5\xb8");
+    CHECK(fold_case("\xc6\x83") == "\xc6\x82");
+    CHECK(fold_case("\xce\xac", true) == "\xce\xac");  // ASCII only: left
 }
 
 TEST_CASE("hostile images never crash the checker or the reader", "[check][hostile]") {

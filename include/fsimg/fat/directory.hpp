@@ -116,9 +116,12 @@ std::string short_name_display(const std::array<std::uint8_t, 11>& name, std::ui
                                bool apply_case = false);
 
 /// Upper-cases for FAT's case-insensitive comparison: ASCII letters only when
-/// `ascii_only`, otherwise also Latin-1, Latin Extended-A, Greek and Cyrillic
-/// (the letters Windows' up-case table maps one to one). Input and output UTF-8;
-/// invalid UTF-8 is compared byte for byte.
+/// `ascii_only`, otherwise every code point of the Basic Multilingual Plane
+/// through the up-case table Microsoft publishes (exfat::
+/// recommended_upcase_map [EXFAT §7.2.5]), as case_fold_key folds names for
+/// mkfs: Latin-1 and Extended-A/B, Greek with tonos, Cyrillic, ...; U+00FF
+/// to U+0178. Input and output UTF-8; invalid UTF-8 is compared byte for
+/// byte.
 std::string fold_case(std::string_view utf8, bool ascii_only = false);
 
 /// The civil time of FAT date and time fields (DIR_WrtDate/DIR_WrtTime and
