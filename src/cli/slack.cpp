@@ -107,8 +107,7 @@ int run(const SlackArgs& a) {
     if ((a.json || a.csv) && (a.wide || !a.columns.empty()))
         throw Error(ErrorCode::usage,
                     "--wide and --columns shape the table; --json and --csv give every field");
-    if (!a.columns.empty())
-        (void)slack::render_table(slack::Report{}, {80, false, a.columns});  // names checked
+    (void)slack::table_column_indexes(a.columns);  // a name it does not know: refused before the walk
     slack::ReportOptions ro = report_options(a);
     // Outputs replace only what holds no filesystem, never an input image,
     // a device or a FIFO (io/safe_output.hpp).

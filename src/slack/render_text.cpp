@@ -58,44 +58,58 @@ std::span<const std::string_view> table_columns() noexcept {
     return names;
 }
 
+namespace {
+
+std::string lower(std::string_view v) {
+    std::string l(v);
+    for (char& ch : l)
+        if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+    return l;
+}
+
+std::optional<std::size_t> column_index(std::string_view name) {
+    const std::span<const std::string_view> names = table_columns();
+    for (std::size_t i = 0; i < names.size(); ++i)
+        if (lower(names[i]) == lower(name) || (names[i] == "+best" && lower(name) == "best")) return i;
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<std::size_t> table_column_indexes(const std::vector<std::string>& columns) {
+    std::vector<std::size_t> shown;
+    for (const std::string& c : columns) {
+        const auto i = column_index(c);
+        if (!i) {
+            std::string all;
+            for (const std::string_view n : table_columns())
+                all += (all.empty() ? "" : ", ") + std::string(n);
+            throw Error(ErrorCode::usage, fmt::format("--columns: no column \"{}\" (columns: {})",
+                                                      core::escape_controls(c), all));
+        }
+        if (std::find(shown.begin(), shown.end(), *i) == shown.end()) shown.push_back(*i);
+    }
+    std::sort(shown.begin(), shown.end());
+    return shown;
+}
+
 std::string render_table(const Report& r, const TextLayout& layout) {
     const std::span<const std::string_view> names = table_columns();
     // The columns shown, as indexes into table_columns().
     std::vector<std::size_t> shown;
-    const auto lower = [](std::string_view v) {
-        std::string l(v);
-        for (char& ch : l)
-            if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
-        return l;
-    };
-    const auto index_of = [&](std::string_view name) -> std::optional<std::size_t> {
-        for (std::size_t i = 0; i < names.size(); ++i)
-            if (lower(names[i]) == lower(name) || (names[i] == "+best" && lower(name) == "best")) return i;
-        return std::nullopt;
-    };
     if (layout.wide) {
         for (std::size_t i = 0; i < names.size(); ++i)
             if (r.volume_bytes || (names[i] != "overhead" && names[i] != "free" && names[i] != "fits"))
                 shown.push_back(i);
     } else if (!layout.columns.empty()) {
-        for (const std::string& c : layout.columns) {
-            const auto i = index_of(c);
-            if (!i) {
-                std::string all;
-                for (const std::string_view n : names) all += (all.empty() ? "" : ", ") + std::string(n);
-                throw Error(ErrorCode::usage, fmt::format("--columns: no column \"{}\" (columns: {})",
-                                                          core::escape_controls(c), all));
-            }
-            if (std::find(shown.begin(), shown.end(), *i) == shown.end()) shown.push_back(*i);
-        }
-        std::sort(shown.begin(), shown.end());
+        shown = table_column_indexes(layout.columns);
     } else {
         for (const std::string_view n :
              r.volume_bytes
                  ? std::vector<std::string_view>{"FS", "cluster", "slack%", "total", "+best", "overhead",
                                                  "fits"}
                  : std::vector<std::string_view>{"FS", "cluster", "slack", "slack%", "total", "+best"})
-            shown.push_back(*index_of(n));
+            shown.push_back(*column_index(n));
     }
     const auto has = [&](std::string_view name) {
         return std::any_of(shown.begin(), shown.end(), [&](std::size_t i) { return names[i] == name; });

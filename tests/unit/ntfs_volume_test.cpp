@@ -570,6 +570,12 @@ TEST_CASE("ntfs volume: salvage_mft_record keeps the attributes that decode", "[
     const MftRecord whole = parse_mft_record(raw, 42);
     REQUIRE(whole.attributes.size() == 3);
     const std::uint32_t at1 = whole.attributes[1].offset;
+    // The salvaged record as a reader sees it: fixups applied, then parsed.
+    const auto reparsed = [](const SalvagedRecord& s) {
+        std::vector<std::byte> again = s.bytes;
+        apply_fixups(again, core::load_le16(again, 4), 7);
+        return parse_mft_record(again, 42);
+    };
 
     SECTION("sound: kept as it is") {
         const auto s = salvage_mft_record(plain, 42);
@@ -584,9 +590,7 @@ TEST_CASE("ntfs volume: salvage_mft_record keeps the attributes that decode", "[
         REQUIRE(s);
         CHECK(s->dropped == 1);
         CHECK_FALSE(s->truncated);
-        std::vector<std::byte> again = s->bytes;
-        apply_fixups(again, core::load_le16(again, 4), 7);
-        const MftRecord r = parse_mft_record(again, 42);
+        const MftRecord r = reparsed(*s);
         REQUIRE(r.attributes.size() == 2);
         CHECK(r.attributes[1].display_name() == "$DATA:s2");
         CHECK(r.header.bytes_in_use == whole.header.bytes_in_use - whole.attributes[1].length);
@@ -597,9 +601,7 @@ TEST_CASE("ntfs volume: salvage_mft_record keeps the attributes that decode", "[
         REQUIRE(s);
         CHECK(s->dropped == 1);
         CHECK(s->truncated);
-        std::vector<std::byte> again = s->bytes;
-        apply_fixups(again, core::load_le16(again, 4), 7);
-        const MftRecord r = parse_mft_record(again, 42);
+        const MftRecord r = reparsed(*s);
         REQUIRE(r.attributes.size() == 1);
         CHECK(r.header.bytes_in_use == at1 + 8);
     }

@@ -496,13 +496,6 @@ public:
     /// Throws Error(io), and Error(refused) as begin() does.
     CorruptRepairs repair_corrupt_records(std::span<const std::uint64_t> records,
                                           std::vector<std::string>* left = nullptr);
-    /// For repair_corrupt_records: record `n` (`plain`, fixups removed, as
-    /// salvage_mft_record made it), when it is a file's base record without an
-    /// unnamed $DATA or an $ATTRIBUTE_LIST, gets an empty resident one (a
-    /// new instance), as every reader needs one to open the file (ntfs-3g:
-    /// ENOENT; The Sleuth Kit: "Attribute 128 not found"); unchanged when
-    /// it has no room.
-    void with_unnamed_data(std::uint64_t n, std::vector<std::byte>& plain) const;
 
     /// What repair_record_fields set right (records per field).
     struct FieldRepairs {
@@ -557,6 +550,13 @@ public:
     std::uint64_t repair_attribute_sizes();
 
 private:
+    /// For repair_corrupt_records: record `n` (`plain`, fixups removed, as
+    /// salvage_mft_record made it), when it is a file's base record without an
+    /// unnamed $DATA or an $ATTRIBUTE_LIST, gets an empty resident one (a
+    /// new instance), as every reader needs one to open the file (ntfs-3g:
+    /// ENOENT; The Sleuth Kit: "Attribute 128 not found"); unchanged when
+    /// it has no room.
+    void with_unnamed_data(std::uint64_t n, std::vector<std::byte>& plain) const;
     struct Record {
         std::vector<std::byte> bytes;  ///< fixups removed
         MftRecord parsed;

@@ -167,6 +167,11 @@ struct TextLayout {
 /// cluster, data, slack, slack%, metadata, total, +best, overhead, free,
 /// fits, unstorable.
 std::span<const std::string_view> table_columns() noexcept;
+/// `columns` (TextLayout::columns) as indexes into table_columns(), in table
+/// order, each once; a name matches in any case, "best" names +best. Throws
+/// Error(usage) naming a column table_columns() does not hold, and listing
+/// them.
+std::vector<std::size_t> table_column_indexes(const std::vector<std::string>& columns);
 /// The human report: the tree and volume lines, the table (a marker column,
 /// then the columns `layout` selects; overhead, free and fits show "-"
 /// without a volume size), the legend of the columns shown, the
