@@ -178,6 +178,13 @@ int UpcaseTable::collate(std::u16string_view a, std::u16string_view b) const noe
     return a.size() < b.size() ? -1 : a.size() > b.size() ? 1 : 0;
 }
 
+std::u16string UpcaseTable::key(std::u16string_view name) const {
+    std::u16string out(name);
+    if (units.size() == 65536)
+        for (char16_t& c : out) c = static_cast<char16_t>(units[c]);
+    return out;
+}
+
 UpcaseTable load_upcase(const Volume& v) {
     UpcaseTable t;
     auto fallback = [&](const std::string& why) {

@@ -412,15 +412,10 @@ std::optional<FileEntry> Editor::lookup(std::string_view path) {
 std::optional<FileEntry> Editor::find(std::uint64_t dir, std::string_view name) {
     // The keys this editor holds of the directory (index_keys) answer without
     // reading its index again: an exact name first, else one equal but for case.
-    if (const auto it = keys_.find(dir); it != keys_.end()) {
-        const std::u16string want = core::utf8_to_utf16(name);
-        const IndexKey* loose = nullptr;
-        for (const IndexKey& k : it->second) {
-            if (k.name == want) return entry_of(k.file.record, core::utf16_to_utf8_lossy(k.name));
-            if (loose == nullptr && upcase_.equal(k.name, want)) loose = &k;
-        }
-        if (loose == nullptr) return std::nullopt;
-        return entry_of(loose->file.record, core::utf16_to_utf8_lossy(loose->name));
+    if (keys_.count(dir) != 0) {
+        const auto named = keys_named(dir, core::utf8_to_utf16(name));
+        if (named.empty()) return std::nullopt;
+        return entry_of(named.front()->file.record, core::utf16_to_utf8_lossy(named.front()->name));
     }
     const Record d = read_record(dir);
     const auto e = find_in_directory(vol_, d.parsed, core::utf8_to_utf16(name), upcase_);

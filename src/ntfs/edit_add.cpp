@@ -164,14 +164,31 @@ const DirectoryNames& Editor::names_in(std::uint64_t dir, const std::vector<Inde
     return it->second;
 }
 
+void Editor::DirectoryKeys::add(const UpcaseTable& upcase, IndexKey k) {
+    folded.emplace(upcase.key(k.name), keys.size());
+    keys.push_back(std::move(k));
+}
+
 const std::vector<Editor::IndexKey>& Editor::index_keys(std::uint64_t dir) const {
-    if (const auto it = keys_.find(dir); it != keys_.end()) return it->second;
-    std::vector<IndexKey> keys;
+    if (const auto it = keys_.find(dir); it != keys_.end()) return it->second.keys;
+    DirectoryKeys keys;
     for_each_index_entry(vol_, read_record(dir).parsed, [&](const IndexEntry& e, const IndexEntryLocation&) {
-        if (e.file_name) keys.push_back({FileReference::unpack(e.reference), e.key, e.file_name->name});
+        if (e.file_name) keys.add(upcase_, {FileReference::unpack(e.reference), e.key, e.file_name->name});
         return true;
     });
-    return keys_[dir] = std::move(keys);
+    return (keys_[dir] = std::move(keys)).keys;
+}
+
+std::vector<const Editor::IndexKey*> Editor::keys_named(std::uint64_t dir, std::u16string_view name) const {
+    (void)index_keys(dir);
+    const DirectoryKeys& d = keys_.at(dir);
+    std::vector<const IndexKey*> out;
+    const auto [first, last] = d.folded.equal_range(upcase_.key(name));
+    for (auto it = first; it != last; ++it) out.push_back(&d.keys[it->second]);
+    // In the directory's order, the exact name first.
+    std::sort(out.begin(), out.end());
+    std::stable_partition(out.begin(), out.end(), [&](const IndexKey* k) { return k->name == name; });
+    return out;
 }
 
 void Editor::mark_record(std::uint64_t record, bool in_use) {
@@ -215,8 +232,7 @@ Editor::NewRecord Editor::plan_record(
         throw Error(ErrorCode::usage, fmt::format("\"{}\": {}", name, *why));
     if (name == "." || name == "..") throw Error(ErrorCode::usage, fmt::format("\"{}\" is not a name", name));
     const std::u16string name16 = core::utf8_to_utf16(name);
-    for (const IndexKey& k : siblings)
-        if (upcase_.equal(k.name, name16)) throw Error(ErrorCode::usage, fmt::format("\"{}\" exists", name));
+    if (!keys_named(dir, name16).empty()) throw Error(ErrorCode::usage, fmt::format("\"{}\" exists", name));
     const Record parent = read_record(dir);
     if (!parent.parsed.is_directory())
         throw Error(ErrorCode::corrupt, fmt::format("MFT record {} is not a directory", dir));
@@ -290,7 +306,8 @@ Editor::NameChange Editor::plan_names(std::uint64_t dir, const std::vector<Index
     // The new names go into their leaves where those have room, else the index is rewritten.
     NameChange c;
     c.in_place = plan_insert(dir, added);
-    if (!c.in_place) {
+    if (!c.in_place) c.split = plan_split(dir, added, taken);
+    if (!c.in_place && !c.split) {
         std::vector<IndexKey> all = index_keys(dir);
         all.insert(all.end(), added.begin(), added.end());
         c.rewrite = plan_index(dir, std::move(all), taken);
@@ -302,9 +319,10 @@ FileEntry Editor::link_record(std::uint64_t dir, std::string_view name, NewRecor
                               const NameChange& names) {
     write_record(rec.number, std::move(rec.bytes));
     mark_record(rec.number);
-    if (names.in_place) {
-        apply_insert(dir, *names.in_place);
-        keys_[dir].insert(keys_[dir].end(), rec.keys.begin(), rec.keys.end());
+    if (names.in_place || names.split) {
+        if (names.in_place) apply_insert(dir, *names.in_place);
+        if (names.split) apply_split(dir, *names.split);
+        for (const IndexKey& k : rec.keys) keys_[dir].add(upcase_, k);
         if (const auto it = namers_.find(dir); it != namers_.end())
             for (const IndexKey& k : rec.keys) it->second.add(k.name);
     } else {

@@ -50,6 +50,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -678,13 +679,53 @@ private:
     /// the directory has an $ATTRIBUTE_LIST: then plan_index rewrites it.
     /// Writes nothing.
     std::optional<IndexInsert> plan_insert(std::uint64_t dir, std::vector<IndexKey> keys) const;
-    /// New names planned into a directory's index: in place, or a rewrite.
+    /// Index nodes split to take new entries, copy on write (plan_split).
+    struct IndexSplit {
+        std::vector<std::byte> record;  ///< the directory's record, fixups removed
+        Attribute allocation;           ///< $INDEX_ALLOCATION:$I30 with the runs the new blocks need
+        std::uint32_t block_bytes = 0;
+        /// The new and rewritten nodes: block number (a block free in the
+        /// index's $BITMAP now, or past its end), bytes with fixups applied.
+        std::vector<std::pair<std::uint64_t, std::vector<std::byte>>> blocks;
+        std::vector<check::BitmapFix> allocate;  ///< $Bitmap bits of the clusters the index grows by
+        std::vector<Extent> extents;             ///< those clusters
+        std::uint64_t zero_from = 0;             ///< blocks the index grows by beyond the new nodes:
+        std::uint64_t zero_blocks = 0;           ///< zeroed, free in its $BITMAP
+    };
+    /// Plans `keys` into directory record `dir`'s $I30 B+ tree when a leaf
+    /// on their way has no room (plan_insert's nullopt): each key goes to
+    /// its leaf as there; a node past its room splits at the entry where
+    /// half its bytes lie, that entry going up to the parent with the first
+    /// half as its sub-node (as ntfs-3g's ntfs_ib_split, which splits at
+    /// half the entries); a full $INDEX_ROOT moves its entries to a new
+    /// block below it (ntfs_ir_reparent). Copy on write: every node changed
+    /// goes to a block free in the index's $BITMAP now (else past its end,
+    /// $INDEX_ALLOCATION growing by clusters $Bitmap marks free, none in
+    /// `taken`, those right after its last run first; an eighth more blocks
+    /// than it needs, zeroed, for the next splits), so the old tree
+    /// stays whole until the record's one write switches to the new one;
+    /// the blocks it no longer uses stay in $INDEX_ALLOCATION, free in its
+    /// $BITMAP. Cost: the nodes on the keys' paths, not the directory.
+    /// nullopt (plan_index rewrites the index) when the directory has no
+    /// $INDEX_ALLOCATION yet, an $ATTRIBUTE_LIST or a non-resident
+    /// $BITMAP:$I30, a node does not decode or is reached twice, or the
+    /// record has no room for the grown runlist and $BITMAP. Writes nothing.
+    std::optional<IndexSplit> plan_split(std::uint64_t dir, std::vector<IndexKey> keys,
+                                         const std::vector<Extent>& taken) const;
+    /// Writes a plan_split after the dirty flag (begin()): the blocks, the
+    /// $Bitmap bits of new clusters, then the record. A cut before the
+    /// record write leaves the old tree whole (at most clusters marked in
+    /// use with no owner: lost), after it the new one.
+    void apply_split(std::uint64_t dir, const IndexSplit& plan);
+    /// New names planned into a directory's index: in place, split, or a rewrite.
     struct NameChange {
         std::optional<IndexInsert> in_place;
+        std::optional<IndexSplit> split;
         std::optional<IndexRewrite> rewrite;
     };
     /// Plans names `added` into directory record `dir`: plan_insert, else
-    /// plan_index over its keys and them (its new blocks not in `taken`).
+    /// plan_split, else plan_index over its keys and them (their new blocks
+    /// not in `taken`).
     NameChange plan_names(std::uint64_t dir, const std::vector<IndexKey>& added,
                           const std::vector<Extent>& taken);
     /// Writes a planned insertion (after begin()): each INDX block, then the
@@ -819,7 +860,17 @@ private:
     /// Directories' index keys as index_keys read them, with the entries
     /// add_file and make_directory put in since; dropped for a directory
     /// whose index any other change touches.
-    mutable std::map<std::uint64_t, std::vector<IndexKey>> keys_;
+    struct DirectoryKeys {
+        std::vector<IndexKey> keys;
+        /// UpcaseTable::key of each name -> its position in `keys`: a name
+        /// looked up in O(1), not by a scan of the directory.
+        std::unordered_multimap<std::u16string, std::size_t> folded;
+        void add(const UpcaseTable& upcase, IndexKey k);
+    };
+    mutable std::map<std::uint64_t, DirectoryKeys> keys_;
+    /// The keys of directory `dir` (index_keys) equal to `name` but for
+    /// case: the exact name first when there is one; empty when none.
+    std::vector<const IndexKey*> keys_named(std::uint64_t dir, std::u16string_view name) const;
     /// The names of each directory in keys_, for planning one more
     /// (names_in); dropped with its keys_.
     mutable std::map<std::uint64_t, DirectoryNames> namers_;
