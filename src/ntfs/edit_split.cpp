@@ -109,9 +109,12 @@ std::optional<Editor::IndexSplit> Editor::plan_split(std::uint64_t dir, std::vec
                 }
                 if (e.last()) break;
                 if (!e.file_name) throw NoSplit{};
-                std::vector<std::byte> raw(span.begin() + e.offset, span.begin() + e.offset + e.length);
+                // Without the sub-node VCN (the last 8 bytes of a parent's entry).
+                const std::size_t vcn_bytes = parent ? 8 : 0;
+                if (e.length < 16 + vcn_bytes) throw NoSplit{};
+                std::vector<std::byte> raw(span.begin() + e.offset,
+                                           span.begin() + e.offset + (e.length - vcn_bytes));
                 if (parent) {
-                    raw.resize(raw.size() - 8);
                     core::store_le16(raw, kEntryLength, static_cast<std::uint16_t>(raw.size()));
                     core::store_le16(raw, kEntryFlags, e.flags & ~kSplitHasSubnode);
                 }
