@@ -491,6 +491,9 @@ source::SourceTree single_file_tree(const std::string& host_path, const struct s
 
 /// Copies node `i` of `tree` (and, for a directory, everything below it)
 /// into directory `dir` as `name`.
+void copy_children(Session& s, const CpArgs& a, const source::SourceTree& tree, source::SourceReader& reader,
+                   std::uint32_t i, fs::EditDir dir, const std::string& image_path);
+
 void copy_node(Session& s, const CpArgs& a, const source::SourceTree& tree, source::SourceReader& reader,
                std::uint32_t i, fs::EditDir dir, const std::string& name, const std::string& image_path) {
     const source::TreeNode& n = tree.nodes[i];
@@ -520,10 +523,18 @@ void copy_node(Session& s, const CpArgs& a, const source::SourceTree& tree, sour
         sub = s.ed().directory_of(s.ed().add_directory(dir, name, info_of(n, a.preserve)));
         s.changes.push_back({{"action", "mkdir"}, {"path", jtext(image_path)}});
     }
-    for (const std::uint32_t c : n.children) {
+    copy_children(s, a, tree, reader, i, sub, image_path);
+}
+
+/// copy_node of each child of directory node `i` of `tree` into image
+/// directory `dir` (at `image_path`) under its own name; a refused child
+/// is reported and the others still copied.
+void copy_children(Session& s, const CpArgs& a, const source::SourceTree& tree, source::SourceReader& reader,
+                   std::uint32_t i, fs::EditDir dir, const std::string& image_path) {
+    for (const std::uint32_t c : tree.nodes[i].children) {
         const std::string child_path = (image_path == "/" ? "" : image_path) + "/" + tree.nodes[c].name;
         try {
-            copy_node(s, a, tree, reader, c, sub, tree.nodes[c].name, child_path);
+            copy_node(s, a, tree, reader, c, dir, tree.nodes[c].name, child_path);
         } catch (const Error& e) {
             if (e.code() != ErrorCode::usage) throw;  // no space, a source that changed: stop
             s.failed(child_path, e.what());
@@ -589,6 +600,7 @@ struct CpOperand {
     std::string image_path;
     source::SourceTree tree;
     bool is_dir = false;
+    bool contents = false;  ///< SRC/. into an existing DEST: the directory's children go into DEST itself
 };
 
 int run_cp(const CpArgs& a) {
@@ -616,6 +628,9 @@ int run_cp(const CpArgs& a) {
             std::string trimmed = src;
             while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
             std::string name = std::filesystem::path(trimmed).filename().string();
+            // "SRC/." names the directory itself, as cp takes it: copied into an existing DEST as
+            // DEST/., its children go into DEST (GNU cp's and POSIX's cp -R DIR/. DEST).
+            op.contents = into_dir && name == ".";
             std::string host = src;
             struct stat st {};
             if (::lstat(src.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
@@ -632,7 +647,10 @@ int run_cp(const CpArgs& a) {
                 if (::realpath(host.c_str(), resolved) != nullptr)
                     name = std::filesystem::path(resolved).filename().string();
             }
-            if (into_dir) {
+            if (op.contents) {
+                op.dir = s.ed().directory_of(*dest_record);
+                op.image_path = dest;
+            } else if (into_dir) {
                 op.dir = s.ed().directory_of(*dest_record);
                 op.image_path = (dest == "/" ? "" : dest) + "/" + name;
             } else {
@@ -667,8 +685,15 @@ int run_cp(const CpArgs& a) {
             } else {
                 throw Error(ErrorCode::usage, fmt::format("{} is not a regular file or directory", src));
             }
+            if (op.contents && !op.is_dir)
+                throw Error(ErrorCode::usage, fmt::format("{} is not a directory", src));
             CpPlan mine = plan;  // kept only when the whole operand was planned
-            plan_node(s.ed(), a, op.tree, op.is_dir ? 0 : 1, op.dir, op.name, mine);
+            if (op.contents) {
+                for (const std::uint32_t c : op.tree.nodes[0].children)
+                    plan_node(s.ed(), a, op.tree, c, op.dir, op.tree.nodes[c].name, mine);
+            } else {
+                plan_node(s.ed(), a, op.tree, op.is_dir ? 0 : 1, op.dir, op.name, mine);
+            }
             plan = std::move(mine);
             operands.push_back(std::move(op));
         } catch (const Error& e) {
@@ -692,7 +717,10 @@ int run_cp(const CpArgs& a) {
             source::ReadOptions ro;
             ro.unsized_limit = std::min<std::uint64_t>(s.opened.device().size(), kMaxUnsizedBytes);
             source::SourceReader reader(op.tree, ro);
-            copy_node(s, a, op.tree, reader, op.is_dir ? 0 : 1, op.dir, op.name, op.image_path);
+            if (op.contents)
+                copy_children(s, a, op.tree, reader, 0, op.dir, op.image_path);
+            else
+                copy_node(s, a, op.tree, reader, op.is_dir ? 0 : 1, op.dir, op.name, op.image_path);
         } catch (const Error& e) {
             if (e.code() != ErrorCode::usage && e.code() != ErrorCode::io) throw;
             s.failed(op.image_path, e.what());
