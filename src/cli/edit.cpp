@@ -60,7 +60,8 @@ struct Session {
     io::OpenedVolume opened;
     std::unique_ptr<CutDevice> cut;
     std::unique_ptr<fs::Editor> editor;
-    nlohmann::json changes = nlohmann::json::array();
+    nlohmann::json changes = nlohmann::json::array();  ///< what changed, kept only for --json
+    bool json = false;                                 ///< --json: record() keeps each change
     int status = kExitOk;
 
     bool finished = false;
@@ -103,6 +104,11 @@ struct Session {
         }
     }
     /// finish(), then with --json what changed; returns the exit status.
+    /// Notes one change for the --json report (nothing without --json: a
+    /// cp -r of 32,000 files kept 16 MB of them).
+    void record(nlohmann::json change) {
+        if (json) changes.push_back(std::move(change));
+    }
     int done(bool json) {
         finish();
         if (json) fmt::print("{}\n", nlohmann::json{{"image", spec}, {"changes", changes}}.dump(2));
@@ -322,6 +328,7 @@ struct MkdirArgs {
 
 int run_mkdir(const MkdirArgs& a) {
     Session s = open_session(a.image, "mkdir", {true, a.safety});
+    s.json = a.json;
     for (const std::string& path : a.paths) {
         s.each(path, [&] {
             const std::string norm = fs::normalize_path(path);
@@ -392,7 +399,7 @@ int run_mkdir(const MkdirArgs& a) {
                 } else {
                     const fs::EditEntry made = s.ed().add_directory(dir, name, fs::NewEntry{});
                     dir = s.ed().directory_of(made);
-                    s.changes.push_back({{"action", "mkdir"}, {"path", jtext(at)}});
+                    s.record({{"action", "mkdir"}, {"path", jtext(at)}});
                 }
                 pos = next + 1;
             }
@@ -415,6 +422,7 @@ struct RmArgs {
 int run_rm(const RmArgs& a) {
     const std::vector<std::string> paths = expand_paths(a.image, a.paths);
     Session s = open_session(a.image, "rm", {true, a.safety});
+    s.json = a.json;
     for (const std::string& path : paths) {
         s.each(path, [&] {
             const auto [parent, name] = split_path(path);
@@ -433,8 +441,7 @@ int run_rm(const RmArgs& a) {
             if (r->is_dir && !a.recursive)
                 throw Error(ErrorCode::usage, "is a directory (rm -r removes it and everything below it)");
             s.ed().remove(dir, *r);
-            s.changes.push_back(
-                {{"action", "rm"}, {"path", jtext(fs::normalize_path(path))}, {"directory", r->is_dir}});
+            s.record({{"action", "rm"}, {"path", jtext(fs::normalize_path(path))}, {"directory", r->is_dir}});
         });
     }
     return s.done(a.json);
@@ -507,10 +514,10 @@ void copy_node(Session& s, const CpArgs& a, const source::SourceTree& tree, sour
             if (!a.force)
                 throw Error(ErrorCode::usage, fmt::format("\"{}\" exists (cp -f replaces it)", image_path));
             s.ed().replace_file(dir, *existing, f, info_of(n, a.preserve));
-            s.changes.push_back({{"action", "replace"}, {"path", jtext(image_path)}, {"bytes", f.size()}});
+            s.record({{"action", "replace"}, {"path", jtext(image_path)}, {"bytes", f.size()}});
         } else {
             s.ed().add_file(dir, name, f, info_of(n, a.preserve));
-            s.changes.push_back({{"action", "cp"}, {"path", jtext(image_path)}, {"bytes", f.size()}});
+            s.record({{"action", "cp"}, {"path", jtext(image_path)}, {"bytes", f.size()}});
         }
         return;
     }
@@ -521,7 +528,7 @@ void copy_node(Session& s, const CpArgs& a, const source::SourceTree& tree, sour
         sub = s.ed().directory_of(*existing);
     } else {
         sub = s.ed().directory_of(s.ed().add_directory(dir, name, info_of(n, a.preserve)));
-        s.changes.push_back({{"action", "mkdir"}, {"path", jtext(image_path)}});
+        s.record({{"action", "mkdir"}, {"path", jtext(image_path)}});
     }
     copy_children(s, a, tree, reader, i, sub, image_path);
 }
@@ -606,6 +613,7 @@ struct CpOperand {
 int run_cp(const CpArgs& a) {
     if (a.operands.size() < 2) throw Error(ErrorCode::usage, "cp needs SRC... DEST");
     Session s = open_session(a.image, "cp", {true, a.safety});
+    s.json = a.json;
     const std::vector<std::string> sources(a.operands.begin(), a.operands.end() - 1);
     const std::string dest = fs::normalize_path(a.operands.back());
     const auto dest_record = s.ed().lookup(dest);
@@ -743,6 +751,7 @@ struct MvArgs {
 int run_mv(const MvArgs& a) {
     if (a.operands.size() < 2) throw Error(ErrorCode::usage, "mv needs SRC... DEST");
     Session s = open_session(a.image, "mv", {true, a.safety});
+    s.json = a.json;
     const std::vector<std::string> sources(a.operands.begin(), a.operands.end() - 1);
     const std::string dest = fs::normalize_path(a.operands.back());
     for (const std::string& src : sources) {
@@ -790,10 +799,9 @@ int run_mv(const MvArgs& a) {
             }
             warn_device_name(name);
             s.ed().rename(from, *r, to, name, a.force);
-            s.changes.push_back(
-                {{"action", "mv"},
-                 {"from", jtext(fs::normalize_path(src))},
-                 {"to", jtext(to == from ? (sparent == "/" ? "" : sparent) + "/" + name : dest)}});
+            s.record({{"action", "mv"},
+                      {"from", jtext(fs::normalize_path(src))},
+                      {"to", jtext(to == from ? (sparent == "/" ? "" : sparent) + "/" + name : dest)}});
         });
     }
     return s.done(a.json);
@@ -814,6 +822,7 @@ int run_label(const LabelArgs& a) {
     const bool set_id = a.volume_id.has_value();
     const bool change = a.label.has_value() || set_id;
     Session s = open_session(a.image, "label", {change, a.safety});
+    s.json = a.json;
     // The serial's width is the filesystem's: 32 bits on FAT and exFAT, 64 on NTFS (as mkfs takes it).
     const unsigned bits = s.ed().volume_id_bits();
     const std::uint64_t new_id = set_id ? parse_hex_volume_id(*a.volume_id, bits) : 0;
@@ -832,11 +841,11 @@ int run_label(const LabelArgs& a) {
                     "writes labels in upper case",
                     *a.label));
         }
-        s.changes.push_back({{"action", "label"}, {"label", jtext(*a.label)}});
+        s.record({{"action", "label"}, {"label", jtext(*a.label)}});
     }
     if (set_id) {
         s.ed().set_volume_id(new_id);
-        s.changes.push_back({{"action", "volume_id"}, {"volume_id", id_text(new_id)}});
+        s.record({{"action", "volume_id"}, {"volume_id", id_text(new_id)}});
     }
     if (change) s.finish();
     const std::uint64_t id = s.ed().volume_id();
@@ -912,6 +921,7 @@ int run_attrib(const AttribArgs& a) {
     if (set & clear) throw Error(ErrorCode::usage, "attrib: an attribute is both set and cleared");
     paths = expand_paths(a.image, paths);
     Session s = open_session(a.image, "attrib", {(set | clear) != 0, a.safety});
+    s.json = a.json;
     nlohmann::json listing = nlohmann::json::array();
     for (const std::string& path : paths) {
         s.each(path, [&] {
@@ -923,9 +933,9 @@ int run_attrib(const AttribArgs& a) {
             if (set | clear) {
                 s.ed().set_attributes(dir, *r, set, clear);
                 r = s.ed().find(dir, name);
-                s.changes.push_back({{"action", "attrib"},
-                                     {"path", jtext(fs::normalize_path(path))},
-                                     {"attributes", attrib_letters(r->attributes)}});
+                s.record({{"action", "attrib"},
+                          {"path", jtext(fs::normalize_path(path))},
+                          {"attributes", attrib_letters(r->attributes)}});
             } else if (a.json) {
                 listing.push_back({{"path", jtext(fs::normalize_path(path))},
                                    {"attributes", attrib_letters(r->attributes)}});

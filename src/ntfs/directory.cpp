@@ -178,11 +178,14 @@ int UpcaseTable::collate(std::u16string_view a, std::u16string_view b) const noe
     return a.size() < b.size() ? -1 : a.size() > b.size() ? 1 : 0;
 }
 
-std::u16string UpcaseTable::key(std::u16string_view name) const {
-    std::u16string out(name);
-    if (units.size() == 65536)
-        for (char16_t& c : out) c = static_cast<char16_t>(units[c]);
-    return out;
+std::uint64_t UpcaseTable::hash(std::u16string_view name) const noexcept {
+    std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a, 64-bit
+    for (const char16_t c : name) {
+        const std::uint16_t u = units.size() == 65536 ? units[c] : c;
+        h = (h ^ (u & 0xFFu)) * 0x100000001b3ULL;
+        h = (h ^ (u >> 8)) * 0x100000001b3ULL;
+    }
+    return h;
 }
 
 UpcaseTable load_upcase(const Volume& v) {

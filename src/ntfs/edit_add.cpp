@@ -165,7 +165,7 @@ const DirectoryNames& Editor::names_in(std::uint64_t dir, const std::vector<Inde
 }
 
 void Editor::DirectoryKeys::add(const UpcaseTable& upcase, IndexKey k) {
-    folded.emplace(upcase.key(k.name), keys.size());
+    folded.emplace(upcase.hash(k.name), keys.size());
     keys.push_back(std::move(k));
 }
 
@@ -183,8 +183,9 @@ std::vector<const Editor::IndexKey*> Editor::keys_named(std::uint64_t dir, std::
     (void)index_keys(dir);
     const DirectoryKeys& d = keys_.at(dir);
     std::vector<const IndexKey*> out;
-    const auto [first, last] = d.folded.equal_range(upcase_.key(name));
-    for (auto it = first; it != last; ++it) out.push_back(&d.keys[it->second]);
+    const auto [first, last] = d.folded.equal_range(upcase_.hash(name));
+    for (auto it = first; it != last; ++it)
+        if (upcase_.equal(d.keys[it->second].name, name)) out.push_back(&d.keys[it->second]);
     // In the directory's order, the exact name first.
     std::sort(out.begin(), out.end());
     std::stable_partition(out.begin(), out.end(), [&](const IndexKey* k) { return k->name == name; });

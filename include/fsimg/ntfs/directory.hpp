@@ -123,9 +123,9 @@ struct UpcaseTable {
     /// (collate_file_names with this table). Returns <0, 0, >0.
     int collate(std::u16string_view a, std::u16string_view b) const noexcept;
     bool equal(std::u16string_view a, std::u16string_view b) const noexcept { return collate(a, b) == 0; }
-    /// Each unit of `name` up-cased through this table: two names are
-    /// equal() exactly when their keys are the same (a hash key).
-    std::u16string key(std::u16string_view name) const;
+    /// A hash of `name` up-cased through this table (FNV-1a over the
+    /// units): names that are equal() have the same hash.
+    std::uint64_t hash(std::u16string_view name) const noexcept;
 };
 /// Reads $UpCase (record 10, unnamed $DATA, 131,072 bytes as little-endian
 /// units). Never throws for damage: falls back with a note instead.

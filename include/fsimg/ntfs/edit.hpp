@@ -862,9 +862,9 @@ private:
     /// whose index any other change touches.
     struct DirectoryKeys {
         std::vector<IndexKey> keys;
-        /// UpcaseTable::key of each name -> its position in `keys`: a name
+        /// UpcaseTable::hash of each name -> its position in `keys`: a name
         /// looked up in O(1), not by a scan of the directory.
-        std::unordered_multimap<std::u16string, std::size_t> folded;
+        std::unordered_multimap<std::uint64_t, std::size_t> folded;
         void add(const UpcaseTable& upcase, IndexKey k);
     };
     mutable std::map<std::uint64_t, DirectoryKeys> keys_;
