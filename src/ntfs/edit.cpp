@@ -511,6 +511,7 @@ namespace {
 
 constexpr std::uint16_t kEntryHasSubnode = 0x01;  // index entry flags [FLATCAP concepts/index_entry]
 constexpr std::uint16_t kEntryLast = 0x02;
+constexpr std::size_t kKeyNameOffset = 0x42;  // a $FILE_NAME key's name; its length in units at 0x40
 
 /// `record` (fixups removed) with resident attribute `a`'s value replaced by
 /// `value`: the attributes after it moved, bytes in use updated, the rest of
@@ -613,15 +614,57 @@ std::optional<Editor::IndexInsert> Editor::plan_insert(std::uint64_t dir, std::v
         std::map<std::optional<std::uint64_t>, std::vector<std::pair<std::uint32_t, std::vector<std::byte>>>>
             nodes;
         std::map<std::uint64_t, std::vector<std::byte>> blocks;  // plain bytes of the blocks reached
+        // The entry of a node (its bytes from the node header) that `name` goes before: the first
+        // that is last, has no $FILE_NAME key or sorts after it [FLATCAP concepts/index_record].
+        // Read in place, no entry copied: this walk runs for every new name.
+        struct Next {
+            std::uint32_t offset = 0;
+            std::uint16_t flags = 0;
+            std::optional<std::uint64_t> child_vcn;
+        };
+        std::array<char16_t, 255> units{};
+        const auto next_entry = [&](std::span<const std::byte> node,
+                                    std::u16string_view name) -> std::optional<Next> {
+            if (node.size() < 16) return std::nullopt;
+            const std::uint32_t first = core::load_le32(node, 0), length = core::load_le32(node, 4);
+            if (length > node.size() || first < 16 || first >= length) return std::nullopt;
+            for (std::uint32_t off = first; off + 16 <= length;) {
+                const std::uint16_t len = core::load_le16(node, off + 8);
+                const std::uint16_t key_len = core::load_le16(node, off + 10);
+                const std::uint16_t flags = core::load_le16(node, off + 12);
+                if (len < 16 || len % 8 != 0 || off + std::uint64_t{len} > length) return std::nullopt;
+                bool here = (flags & kEntryLast) != 0 || key_len < kKeyNameOffset || 16u + key_len > len;
+                if (!here) {
+                    const std::size_t key = off + 16;
+                    const auto n = std::to_integer<std::size_t>(node[key + kKeyNameOffset - 2]);
+                    if (kKeyNameOffset + 2 * n > key_len) {
+                        here = true;
+                    } else {
+                        for (std::size_t i = 0; i < n; ++i)
+                            units[i] =
+                                static_cast<char16_t>(core::load_le16(node, key + kKeyNameOffset + 2 * i));
+                        here = before(name, std::u16string_view(units.data(), n));
+                    }
+                }
+                if (here) {
+                    Next out{off, flags, std::nullopt};
+                    if (flags & kEntryHasSubnode) {
+                        if (len < 24) return std::nullopt;
+                        out.child_vcn = core::load_le64(node, off + len - 8);
+                    }
+                    return out;
+                }
+                off += len;
+            }
+            return std::nullopt;
+        };
         for (const IndexKey& k : keys) {
             std::optional<std::uint64_t> at_block;
-            std::vector<IndexEntry> entries = root.entries;
+            std::span<const std::byte> node = std::span(ir->value).subspan(kIndexRootNodeOffset);
             for (std::uint32_t depth = 0;; ++depth) {
                 if (depth > kMaxIndexDepth) return std::nullopt;
-                const auto next = std::find_if(entries.begin(), entries.end(), [&](const IndexEntry& e) {
-                    return e.last() || !e.file_name || before(k.name, e.file_name->name);
-                });
-                if (next == entries.end()) return std::nullopt;
+                const std::optional<Next> next = next_entry(node, k.name);
+                if (!next) return std::nullopt;
                 if (!(next->flags & kEntryHasSubnode)) {
                     nodes[at_block].emplace_back(next->offset, build_file_name_index_entry(k.file, k.key));
                     break;
@@ -636,7 +679,7 @@ std::optional<Editor::IndexInsert> Editor::plan_insert(std::uint64_t dir, std::v
                     vol_.read_stream(*alloc, b * block_bytes, it->second);
                     if (verify_and_remove_fixups(it->second)) return std::nullopt;
                 }
-                entries = decode_index_entries(std::span(it->second).subspan(0x18), true);
+                node = std::span<const std::byte>(it->second).subspan(0x18);
                 at_block = b;
             }
         }
