@@ -103,12 +103,12 @@ struct Session {
             failed(path, e.what());
         }
     }
-    /// finish(), then with --json what changed; returns the exit status.
     /// Notes one change for the --json report (nothing without --json: a
     /// cp -r of 32,000 files kept 16 MB of them).
     void record(nlohmann::json change) {
         if (json) changes.push_back(std::move(change));
     }
+    /// finish(), then with --json what changed; returns the exit status.
     int done(bool json) {
         finish();
         if (json) fmt::print("{}\n", nlohmann::json{{"image", spec}, {"changes", changes}}.dump(2));
@@ -496,11 +496,11 @@ source::SourceTree single_file_tree(const std::string& host_path, const struct s
     return t;
 }
 
-/// Copies node `i` of `tree` (and, for a directory, everything below it)
-/// into directory `dir` as `name`.
 void copy_children(Session& s, const CpArgs& a, const source::SourceTree& tree, source::SourceReader& reader,
                    std::uint32_t i, fs::EditDir dir, const std::string& image_path);
 
+/// Copies node `i` of `tree` (and, for a directory, everything below it)
+/// into directory `dir` as `name`.
 void copy_node(Session& s, const CpArgs& a, const source::SourceTree& tree, source::SourceReader& reader,
                std::uint32_t i, fs::EditDir dir, const std::string& name, const std::string& image_path) {
     const source::TreeNode& n = tree.nodes[i];
