@@ -27,26 +27,18 @@ namespace fsimg::ntfs {
 
 namespace {
 
-// Attribute bytes besides the entries [FLATCAP concepts/attribute_header,
-// attributes/index_root], formats.md §3.5, §3.8: $INDEX_ROOT "$I30" is a
-// 24-byte resident header, the 8-byte name, the 16-byte root header and the
-// 16-byte node header; $INDEX_ALLOCATION "$I30" a 64-byte non-resident
-// header, the name and the runlist; $BITMAP "$I30" 24 + 8 and the value.
-constexpr std::int64_t kRootFixed = 24 + 8 + 16 + 16;
-constexpr std::int64_t kAllocationFixed = 64 + 8;
-constexpr std::int64_t kBitmapFixed = 24 + 8;
-constexpr std::int64_t kEndEntry = 16, kEndEntryWithChild = 24;
+using detail::is_i30;
+using detail::kAllocationFixed;
+using detail::kAttrInstance;
+using detail::kBitmapFixed;
+using detail::kBytesInUse;
+using detail::kEndEntry;
+using detail::kEndEntryWithChild;
+using detail::kNodeFlags;
+using detail::kRootFixed;
 // MFT record header fields [FLATCAP concepts/file_record].
-constexpr std::size_t kLinkCount = 0x12, kFirstAttribute = 0x14, kBytesInUse = 0x18, kNextInstance = 0x28;
-constexpr std::size_t kAttrInstance = 0x0E;      // in an attribute header
-constexpr std::size_t kNodeFlags = 0x18 + 0x0C;  // an INDX block's node header flags: 0x01 has sub-nodes
-constexpr std::uint64_t kScanBytes = 1 << 20;    // $Bitmap read at a time
-
-bool is_i30(const Attribute& a) {
-    return (a.kind() == AttrType::index_root || a.kind() == AttrType::index_allocation ||
-            a.kind() == AttrType::bitmap) &&
-           a.name == u"$I30";
-}
+constexpr std::size_t kLinkCount = 0x12, kFirstAttribute = 0x14, kNextInstance = 0x28;
+constexpr std::uint64_t kScanBytes = 1 << 20;  // $Bitmap read at a time
 
 }  // namespace
 

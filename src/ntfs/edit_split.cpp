@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "edit_internal.hpp"
 #include "fsimg/check/repair.hpp"
 #include "fsimg/core/bytes.hpp"
 #include "fsimg/core/error.hpp"
@@ -22,20 +23,11 @@ namespace fsimg::ntfs {
 
 namespace {
 
-// Attribute and node bytes [FLATCAP concepts/attribute_header,
-// attributes/index_root, concepts/index_record], formats.md §3.5, §3.8.
-constexpr std::int64_t kSplitRootFixed = 24 + 8 + 16 + 16;  // $INDEX_ROOT "$I30" without entries
-constexpr std::int64_t kSplitAllocationFixed = 64 + 8;      // $INDEX_ALLOCATION "$I30" without runlist
-constexpr std::int64_t kSplitBitmapFixed = 24 + 8;          // $BITMAP "$I30" without value
-constexpr std::size_t kSplitRootNode = 0x10;                // the node header in an $INDEX_ROOT value
-constexpr std::size_t kSplitBlockNode = 0x18;               // the node header in an INDX block
-constexpr std::size_t kSplitNodeFlags = kSplitBlockNode + 0x0C;
-constexpr std::size_t kSplitAttrInstance = 0x0E;                // in an attribute header
-constexpr std::size_t kSplitBytesInUse = 0x18;                  // in an MFT record header
+// Node headers [FLATCAP attributes/index_root, concepts/index_record], formats.md §3.8.
+constexpr std::size_t kSplitRootNode = 0x10;                    // the node header in an $INDEX_ROOT value
+constexpr std::size_t kSplitBlockNode = 0x18;                   // the node header in an INDX block
 constexpr std::size_t kEntryLength = 0x08, kEntryFlags = 0x0C;  // in an index entry
 constexpr std::uint16_t kSplitHasSubnode = 0x01;
-
-std::uint64_t round8(std::uint64_t n) { return (n + 7) & ~std::uint64_t{7}; }
 
 /// One node of the tree being changed. Entries index the pool (each without
 /// a sub-node VCN); children are node ids, entries.size() + 1 of them, or
@@ -141,20 +133,20 @@ std::optional<Editor::IndexSplit> Editor::plan_split(std::uint64_t dir, std::vec
             vol_.read_stream(*ia, *nodes[id].block * block_bytes, block);
             if (verify_and_remove_fixups(block)) throw NoSplit{};
             fill(id, std::span(block).subspan(kSplitBlockNode),
-                 (std::to_integer<unsigned>(block[kSplitNodeFlags]) & 1u) != 0);
+                 (std::to_integer<unsigned>(block[detail::kNodeFlags]) & 1u) != 0);
         };
 
         // The room: a block's entries, end entry included; the root's while
         // the record keeps kIndexRootReserve bytes free beside a runlist and
         // $BITMAP a little larger than now (the record is checked at the end).
         const std::int64_t block_room =
-            block_bytes - static_cast<std::int64_t>(round8(0x28 + 2 * (1 + block_bytes / 512)));
+            directory_index_room(vol_.geometry().mft_record_bytes, block_bytes, 1, 8).block_leaf +
+            detail::kEndEntry;
         const std::int64_t other = std::int64_t{r.header.bytes_in_use} - ir->length - ia->length - bm->length;
         const std::int64_t root_room =
-            std::int64_t{r.header.bytes_allocated} - other - kSplitRootFixed - kIndexRootReserve -
-            (kSplitAllocationFixed +
-             static_cast<std::int64_t>(round8(ia->length - ia->runlist_offset + 16))) -
-            (kSplitBitmapFixed + static_cast<std::int64_t>(round8(in_use.size() + 8)));
+            std::int64_t{r.header.bytes_allocated} - other - detail::kRootFixed - kIndexRootReserve -
+            (detail::kAllocationFixed + static_cast<std::int64_t>(r8(ia->length - ia->runlist_offset + 16))) -
+            (detail::kBitmapFixed + static_cast<std::int64_t>(r8(in_use.size() + 8)));
         const auto node_bytes = [&](const SplitNode& n) {
             const bool parent = !n.children.empty();
             std::int64_t sum = parent ? 24 : 16;
@@ -339,11 +331,11 @@ std::optional<Editor::IndexSplit> Editor::plan_split(std::uint64_t dir, std::vec
             const SplitNode& n = nodes[id];
             std::vector<std::byte> block =
                 build_index_block(b * per, block_bytes, index_node_bytes(pool, node_of(n), per));
-            if (!n.children.empty()) block[kSplitNodeFlags] |= std::byte{1};
+            if (!n.children.empty()) block[detail::kNodeFlags] |= std::byte{1};
             plan.blocks.emplace_back(b, std::move(block));
         }
         const auto stamped = [](std::vector<std::byte> bytes, const Attribute& old) {
-            core::store_le16(bytes, kSplitAttrInstance, old.instance);
+            core::store_le16(bytes, detail::kAttrInstance, old.instance);
             return bytes;
         };
         std::vector<std::pair<std::uint32_t, std::vector<std::byte>>> fresh;
@@ -358,15 +350,10 @@ std::optional<Editor::IndexSplit> Editor::plan_split(std::uint64_t dir, std::vec
                                                                {a.allocated_size, size, size}, clusters - 1),
                                    *ia));
         fresh.emplace_back(0xB0, stamped(build_resident_attribute(AttrType::bitmap, u"$I30", bitmap), *bm));
-        const auto is_index = [](const Attribute& x) {
-            return (x.kind() == AttrType::index_root || x.kind() == AttrType::index_allocation ||
-                    x.kind() == AttrType::bitmap) &&
-                   x.name == u"$I30";
-        };
-        auto record = rebuilt_record(d, is_index, fresh, r.header.next_instance);
+        auto record = rebuilt_record(d, detail::is_i30, fresh, r.header.next_instance);
         if (!record) return std::nullopt;
         // The root keeps ntfs-3g's reserve in the record as it is written.
-        const std::uint32_t bytes_in_use = core::load_le32(*record, kSplitBytesInUse);
+        const std::uint32_t bytes_in_use = core::load_le32(*record, detail::kBytesInUse);
         if (bytes_in_use > r.header.bytes_in_use &&
             bytes_in_use + kIndexRootReserve > r.header.bytes_allocated)
             return std::nullopt;
